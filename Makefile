@@ -1,0 +1,114 @@
+# One non-recursive build for every program, test and sanitizer variant.
+#   make            release build: build/release/{server1,server2,loadgen}
+#   make test       install what is missing (scripts/setup.sh), build, unit + integration tests
+#   make unit       cmocka unit tests only          make itest   integration tests only
+#   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
+#   make test-asan / test-tsan   the tests against a sanitizer build
+#   V=1 shows full commands; WERROR=1 turns warnings into errors.
+
+VARIANT ?= release
+O := build/$(VARIANT)
+
+CC ?= cc
+OPT ?= -O2
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla \
+        -Wpointer-arith -fno-common
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+SAN_address := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_thread := -fsanitize=thread
+SAN := $(if $(filter asan,$(VARIANT)),$(SAN_address),$(if $(filter tsan,$(VARIANT)),$(SAN_thread),))
+ifneq ($(filter asan tsan,$(VARIANT)),)
+OPT := -O1
+endif
+
+PKGS := libevent libevent_pthreads hiredis libmariadb libsodium
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) -g -fno-omit-frame-pointer $(WARN) $(SAN) \
+             -Icommon $(PKG_CFLAGS) -DPROJECT_VERSION='"$(VERSION)"' \
+             -DPROJECT_CFLAGS='"$(OPT) $(SAN)"' -MMD -MP $(CFLAGS)
+LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lpthread -lm $(LDLIBS)
+
+COMMON_SRC := $(wildcard common/*.c)
+S1_SRC := $(filter-out server1/main.c,$(wildcard server1/*.c))
+S2_SRC := $(filter-out server2/main.c,$(wildcard server2/*.c))
+LG_SRC := $(filter-out loadgen/main.c,$(wildcard loadgen/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+PROGS := $(if $(wildcard server1/main.c),$(O)/server1) $(if $(wildcard server2/main.c),$(O)/server2) \
+         $(if $(wildcard loadgen/main.c),$(O)/loadgen)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+
+ifneq ($(V),1)
+Q := @
+qcc = @echo "  CC      $<";
+qld = @echo "  LD      $@";
+endif
+
+.PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help
+.DEFAULT_GOAL := all
+
+all: $(PROGS)
+build: all $(UNIT_BINS)
+
+asan:
+	$(Q)$(MAKE) --no-print-directory VARIANT=asan build
+tsan:
+	$(Q)$(MAKE) --no-print-directory VARIANT=tsan build
+
+$(O)/obj/%.o: %.c
+	$(Q)mkdir -p $(dir $@)
+	$(qcc)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(O)/libcommon.a: $(call obj,$(COMMON_SRC))
+$(O)/libserver1.a: $(call obj,$(S1_SRC))
+$(O)/libserver2.a: $(call obj,$(S2_SRC))
+$(O)/libloadgen.a: $(call obj,$(LG_SRC))
+$(O)/%.a:
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/server1: $(O)/obj/server1/main.o $(O)/libserver1.a $(O)/libcommon.a
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+$(O)/server2: $(O)/obj/server2/main.o $(O)/libserver2.a $(O)/libcommon.a
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+$(O)/loadgen: $(O)/obj/loadgen/main.o $(O)/libloadgen.a $(O)/libcommon.a
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+# A unit test links its own object and whichever program archive supplies the module it tests.
+TEST_LIBS := $(O)/libserver1.a $(O)/libserver2.a $(O)/libloadgen.a $(O)/libcommon.a
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(TEST_LIBS)
+	$(Q)mkdir -p $(dir $@)
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL) -lcmocka
+
+setup:
+	$(Q)bash scripts/setup.sh
+
+unit: build
+	$(Q)bash tests/run-unit.sh $(O)
+
+itest: all
+	$(Q)BIN_DIR=$(O) bash tests/run-integration.sh
+
+test: setup
+	$(Q)$(MAKE) --no-print-directory build
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory itest
+
+test-asan: setup
+	$(Q)$(MAKE) --no-print-directory VARIANT=asan unit itest
+test-tsan: setup
+	$(Q)$(MAKE) --no-print-directory VARIANT=tsan unit itest
+
+clean:
+	rm -rf build
+
+help:
+	@sed -n '2,8p' Makefile | sed 's/^# //'
+
+-include $(shell find build -name '*.d' 2>/dev/null)

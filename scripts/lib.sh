@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Shared helpers for scripts/*.sh and tests/integration/*.sh.  Source it; don't run it.
+#   die MSG...            print "<prog>: error: MSG" to stderr, exit 1
+#   log MSG...            print "<prog>: MSG" to stderr
+#   require_cmd CMD...    die unless every CMD is on PATH
+#   now_ms                milliseconds since the epoch
+#   wait_until TIMEOUT_S CMD...   run CMD every 50 ms until it succeeds (0) or time runs out (1)
+#   wait_port HOST PORT TIMEOUT_S wait until a TCP connect to HOST:PORT succeeds
+#   wait_file PATH TIMEOUT_S      wait until PATH exists
+#   wait_pid_exit PID TIMEOUT_S   wait until process PID is gone
+#   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
+#   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
+
+die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+
+require_cmd() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || die "missing command '$c' (run scripts/setup.sh)"
+    done
+}
+
+# $EPOCHREALTIME is "sec.usec" with a locale-dependent separator: keep the digits.
+now_ms() {
+    local us=${EPOCHREALTIME//[!0-9]/}
+    printf '%s\n' "$((10#$us / 1000))"
+}
+
+wait_until() {
+    local timeout_s=$1; shift
+    local deadline=$(($(now_ms) + timeout_s * 1000))
+    until "$@"; do
+        (($(now_ms) < deadline)) || return 1
+        sleep 0.05
+    done
+}
+
+# Connect with bash's /dev/tcp in a child (bounded by `timeout`, so a black-holed
+# host cannot hang us); the child's exit closes the connection.
+# shellcheck disable=SC2016  # expanded by the inner bash
+_port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
+_file_exists() { [[ -e $1 ]]; }
+_pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+wait_port() { wait_until "$3" _port_open "$1" "$2"; }
+wait_file() { wait_until "$2" _file_exists "$1"; }
+wait_pid_exit() { wait_until "$2" _pid_gone "$1"; }
+
+# Ask the kernel (bind to port 0) when python3 works; otherwise probe random
+# ports in 20000-60000 until one refuses connections.  Either way another process
+# may take the port before our caller binds it: callers that pick the port
+# themselves retry on "address in use".
+free_port() {
+    local port
+    if port=$(python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])' 2>/dev/null) && [[ $port =~ ^[0-9]+$ ]]; then
+        printf '%s\n' "$port"
+        return 0
+    fi
+    local tries
+    for ((tries = 0; tries < 100; tries++)); do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40001))
+        if ! _port_open 127.0.0.1 "$port"; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    die "free_port: no free port found in 100 tries"
+}
+
+check_sock_path() {
+    ((${#1} < 108)) || die "socket path too long (${#1} bytes, max 107): $1 -- use a shorter directory"
+}
