@@ -52,6 +52,7 @@ endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(PROGS)
 build: all $(UNIT_BINS)

@@ -7,7 +7,8 @@
 #   wait_until TIMEOUT_S CMD...   run CMD every 50 ms until it succeeds (0) or time runs out (1)
 #   wait_port HOST PORT TIMEOUT_S wait until a TCP connect to HOST:PORT succeeds
 #   wait_file PATH TIMEOUT_S      wait until PATH exists
-#   wait_pid_exit PID TIMEOUT_S   wait until process PID is gone
+#   wait_pid_exit PID TIMEOUT_S   wait until process PID is gone (or a zombie)
+#   pid_alive PID         true if PID exists and is not a zombie
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
 
@@ -41,7 +42,16 @@ wait_until() {
 # shellcheck disable=SC2016  # expanded by the inner bash
 _port_open() { timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
 _file_exists() { [[ -e $1 ]]; }
-_pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+_pid_gone() { ! pid_alive "$1"; }
+
+# True if process PID exists and is not a zombie (kill -0 succeeds on zombies,
+# e.g. on a child that died but was not yet reaped).
+pid_alive() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat:0:1} != Z ]]
+}
 
 wait_port() { wait_until "$3" _port_open "$1" "$2"; }
 wait_file() { wait_until "$2" _file_exists "$1"; }

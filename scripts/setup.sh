@@ -5,7 +5,7 @@
 # forbids it, the packaged redis/mariadb services simply are not started.  The
 # project's own instances (scripts/redis.sh, scripts/mysql.sh) never use them.
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 packages=(
