@@ -6,7 +6,7 @@
 #                               prints its port.
 #   mysql.sh stop DIR           stop it (nothing running: no-op)
 #   mysql.sh restart DIR        stop, then start on the same port with the same data
-# DIR holds my.cnf, data/, mysqld.sock, mysqld.pid, mysqld.err (error log).
+# DIR holds my.cnf, data/, tmp/, mysqld.sock, mysqld.pid, mysqld.err (error log).
 # Schema: database auth, table auth.users(username, hash); user 'auth' with no
 # password at localhost (socket) and 127.0.0.1 (TCP), e.g.
 #   mariadb --defaults-file=DIR/my.cnf -u auth auth     (socket)
@@ -46,6 +46,7 @@ datadir = $dir/data
 socket = $dir/mysqld.sock
 pid-file = $dir/mysqld.pid
 log-error = $dir/mysqld.err
+tmpdir = $dir/tmp
 bind-address = 127.0.0.1
 port = $1
 skip-name-resolve
@@ -71,6 +72,7 @@ install_db() {
 try_start() {
     local port=$1 pid
     write_conf "$port"
+    mkdir -p "$dir/tmp"
     install_db
     nohup mariadbd --defaults-file="$dir/my.cnf" "${user_opt[@]}" </dev/null >>"$dir/mysqld.err" 2>&1 &
     pid=$!
@@ -99,9 +101,10 @@ SQL
 cmd_start() {
     local port=${1:-} pid p attempt flush
     if pid=$(running_pid); then
-        port=$(cat "$dir/port")
-        log "already running (pid $pid) on port $port"
-        printf '%s\n' "$port"
+        p=$(cat "$dir/port")
+        [[ -z $port || $port == "$p" ]] || die "already running (pid $pid) on port $p, not $port"
+        log "already running (pid $pid) on port $p"
+        printf '%s\n' "$p"
         return 0
     fi
     check_sock_path "$dir/mysqld.sock"

@@ -62,9 +62,10 @@ ping_or_dead() { ping || ! pid_alive "$1"; }
 cmd_start() {
     local port=${1:-} pid p attempt
     if pid=$(running_pid); then
-        port=$(cat "$dir/port")
-        log "already running (pid $pid) on port $port"
-        printf '%s\n' "$port"
+        p=$(cat "$dir/port")
+        [[ -z $port || $port == "$p" ]] || die "already running (pid $pid) on port $p, not $port"
+        log "already running (pid $pid) on port $p"
+        printf '%s\n' "$p"
         return 0
     fi
     check_sock_path "$dir/redis.sock"

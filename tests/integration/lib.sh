@@ -1,0 +1,223 @@
+# shellcheck shell=bash
+# Sourced by integration tests:
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   itest_init NAME                  # run dir $ITEST_DIR, set -euo pipefail, cleanup trap
+#   itest_timeout 120                # whole test killed (and cleaned up) after 120 s
+#   port=$(itest_redis_start)        # redis under $ITEST_DIR/redis (or itest_mysql_start)
+#   "$BIN_DIR/server2" ... >"$ITEST_DIR/server2.log" 2>&1 &    # BIN_DIR: set by tests/run-integration.sh
+#   itest_bg $!                      # stopped at exit (SIGTERM, then SIGKILL after 10 s)
+#   check_eq "status of GET /healthz" "$(curl -s -o /dev/null -w '%{http_code}' ...)" 200
+#   itest_summary                    # last line "N passed, M failed"; exit 1 if any failed
+#
+# At exit, whatever the reason (end of script, failed command under set -e,
+# itest_fail, timeout, SIGINT/SIGTERM), everything registered is stopped, newest
+# first; on failure the tail of every *.log / *.err under $ITEST_DIR is printed and
+# the run dir is kept, on success it is removed (ITEST_KEEP=1 keeps it).  The last
+# line printed is always "N passed, M failed".
+# Registrations are kept in a file, so helpers work inside $(...) too; the pass
+# and fail counters are shell variables, so call check_* / itest_ok in the main shell.
+# Don't use a bare `wait` for "all background jobs" if you itest_bg long-lived
+# servers; wait for specific pids.
+
+ITEST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export ITEST_ROOT
+# shellcheck source-path=SCRIPTDIR/../.. source=scripts/lib.sh
+source "$ITEST_ROOT/scripts/lib.sh"
+
+ITEST_PASS=0
+ITEST_FAIL=0
+ITEST_ENDING=""      # set by itest_summary / itest_fail: the exit is deliberate
+ITEST_WATCHDOG=""
+
+itest_init() {
+    local name=${1:?usage: itest_init NAME}
+    set -euo pipefail
+    [[ $name =~ ^[A-Za-z0-9._-]+$ ]] || die "itest_init: bad test name '$name'"
+    ITEST_NAME=$name
+    ITEST_PID=$BASHPID
+    ITEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/itest-$name.XXXXXX")
+    export ITEST_NAME ITEST_DIR
+    : >"$ITEST_DIR/.cleanup"
+    trap _itest_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap '_itest_err $LINENO "$BASH_COMMAND"' ERR
+    log "$name: run dir $ITEST_DIR"
+}
+
+itest_ok() {
+    ITEST_PASS=$((ITEST_PASS + 1))
+    printf 'ok - %s\n' "$*"
+}
+
+# Record a failure and carry on.
+itest_not_ok() {
+    ITEST_FAIL=$((ITEST_FAIL + 1))
+    printf 'FAIL - %s\n' "$*"
+}
+
+# Record a failure and stop the test.
+itest_fail() {
+    itest_not_ok "$*"
+    ITEST_ENDING=fail
+    exit 1
+}
+
+check_eq() {
+    local desc=$1 got=$2 want=$3
+    if [[ $got == "$want" ]]; then
+        itest_ok "$desc"
+    else
+        itest_not_ok "$desc: got '$got', want '$want'"
+    fi
+}
+
+# check_ok DESC CMD...: passes if CMD exits 0.
+check_ok() {
+    local desc=$1 rc=0; shift
+    "$@" || rc=$?
+    if ((rc == 0)); then itest_ok "$desc"; else itest_not_ok "$desc: '$*' exited $rc"; fi
+}
+
+itest_summary() {
+    ITEST_ENDING=summary
+    exit $((ITEST_FAIL > 0))
+}
+
+# itest_bg PID...: stop these processes at exit.
+itest_bg() {
+    local pid
+    for pid in "$@"; do
+        [[ $pid =~ ^[0-9]+$ ]] || die "itest_bg: bad pid '$pid'"
+        printf 'pid %s\n' "$pid" >>"$ITEST_DIR/.cleanup"
+    done
+}
+
+# itest_redis_start [SUBDIR [PORT]] / itest_mysql_start [SUBDIR [PORT]]:
+# start under $ITEST_DIR/SUBDIR (default redis / mysql), print the port, stop at exit.
+itest_redis_start() { _itest_server redis "${1:-redis}" "${2:-}"; }
+itest_mysql_start() { _itest_server mysql "${1:-mysql}" "${2:-}"; }
+_itest_server() {
+    local kind=$1 dir=$ITEST_DIR/$2 port=$3
+    printf '%s %s\n' "$kind" "$dir" >>"$ITEST_DIR/.cleanup"
+    "$ITEST_ROOT/scripts/$kind.sh" start "$dir" ${port:+"$port"}
+}
+
+# itest_timeout SECONDS: after SECONDS, SIGTERM every process descended from the
+# test shell and the shell itself (whose exit trap then cleans up); if it is still
+# there ITEST_GRACE (default 60) s later, SIGKILL them and clean up from the watchdog.  The watchdog is
+# not a child of the test shell (so `wait` does not wait for it) and goes away by
+# itself when the test ends.
+itest_timeout() {
+    local secs=${1:?usage: itest_timeout SECONDS}
+    [[ $secs =~ ^[0-9]+$ ]] || die "itest_timeout: bad seconds '$secs'"
+    [[ -z $ITEST_WATCHDOG ]] || kill "$ITEST_WATCHDOG" 2>/dev/null || true
+    ITEST_WATCHDOG=$(
+        _itest_watchdog "$secs" </dev/null >&2 &
+        echo $!
+    )
+}
+
+_itest_watchdog() {
+    local secs=$1 deadline pid
+    trap - EXIT INT TERM ERR
+    deadline=$(($(now_ms) + secs * 1000))
+    while (($(now_ms) < deadline)); do
+        pid_alive "$ITEST_PID" || exit 0
+        sleep 0.2
+    done
+    echo "$secs" >"$ITEST_DIR/.timeout"
+    log "$ITEST_NAME: TIMEOUT after $secs s, stopping the test"
+    _itest_signal_tree TERM
+    wait_pid_exit "$ITEST_PID" "${ITEST_GRACE:-60}" && exit 0
+    log "$ITEST_NAME: test shell still alive ${ITEST_GRACE:-60} s after SIGTERM, killing it"
+    _itest_signal_tree KILL
+    _itest_cleanup
+    _itest_print_logs
+    log "$ITEST_NAME: FAILED (timeout, killed); run dir kept: $ITEST_DIR"
+}
+
+_itest_signal_tree() {
+    local pid
+    for pid in $(_itest_descendants "$ITEST_PID") "$ITEST_PID"; do
+        kill -"$1" "$pid" 2>/dev/null || true
+    done
+}
+
+# Print every descendant of process $1 (from /proc, parents before children).
+_itest_descendants() {
+    local -A kids=()
+    local f line pid ppid
+    for f in /proc/[0-9]*/stat; do
+        read -r line 2>/dev/null <"$f" || continue
+        pid=${line%% *}
+        line=${line##*) }        # "STATE PPID ..." (comm may hold spaces and parens)
+        ppid=${line#* }
+        ppid=${ppid%% *}
+        kids[$ppid]+=" $pid"
+    done
+    local queue=("$1") kid
+    while ((${#queue[@]} > 0)); do
+        for kid in ${kids[${queue[0]}]:-}; do
+            printf '%s\n' "$kid"
+            queue+=("$kid")
+        done
+        queue=("${queue[@]:1}")
+    done
+}
+
+# Stop everything registered, newest first.  Idempotent.
+_itest_cleanup() {
+    local kind arg
+    [[ -f $ITEST_DIR/.cleanup ]] || return 0
+    while read -r kind arg; do
+        case $kind in
+        pid)
+            pid_alive "$arg" || continue
+            kill -TERM "$arg" 2>/dev/null || true
+            wait_pid_exit "$arg" 10 || {
+                log "pid $arg ignored SIGTERM for 10 s, killing it"
+                kill -KILL "$arg" 2>/dev/null || true
+            }
+            ;;
+        redis | mysql) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
+        esac
+    done < <(tac "$ITEST_DIR/.cleanup")
+}
+
+_itest_print_logs() {
+    local f
+    while IFS= read -r -d '' f; do
+        printf '\n===== %s (last 30 lines) =====\n' "${f#"$ITEST_DIR"/}" >&2
+        tail -n 30 "$f" >&2
+    done < <(find "$ITEST_DIR" \( -name '*.log' -o -name '*.err' \) -type f -print0 | sort -z)
+}
+
+_itest_err() {
+    log "$ITEST_NAME: line $1: command failed: $2"
+}
+
+_itest_exit() {
+    local rc=$?
+    trap - EXIT ERR
+    set +e
+    if [[ -f $ITEST_DIR/.timeout ]]; then
+        itest_not_ok "timed out after $(cat "$ITEST_DIR/.timeout") s"
+    elif ((rc != 0)) && [[ -z $ITEST_ENDING ]]; then
+        itest_not_ok "aborted with exit status $rc"
+    fi
+    ((ITEST_FAIL == 0)) || rc=1
+    _itest_cleanup
+    if ((rc != 0)); then
+        _itest_print_logs
+        log "$ITEST_NAME: FAILED; run dir kept: $ITEST_DIR"
+    elif [[ -n ${ITEST_KEEP:-} ]]; then
+        log "$ITEST_NAME: run dir kept: $ITEST_DIR"
+    else
+        rm -rf "$ITEST_DIR"
+    fi
+    [[ -z $ITEST_WATCHDOG ]] || kill "$ITEST_WATCHDOG" 2>/dev/null || true
+    printf '%s passed, %s failed\n' "$ITEST_PASS" "$ITEST_FAIL"
+    exit "$rc"
+}
