@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Start or stop the whole stack on loopback: a throw-away Redis or MariaDB, server2 and server1,
+# everything under one run directory (logs, data, pids). Used by the README's quick start and by
+# the reproduction run.
+#
+#   scripts/stack.sh start DIR [--backend redis|mysql] [--mode threads|processes]
+#                              [--workers N] [--hash-cost min|interactive|moderate]
+#                              [--auth-cache N] [--root FILES] [--port N] [-- SERVER1_FLAGS...]
+#   scripts/stack.sh stop DIR
+#
+# start prints the server1 URL on stdout (http://127.0.0.1:PORT) and writes it to DIR/url.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN_DIR=${BIN_DIR:-$TOP/build/release}
+
+usage() {
+    sed -n '6,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+# start_prog DIR NAME ARGS...: run $BIN_DIR/NAME in the background, wait for its
+# "listening on" line, print the port.
+start_prog() {
+    local dir=$1 name=$2 log pid port
+    shift 2
+    log=$dir/$name.log
+    setsid "$BIN_DIR/$name" "$@" >"$log" 2>&1 </dev/null &
+    pid=$!
+    echo "$pid" >"$dir/$name.pid"
+    wait_until 15 grep -q 'listening on ' "$log" || die "$name did not start: $(tail -n 3 "$log")"
+    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    echo "${port##*:}"
+}
+
+stop_pidfile() {
+    local f=$1 pid
+    [[ -f $f ]] || return 0
+    pid=$(cat "$f")
+    if pid_alive "$pid"; then
+        kill -TERM "$pid" 2>/dev/null || true
+        wait_pid_exit "$pid" 20 || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$f"
+}
+
+cmd_stop() {
+    local dir=$1
+    [[ -d $dir ]] || return 0
+    stop_pidfile "$dir/server1.pid"
+    stop_pidfile "$dir/server2.pid"
+    "$TOP/scripts/redis.sh" stop "$dir/redis" || true
+    "$TOP/scripts/mysql.sh" stop "$dir/mysql" || true
+}
+
+cmd_start() {
+    local dir=$1 backend=redis mode=threads workers=2 cost=min cache=0 root="" port=8080
+    shift
+    while (($# > 0)); do
+        case $1 in
+        --backend) backend=$2; shift 2 ;;
+        --mode) mode=$2; shift 2 ;;
+        --workers) workers=$2; shift 2 ;;
+        --hash-cost) cost=$2; shift 2 ;;
+        --auth-cache) cache=$2; shift 2 ;;
+        --root) root=$2; shift 2 ;;
+        --port) port=$2; shift 2 ;;
+        --) shift; break ;;
+        *) usage ;;
+        esac
+    done
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    # a start that fails half-way stops what it had started
+    trap '[[ -n ${STARTED:-} ]] || cmd_stop "$dir"' EXIT
+    [[ -x $BIN_DIR/server1 && -x $BIN_DIR/server2 ]] || die "no binaries in $BIN_DIR: run make"
+    if [[ -z $root ]]; then
+        root=$dir/files
+        mkdir -p "$root"
+        [[ -f $root/hello.txt ]] || echo "hello from server1" >"$root/hello.txt"
+    fi
+    local url
+    case $backend in
+    redis) url=redis://127.0.0.1:$("$TOP/scripts/redis.sh" start "$dir/redis") ;;
+    mysql)
+        "$TOP/scripts/mysql.sh" start "$dir/mysql" >/dev/null
+        url="mysql://auth@localhost/auth?socket=$dir/mysql/mysqld.sock"
+        ;;
+    *) die "--backend must be redis or mysql, not '$backend'" ;;
+    esac
+    local p2 p1
+    p2=$(start_prog "$dir" server2 --port 0 --backend "$url" --mode "$mode" --workers "$workers" \
+        --hash-cost "$cost" --auth-cache "$cache")
+    p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" "$@")
+    echo "http://127.0.0.1:$p1" | tee "$dir/url"
+    STARTED=1
+    log "stack up: server1 :$p1 -> server2 :$p2 -> $backend; logs in $dir; stop: $0 stop $dir"
+}
+
+case ${1:-} in
+start) [[ $# -ge 2 ]] || usage; shift; cmd_start "$@" ;;
+stop) [[ $# -eq 2 ]] || usage; cmd_stop "$2" ;;
+*) usage ;;
+esac
