@@ -222,21 +222,21 @@ _itest_exit() {
     exit "$rc"
 }
 
-# itest_start LOGNAME PROG ARGS...: start $BIN_DIR/PROG in the background with its log in
-# $ITEST_DIR/LOGNAME.log, stop it at exit, wait (10 s) for its "listening on ADDR:PORT" line
-# and print the port. The pid is left in $ITEST_DIR/LOGNAME.pid.
+# itest_start NAME PROG ARGS...: start $BIN_DIR/PROG in the background with its log in
+# $ITEST_DIR/NAME.log, stop it at exit, and wait (10 s) for its "listening on ADDR:PORT" line.
+# Sets ITEST_PORT and ITEST_PID_LAST. Call it in the test's own shell (not inside $(...)), so
+# that the test can `wait` for the program and read its exit status.
 itest_start() {
-    local name=$1 prog=$2 log port pid
+    local name=$1 prog=$2 log port
     shift 2
     log=$ITEST_DIR/$name.log
     "$BIN_DIR/$prog" "$@" >"$log" 2>&1 &
-    pid=$!
-    itest_bg "$pid"
-    echo "$pid" >"$ITEST_DIR/$name.pid"
+    ITEST_PID_LAST=$!
+    itest_bg "$ITEST_PID_LAST"
     wait_until 10 grep -q 'listening on ' "$log" || {
         log "$prog did not start: $(tail -n 5 "$log")"
         return 1
     }
     port=$(grep -m1 -o 'listening on [^ ]*' "$log")
-    echo "${port##*:}"
+    ITEST_PORT=${port##*:}
 }

@@ -26,20 +26,26 @@ log "redis on $redis_port, mariadb on $mysql_port"
 
 # http_code ARGS...: the status code curl saw.
 http_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
+# status_is CODE ARGS...: true if a request made now gets CODE (for wait_until, which re-runs it).
+status_is() {
+    local want=$1
+    shift
+    [[ $(http_code "$@") == "$want" ]]
+}
 
 # start_stack NAME BACKEND_URL MODE S1_FLAGS...: sets S1 (url), S2_PORT, S1_PID, S2_PID.
 start_stack() {
     local name=$1 url=$2 mode=$3
     shift 3
-    S2_PORT=$(itest_start "$name-server2" server2 --port 0 --backend "$url" --mode "$mode" \
-        --workers 2 --hash-cost min --log-level debug)
-    S2_PID=$(cat "$ITEST_DIR/$name-server2.pid")
-    local p1
-    p1=$(itest_start "$name-server1" server1 --port 0 --threads 2 --root "$ROOT" \
-        --auth "127.0.0.1:$S2_PORT" --log-level debug "$@")
-    S1_PID=$(cat "$ITEST_DIR/$name-server1.pid")
-    S1=http://127.0.0.1:$p1
-    wait_until 10 test "$(http_code "$S1/healthz")" = 200 ||
+    itest_start "$name-server2" server2 --port 0 --backend "$url" --mode "$mode" \
+        --workers 2 --hash-cost min --log-level debug
+    S2_PORT=$ITEST_PORT
+    S2_PID=$ITEST_PID_LAST
+    itest_start "$name-server1" server1 --port 0 --threads 2 --root "$ROOT" \
+        --auth "127.0.0.1:$S2_PORT" --log-level debug "$@"
+    S1_PID=$ITEST_PID_LAST
+    S1=http://127.0.0.1:$ITEST_PORT
+    wait_until 10 status_is 200 "$S1/healthz" ||
         itest_not_ok "$name: /healthz did not become 200"
 }
 
@@ -64,7 +70,8 @@ exercise() {
     for f in f0 f1 f4095 f4096 f4097 f1048576 f10485760; do
         rm -f "$ITEST_DIR/got"
         local code
-        code=$(http_code -u "$user:$PASS" -o "$ITEST_DIR/got" "$S1/files/$f")
+        code=$(curl -s -o "$ITEST_DIR/got" -w '%{http_code}' --max-time 20 -u "$user:$PASS" \
+            "$S1/files/$f" || true)
         if [[ $code == 200 ]] && cmp -s "$ITEST_DIR/got" "$ROOT/$f"; then
             itest_ok "$name: GET $f byte-exact"
         else
@@ -103,13 +110,13 @@ outage() {
     load_start "$name" "$user"
     sleep 0.5
     kill -9 "$(cat "$ITEST_DIR/$kind/$( [[ $kind == redis ]] && echo redis.pid || echo mysqld.pid)")"
-    wait_until 10 test "$(http_code -u "$user:$PASS" "$S1/files/f1")" = 503 ||
+    wait_until 10 status_is 503 -u "$user:$PASS" "$S1/files/f1" ||
         itest_not_ok "$name: no 503 after $kind was killed"
     hdrs=$(curl -s -D - -o /dev/null -u "$user:$PASS" "$S1/files/f1" | tr -d '\r')
     check_eq "$name: 503 while $kind is down" "$(head -n1 <<<"$hdrs" | cut -d' ' -f2)" 503
     check_eq "$name: 503 carries Retry-After" "$(grep -ci '^retry-after:' <<<"$hdrs")" 1
     "$ITEST_ROOT/scripts/$kind.sh" restart "$ITEST_DIR/$kind" >/dev/null
-    if wait_until 10 test "$(http_code -u "$user:$PASS" "$S1/files/f1")" = 200; then
+    if wait_until 10 status_is 200 -u "$user:$PASS" "$S1/files/f1"; then
         itest_ok "$name: service back within 10 s of $kind restart"
     else
         itest_not_ok "$name: service not back 10 s after $kind restart"
@@ -150,13 +157,13 @@ load_stop() {
 server2_outage() {
     local name=$1 url=$2 mode=$3 user=u-$1
     kill -9 "$S2_PID"
-    wait_until 10 test "$(http_code -u "$user:$PASS" "$S1/files/f1")" = 503 ||
+    wait_until 10 status_is 503 -u "$user:$PASS" "$S1/files/f1" ||
         itest_not_ok "$name: no 503 after server2 was killed"
     check_eq "$name: /healthz 503 without server2" "$(http_code "$S1/healthz")" 503
     itest_start "$name-server2b" server2 --port "$S2_PORT" --backend "$url" --mode "$mode" \
-        --workers 2 --hash-cost min >/dev/null
-    S2_PID=$(cat "$ITEST_DIR/$name-server2b.pid")
-    if wait_until 10 test "$(http_code -u "$user:$PASS" "$S1/files/f1")" = 200; then
+        --workers 2 --hash-cost min
+    S2_PID=$ITEST_PID_LAST
+    if wait_until 10 status_is 200 -u "$user:$PASS" "$S1/files/f1"; then
         itest_ok "$name: service back within 10 s of server2 restart"
     else
         itest_not_ok "$name: service not back 10 s after server2 restart"

@@ -1,0 +1,58 @@
+/*
+ * authclient.h - one worker thread's client for server2 (common/PROTOCOL.md): --auth-conns
+ * persistent TCP connections in the worker's event base, HELLO first, then requests pipelined
+ * with ids and matched to their answers in any order.
+ *
+ * DESIGN: owned by one worker thread; nothing here is shared. A request goes round-robin to a
+ * connection that is up and below --auth-max-inflight; if there is none, authclient_submit fails
+ * at once so the HTTP side answers 503 without waiting. Frames queued during one event-loop
+ * iteration leave in one write at its end. Each request gets exactly one callback: the answer,
+ * UNAVAILABLE on timeout (--auth-timeout) or disconnect — unless it was cancelled first
+ * (authclient_cancel), after which it gets none. A lost connection reconnects with backoff
+ * (100 ms doubling to 2 s), forever. Callbacks may submit or cancel requests.
+ */
+#ifndef AUTHCLIENT_H
+#define AUTHCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "frame.h"
+
+struct event_base;
+struct metrics;
+struct authclient;
+
+struct authclient_config {
+    struct sockaddr_storage addr; /* server2 */
+    socklen_t addr_len;
+    const char *addr_str;  /* "host:port", for log lines */
+    unsigned nconns;       /* --auth-conns */
+    uint64_t timeout_us;   /* --auth-timeout */
+    unsigned max_inflight; /* --auth-max-inflight, per connection, <= 65535 */
+};
+
+/* st is the REPLY status, or FRAME_ST_UNAVAILABLE on timeout or disconnect. */
+typedef void (*authclient_cb)(void *arg, enum frame_status st);
+
+/* Starts connecting at once. cfg must outlive the client. */
+struct authclient *authclient_new(struct event_base *base, const struct authclient_config *cfg,
+                                  struct metrics *m);
+/* Closes the connections; pending callbacks are dropped without being called. */
+void authclient_free(struct authclient *ac);
+
+/*
+ * Queues a CREATE, VERIFY (user and pass required) or PING (both NULL). Returns 0 and a handle
+ * for authclient_cancel, or -1 when no connection can take it (the callback is never called).
+ */
+int authclient_submit(struct authclient *ac, enum frame_type type, const char *user,
+                      size_t user_len, const char *pass, size_t pass_len, authclient_cb cb,
+                      void *arg, uint64_t *handle);
+/* The request's callback will not be called. Unknown or finished handles are ignored. */
+void authclient_cancel(struct authclient *ac, uint64_t handle);
+/* True if at least one connection has completed its HELLO. */
+bool authclient_is_up(const struct authclient *ac);
+
+#endif /* AUTHCLIENT_H */

@@ -1,0 +1,380 @@
+/*
+ * config.c - see config.h. Every value is parsed strictly (whole string, range, unit); the first
+ * problem is reported as one line and parsing stops.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "opts.h"
+
+enum {
+    OPT_PREFETCH = 256,
+    OPT_NO_PREFETCH,
+    OPT_READ,
+    OPT_AUTH,
+    OPT_AUTH_CONNS,
+    OPT_AUTH_TIMEOUT,
+    OPT_AUTH_MAX_INFLIGHT,
+    OPT_MAX_HEADER_BYTES,
+    OPT_MAX_BODY,
+    OPT_MAX_CONNS,
+    OPT_HEADER_TIMEOUT,
+    OPT_IDLE_TIMEOUT,
+    OPT_DRAIN_TIMEOUT,
+    OPT_LOG_LEVEL,
+};
+
+static const struct option long_opts[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"port", required_argument, NULL, 'p'},
+    {"root", required_argument, NULL, 'r'},
+    {"prefetch", no_argument, NULL, OPT_PREFETCH},
+    {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
+    {"read", required_argument, NULL, OPT_READ},
+    {"threads", required_argument, NULL, 't'},
+    {"auth", required_argument, NULL, OPT_AUTH},
+    {"auth-conns", required_argument, NULL, OPT_AUTH_CONNS},
+    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},
+    {"auth-max-inflight", required_argument, NULL, OPT_AUTH_MAX_INFLIGHT},
+    {"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER_BYTES},
+    {"max-body", required_argument, NULL, OPT_MAX_BODY},
+    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+    {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+static unsigned default_threads(void)
+{
+    cpu_set_t set;
+    long n;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+void s1_config_defaults(struct s1_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->listen = "127.0.0.1";
+    c->port = 8080;
+    c->root = NULL;
+    c->prefetch = false;
+    c->read_mode = S1_READ_DIRECT;
+    c->threads = default_threads();
+    c->auth = "127.0.0.1:7001";
+    c->authc.nconns = 2;
+    c->authc.timeout_us = 5000000;
+    c->authc.max_inflight = 1024;
+    c->max_header_bytes = 8192;
+    c->max_body = 16384;
+    c->max_conns = 4096;
+    c->header_timeout_us = 10000000;
+    c->idle_timeout_us = 60000000;
+    c->drain_timeout_us = 10000000;
+    c->log_level = LOG_INFO;
+}
+
+static const char *dur(uint64_t us, char *buf, size_t len)
+{
+    if (us % 1000000 == 0)
+        snprintf(buf, len, "%" PRIu64 "s", us / 1000000);
+    else if (us % 1000 == 0)
+        snprintf(buf, len, "%" PRIu64 "ms", us / 1000);
+    else
+        snprintf(buf, len, "%" PRIu64 "us", us);
+    return buf;
+}
+
+void s1_config_usage(FILE *out)
+{
+    struct s1_config d;
+    char t1[32];
+    char t2[32];
+    char t3[32];
+    char t4[32];
+
+    s1_config_defaults(&d);
+    fprintf(out,
+            "usage: server1 --root DIR [options]\n"
+            "HTTP/1.1 file server: GET/HEAD /files/{name} (HTTP Basic, checked by server2),\n"
+            "POST /users (form: username, password), GET /healthz, GET /metrics.\n"
+            "\n"
+            "  -l, --listen ADDR          address to listen on (default %s)\n"
+            "  -p, --port N               port; 0 picks a free one (default %u)\n"
+            "  -r, --root DIR             directory of the files to serve (required)\n"
+            "      --prefetch             read every file under --root into memory at start,\n"
+            "                             with O_DIRECT (default: off)\n"
+            "      --no-prefetch          read files per request (the default)\n"
+            "      --read direct|buffered without --prefetch: per request, O_DIRECT into memory,\n"
+            "                             or the page cache with sendfile (default direct)\n"
+            "  -t, --threads N            worker threads, one event loop each (default %u = "
+            "cores)\n"
+            "      --auth HOST:PORT       server2 address (default %s)\n"
+            "      --auth-conns N         connections to server2 per thread (default %u)\n"
+            "      --auth-timeout DUR     answer 503 if server2 has not replied in time "
+            "(default %s)\n"
+            "      --auth-max-inflight N  requests in flight per server2 connection; beyond, "
+            "503\n"
+            "                             (default %u)\n"
+            "      --max-header-bytes SZ  request line + headers limit, else 431 (default %zu)\n"
+            "      --max-body SZ          request body limit, else 413 (default %zu)\n"
+            "      --max-conns N          open client connections per process; beyond, 503 and\n"
+            "                             close (default %u)\n"
+            "      --header-timeout DUR   time to receive a whole request (default %s)\n"
+            "      --idle-timeout DUR     keep-alive idle and stalled-write limit (default %s)\n"
+            "      --drain-timeout DUR    on SIGTERM/SIGINT, time to finish in-flight requests\n"
+            "                             (default %s)\n"
+            "      --log-level LEVEL      error, warn, info or debug (default info)\n"
+            "  -v, --verbose              one level more verbose (-v = debug)\n"
+            "  -h, --help                 this text\n"
+            "  -V, --version              version and build flags\n"
+            "\n"
+            "Sizes take k/M/G suffixes (x1024); durations take us/ms/s/m (default s).\n"
+            "Expect: 100-continue is answered with 100 Continue when the body is acceptable.\n",
+            d.listen, d.port, d.threads, d.auth, d.authc.nconns,
+            dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
+            d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
+            dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)));
+}
+
+static void print_version(void)
+{
+    printf("server1 %s\ncompiler: %s\ncflags: %s\nlibevent: %s\n", PROJECT_VERSION, __VERSION__,
+           PROJECT_CFLAGS, event_get_version());
+}
+
+/* HOST:PORT or [V6]:PORT, resolved now. */
+static int parse_auth(struct s1_config *c, const char *s, char *err)
+{
+    static char host[256];
+    static char addr_str[300];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *res;
+    const char *colon = strrchr(s, ':');
+    const char *h = s;
+    size_t hlen;
+    uint64_t port;
+    char perr[OPTS_ERR_LEN];
+    int rc;
+
+    if (colon == NULL || colon == s) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--auth: '%s' is not HOST:PORT", s);
+        return -1;
+    }
+    hlen = (size_t)(colon - s);
+    if (s[0] == '[' && hlen >= 2 && s[hlen - 1] == ']') {
+        h = s + 1;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof(host)) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--auth: '%s' is not HOST:PORT", s);
+        return -1;
+    }
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    if (opts_parse_u64(colon + 1, 1, 65535, &port, perr) < 0) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--auth: port %s", perr);
+        return -1;
+    }
+    rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--auth: cannot resolve '%s': %s", host,
+                 gai_strerror(rc));
+        return -1;
+    }
+    memcpy(&c->authc.addr, res->ai_addr, res->ai_addrlen);
+    c->authc.addr_len = res->ai_addrlen;
+    freeaddrinfo(res);
+    snprintf(addr_str, sizeof(addr_str), "%s", s);
+    c->authc.addr_str = addr_str;
+    c->auth = s;
+    return 0;
+}
+
+static int value_error(char *err, const char *flag, const char *why)
+{
+    snprintf(err, S1_CONFIG_ERR_LEN, "%s: %s", flag, why);
+    return -1;
+}
+
+enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv, char *err)
+{
+    char perr[OPTS_ERR_LEN];
+    uint64_t v;
+    bool auth_set = false;
+    int opt;
+
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":l:p:r:t:vhV", long_opts, NULL)) != -1) {
+        const char *flag = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+        switch (opt) {
+        case 'l':
+            if (*optarg == '\0')
+                return value_error(err, "--listen", "empty address");
+            c->listen = optarg;
+            break;
+        case 'p':
+            if (opts_parse_u64(optarg, 0, 65535, &v, perr) < 0)
+                return value_error(err, "--port", perr);
+            c->port = (uint16_t)v;
+            break;
+        case 'r':
+            if (*optarg == '\0')
+                return value_error(err, "--root", "empty path");
+            c->root = optarg;
+            break;
+        case OPT_PREFETCH:
+            c->prefetch = true;
+            break;
+        case OPT_NO_PREFETCH:
+            c->prefetch = false;
+            break;
+        case OPT_READ:
+            if (strcmp(optarg, "direct") == 0)
+                c->read_mode = S1_READ_DIRECT;
+            else if (strcmp(optarg, "buffered") == 0)
+                c->read_mode = S1_READ_BUFFERED;
+            else
+                return value_error(err, "--read", "must be 'direct' or 'buffered'");
+            break;
+        case 't':
+            if (opts_parse_u64(optarg, 1, 256, &v, perr) < 0)
+                return value_error(err, "--threads", perr);
+            c->threads = (unsigned)v;
+            break;
+        case OPT_AUTH:
+            if (parse_auth(c, optarg, err) < 0)
+                return S1_CONFIG_ERROR;
+            auth_set = true;
+            break;
+        case OPT_AUTH_CONNS:
+            if (opts_parse_u64(optarg, 1, 64, &v, perr) < 0)
+                return value_error(err, "--auth-conns", perr);
+            c->authc.nconns = (unsigned)v;
+            break;
+        case OPT_AUTH_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 1000, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--auth-timeout", perr);
+            c->authc.timeout_us = v;
+            break;
+        case OPT_AUTH_MAX_INFLIGHT:
+            if (opts_parse_u64(optarg, 1, 65535, &v, perr) < 0)
+                return value_error(err, "--auth-max-inflight", perr);
+            c->authc.max_inflight = (unsigned)v;
+            break;
+        case OPT_MAX_HEADER_BYTES:
+            if (opts_parse_size(optarg, 64, 1u << 20, &v, perr) < 0)
+                return value_error(err, "--max-header-bytes", perr);
+            c->max_header_bytes = (size_t)v;
+            break;
+        case OPT_MAX_BODY:
+            if (opts_parse_size(optarg, 0, 1u << 20, &v, perr) < 0)
+                return value_error(err, "--max-body", perr);
+            c->max_body = (size_t)v;
+            break;
+        case OPT_MAX_CONNS:
+            if (opts_parse_u64(optarg, 1, 1000000, &v, perr) < 0)
+                return value_error(err, "--max-conns", perr);
+            c->max_conns = (unsigned)v;
+            break;
+        case OPT_HEADER_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 1000, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--header-timeout", perr);
+            c->header_timeout_us = v;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 1000, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--idle-timeout", perr);
+            c->idle_timeout_us = v;
+            break;
+        case OPT_DRAIN_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 0, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--drain-timeout", perr);
+            c->drain_timeout_us = v;
+            break;
+        case OPT_LOG_LEVEL: {
+            enum log_level lvl;
+            if (log_level_parse(optarg, &lvl) < 0)
+                return value_error(err, "--log-level", "must be error, warn, info or debug");
+            c->log_level = lvl;
+            break;
+        }
+        case 'v':
+            if (c->log_level < LOG_DEBUG)
+                c->log_level = (enum log_level)(c->log_level + 1);
+            break;
+        case 'h':
+            s1_config_usage(stdout);
+            return S1_CONFIG_EXIT;
+        case 'V':
+            print_version();
+            return S1_CONFIG_EXIT;
+        case ':':
+            snprintf(err, S1_CONFIG_ERR_LEN, "%s needs a value (see --help)", flag);
+            return S1_CONFIG_ERROR;
+        default:
+            if (optopt != 0 && optopt < 256)
+                snprintf(err, S1_CONFIG_ERR_LEN, "unknown option '-%c' (see --help)", optopt);
+            else
+                snprintf(err, S1_CONFIG_ERR_LEN, "unknown option '%s' (see --help)", flag);
+            return S1_CONFIG_ERROR;
+        }
+    }
+    if (optind < argc) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "unexpected argument '%s' (see --help)", argv[optind]);
+        return S1_CONFIG_ERROR;
+    }
+    if (c->root == NULL) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--root DIR is required (see --help)");
+        return S1_CONFIG_ERROR;
+    }
+    if (!auth_set && parse_auth(c, c->auth, err) < 0)
+        return S1_CONFIG_ERROR;
+    return S1_CONFIG_OK;
+}
+
+enum files_mode s1_config_files_mode(const struct s1_config *c)
+{
+    if (c->prefetch)
+        return FILES_PREFETCH;
+    return c->read_mode == S1_READ_BUFFERED ? FILES_BUFFERED : FILES_DIRECT;
+}
+
+void s1_config_log(const struct s1_config *c)
+{
+    char t1[32];
+    char t2[32];
+    char t3[32];
+    char t4[32];
+
+    log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
+             "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
+             "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s",
+             c->listen, c->port, c->root,
+             c->prefetch ? "prefetch"
+                         : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
+             c->threads, c->auth, c->authc.nconns, dur(c->authc.timeout_us, t1, sizeof(t1)),
+             c->authc.max_inflight, c->max_header_bytes, c->max_body, c->max_conns,
+             dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
+             dur(c->drain_timeout_us, t4, sizeof(t4)));
+}

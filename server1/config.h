@@ -1,0 +1,57 @@
+/*
+ * config.h - server1's configuration: defaults, strict flag parsing (getopt_long + common/opts),
+ * validation, --help text generated from the defaults, and the one-line summary logged at start.
+ * Built once by main; immutable (and shared read-only by every thread) afterwards.
+ */
+#ifndef S1_CONFIG_H
+#define S1_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "authclient.h"
+#include "files.h"
+#include "log.h"
+
+#define S1_CONFIG_ERR_LEN 512
+
+enum s1_read_mode {
+    S1_READ_DIRECT,   /* O_DIRECT per request */
+    S1_READ_BUFFERED, /* page cache + sendfile */
+};
+
+struct s1_config {
+    const char *listen;          /* --listen */
+    uint16_t port;               /* --port; 0 = ephemeral */
+    const char *root;            /* --root */
+    bool prefetch;               /* --prefetch */
+    enum s1_read_mode read_mode; /* --read */
+    unsigned threads;            /* --threads */
+    const char *auth;            /* --auth HOST:PORT */
+    struct authclient_config authc; /* resolved --auth, --auth-conns, --auth-timeout, ... */
+    size_t max_header_bytes;     /* --max-header-bytes */
+    size_t max_body;             /* --max-body */
+    unsigned max_conns;          /* --max-conns, per process */
+    uint64_t header_timeout_us;  /* --header-timeout */
+    uint64_t idle_timeout_us;    /* --idle-timeout */
+    uint64_t drain_timeout_us;   /* --drain-timeout */
+    enum log_level log_level;    /* --log-level, -v */
+};
+
+enum s1_config_result {
+    S1_CONFIG_OK = 0,
+    S1_CONFIG_EXIT = 1,   /* --help or --version was printed: exit 0 */
+    S1_CONFIG_ERROR = -1, /* bad flag or value: one line in err, exit 2 */
+};
+
+void s1_config_defaults(struct s1_config *c);
+enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv, char *err);
+void s1_config_usage(FILE *out);
+/* The files mode implied by --prefetch and --read. */
+enum files_mode s1_config_files_mode(const struct s1_config *c);
+/* Logs the effective configuration on one line (info). */
+void s1_config_log(const struct s1_config *c);
+
+#endif /* S1_CONFIG_H */

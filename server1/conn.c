@@ -1,0 +1,612 @@
+/*
+ * conn.c - see conn.h. Entry points: on_read, on_write, on_timeout, s1_conn_resume and
+ * s1_conn_drain; each ends in conn_settle(), which flushes output, decides about closing,
+ * re-arms timers and reading, and frees the conn if it died.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "authclient.h"
+#include "handler.h"
+#include "log.h"
+#include "net.h"
+#include "worker.h"
+#include "xalloc.h"
+
+#define S1_IN_INIT 4096
+#define S1_IN_MIN_READ 1024
+#define S1_OUT_HIGH_WATER (256 * 1024) /* stop handling pipelined requests above this */
+
+static void conn_settle(struct s1_conn *c);
+static void conn_process(struct s1_conn *c);
+
+static size_t in_max(const struct s1_conn *c)
+{
+    const struct s1_config *cfg = c->w->sh->cfg;
+    return cfg->max_header_bytes + cfg->max_body;
+}
+
+static size_t out_len(const struct s1_conn *c)
+{
+    return c->out ? evbuffer_get_length(c->out) : 0;
+}
+
+/* Makes room at the end of the input buffer (compacting, growing up to in_max); returns it. */
+static size_t make_space(struct s1_conn *c)
+{
+    size_t avail;
+
+    if (c->in_start == c->in_end)
+        c->in_start = c->in_end = 0;
+    avail = c->in_cap - c->in_end;
+    if (avail >= S1_IN_MIN_READ)
+        return avail;
+    if (c->in_start > 0) {
+        memmove(c->in, c->in + c->in_start, c->in_end - c->in_start);
+        c->in_end -= c->in_start;
+        c->in_start = 0;
+        avail = c->in_cap - c->in_end;
+    }
+    if (avail == 0 && c->in_cap < in_max(c)) {
+        size_t cap = c->in_cap * 2;
+        if (cap > in_max(c))
+            cap = in_max(c);
+        c->in = xrealloc(c->in, cap);
+        c->in_cap = cap;
+        avail = cap - c->in_end;
+    }
+    return avail;
+}
+
+static void arm_timer(struct s1_conn *c, const struct timeval *tv, bool header)
+{
+    event_add(&c->tmo_ev, tv);
+    c->timer_is_header = header;
+}
+
+static void stop_timer(struct s1_conn *c)
+{
+    event_del(&c->tmo_ev);
+    c->timer_is_header = false;
+}
+
+/* ---- responses ---- */
+
+static const char *reason(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+    }
+}
+
+static char *put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static void body_discard(struct s1_body *b)
+{
+    if (b->kind == S1_BODY_MEM && b->owned != NULL)
+        free(b->owned);
+    if (b->kind == S1_BODY_FILE && b->fd >= 0)
+        close(b->fd);
+    b->kind = S1_BODY_NONE;
+}
+
+static void free_ref(const void *data, size_t len, void *owned)
+{
+    UNUSED(data);
+    UNUSED(len);
+    free(owned);
+}
+
+static struct evbuffer *out_buf(struct s1_conn *c)
+{
+    if (c->out == NULL) {
+        c->out = evbuffer_new();
+        if (c->out == NULL) {
+            fprintf(stderr, "server1: out of memory (evbuffer_new)\n");
+            abort();
+        }
+        /* lets evbuffer_add_file use sendfile */
+        evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD);
+    }
+    return c->out;
+}
+
+/* Appends head + body to the output buffer (for later writes). */
+static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b,
+                      size_t body_off)
+{
+    struct evbuffer *out = out_buf(c);
+
+    if (hlen > 0 && evbuffer_add(out, head, hlen) < 0)
+        goto fail;
+    if (b->kind == S1_BODY_MEM && b->len > body_off) {
+        const char *p = (const char *)b->data + body_off;
+        size_t n = b->len - body_off;
+        int rc = b->owned ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
+                          : evbuffer_add_reference(out, p, n, NULL, NULL);
+        if (rc < 0)
+            goto fail;
+        b->owned = NULL; /* the evbuffer frees it now */
+    } else if (b->kind == S1_BODY_FILE && b->len > 0) {
+        if (evbuffer_add_file(out, b->fd, 0, (ev_off_t)b->len) < 0)
+            goto fail;
+        b->fd = -1; /* the evbuffer closes it now */
+    }
+    body_discard(b);
+    return;
+
+fail:
+    log_warn("cannot queue a response: out of memory");
+    body_discard(b);
+    c->dead = true;
+}
+
+/* Sends head + body: straight to the socket when nothing is queued, else through the evbuffer. */
+static void send_response(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b)
+{
+    struct iovec iov[2];
+    size_t total = hlen;
+    int cnt = 1;
+    ssize_t n;
+
+    if (c->dead) {
+        body_discard(b);
+        return;
+    }
+    if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE) {
+        queue_out(c, head, hlen, b, 0);
+        return;
+    }
+    iov[0].iov_base = (void *)head;
+    iov[0].iov_len = hlen;
+    if (b->kind == S1_BODY_MEM && b->len > 0) {
+        iov[1].iov_base = (void *)b->data;
+        iov[1].iov_len = b->len;
+        total += b->len;
+        cnt = 2;
+    }
+    n = writev(c->fd, iov, cnt);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            c->dead = true;
+            body_discard(b);
+            return;
+        }
+        n = 0;
+    }
+    metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
+    if ((size_t)n == total) {
+        body_discard(b);
+        return;
+    }
+    if ((size_t)n < hlen)
+        queue_out(c, head + n, hlen - (size_t)n, b, 0);
+    else
+        queue_out(c, NULL, 0, b, (size_t)n - hlen);
+}
+
+void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
+                     struct s1_body *body)
+{
+    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    char head[1024];
+    char *p = head;
+    size_t extra_len = extra ? strlen(extra) : 0;
+
+    if (body == NULL)
+        body = &none;
+    if (!c->keep_alive || c->w->draining || c->peer_eof)
+        c->close_after = true;
+
+    p = put_str(p, "HTTP/1.1 ");
+    p = put_u64(p, (uint64_t)status);
+    *p++ = ' ';
+    p = put_str(p, reason(status));
+    p = put_str(p, "\r\nServer: server1\r\nContent-Length: ");
+    p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
+    p = put_str(p, "\r\n");
+    if (content_type != NULL) {
+        p = put_str(p, "Content-Type: ");
+        p = put_str(p, content_type);
+        p = put_str(p, "\r\n");
+    }
+    if (extra_len > 0 && extra_len < sizeof(head) - 256) {
+        memcpy(p, extra, extra_len);
+        p += extra_len;
+    }
+    if (c->close_after)
+        p = put_str(p, "Connection: close\r\n");
+    else if (c->http10)
+        p = put_str(p, "Connection: keep-alive\r\n");
+    p = put_str(p, "\r\n");
+
+    metrics_request(&c->w->metrics, c->route, status);
+    if (c->req_inflight) {
+        c->req_inflight = false;
+        metrics_gauge_add(&c->w->metrics.inflight, -1);
+    }
+    if (c->head_only)
+        body_discard(body);
+    send_response(c, head, (size_t)(p - head), body);
+}
+
+void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *text)
+{
+    struct s1_body b = {.kind = S1_BODY_MEM, .data = text, .len = strlen(text), .fd = -1};
+    s1_conn_respond(c, status, "text/plain; charset=utf-8", extra, &b);
+}
+
+/* An error that ends the connection: the peer's framing can no longer be trusted. */
+static void respond_fatal(struct s1_conn *c, int status, const char *text)
+{
+    c->close_after = true;
+    c->linger_after = true;
+    s1_conn_respond_text(c, status, NULL, text);
+}
+
+/* ---- request processing ---- */
+
+static void parse_error(struct s1_conn *c)
+{
+    int status = c->parser.status;
+
+    log_debug("bad request from fd %d: %s (%d)", c->fd, c->parser.error, status);
+    c->route = METRICS_ROUTE_OTHER;
+    switch (status) {
+    case 431:
+        respond_fatal(c, 431, "request header fields too large\n");
+        break;
+    case 501:
+        respond_fatal(c, 501, "transfer-encoding is not supported\n");
+        break;
+    case 505:
+        respond_fatal(c, 505, "HTTP version not supported\n");
+        break;
+    default:
+        respond_fatal(c, 400, "bad request\n");
+        break;
+    }
+}
+
+static void send_continue(struct s1_conn *c)
+{
+    static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    bool more = c->more_input;
+
+    c->more_input = false;
+    send_response(c, msg, sizeof(msg) - 1, &none);
+    c->more_input = more;
+    c->sent_continue = true;
+}
+
+/* Handles every complete request in the buffer, in order, until one goes asynchronous. */
+static void conn_process(struct s1_conn *c)
+{
+    const struct s1_config *cfg = c->w->sh->cfg;
+
+    while (!c->dead && c->state == S1_CONN_READ && !c->close_after) {
+        size_t avail = c->in_end - c->in_start;
+        const struct http_request *req = &c->parser.req;
+        enum s1_dispatch d;
+        size_t need;
+
+        if (avail == 0)
+            break;
+        if (out_len(c) > S1_OUT_HIGH_WATER)
+            break; /* resumed by conn_settle once the output drains */
+        if (!c->head_done) {
+            enum http_parse_result r = http_parser_execute(&c->parser, c->in + c->in_start, avail);
+            if (r == HTTP_PARSE_MORE) {
+                /* part of a request: it must be complete within --header-timeout */
+                if (!c->timer_is_header)
+                    arm_timer(c, c->w->header_tv, true);
+                break;
+            }
+            if (r == HTTP_PARSE_ERROR) {
+                parse_error(c);
+                break;
+            }
+            c->head_done = true;
+            c->sent_continue = false;
+            c->req_inflight = true;
+            metrics_gauge_add(&c->w->metrics.inflight, 1);
+            c->route = s1_handler_route(c->in + c->in_start, req);
+            c->keep_alive = req->keep_alive;
+            c->http10 = req->version_minor == 0;
+            c->head_only = req->method == HTTP_METHOD_HEAD;
+            if (req->content_length > cfg->max_body) {
+                respond_fatal(c, 413, "request body too large\n");
+                break;
+            }
+        }
+        need = req->head_len + (size_t)req->content_length;
+        if (avail < need) {
+            if (!c->timer_is_header)
+                arm_timer(c, c->w->header_tv, true);
+            if (req->expect_continue && !c->sent_continue && req->version_minor == 1)
+                send_continue(c);
+            break;
+        }
+        /* the whole request is here */
+        if (evtimer_pending(&c->tmo_ev, NULL))
+            stop_timer(c);
+        c->timer_is_header = false;
+        c->more_input = avail > need;
+        d = s1_handler_dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
+                                (size_t)req->content_length);
+        c->more_input = false;
+        c->in_start += need;
+        c->head_done = false;
+        http_parser_reset(&c->parser);
+        if (d == S1_DISPATCH_PENDING) {
+            c->state = S1_CONN_WAIT;
+            break;
+        }
+    }
+}
+
+/* Writes queued output; arms the write event (with the stall timeout) if the socket is full. */
+static void conn_flush(struct s1_conn *c)
+{
+    while (!c->dead && out_len(c) > 0) {
+        int n = evbuffer_write(c->out, c->fd);
+        /* libevent's sendfile path reports EAGAIN as 0; so would a file cut short under us,
+         * which must not spin forever: give up after many writable-but-no-progress rounds */
+        if (n == 0 && ++c->zero_writes > 64) {
+            log_warn("closing fd %d: a file being sent stopped growing (truncated?)", c->fd);
+            c->dead = true;
+            return;
+        }
+        if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+            if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
+                event_add(&c->wr_ev, c->w->idle_tv);
+            return;
+        }
+        if (n < 0) {
+            c->dead = true;
+            return;
+        }
+        c->zero_writes = 0;
+        metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
+    }
+    if (event_pending(&c->wr_ev, EV_WRITE, NULL))
+        event_del(&c->wr_ev);
+}
+
+static void start_linger(struct s1_conn *c)
+{
+    if (shutdown(c->fd, SHUT_WR) < 0) {
+        c->dead = true;
+        return;
+    }
+    c->state = S1_CONN_LINGER;
+    c->in_start = c->in_end = 0;
+    arm_timer(c, c->w->linger_tv, false);
+}
+
+static void conn_settle(struct s1_conn *c)
+{
+    /* ends: every round that continues consumed input or produced output */
+    while (!c->dead) {
+        size_t before = out_len(c);
+        conn_flush(c);
+        if (c->dead || out_len(c) > 0)
+            break;
+        /* the output drained: requests held back by the high-water mark can go on */
+        if (before > 0 && c->state == S1_CONN_READ && !c->close_after &&
+            c->in_end > c->in_start) {
+            conn_process(c);
+            continue;
+        }
+        break;
+    }
+    if (!c->dead && out_len(c) == 0) {
+        bool idle = c->state == S1_CONN_READ && c->in_end == c->in_start && !c->head_done;
+        if (c->close_after && c->state != S1_CONN_WAIT && c->state != S1_CONN_LINGER) {
+            if (c->linger_after && !c->peer_eof)
+                start_linger(c);
+            else
+                c->dead = true;
+        } else if (c->state == S1_CONN_READ && c->peer_eof) {
+            c->dead = true; /* everything complete was answered; the peer sends no more */
+        } else if (idle && c->w->draining) {
+            c->dead = true;
+        } else if (idle && !c->close_after && !evtimer_pending(&c->tmo_ev, NULL)) {
+            arm_timer(c, c->w->idle_tv, false);
+        }
+    }
+    if (!c->dead) {
+        bool want = !c->peer_eof &&
+                    (c->state == S1_CONN_LINGER || make_space(c) > 0);
+        if (want && !c->reading)
+            event_add(&c->rd_ev, NULL);
+        else if (!want && c->reading)
+            event_del(&c->rd_ev);
+        c->reading = want;
+    }
+    if (c->dead)
+        s1_conn_free(c);
+}
+
+/* ---- event callbacks ---- */
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_conn *c = arg;
+    ssize_t n;
+    UNUSED(what);
+
+    if (c->state == S1_CONN_LINGER) {
+        char sink[4096];
+        n = recv(fd, sink, sizeof(sink), 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            c->dead = true;
+        conn_settle(c);
+        return;
+    }
+    if (make_space(c) == 0) {
+        conn_settle(c); /* pauses reading */
+        return;
+    }
+    n = recv(fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
+    if (n > 0) {
+        c->in_end += (size_t)n;
+    } else if (n == 0) {
+        c->peer_eof = true;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        return;
+    } else {
+        c->dead = true; /* ECONNRESET and friends */
+    }
+    if (c->state == S1_CONN_READ)
+        conn_process(c);
+    conn_settle(c);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_conn *c = arg;
+    UNUSED(fd);
+
+    if (what & EV_TIMEOUT) {
+        log_debug("closing fd %d: the client stopped reading", c->fd);
+        c->dead = true;
+    }
+    conn_settle(c);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_conn *c = arg;
+    UNUSED(fd);
+    UNUSED(what);
+
+    if (c->state == S1_CONN_LINGER) {
+        c->dead = true;
+    } else if (c->state == S1_CONN_READ && c->timer_is_header) {
+        c->timer_is_header = false;
+        if (c->in_end > c->in_start || c->head_done) {
+            log_debug("fd %d: request not complete in --header-timeout", c->fd);
+            if (!c->head_done)
+                c->route = METRICS_ROUTE_OTHER;
+            c->close_after = true;
+            s1_conn_respond_text(c, 408, NULL, "request timeout\n");
+        } else {
+            c->dead = true; /* never sent a byte */
+        }
+    } else if (c->state == S1_CONN_READ) {
+        c->dead = true; /* keep-alive idle */
+    }
+    conn_settle(c);
+}
+
+/* ---- life cycle ---- */
+
+void s1_conn_new(struct s1_worker *w, int fd)
+{
+    struct s1_conn *c = xcalloc(1, sizeof(*c));
+
+    c->w = w;
+    c->fd = fd;
+    c->state = S1_CONN_READ;
+    c->in_cap = S1_IN_INIT;
+    c->in = xmalloc(c->in_cap);
+    http_parser_init(&c->parser, w->sh->cfg->max_header_bytes);
+    if (net_set_nodelay(fd) < 0)
+        log_debug("TCP_NODELAY on fd %d failed", fd);
+    event_assign(&c->rd_ev, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
+    event_assign(&c->wr_ev, w->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+    evtimer_assign(&c->tmo_ev, w->base, on_timeout, c);
+    TAILQ_INSERT_TAIL(&w->conns, c, link);
+    w->nconns++;
+    metrics_gauge_add(&w->metrics.connections, 1);
+    event_add(&c->rd_ev, NULL);
+    c->reading = true;
+    /* the first request must arrive within --header-timeout */
+    arm_timer(c, w->header_tv, true);
+}
+
+void s1_conn_free(struct s1_conn *c)
+{
+    struct s1_worker *w = c->w;
+
+    if (c->auth_pending)
+        authclient_cancel(w->auth, c->auth_handle);
+    event_del(&c->rd_ev);
+    event_del(&c->wr_ev);
+    event_del(&c->tmo_ev);
+    if (close(c->fd) < 0)
+        log_debug("close fd %d: %d", c->fd, errno);
+    if (c->out != NULL)
+        evbuffer_free(c->out);
+    free(c->in);
+    if (c->req_inflight)
+        metrics_gauge_add(&w->metrics.inflight, -1);
+    metrics_gauge_add(&w->metrics.connections, -1);
+    TAILQ_REMOVE(&w->conns, c, link);
+    w->nconns--;
+    free(c);
+    s1_worker_conn_closed(w);
+}
+
+void s1_conn_drain(struct s1_conn *c)
+{
+    /* idle ones close now; conn_settle closes the others after their current response */
+    conn_settle(c);
+}
+
+void s1_conn_resume(struct s1_conn *c)
+{
+    c->auth_pending = false;
+    if (c->state == S1_CONN_WAIT)
+        c->state = S1_CONN_READ;
+    conn_process(c);
+    conn_settle(c);
+}

@@ -1,0 +1,113 @@
+/*
+ * conn.h - one client connection: reads bytes into a contiguous buffer, parses ONE request at a
+ * time (http_parser), hands it to the handler, writes the response (writev fast path, evbuffer
+ * with references / sendfile for the rest), then keep-alive or close. Pipelined requests stay
+ * in the buffer and are handled in order once the previous response is queued.
+ *
+ * DESIGN: a conn belongs to one worker thread and is only touched there. Every entry point
+ * (socket readable/writable, timer, auth answer via s1_conn_resume, worker drain) ends in one
+ * place that frees the conn if it died, so nothing below an entry point ever frees it. While a
+ * request waits for server2 the conn holds the authclient handle and cancels it if it is freed
+ * first, so a late answer finds nothing to call. Timeouts: --header-timeout from the first byte
+ * of a request until it is complete (head and body), --idle-timeout between requests and for a
+ * stalled write. Expect: 100-continue is answered "100 Continue" once the head is accepted and
+ * the body has not arrived yet; a body over --max-body gets 413 instead, unread. Errors in the
+ * request framing (400, 413, 431, 501, 505) close the connection after the response, with a
+ * short lingering close so the client can read it while still sending.
+ */
+#ifndef S1_CONN_H
+#define S1_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+#include "files.h"
+#include "http_parser.h"
+#include "metrics.h"
+
+struct s1_worker;
+struct evbuffer;
+
+enum s1_conn_state {
+    S1_CONN_READ,   /* between requests, or receiving one */
+    S1_CONN_WAIT,   /* the current request is being answered asynchronously */
+    S1_CONN_LINGER, /* last response sent and write side shut; discarding input, then close */
+};
+
+enum s1_body_kind {
+    S1_BODY_NONE,
+    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL */
+    S1_BODY_FILE, /* fd/len: sent with sendfile; the fd is closed once sent */
+};
+
+struct s1_body {
+    enum s1_body_kind kind;
+    const void *data;
+    size_t len;
+    void *owned;
+    int fd;
+};
+
+struct s1_conn {
+    struct s1_worker *w;
+    TAILQ_ENTRY(s1_conn) link;
+    int fd;
+    enum s1_conn_state state;
+    struct event rd_ev;
+    struct event wr_ev;
+    struct event tmo_ev;
+    bool reading;        /* rd_ev is added */
+    bool timer_is_header; /* tmo_ev is the header timer of the request being received */
+
+    /* input: in[in_start..in_end) not yet consumed */
+    char *in;
+    size_t in_start;
+    size_t in_end;
+    size_t in_cap;
+    struct http_parser parser;
+    bool head_done;         /* parser finished the current head; waiting for its body */
+    bool sent_continue;
+
+    /* output: NULL until a response cannot be written at once */
+    struct evbuffer *out;
+    unsigned zero_writes;   /* consecutive flushes that wrote nothing */
+
+    /* the request being answered */
+    enum metrics_route route;
+    bool head_only;         /* HEAD: headers without the body */
+    bool keep_alive;
+    bool http10;            /* HTTP/1.0: keep-alive must be announced */
+    bool req_inflight;      /* counted in server1_inflight_requests */
+    bool more_input;        /* more requests are already buffered: batch the writes */
+    bool auth_pending;
+    uint64_t auth_handle;
+    char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight */
+    size_t name_len;
+    bool name_ok;           /* the name passed files_name_decode (else 404 after auth) */
+
+    bool close_after;  /* close once the output is flushed */
+    bool linger_after; /* ... after a lingering close (the peer may still be sending) */
+    bool peer_eof;
+    bool dead;         /* free at the end of the current entry point */
+};
+
+/* Takes an accepted, non-blocking socket. */
+void s1_conn_new(struct s1_worker *w, int fd);
+/* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
+void s1_conn_free(struct s1_conn *c);
+/* Worker starts draining: idle connections close, busy ones close after their response. */
+void s1_conn_drain(struct s1_conn *c);
+
+/* For the handler: queue the response to the current request. */
+void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
+                     struct s1_body *body);
+/* A short text/plain response; body is a static string. */
+void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *body);
+/* For the handler's async callbacks: after responding, continue with the next request. */
+void s1_conn_resume(struct s1_conn *c);
+
+#endif /* S1_CONN_H */

@@ -1,0 +1,442 @@
+/*
+ * handler.c - see handler.h. Request targets are routed on their raw path (no decoding; the
+ * query string is ignored; absolute-form "http://host/path" is accepted). Under /files/ the rule
+ * is uniform: 401 unless the credentials are accepted, then 404 for anything that is not a
+ * servable file - a missing one, a directory, a link out of the root, or a name that could never
+ * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
+ * filesystem when invalid.
+ */
+#include "handler.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "authclient.h"
+#include "basic_auth.h"
+#include "form.h"
+#include "log.h"
+#include "worker.h"
+
+#define HDR_RETRY "Retry-After: 1\r\n"
+#define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
+#define FILES_PREFIX "/files/"
+
+/* The path of the target (without query), or -1 for a target that is not a path. */
+static int target_path(const char *buf, const struct http_request *req, const char **path,
+                       size_t *len)
+{
+    const char *t = http_span_ptr(buf, req->target);
+    size_t n = req->target.len;
+    const char *q;
+
+    if (n > 0 && t[0] != '/') {
+        /* absolute-form: scheme://authority/path */
+        size_t skip;
+        if (n >= 7 && strncasecmp(t, "http://", 7) == 0)
+            skip = 7;
+        else if (n >= 8 && strncasecmp(t, "https://", 8) == 0)
+            skip = 8;
+        else
+            return -1;
+        q = memchr(t + skip, '/', n - skip);
+        if (q == NULL) {
+            *path = "/";
+            *len = 1;
+            return 0;
+        }
+        n -= (size_t)(q - t);
+        t = q;
+    }
+    q = memchr(t, '?', n);
+    if (q != NULL)
+        n = (size_t)(q - t);
+    *path = t;
+    *len = n;
+    return 0;
+}
+
+static bool path_is(const char *p, size_t len, const char *lit)
+{
+    size_t n = strlen(lit);
+    return len == n && memcmp(p, lit, n) == 0;
+}
+
+enum metrics_route s1_handler_route(const char *buf, const struct http_request *req)
+{
+    const char *p;
+    size_t len;
+
+    if (target_path(buf, req, &p, &len) < 0)
+        return METRICS_ROUTE_OTHER;
+    if (len > sizeof(FILES_PREFIX) - 1 && memcmp(p, FILES_PREFIX, sizeof(FILES_PREFIX) - 1) == 0)
+        return METRICS_ROUTE_FILES;
+    if (path_is(p, len, "/files/"))
+        return METRICS_ROUTE_FILES;
+    if (path_is(p, len, "/users"))
+        return METRICS_ROUTE_USERS;
+    if (path_is(p, len, "/healthz"))
+        return METRICS_ROUTE_HEALTHZ;
+    if (path_is(p, len, "/metrics"))
+        return METRICS_ROUTE_METRICS;
+    return METRICS_ROUTE_OTHER;
+}
+
+static void respond_unavailable(struct s1_conn *c)
+{
+    s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable, retry later\n");
+}
+
+/* ---- POST /users ---- */
+
+static void on_create(void *arg, enum frame_status st)
+{
+    struct s1_conn *c = arg;
+
+    c->auth_pending = false;
+    switch (st) {
+    case FRAME_ST_OK:
+        s1_conn_respond_text(c, 201, NULL, "created\n");
+        break;
+    case FRAME_ST_EXISTS:
+        s1_conn_respond_text(c, 409, NULL, "username already exists\n");
+        break;
+    case FRAME_ST_INVALID:
+        s1_conn_respond_text(c, 400, NULL, "invalid username or password\n");
+        break;
+    default:
+        respond_unavailable(c);
+        break;
+    }
+    s1_conn_resume(c);
+}
+
+static enum s1_dispatch create_user(struct s1_conn *c, const char *buf,
+                                    const struct http_request *req, const char *body,
+                                    size_t body_len)
+{
+    char user[ACCOUNT_USER_MAX + 1];
+    char pass[ACCOUNT_PASS_MAX + 1];
+    struct http_form_field fields[2] = {
+        {.name = "username", .out = user, .cap = sizeof(user)},
+        {.name = "password", .out = pass, .cap = sizeof(pass)},
+    };
+    const char *why = NULL;
+    enum s1_dispatch d = S1_DISPATCH_DONE;
+
+    if (req->content_type < 0 ||
+        !http_form_is_urlencoded(http_span_ptr(buf, req->headers[req->content_type].value),
+                                 req->headers[req->content_type].value.len)) {
+        s1_conn_respond_text(c, 415, NULL,
+                             "Content-Type must be application/x-www-form-urlencoded\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (!req->has_content_length) {
+        s1_conn_respond_text(c, 411, NULL, "Content-Length required\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (http_form_parse(body, body_len, fields, 2, &why) < 0) {
+        log_debug("POST /users: %s", why);
+        s1_conn_respond_text(c, 400, NULL, "malformed form body\n");
+        goto out;
+    }
+    if (!fields[0].found || !fields[1].found) {
+        s1_conn_respond_text(c, 400, NULL, "username and password are required\n");
+        goto out;
+    }
+    if (!account_username_valid(user, fields[0].len)) {
+        s1_conn_respond_text(c, 400, NULL,
+                             "username must be 1-64 characters of A-Z a-z 0-9 . _ -\n");
+        goto out;
+    }
+    if (!account_password_valid(pass, fields[1].len)) {
+        s1_conn_respond_text(c, 400, NULL, "password must be 1-256 bytes without NUL\n");
+        goto out;
+    }
+    if (authclient_submit(c->w->auth, FRAME_CREATE, user, fields[0].len, pass, fields[1].len,
+                          on_create, c, &c->auth_handle) < 0) {
+        respond_unavailable(c);
+        goto out;
+    }
+    c->auth_pending = true;
+    d = S1_DISPATCH_PENDING;
+out:
+    explicit_bzero(pass, sizeof(pass));
+    return d;
+}
+
+/* ---- GET/HEAD /files/{name} ---- */
+
+static void respond_file_error(struct s1_conn *c, int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+    case EXDEV: /* resolves outside the root */
+    case ELOOP:
+    case EISDIR:
+    case ENXIO:
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        break;
+    case EACCES:
+    case EPERM:
+        s1_conn_respond_text(c, 403, NULL, "forbidden\n");
+        break;
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+        respond_unavailable(c);
+        break;
+    default:
+        s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+        break;
+    }
+}
+
+static void serve_prefetched(struct s1_conn *c, const struct files *f)
+{
+    const struct files_entry *e = files_lookup(f, c->name, c->name_len);
+    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+
+    if (e == NULL) {
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return;
+    }
+    b.data = e->data;
+    b.len = e->size;
+    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+}
+
+/* Opens the file; returns the fd and its size, or -1 after answering the error. */
+static int open_regular(struct s1_conn *c, const struct files *f, bool direct, size_t *size)
+{
+    struct stat st;
+    int fd = files_open(f, c->name, direct);
+
+    if (fd == -EINVAL && direct) {
+        /* O_DIRECT refused: a directory (no direct I/O there), or a filesystem that refuses it */
+        int plain = files_open(f, c->name, false);
+        bool reg = plain >= 0 && fstat(plain, &st) == 0 && S_ISREG(st.st_mode);
+        if (plain >= 0)
+            close(plain);
+        if (!reg) {
+            s1_conn_respond_text(c, 404, NULL, "not found\n");
+        } else {
+            log_warn("cannot open '%s' with O_DIRECT (a filesystem without direct I/O under "
+                     "--root?); answering 500",
+                     c->name);
+            s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+        }
+        return -1;
+    }
+    if (fd < 0) {
+        respond_file_error(c, -fd);
+        return -1;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return -1;
+    }
+    *size = (size_t)st.st_size;
+    return fd;
+}
+
+static void serve_direct(struct s1_conn *c, const struct files *f)
+{
+    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    void *buf = NULL;
+    size_t size;
+    long got;
+    int fd = open_regular(c, f, true, &size);
+
+    if (fd < 0)
+        return;
+    if (c->head_only) {
+        close(fd);
+        b.len = size;
+        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+        return;
+    }
+    got = files_read_direct(f, fd, size, &buf);
+    close(fd);
+    if (got < 0) {
+        log_warn("cannot read '%s' with O_DIRECT: error %ld", c->name, -got);
+        s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+        return;
+    }
+    b.data = buf;
+    b.owned = buf;
+    b.len = (size_t)got;
+    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+}
+
+static void serve_buffered(struct s1_conn *c, const struct files *f)
+{
+    struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
+    size_t size;
+    int fd = open_regular(c, f, false, &size);
+
+    if (fd < 0)
+        return;
+    b.fd = fd;
+    b.len = size;
+    if (size == 0) {
+        close(fd);
+        b.kind = S1_BODY_MEM;
+        b.fd = -1;
+    }
+    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+}
+
+static void on_verify(void *arg, enum frame_status st)
+{
+    struct s1_conn *c = arg;
+    const struct files *f = c->w->sh->files;
+
+    c->auth_pending = false;
+    switch (st) {
+    case FRAME_ST_OK:
+        if (!c->name_ok)
+            s1_conn_respond_text(c, 404, NULL, "not found\n");
+        else if (f->mode == FILES_PREFETCH)
+            serve_prefetched(c, f);
+        else if (f->mode == FILES_DIRECT)
+            serve_direct(c, f);
+        else
+            serve_buffered(c, f);
+        break;
+    case FRAME_ST_DENIED:
+    case FRAME_ST_INVALID:
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
+        break;
+    default:
+        respond_unavailable(c);
+        break;
+    }
+    s1_conn_resume(c);
+}
+
+static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
+                                 const struct http_request *req, const char *path, size_t len)
+{
+    struct http_basic_cred cred;
+    const char *why = NULL;
+    enum s1_dispatch d = S1_DISPATCH_DONE;
+
+    c->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
+                                   len - (sizeof(FILES_PREFIX) - 1), c->name, sizeof(c->name),
+                                   &c->name_len, &why) == 0;
+    if (!c->name_ok)
+        log_debug("GET /files: bad name: %s", why);
+    if (req->authorization < 0) {
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "credentials required\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (http_basic_parse(http_span_ptr(buf, req->headers[req->authorization].value),
+                         req->headers[req->authorization].value.len, &cred, &why) < 0) {
+        log_debug("GET /files: bad credentials: %s", why);
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "bad credentials\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (authclient_submit(c->w->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
+                          cred.pass_len, on_verify, c, &c->auth_handle) < 0) {
+        respond_unavailable(c);
+        goto out;
+    }
+    c->auth_pending = true;
+    d = S1_DISPATCH_PENDING;
+out:
+    explicit_bzero(&cred, sizeof(cred));
+    return d;
+}
+
+/* ---- /healthz, /metrics ---- */
+
+static void on_ping(void *arg, enum frame_status st)
+{
+    struct s1_conn *c = arg;
+
+    c->auth_pending = false;
+    if (st == FRAME_ST_OK)
+        s1_conn_respond_text(c, 200, NULL, "ok\n");
+    else
+        s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable\n");
+    s1_conn_resume(c);
+}
+
+static enum s1_dispatch healthz(struct s1_conn *c)
+{
+    if (!authclient_is_up(c->w->auth) ||
+        authclient_submit(c->w->auth, FRAME_PING, NULL, 0, NULL, 0, on_ping, c,
+                          &c->auth_handle) < 0) {
+        s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable\n");
+        return S1_DISPATCH_DONE;
+    }
+    c->auth_pending = true;
+    return S1_DISPATCH_PENDING;
+}
+
+static void metrics_page(struct s1_conn *c)
+{
+    const struct s1_shared *sh = c->w->sh;
+    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    size_t len;
+    char *text = metrics_render(sh->metrics, sh->nworkers, sh->files->count, sh->files->bytes,
+                                &len);
+
+    b.data = text;
+    b.owned = text;
+    b.len = len;
+    s1_conn_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, &b);
+}
+
+/* ---- dispatch ---- */
+
+static bool method_is_get(const struct http_request *req)
+{
+    return req->method == HTTP_METHOD_GET || req->method == HTTP_METHOD_HEAD;
+}
+
+enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
+                                     const struct http_request *req, const char *body,
+                                     size_t body_len)
+{
+    const char *path;
+    size_t len;
+
+    if (target_path(buf, req, &path, &len) < 0) {
+        s1_conn_respond_text(c, 400, NULL, "bad request target\n");
+        return S1_DISPATCH_DONE;
+    }
+    switch (c->route) {
+    case METRICS_ROUTE_FILES:
+        if (!method_is_get(req))
+            break;
+        return get_file(c, buf, req, path, len);
+    case METRICS_ROUTE_USERS:
+        if (req->method != HTTP_METHOD_POST) {
+            s1_conn_respond_text(c, 405, "Allow: POST\r\n", "method not allowed\n");
+            return S1_DISPATCH_DONE;
+        }
+        return create_user(c, buf, req, body, body_len);
+    case METRICS_ROUTE_HEALTHZ:
+        if (!method_is_get(req))
+            break;
+        return healthz(c);
+    case METRICS_ROUTE_METRICS:
+        if (!method_is_get(req))
+            break;
+        metrics_page(c);
+        return S1_DISPATCH_DONE;
+    default:
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return S1_DISPATCH_DONE;
+    }
+    s1_conn_respond_text(c, 405, "Allow: GET, HEAD\r\n", "method not allowed\n");
+    return S1_DISPATCH_DONE;
+}

@@ -1,0 +1,207 @@
+/*
+ * main.c - server1 entry point: flags -> config, open (and with --prefetch, load) --root, bind
+ * one SO_REUSEPORT socket per worker, start the workers, then wait for SIGTERM/SIGINT: the first
+ * drains (in-flight requests finish, bounded by --drain-timeout), a second stops at once.
+ * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "files.h"
+#include "log.h"
+#include "net.h"
+#include "worker.h"
+#include "xalloc.h"
+
+#define S1_LISTEN_BACKLOG 4096
+
+_Static_assert(FILES_ERR_LEN >= S1_CONFIG_ERR_LEN && FILES_ERR_LEN >= NET_ERR_LEN,
+               "main's error buffer serves config, files and net");
+
+static void raise_fd_limit(const struct s1_config *cfg)
+{
+    rlim_t need = (rlim_t)cfg->max_conns + (rlim_t)cfg->threads * (cfg->authc.nconns + 4) + 64;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < need)
+        log_warn("open-file limit %llu is below what --max-conns %u needs (%llu)",
+                 (unsigned long long)rl.rlim_cur, cfg->max_conns, (unsigned long long)need);
+}
+
+/* One listening socket per worker, all on the same port. Returns -1 with a reason in err. */
+static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uint16_t *port,
+                          char *err)
+{
+    uint16_t p = cfg->port;
+
+    if (p != 0) {
+        /* a socket without SO_REUSEPORT fails if anyone (even another server1) holds the port */
+        int probe = net_listen_tcp(cfg->listen, p, false, 1, err);
+        if (probe < 0)
+            return -1;
+        close(probe);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        fds[i] = net_listen_tcp(cfg->listen, p, true, S1_LISTEN_BACKLOG, err);
+        if (fds[i] < 0) {
+            while (i > 0)
+                close(fds[--i]);
+            return -1;
+        }
+        if (p == 0) {
+            p = net_local_port(fds[i]);
+            if (p == 0) {
+                snprintf(err, NET_ERR_LEN, "cannot read the bound port");
+                close(fds[i]);
+                return -1;
+            }
+        }
+    }
+    *port = p;
+    return 0;
+}
+
+static bool all_done(struct s1_worker *ws, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (!atomic_load(&ws[i].done))
+            return false;
+    }
+    return true;
+}
+
+/* Waits up to timeout_ms for one of the signals in set; returns it, or 0. */
+static int wait_signal(const sigset_t *set, long timeout_ms)
+{
+    struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = (timeout_ms % 1000) * 1000000};
+    int sig = sigtimedwait(set, NULL, &ts);
+    return sig > 0 ? sig : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct s1_config cfg;
+    char err[FILES_ERR_LEN]; /* >= S1_CONFIG_ERR_LEN and NET_ERR_LEN */
+    struct files files;
+    struct s1_shared sh;
+    struct s1_worker *ws = NULL;
+    struct metrics **all = NULL;
+    int *fds = NULL;
+    unsigned started = 0;
+    uint16_t port = 0;
+    sigset_t sigs;
+    int sig;
+    int rc = 1;
+
+    s1_config_defaults(&cfg);
+    switch (s1_config_parse(&cfg, argc, argv, err)) {
+    case S1_CONFIG_EXIT:
+        return 0;
+    case S1_CONFIG_ERROR:
+        fprintf(stderr, "server1: %s\n", err);
+        return 2;
+    case S1_CONFIG_OK:
+        break;
+    }
+    log_init("server1", cfg.log_level);
+
+    /* only this thread takes SIGTERM/SIGINT; workers inherit the blocked mask */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit(&cfg);
+
+    if (files_init(&files, cfg.root, s1_config_files_mode(&cfg), err) < 0) {
+        fprintf(stderr, "server1: %s\n", err);
+        return 1;
+    }
+    fds = xcalloc(cfg.threads, sizeof(*fds));
+    if (bind_listeners(&cfg, fds, cfg.threads, &port, err) < 0) {
+        fprintf(stderr, "server1: %s\n", err);
+        goto out_files;
+    }
+    s1_config_log(&cfg);
+
+    ws = xcalloc(cfg.threads, sizeof(*ws));
+    all = xcalloc(cfg.threads, sizeof(*all));
+    memset(&sh, 0, sizeof(sh));
+    sh.cfg = &cfg;
+    sh.files = &files;
+    sh.metrics = all;
+    sh.nworkers = cfg.threads;
+    atomic_init(&sh.nconns, 0);
+    for (unsigned i = 0; i < cfg.threads; i++) {
+        if (s1_worker_init(&ws[i], i, &sh, fds[i]) < 0) {
+            fprintf(stderr, "server1: cannot create worker %u: %s\n", i,
+                    strerror_r(errno, err, sizeof(err)));
+            for (unsigned k = i; k < cfg.threads; k++)
+                close(fds[k]);
+            cfg.threads = i; /* release only what was set up */
+            goto out_workers;
+        }
+        all[i] = &ws[i].metrics;
+    }
+    pthread_barrier_init(&sh.ready, NULL, cfg.threads + 1);
+    for (; started < cfg.threads; started++) {
+        if (s1_worker_start(&ws[started]) < 0) {
+            fprintf(stderr, "server1: cannot start worker %u: %s\n", started,
+                    strerror_r(errno, err, sizeof(err)));
+            abort(); /* the barrier can no longer be passed; nothing sensible to unwind */
+        }
+    }
+    pthread_barrier_wait(&sh.ready);
+    for (unsigned i = 0; i < cfg.threads; i++) {
+        if (ws[i].init_failed) {
+            fprintf(stderr, "server1: worker %u failed to start\n", i);
+            for (unsigned k = 0; k < cfg.threads; k++)
+                s1_worker_stop(&ws[k], S1_WORKER_FORCE);
+            goto out_join;
+        }
+    }
+    log_info("listening on %s:%u", cfg.listen, port);
+
+    do {
+        sig = wait_signal(&sigs, 500);
+    } while (sig == 0 && !all_done(ws, cfg.threads));
+    if (sig != 0)
+        log_info("%s received: draining connections (at most %llu ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                 (unsigned long long)(cfg.drain_timeout_us / 1000));
+    for (unsigned i = 0; i < cfg.threads; i++)
+        s1_worker_stop(&ws[i], S1_WORKER_DRAIN);
+    while (!all_done(ws, cfg.threads)) {
+        if (wait_signal(&sigs, 50) != 0) {
+            log_warn("second signal: stopping now");
+            for (unsigned i = 0; i < cfg.threads; i++)
+                s1_worker_stop(&ws[i], S1_WORKER_FORCE);
+        }
+    }
+    rc = 0;
+
+out_join:
+    for (unsigned i = 0; i < started; i++)
+        s1_worker_join(&ws[i]);
+    pthread_barrier_destroy(&sh.ready);
+out_workers:
+    for (unsigned i = 0; i < cfg.threads; i++)
+        s1_worker_release(&ws[i]);
+    if (rc == 0)
+        log_info("stopped");
+out_files:
+    free(ws);
+    free(all);
+    free(fds);
+    files_release(&files);
+    return rc;
+}

@@ -1,0 +1,178 @@
+/*
+ * metrics.c - see metrics.h.
+ */
+#include "metrics.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static const char *const route_names[METRICS_NROUTES] = {"files", "users", "healthz", "metrics",
+                                                         "other"};
+#define METRICS_STATUS_CODE(code) code,
+static const int status_codes[METRICS_NSTATUS] = {METRICS_STATUS_LIST(METRICS_STATUS_CODE) 0};
+static const double rtt_bounds[METRICS_RTT_NBOUNDS] = METRICS_RTT_BOUNDS;
+
+void metrics_init(struct metrics *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
+static int status_index(int status)
+{
+    switch (status) {
+#define METRICS_STATUS_CASE(code)                                                                  \
+    case code:                                                                                     \
+        return METRICS_ST_##code;
+        METRICS_STATUS_LIST(METRICS_STATUS_CASE)
+    default:
+        return METRICS_ST_OTHER;
+    }
+}
+
+void metrics_request(struct metrics *m, enum metrics_route route, int status)
+{
+    metrics_add(&m->requests[route][status_index(status)], 1);
+}
+
+void metrics_auth_rtt(struct metrics *m, uint64_t rtt_ns)
+{
+    double s = (double)rtt_ns / 1e9;
+    size_t b = 0;
+
+    while (b < METRICS_RTT_NBOUNDS && s > rtt_bounds[b])
+        b++;
+    metrics_add(&m->auth_rtt_bucket[b], 1);
+    metrics_add(&m->auth_rtt_sum_ns, rtt_ns);
+    metrics_add(&m->auth_rtt_count, 1);
+}
+
+static uint64_t load_u(const _Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static int64_t load_i(const _Atomic int64_t *g)
+{
+    return atomic_load_explicit(g, memory_order_relaxed);
+}
+
+/* The field at offset off of struct metrics, summed over all threads. */
+static uint64_t sum_counter(struct metrics *const *all, size_t n, size_t off)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v += load_u((const _Atomic uint64_t *)((const char *)all[i] + off));
+    return v;
+}
+
+static int64_t sum_gauge(struct metrics *const *all, size_t n, size_t off)
+{
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v += load_i((const _Atomic int64_t *)((const char *)all[i] + off));
+    return v;
+}
+
+char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_files,
+                     uint64_t prefetched_bytes, size_t *len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&buf, &size);
+    uint64_t sum_u;
+    int64_t sum_i;
+    uint64_t cum;
+
+    if (out == NULL) {
+        *len = 0;
+        return xstrdup("");
+    }
+    fputs("# HELP server1_requests_total HTTP requests answered, by route and status.\n"
+          "# TYPE server1_requests_total counter\n",
+          out);
+    for (int r = 0; r < METRICS_NROUTES; r++) {
+        for (int s = 0; s < METRICS_NSTATUS; s++) {
+            uint64_t v = 0;
+            for (size_t i = 0; i < n; i++)
+                v += load_u(&all[i]->requests[r][s]);
+            if (v == 0)
+                continue;
+            if (status_codes[s] != 0)
+                fprintf(out, "server1_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                        route_names[r], status_codes[s], (unsigned long long)v);
+            else
+                fprintf(out, "server1_requests_total{route=\"%s\",status=\"other\"} %llu\n",
+                        route_names[r], (unsigned long long)v);
+        }
+    }
+
+    sum_i = sum_gauge(all, n, offsetof(struct metrics, inflight));
+    fprintf(out,
+            "# HELP server1_inflight_requests Requests parsed and not yet answered.\n"
+            "# TYPE server1_inflight_requests gauge\nserver1_inflight_requests %lld\n",
+            (long long)sum_i);
+    sum_i = sum_gauge(all, n, offsetof(struct metrics, connections));
+    fprintf(out,
+            "# HELP server1_connections Open client connections.\n"
+            "# TYPE server1_connections gauge\nserver1_connections %lld\n",
+            (long long)sum_i);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, connections_rejected));
+    fprintf(out,
+            "# HELP server1_connections_rejected_total Connections closed at once over "
+            "--max-conns.\n"
+            "# TYPE server1_connections_rejected_total counter\n"
+            "server1_connections_rejected_total %llu\n",
+            (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, bytes_sent));
+    fprintf(out,
+            "# HELP server1_bytes_sent_total Bytes written to client sockets.\n"
+            "# TYPE server1_bytes_sent_total counter\nserver1_bytes_sent_total %llu\n",
+            (unsigned long long)sum_u);
+    fprintf(out,
+            "# HELP server1_prefetched_files Files held in memory by --prefetch.\n"
+            "# TYPE server1_prefetched_files gauge\nserver1_prefetched_files %llu\n"
+            "# HELP server1_prefetched_bytes Bytes held in memory by --prefetch.\n"
+            "# TYPE server1_prefetched_bytes gauge\nserver1_prefetched_bytes %llu\n",
+            (unsigned long long)prefetched_files, (unsigned long long)prefetched_bytes);
+
+    fputs("# HELP server1_auth_rtt_seconds Round trip of a request to server2.\n"
+          "# TYPE server1_auth_rtt_seconds histogram\n",
+          out);
+    cum = 0;
+    for (int b = 0; b <= METRICS_RTT_NBOUNDS; b++) {
+        sum_u = sum_counter(all, n, offsetof(struct metrics, auth_rtt_bucket[b]));
+        cum += sum_u;
+        if (b < METRICS_RTT_NBOUNDS)
+            fprintf(out, "server1_auth_rtt_seconds_bucket{le=\"%g\"} %llu\n", rtt_bounds[b],
+                    (unsigned long long)cum);
+        else
+            fprintf(out, "server1_auth_rtt_seconds_bucket{le=\"+Inf\"} %llu\n",
+                    (unsigned long long)cum);
+    }
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_rtt_sum_ns));
+    fprintf(out, "server1_auth_rtt_seconds_sum %.9f\n", (double)sum_u / 1e9);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_rtt_count));
+    fprintf(out, "server1_auth_rtt_seconds_count %llu\n", (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_timeouts));
+    fprintf(out,
+            "# HELP server1_auth_timeouts_total Requests to server2 that got no answer in "
+            "--auth-timeout.\n"
+            "# TYPE server1_auth_timeouts_total counter\nserver1_auth_timeouts_total %llu\n",
+            (unsigned long long)sum_u);
+    sum_i = sum_gauge(all, n, offsetof(struct metrics, auth_conns_up));
+    fprintf(out,
+            "# HELP server1_auth_connections_up Connections to server2 that completed HELLO.\n"
+            "# TYPE server1_auth_connections_up gauge\nserver1_auth_connections_up %lld\n",
+            (long long)sum_i);
+    if (fclose(out) != 0 || buf == NULL) {
+        free(buf);
+        *len = 0;
+        return xstrdup("");
+    }
+    *len = size;
+    return buf;
+}

@@ -1,0 +1,75 @@
+/*
+ * metrics.h - per-thread counters for /metrics, and their Prometheus text rendering.
+ *
+ * DESIGN: each worker owns one struct metrics and is its only writer; it bumps fields with a
+ * relaxed load + store (no read-modify-write, no contention). The thread answering /metrics reads
+ * every worker's struct with relaxed loads and sums them, so the numbers are race-free under TSan
+ * though not a consistent snapshot across fields. The array of workers' metrics is built before
+ * the workers start and never changes.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum metrics_route {
+    METRICS_ROUTE_FILES,
+    METRICS_ROUTE_USERS,
+    METRICS_ROUTE_HEALTHZ,
+    METRICS_ROUTE_METRICS,
+    METRICS_ROUTE_OTHER,
+    METRICS_NROUTES,
+};
+
+/* The statuses server1 can answer; anything else is counted as "other". */
+#define METRICS_STATUS_LIST(X)                                                                     \
+    X(100) X(200) X(201) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(411) X(413) X(415)    \
+    X(431) X(500) X(501) X(503) X(505)
+#define METRICS_STATUS_ENUM(code) METRICS_ST_##code,
+enum { METRICS_STATUS_LIST(METRICS_STATUS_ENUM) METRICS_ST_OTHER, METRICS_NSTATUS };
+
+/* auth RTT histogram upper bounds in seconds; one more bucket for +Inf */
+#define METRICS_RTT_BOUNDS                                                                         \
+    {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+#define METRICS_RTT_NBOUNDS 15
+
+struct metrics {
+    _Atomic uint64_t requests[METRICS_NROUTES][METRICS_NSTATUS];
+    _Atomic uint64_t bytes_sent;
+    _Atomic int64_t inflight;    /* requests parsed but not yet answered */
+    _Atomic int64_t connections; /* open client connections */
+    _Atomic uint64_t connections_rejected; /* over --max-conns */
+    _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
+    _Atomic uint64_t auth_rtt_sum_ns;
+    _Atomic uint64_t auth_rtt_count;
+    _Atomic uint64_t auth_timeouts;
+    _Atomic int64_t auth_conns_up;
+} __attribute__((aligned(64)));
+
+/* Single-writer updates: only the owning thread calls these. */
+static inline void metrics_add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+static inline void metrics_gauge_add(_Atomic int64_t *g, int64_t v)
+{
+    atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+void metrics_init(struct metrics *m);
+void metrics_request(struct metrics *m, enum metrics_route route, int status);
+void metrics_auth_rtt(struct metrics *m, uint64_t rtt_ns);
+
+/*
+ * Renders the sum of all[0..n) in the Prometheus text format (version 0.0.4), plus the static
+ * prefetch gauges. Returns a malloc'd buffer (free with free()) and its length in *len.
+ */
+char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_files,
+                     uint64_t prefetched_bytes, size_t *len);
+
+#endif /* METRICS_H */

@@ -1,0 +1,270 @@
+/*
+ * worker.c - see worker.h. Accepting: each worker drains its own SO_REUSEPORT socket; past
+ * --max-conns (counted process-wide) a connection gets a canned 503 and is closed at once; on
+ * EMFILE/ENFILE accepting pauses for 100 ms instead of spinning. Draining: stop accepting, close
+ * idle connections, let busy ones finish (bounded by --drain-timeout), then leave the loop.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define S1_ACCEPT_BATCH 64
+#define S1_LINGER_US 2000000
+
+static struct timeval tv_us(uint64_t us)
+{
+    struct timeval tv = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)};
+    return tv;
+}
+
+static void reject(struct s1_worker *w, int fd)
+{
+    static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
+                              "Retry-After: 1\r\nContent-Length: 20\r\nConnection: close\r\n\r\n"
+                              "too many connections";
+    if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+        log_debug("503 to rejected connection: %d", errno);
+    close(fd);
+    metrics_add(&w->metrics.connections_rejected, 1);
+}
+
+static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    UNUSED(fd);
+    UNUSED(what);
+    if (!w->draining)
+        event_add(&w->accept_ev, NULL);
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    const unsigned max_conns = w->sh->cfg->max_conns;
+    UNUSED(what);
+
+    for (int i = 0; i < S1_ACCEPT_BATCH; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            char ebuf[128];
+            uint64_t now;
+            struct timeval pause = {0, 100000};
+
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return;
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            now = clock_now_ns();
+            if (now - w->last_accept_warn_ns > 10000000000ull || w->last_accept_warn_ns == 0) {
+                log_warn("accept: %s; pausing accepts for 100 ms",
+                         strerror_r(errno, ebuf, sizeof(ebuf)));
+                w->last_accept_warn_ns = now;
+            }
+            event_del(&w->accept_ev);
+            evtimer_add(&w->accept_pause_ev, &pause);
+            return;
+        }
+        if (atomic_fetch_add_explicit(&w->sh->nconns, 1, memory_order_relaxed) >= max_conns) {
+            atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+            reject(w, fd);
+            continue;
+        }
+        s1_conn_new(w, fd);
+    }
+}
+
+void s1_worker_conn_closed(struct s1_worker *w)
+{
+    atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+    if (w->draining && w->nconns == 0)
+        event_base_loopexit(w->base, NULL);
+}
+
+static void close_all(struct s1_worker *w)
+{
+    while (!TAILQ_EMPTY(&w->conns))
+        s1_conn_free(TAILQ_FIRST(&w->conns));
+}
+
+static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    UNUSED(fd);
+    UNUSED(what);
+
+    if (w->nconns > 0)
+        log_warn("drain timeout: closing %u connections still busy", w->nconns);
+    close_all(w);
+    event_base_loopexit(w->base, NULL);
+}
+
+static void start_drain(struct s1_worker *w)
+{
+    struct timeval tv = tv_us(w->sh->cfg->drain_timeout_us);
+    struct s1_conn *c;
+    struct s1_conn *next;
+
+    if (w->draining)
+        return;
+    w->draining = true;
+    event_del(&w->accept_ev);
+    event_del(&w->accept_pause_ev);
+    if (w->listen_fd >= 0) {
+        close(w->listen_fd);
+        w->listen_fd = -1;
+    }
+    log_debug("draining %u connections", w->nconns);
+    for (c = TAILQ_FIRST(&w->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, link);
+        s1_conn_drain(c);
+    }
+    if (w->nconns == 0) {
+        event_base_loopexit(w->base, NULL);
+        return;
+    }
+    evtimer_add(&w->drain_ev, &tv);
+}
+
+static void on_notify(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    uint64_t v;
+    UNUSED(what);
+
+    if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        log_debug("notify read: %d", errno);
+    switch (atomic_load(&w->stop_level)) {
+    case S1_WORKER_FORCE:
+        close_all(w);
+        event_base_loopexit(w->base, NULL);
+        break;
+    case S1_WORKER_DRAIN:
+        start_drain(w);
+        break;
+    default:
+        break;
+    }
+}
+
+static int setup(struct s1_worker *w)
+{
+    const struct s1_config *cfg = w->sh->cfg;
+    struct event_config *ec = event_config_new();
+    struct timeval tv;
+
+    if (ec == NULL)
+        return -1;
+    event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
+    w->base = event_base_new_with_config(ec);
+    event_config_free(ec);
+    if (w->base == NULL)
+        return -1;
+    tv = tv_us(cfg->header_timeout_us);
+    w->header_tv = event_base_init_common_timeout(w->base, &tv);
+    tv = tv_us(cfg->idle_timeout_us);
+    w->idle_tv = event_base_init_common_timeout(w->base, &tv);
+    tv = tv_us(S1_LINGER_US);
+    w->linger_tv = event_base_init_common_timeout(w->base, &tv);
+    if (w->header_tv == NULL || w->idle_tv == NULL || w->linger_tv == NULL)
+        return -1;
+    event_assign(&w->accept_ev, w->base, w->listen_fd, EV_READ | EV_PERSIST, on_accept, w);
+    evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
+    event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
+    evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
+    if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0)
+        return -1;
+    w->auth = authclient_new(w->base, &cfg->authc, &w->metrics);
+    return 0;
+}
+
+static void *s1_worker_thread_main(void *arg)
+{
+    struct s1_worker *w = arg;
+    char name[16];
+
+    snprintf(name, sizeof(name), "s1-wrk-%u", w->id);
+    pthread_setname_np(pthread_self(), name);
+    if (setup(w) < 0) {
+        log_error("worker %u: cannot set up its event loop", w->id);
+        w->init_failed = true;
+    }
+    pthread_barrier_wait(&w->sh->ready);
+    /* a stop that arrived before this point is already readable on notify_fd */
+    if (!w->init_failed)
+        event_base_dispatch(w->base);
+    close_all(w);
+    authclient_free(w->auth);
+    w->auth = NULL;
+    atomic_store(&w->done, true);
+    return NULL;
+}
+
+int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd)
+{
+    memset(w, 0, sizeof(*w));
+    w->id = id;
+    w->sh = sh;
+    w->listen_fd = listen_fd;
+    TAILQ_INIT(&w->conns);
+    metrics_init(&w->metrics);
+    atomic_init(&w->stop_level, S1_WORKER_RUN);
+    atomic_init(&w->done, false);
+    w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return w->notify_fd < 0 ? -1 : 0;
+}
+
+int s1_worker_start(struct s1_worker *w)
+{
+    int rc = pthread_create(&w->thread, NULL, s1_worker_thread_main, w);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
+void s1_worker_stop(struct s1_worker *w, int level)
+{
+    uint64_t one = 1;
+
+    if (atomic_load(&w->stop_level) >= level)
+        return;
+    atomic_store(&w->stop_level, level);
+    if (write(w->notify_fd, &one, sizeof(one)) < 0)
+        log_debug("notify write: %d", errno);
+}
+
+void s1_worker_join(struct s1_worker *w)
+{
+    pthread_join(w->thread, NULL);
+}
+
+void s1_worker_release(struct s1_worker *w)
+{
+    if (w->base != NULL) {
+        event_del(&w->accept_ev);
+        event_del(&w->accept_pause_ev);
+        event_del(&w->notify_ev);
+        event_del(&w->drain_ev);
+        event_base_free(w->base);
+        w->base = NULL;
+    }
+    if (w->listen_fd >= 0)
+        close(w->listen_fd);
+    w->listen_fd = -1;
+    if (w->notify_fd >= 0)
+        close(w->notify_fd);
+    w->notify_fd = -1;
+}

@@ -1,0 +1,77 @@
+/*
+ * worker.h - one worker thread: its own event_base (EVENT_BASE_FLAG_NOLOCK), its own
+ * SO_REUSEPORT listening socket, its client connections, its authclient and its metrics.
+ *
+ * DESIGN: main creates the listening sockets and struct s1_shared, then starts the workers and
+ * waits on a barrier until each has set up its base. After that only the worker touches its base
+ * and connections. main talks to a worker only through stop_level (atomic) plus a write to
+ * notify_fd (an eventfd registered in the worker's base). Workers read one another's metrics
+ * (relaxed atomics) to answer /metrics.
+ */
+#ifndef S1_WORKER_H
+#define S1_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+#include "authclient.h"
+#include "config.h"
+#include "conn.h"
+#include "files.h"
+#include "metrics.h"
+
+/* Shared by all workers; immutable after the workers start, except where noted. */
+struct s1_shared {
+    const struct s1_config *cfg;
+    const struct files *files;
+    struct metrics *const *metrics; /* every worker's metrics, for /metrics */
+    size_t nworkers;
+    _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
+    pthread_barrier_t ready;        /* nworkers + 1 (main) */
+};
+
+enum { S1_WORKER_RUN = 0, S1_WORKER_DRAIN = 1, S1_WORKER_FORCE = 2 };
+
+struct s1_worker {
+    unsigned id;
+    pthread_t thread;
+    struct s1_shared *sh;
+    int listen_fd;              /* main creates it; owner only afterwards */
+    int notify_fd;              /* eventfd: main writes, owner reads */
+    _Atomic int stop_level;     /* shared: main writes, owner reads */
+    _Atomic bool done;          /* shared: owner sets when its loop has ended */
+    bool init_failed;           /* owner writes before the barrier, main reads after it */
+    struct metrics metrics;     /* owner writes; any worker reads (relaxed atomics) */
+
+    /* owner only */
+    struct event_base *base;
+    struct event accept_ev;
+    struct event accept_pause_ev;
+    struct event notify_ev;
+    struct event drain_ev;
+    struct authclient *auth;
+    TAILQ_HEAD(s1_conn_list, s1_conn) conns;
+    unsigned nconns;
+    bool draining;
+    const struct timeval *header_tv; /* common timeouts of this base */
+    const struct timeval *idle_tv;
+    const struct timeval *linger_tv;
+    uint64_t last_accept_warn_ns;
+};
+
+/* Prepares w (no thread yet). Returns -1 with errno on failure. */
+int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd);
+int s1_worker_start(struct s1_worker *w);
+/* From main: drain (level 1) or stop now (level 2). Async-signal-safe enough for main's loop. */
+void s1_worker_stop(struct s1_worker *w, int level);
+void s1_worker_join(struct s1_worker *w);
+void s1_worker_release(struct s1_worker *w);
+
+/* For conn: a connection ended (already unlinked from the list by s1_conn_free). */
+void s1_worker_conn_closed(struct s1_worker *w);
+
+#endif /* S1_WORKER_H */

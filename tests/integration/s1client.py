@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""s1client.py - raw-socket HTTP helpers for tests/integration/test_server1.sh, for the cases
+curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /metrics syntax).
+
+  raw PORT [--timeout S] [--rst] [--shut]
+      send stdin as is, print every byte received; last line "<closed>" if the server closed the
+      connection, "<open>" if it was still open after S seconds of silence (default 1.5).
+      --rst: reset the connection (SO_LINGER 0) right after sending; --shut: half-close.
+  fetch PORT USER PASS CLIENTS ROUNDS NAME=PATH...
+      CLIENTS threads, each on one keep-alive connection, GET every NAME ROUNDS times and compare
+      the body with the file at PATH. Prints "ok N" or the first mismatch (exit 1).
+  slowget PORT USER PASS NAME OUT [--delay S]
+      GET /files/NAME reading 64 KiB every S seconds (default 0.05); body to OUT; prints status.
+  maxconns PORT N
+      open N connections and prove each is served, then one more: prints "rejected" if that one
+      got a 503 or was closed without an answer, "accepted" otherwise.
+  metrics PORT [NAME...]
+      GET /metrics, check the whole text against the Prometheus text format (histograms
+      cumulative, _count == +Inf bucket); print "valid", then the value of each NAME (a full
+      series name with labels; 0 if absent).
+"""
+import base64
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+
+
+def connect(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def cmd_raw(argv):
+    port = int(argv[0])
+    timeout, rst, shut = 1.5, False, False
+    i = 1
+    while i < len(argv):
+        if argv[i] == "--timeout":
+            timeout = float(argv[i + 1])
+            i += 1
+        elif argv[i] == "--rst":
+            rst = True
+        elif argv[i] == "--shut":
+            shut = True
+        i += 1
+    data = sys.stdin.buffer.read()
+    s = connect(port)
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+    if rst:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+        print("<reset>")
+        return 0
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    s.settimeout(timeout)
+    out = sys.stdout.buffer
+    state = "<open>"
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except socket.timeout:
+            break
+        except ConnectionResetError:
+            state = "<closed>"
+            break
+        if not chunk:
+            state = "<closed>"
+            break
+        out.write(chunk)
+    out.write(b"\n" + state.encode() + b"\n")
+    out.flush()
+    s.close()
+    return 0
+
+
+class Resp:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+
+def read_response(f, head_only=False):
+    line = f.readline()
+    if not line:
+        raise EOFError("connection closed")
+    parts = line.decode("latin-1").split(" ", 2)
+    status = int(parts[1])
+    headers = {}
+    while True:
+        h = f.readline()
+        if h in (b"\r\n", b""):
+            break
+        k, v = h.decode("latin-1").split(":", 1)
+        headers[k.strip().lower()] = v.strip()
+    n = int(headers.get("content-length", "0"))
+    body = b"" if head_only or status == 100 else f.read(n)
+    if len(body) != (0 if head_only or status == 100 else n):
+        raise EOFError("short body")
+    return Resp(status, headers, body)
+
+
+def auth_header(user, pw):
+    return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+
+
+def cmd_fetch(argv):
+    port, user, pw = int(argv[0]), argv[1], argv[2]
+    clients, rounds = int(argv[3]), int(argv[4])
+    files = []
+    for spec in argv[5:]:
+        name, path = spec.split("=", 1)
+        with open(path, "rb") as fh:
+            files.append((name, fh.read()))
+    auth = auth_header(user, pw)
+    errors = []
+    count = [0]
+    lock = threading.Lock()
+
+    def worker(k):
+        try:
+            s = connect(port)
+            f = s.makefile("rb")
+            for r in range(rounds):
+                for j in range(len(files)):
+                    name, want = files[(j + k) % len(files)]
+                    req = (f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
+                           f"Authorization: {auth}\r\n\r\n").encode()
+                    s.sendall(req)
+                    resp = read_response(f)
+                    if resp.status != 200 or resp.body != want:
+                        with lock:
+                            errors.append(f"client {k} {name}: status {resp.status}, "
+                                          f"{len(resp.body)} bytes (want {len(want)}), "
+                                          f"equal={resp.body == want}")
+                        return
+                    with lock:
+                        count[0] += 1
+            s.close()
+        except Exception as e:  # report, don't hang
+            with lock:
+                errors.append(f"client {k}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        print(errors[0])
+        return 1
+    print(f"ok {count[0]}")
+    return 0
+
+
+def cmd_slowget(argv):
+    port, user, pw, name, out = int(argv[0]), argv[1], argv[2], argv[3], argv[4]
+    delay = float(argv[6]) if len(argv) > 6 and argv[5] == "--delay" else 0.05
+    s = connect(port)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.sendall((f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
+               f"Authorization: {auth_header(user, pw)}\r\n\r\n").encode())
+    s.settimeout(30)
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        head += chunk
+    head, _, first = head.partition(b"\r\n\r\n")
+    m = re.search(rb"Content-Length: (\d+)", head)
+    want = int(m.group(1)) if m else 0
+    parts, got = [first], len(first)
+    while got < want:
+        time.sleep(delay)
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    with open(out, "wb") as fh:
+        fh.write(b"".join(parts))
+    print(head.split(b" ")[1].decode() if head else "none")
+    return 0
+
+
+def cmd_maxconns(argv):
+    port, n = int(argv[0]), int(argv[1])
+    held = []
+    for _ in range(n):
+        s = connect(port)
+        s.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+        resp = read_response(s.makefile("rb"))
+        if resp.status != 404:
+            print(f"connection {len(held)} got {resp.status}")
+            return 1
+        held.append(s)
+    extra = connect(port)
+    extra.settimeout(3)
+    try:
+        extra.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+        data = extra.recv(4096)
+    except (ConnectionResetError, BrokenPipeError):
+        data = b""
+    except socket.timeout:
+        data = b"<timeout>"
+    if data == b"" or data.startswith(b"HTTP/1.1 503"):
+        print("rejected")
+    else:
+        print("accepted")
+    for s in held:
+        s.close()
+    return 0
+
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*"'
+                    r'(,[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*")*)?\})? (-?[0-9.e+-]+|\+Inf|NaN)$')
+
+
+def cmd_metrics(argv):
+    port = int(argv[0])
+    s = connect(port)
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+    resp = read_response(s.makefile("rb"))
+    s.close()
+    if resp.status != 200 or not resp.headers.get("content-type", "").startswith(
+            "text/plain; version=0.0.4"):
+        print(f"bad response: {resp.status} {resp.headers.get('content-type')}")
+        return 1
+    values = {}
+    types = {}
+    for line in resp.body.decode().splitlines():
+        if line.startswith("# HELP "):
+            continue
+        if line.startswith("# TYPE "):
+            _, _, name, typ = line.split(" ", 3)
+            if typ not in ("counter", "gauge", "histogram", "summary", "untyped"):
+                print(f"bad type line: {line}")
+                return 1
+            types[name] = typ
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            print(f"bad sample line: {line!r}")
+            return 1
+        values[m.group(1) + (m.group(2) or "")] = float(m.group(5))
+    for name, typ in types.items():
+        if typ != "histogram":
+            continue
+        buckets = [(k, v) for k, v in values.items() if k.startswith(name + "_bucket{")]
+        if not buckets:
+            print(f"histogram {name} has no buckets")
+            return 1
+        prev = -1
+        for _, v in buckets:
+            if v < prev:
+                print(f"histogram {name} is not cumulative")
+                return 1
+            prev = v
+        inf = values.get(name + '_bucket{le="+Inf"}')
+        if inf is None or inf != values.get(name + "_count") or name + "_sum" not in values:
+            print(f"histogram {name}: +Inf bucket / _count / _sum inconsistent")
+            return 1
+    print("valid")
+    for name in argv[1:]:
+        v = values.get(name, 0.0)
+        print(int(v) if v == int(v) else v)
+    return 0
+
+
+def main():
+    cmds = {"raw": cmd_raw, "fetch": cmd_fetch, "slowget": cmd_slowget,
+            "maxconns": cmd_maxconns, "metrics": cmd_metrics}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return cmds[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

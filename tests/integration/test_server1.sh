@@ -1,0 +1,545 @@
+#!/usr/bin/env bash
+# server1 on its own, against tests/integration/fake_server2.py (deterministic answers, can be
+# told to fail): flags and start-up errors, every status code, keep-alive and pipelining,
+# byte-exact files of awkward sizes in all three read modes, 32 concurrent clients, path
+# traversal and symlinks, server2 going away and coming back, /healthz, /metrics, --max-conns,
+# timeouts, clients vanishing mid-request, and a graceful SIGTERM during in-flight requests.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# O_DIRECT needs a disk filesystem: keep the run dir off tmpfs.
+if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
+    export TMPDIR=/var/tmp
+fi
+itest_init server1
+itest_timeout 300
+require_cmd curl python3 cmp
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+S1_BIN=$BIN_DIR/server1
+HERE=$ITEST_ROOT/tests/integration
+CLIENT=(python3 "$HERE/s1client.py")
+
+# ---- fixtures -------------------------------------------------------------------------------
+ROOT=$ITEST_DIR/root
+mkdir -p "$ROOT/sub/deeper" "$ROOT/emptydir"
+SIZES=(0 1 4095 4096 4097 1048576 10485760)
+for size in "${SIZES[@]}"; do
+    head -c "$size" /dev/urandom >"$ROOT/f$size"
+done
+echo "nested file" >"$ROOT/sub/deeper/n.txt"
+echo "with space" >"$ROOT/sp ace.txt"
+SECRET_MARK="TOP-SECRET-$$-outside-root"
+echo "$SECRET_MARK" >"$ITEST_DIR/secret.txt"
+ln -s ../secret.txt "$ROOT/link_out"        # leaves the root: never served
+ln -s /etc/passwd "$ROOT/link_abs"           # absolute, outside: never served
+ln -s f1 "$ROOT/link_in"                     # stays inside: served
+mkfifo "$ROOT/fifo"                          # not a regular file: never served (nor blocks)
+
+UNAVAIL=$ITEST_DIR/unavailable
+BLACKHOLE=$ITEST_DIR/blackhole
+
+# ---- helpers --------------------------------------------------------------------------------
+# code ARGS...: the status code curl saw ("000" if none).
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
+# header NAME ARGS...: the value of response header NAME (case-insensitive).
+header() {
+    local name=$1
+    shift
+    curl -s -D - -o /dev/null --max-time 20 "$@" | tr -d '\r' |
+        awk -F': ' -v n="$(tr '[:upper:]' '[:lower:]' <<<"$name")" 'tolower($1)==n{print $2; exit}'
+}
+# code_is WANT ARGS...: true if curl sees status WANT (for wait_until, which re-runs it).
+code_is() {
+    local want=$1
+    shift
+    [[ $(code "$@") == "$want" ]]
+}
+raw() { "${CLIENT[@]}" raw "$@"; }
+# statuses: the status codes in raw output, space-separated.
+# (not anchored: a body without a final newline runs into the next status line)
+statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9]' | awk '{print $2}' | tr '\n' ' ' | sed 's/ $//'; }
+
+FAKE_PID=""
+FAKE_PORT=""
+start_fake() {
+    local port=${1:-0} log=$ITEST_DIR/fake_server2.log
+    : >"$log"
+    python3 "$HERE/fake_server2.py" --port "$port" --unavailable-file "$UNAVAIL" \
+        --blackhole-file "$BLACKHOLE" --slow-delay 2 >>"$log" 2>&1 &
+    FAKE_PID=$!
+    itest_bg "$FAKE_PID"
+    wait_until 10 grep -q 'listening on ' "$log" || itest_fail "fake server2 did not start"
+    FAKE_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    FAKE_PORT=${FAKE_PORT##*:}
+}
+
+# start_s1 NAME ARGS...: start server1 in this shell (so `wait` gets its exit status); sets
+# S1_PID, S1_PORT, S1 (base URL); waits for "listening on".
+start_s1() {
+    local name=$1 log=$ITEST_DIR/$1.log
+    shift
+    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
+        >"$log" 2>&1 &
+    S1_PID=$!
+    itest_bg "$S1_PID"
+    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
+    S1_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    S1_PORT=${S1_PORT##*:}
+    S1=http://127.0.0.1:$S1_PORT
+}
+
+# stop_s1 DESC [SECONDS]: SIGTERM; it must exit 0 within SECONDS (default 15).
+stop_s1() {
+    local desc=$1 secs=${2:-15} rc=0
+    kill -TERM "$S1_PID"
+    wait_pid_exit "$S1_PID" "$secs" || itest_not_ok "$desc: still running $secs s after SIGTERM"
+    wait "$S1_PID" 2>/dev/null || rc=$?
+    check_eq "$desc: exit status after SIGTERM" "$rc" 0
+}
+
+# run_s1 ARGS...: run server1 in the foreground (start-up checks); sets RUN_RC and RUN_ERR.
+run_s1() {
+    RUN_RC=0
+    timeout 10 "$S1_BIN" "$@" >"$ITEST_DIR/run.out" 2>"$ITEST_DIR/run.err" || RUN_RC=$?
+    RUN_ERR=$(cat "$ITEST_DIR/run.err")
+}
+
+# check_start_error DESC WANT_RC PATTERN ARGS...: exits WANT_RC with one stderr line matching.
+check_start_error() {
+    local desc=$1 want=$2 pattern=$3
+    shift 3
+    run_s1 "$@"
+    check_eq "$desc: exit status" "$RUN_RC" "$want"
+    if [[ $(wc -l <"$ITEST_DIR/run.err") -eq 1 && $RUN_ERR =~ $pattern ]]; then
+        itest_ok "$desc: one clear line"
+    else
+        itest_not_ok "$desc: stderr was: $RUN_ERR"
+    fi
+}
+
+# check_bytes DESC URL FILE [CURL ARGS...]: 200 and the body equals FILE byte for byte.
+check_bytes() {
+    local desc=$1 url=$2 file=$3 got=$ITEST_DIR/got status
+    shift 3
+    rm -f "$got"
+    status=$(curl -s -o "$got" -w '%{http_code}' --max-time 30 "$@" "$url" || true)
+    if [[ $status == 200 ]] && cmp -s "$got" "$file"; then
+        itest_ok "$desc"
+    else
+        itest_not_ok "$desc: status $status, bytes $(stat -c %s "$got" 2>/dev/null || echo none)"
+    fi
+}
+
+AUTH=(-u alice:secret)
+BASIC_ALICE="Basic $(printf 'alice:secret' | base64)"
+
+# ---- flags and start-up errors ----------------------------------------------------------------
+log "flags and start-up errors"
+run_s1 --help
+check_eq "--help exits 0" "$RUN_RC" 0
+missing=""
+for flag in --listen --port --root --prefetch --read --threads --auth --auth-conns \
+    --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
+    --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version; do
+    grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
+done
+check_eq "--help lists every flag" "$missing" ""
+check_ok "--help shows defaults" grep -q 'default 127.0.0.1:7001' "$ITEST_DIR/run.out"
+run_s1 --version
+check_eq "--version exits 0" "$RUN_RC" 0
+check_start_error "unknown flag" 2 '^server1: .*--bogus' --bogus --root "$ROOT"
+check_start_error "bad --port" 2 '^server1: --port' --port abc --root "$ROOT"
+check_start_error "--port out of range" 2 '^server1: --port' --port 70000 --root "$ROOT"
+check_start_error "bad --threads" 2 '^server1: --threads' --threads 0 --root "$ROOT"
+check_start_error "bad --read" 2 '^server1: --read' --read sometimes --root "$ROOT"
+check_start_error "bad --max-body" 2 '^server1: --max-body' --max-body 12x --root "$ROOT"
+check_start_error "bad --header-timeout" 2 '^server1: --header-timeout' --header-timeout -1 \
+    --root "$ROOT"
+check_start_error "bad --auth" 2 '^server1: --auth' --auth nocolon --root "$ROOT"
+check_start_error "missing value" 2 '^server1: .*needs a value' --root
+check_start_error "no --root" 2 '^server1: --root'
+check_start_error "root missing" 1 "^server1: .*$ITEST_DIR/nope" --root "$ITEST_DIR/nope" --port 0
+check_start_error "root is a file" 1 '^server1: .*not a directory' --root "$ROOT/f1" --port 0
+BUSY_PORT_LOG=$ITEST_DIR/busy.log
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$BUSY_PORT_LOG" &
+BUSY_PID=$!
+itest_bg "$BUSY_PID"
+wait_until 5 test -s "$BUSY_PORT_LOG"
+check_start_error "port in use" 1 '^server1: .*(in use|bind)' --root "$ROOT" \
+    --port "$(cat "$BUSY_PORT_LOG")"
+kill "$BUSY_PID" 2>/dev/null || true
+S1_TEST_NO_ODIRECT=1 check_start_error "--prefetch where O_DIRECT is refused" 1 \
+    '^server1: .*O_DIRECT.*(--read buffered|without --prefetch)' --root "$ROOT" --prefetch --port 0
+S1_TEST_NO_ODIRECT=1 check_start_error "--read direct where O_DIRECT is refused" 1 \
+    '^server1: .*O_DIRECT' --root "$ROOT" --read direct --port 0
+export S1_TEST_NO_ODIRECT=0
+# a real tmpfs: refused before Linux 6.6; newer kernels support O_DIRECT on tmpfs
+if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs ]]; then
+    SHM_ROOT=$(mktemp -d /dev/shm/s1-itest.XXXXXX)
+    echo x >"$SHM_ROOT/x"
+    "$S1_BIN" --root "$SHM_ROOT" --prefetch --port 0 --auth 127.0.0.1:1 >"$ITEST_DIR/shm.log" 2>&1 &
+    SHM_PID=$!
+    itest_bg "$SHM_PID"
+    wait_until 10 grep -q 'listening on \|O_DIRECT' "$ITEST_DIR/shm.log" || true
+    kill -TERM "$SHM_PID" 2>/dev/null || true
+    wait "$SHM_PID" 2>/dev/null || true
+    if grep -q '^server1: .*O_DIRECT' "$ITEST_DIR/shm.log"; then
+        itest_ok "--prefetch on tmpfs: clear O_DIRECT error"
+    elif grep -q 'prefetched 1 files' "$ITEST_DIR/shm.log"; then
+        itest_ok "--prefetch on tmpfs: this kernel ($(uname -r)) supports O_DIRECT on tmpfs"
+    else
+        itest_not_ok "--prefetch on tmpfs: $(cat "$ITEST_DIR/shm.log")"
+    fi
+    rm -rf "$SHM_ROOT"
+fi
+
+# ---- the default server: --read direct -------------------------------------------------------
+start_fake
+log "fake server2 on $FAKE_PORT"
+start_s1 s1-main --log-level debug
+log "server1 (direct) on $S1_PORT"
+wait_until 10 code_is 200 "$S1/healthz" || itest_not_ok "/healthz did not become 200"
+check_eq "/healthz with server2 up" "$(curl -s "$S1/healthz")" ok
+
+log "statuses"
+check_bytes "200 GET /files/f4097" "$S1/files/f4097" "$ROOT/f4097" "${AUTH[@]}"
+check_eq "Server header" "$(header Server "${AUTH[@]}" "$S1/files/f1")" server1
+check_eq "HEAD: Content-Length" "$(header Content-Length -I "${AUTH[@]}" "$S1/files/f1048576")" \
+    1048576
+out=$(printf 'HEAD /files/f4097 HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\nConnection: close\r\n\r\n' \
+    "$BASIC_ALICE" | raw "$S1_PORT" --timeout 2)
+check_ok "HEAD: headers only (no 4097-byte body)" test "${#out}" -lt 400
+check_eq "HEAD on a raw socket: headers only, connection stays open" \
+    "$(printf 'HEAD /files/f4097 HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n' \
+        "$BASIC_ALICE" | raw "$S1_PORT" --timeout 0.5 | statuses)" "200 404"
+check_eq "201 POST /users" "$(code -d 'username=bob&password=pw1' "$S1/users")" 201
+check_eq "the new account works" "$(code -u bob:pw1 "$S1/files/f1")" 200
+check_eq "409 POST /users again" "$(code -d 'username=bob&password=pw2' "$S1/users")" 409
+check_eq "201 with %-encoding and +" \
+    "$(code --data 'username=carol&password=a+b%20c%26d' "$S1/users")" 201
+check_eq "  ... password decoded once" "$(code -u 'carol:a b c&d' "$S1/files/f1")" 200
+check_eq "400 bad username" "$(code -d 'username=a/b&password=x' "$S1/users")" 400
+check_eq "400 username too long" \
+    "$(code -d "username=$(printf 'u%.0s' {1..65})&password=x" "$S1/users")" 400
+check_eq "400 empty password" "$(code -d 'username=dave&password=' "$S1/users")" 400
+check_eq "400 missing password" "$(code -d 'username=dave' "$S1/users")" 400
+check_eq "400 bad %-encoding" "$(code -d 'username=da%zzve&password=x' "$S1/users")" 400
+check_eq "400 password with NUL" "$(code -d 'username=dave&password=a%00b' "$S1/users")" 400
+check_eq "415 wrong Content-Type" \
+    "$(code -H 'Content-Type: application/json' -d '{"username":"x"}' "$S1/users")" 415
+check_eq "411 POST without Content-Length" \
+    "$(printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\n' |
+        raw "$S1_PORT" --timeout 0.5 | statuses)" 411
+check_eq "201 with Expect: 100-continue" \
+    "$(code -H 'Expect: 100-continue' -d 'username=erin&password=pw' "$S1/users")" 201
+check_eq "100 Continue then 201 on a raw socket" \
+    "$(printf 'POST /users HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 24\r\n\r\n' |
+        raw "$S1_PORT" --timeout 0.5 | statuses)" "100"
+big_body=$(head -c 20000 /dev/zero | tr '\0' 'a')
+check_eq "413 body over --max-body" "$(code -d "username=x&password=$big_body" "$S1/users")" 413
+out=$(printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n' |
+    raw "$S1_PORT" --timeout 3)
+check_eq "413 without reading the body, no 100, then close" \
+    "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "413 <closed>"
+check_eq "401 without credentials" "$(code "$S1/files/f1")" 401
+check_eq "401 has WWW-Authenticate" "$(header WWW-Authenticate "$S1/files/f1")" 'Basic realm="files"'
+check_eq "401 wrong password" "$(code -u alice:wrong "$S1/files/f1")" 401
+check_eq "401 unknown user" "$(code -u mallory:secret "$S1/files/f1")" 401
+check_eq "401 bad base64" "$(code -H 'Authorization: Basic !!!!' "$S1/files/f1")" 401
+check_eq "401 no colon" "$(code -H "Authorization: Basic $(printf alice | base64)" "$S1/files/f1")" 401
+check_eq "401 not Basic" "$(code -H 'Authorization: Bearer abc' "$S1/files/f1")" 401
+check_eq "401 invalid username in credentials" \
+    "$(code -H "Authorization: Basic $(printf 'a b:secret' | base64)" "$S1/files/f1")" 401
+check_eq "401 (not 404) for a missing file without credentials" "$(code "$S1/files/nope")" 401
+check_eq "404 missing file after auth" "$(code "${AUTH[@]}" "$S1/files/nope")" 404
+check_eq "404 directory" "$(code "${AUTH[@]}" "$S1/files/emptydir")" 404
+check_eq "404 fifo" "$(code "${AUTH[@]}" "$S1/files/fifo")" 404
+check_eq "404 unknown route" "$(code "$S1/nope")" 404
+check_eq "404 /files without a name" "$(code "$S1/files")" 404
+check_eq "401 (not 404) for a traversal without credentials" \
+    "$(code --path-as-is "$S1/files/../secret.txt")" 401
+check_eq "404 empty name" "$(code "${AUTH[@]}" "$S1/files/")" 404
+check_eq "405 POST /files/x" "$(code -X POST "${AUTH[@]}" "$S1/files/f1")" 405
+check_eq "405 has Allow" "$(header Allow -X POST "$S1/files/f1")" "GET, HEAD"
+check_eq "405 GET /users" "$(code "$S1/users")" 405
+check_eq "405 GET /users Allow" "$(header Allow "$S1/users")" POST
+check_eq "405 DELETE /healthz" "$(code -X DELETE "$S1/healthz")" 405
+check_bytes "nested name" "$S1/files/sub/deeper/n.txt" "$ROOT/sub/deeper/n.txt" "${AUTH[@]}"
+check_bytes "encoded space in name" "$S1/files/sp%20ace.txt" "$ROOT/sp ace.txt" "${AUTH[@]}"
+check_bytes "query string ignored" "$S1/files/f1?x=1" "$ROOT/f1" "${AUTH[@]}"
+
+log "malformed requests"
+# each: the status, then the connection is closed
+check_raw_close() {
+    local desc=$1 want=$2 out
+    out=$(raw "$S1_PORT" --timeout 2)
+    check_eq "$desc" "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "$want <closed>"
+}
+printf 'GET / HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n' | check_raw_close "400 space in header name" 400
+printf 'GET / HTTP/1.1\r\nHost: t\r\nA: b\r\n folded\r\n\r\n' | check_raw_close "400 obs-fold" 400
+printf 'GET / HTTP/1.1\r\nHost: t\r\nNoColon\r\n\r\n' | check_raw_close "400 missing colon" 400
+printf 'GET / HTTP/1.1\nHost: t\n\n' | check_raw_close "400 bare LF" 400
+printf 'GET / HTTP/1.1\r\nHost: t\rX: y\r\n\r\n' | check_raw_close "400 bare CR" 400
+printf 'GET / HTTP/1.1\r\nHost: t\x01\r\n\r\n' | check_raw_close "400 control char" 400
+printf 'GET / HTTP/1.1\r\n\r\n' | check_raw_close "400 HTTP/1.1 without Host" 400
+printf 'GET /\r\n\r\n' | check_raw_close "400 HTTP/0.9" 400
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello' |
+    check_raw_close "400 conflicting Content-Length" 400
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n' |
+    check_raw_close "400 bad Content-Length" 400
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' |
+    check_raw_close "501 Transfer-Encoding" 501
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc' |
+    check_raw_close "400 Transfer-Encoding with Content-Length" 400
+printf 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' | check_raw_close "505 HTTP/2 preface" 505
+printf 'GET / HTTP/3.0\r\nHost: t\r\n\r\n' | check_raw_close "505 HTTP/3.0" 505
+{
+    printf 'GET / HTTP/1.1\r\nHost: t\r\nX-Big: '
+    head -c 8200 /dev/zero | tr '\0' 'a'
+    printf '\r\n\r\n'
+} | check_raw_close "431 head over --max-header-bytes" 431
+{
+    printf 'GET / HTTP/1.1\r\nHost: t\r\n'
+    for i in $(seq 1 64); do printf 'X-%d: v\r\n' "$i"; done
+    printf '\r\n'
+} | check_raw_close "431 more than 64 headers" 431
+{
+    # exactly 8192 bytes of head is fine (a 404 here)
+    pre=$'GET /nope HTTP/1.1\r\nHost: t\r\nConnection: close\r\nX-Pad: '
+    pad=$((8192 - ${#pre} - 4))
+    printf '%s' "$pre"
+    head -c "$pad" /dev/zero | tr '\0' 'a'
+    printf '\r\n\r\n'
+} | check_raw_close "head of exactly --max-header-bytes accepted" 404
+
+log "keep-alive and pipelining"
+check_eq "keep-alive: 3 requests, 1 connection" \
+    "$(curl -s -o /dev/null -o /dev/null -o /dev/null -w '%{num_connects}' "${AUTH[@]}" \
+        "$S1/files/f1" "$S1/files/f4096" "$S1/nope")" "100"
+out=$( {
+    printf 'GET /files/f1 HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n' "$BASIC_ALICE"
+    printf 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n'
+    printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 28\r\n\r\nusername=bob&password=pw1xyz'
+    printf 'GET /files/nope HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n' "$BASIC_ALICE"
+    printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+} | raw "$S1_PORT" --timeout 1)
+check_eq "pipelined: answers in order, connection kept" \
+    "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "200 404 409 404 200 <open>"
+out=$( {
+    printf 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n'
+    printf 'GET /nope HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+    printf 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n'
+} | raw "$S1_PORT" --timeout 2)
+check_eq "Connection: close ends the pipeline" "$(statuses <<<"$out") $(tail -n1 <<<"$out")" \
+    "404 404 <closed>"
+out=$(printf 'GET /nope HTTP/1.0\r\n\r\n' | raw "$S1_PORT" --timeout 2)
+check_eq "HTTP/1.0: closed by default" "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "404 <closed>"
+out=$(printf 'GET /nope HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' | raw "$S1_PORT" --timeout 1)
+check_eq "HTTP/1.0 keep-alive: kept, announced" \
+    "$(statuses <<<"$out") $(grep -c 'Connection: keep-alive' <<<"$out") $(tail -n1 <<<"$out")" \
+    "404 1 <open>"
+out=$(printf 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$S1_PORT" --timeout 2 --shut)
+check_eq "half-closed client still gets its answer" \
+    "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "404 <closed>"
+many=$(for _ in $(seq 1 200); do printf 'GET /files/f1 HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n' "$BASIC_ALICE"; done |
+    raw "$S1_PORT" --timeout 2 | statuses | wc -w)
+check_eq "200 pipelined authenticated requests" "$many" 200
+
+log "traversal"
+SECRET_SEEN=0
+for target in '/files/../secret.txt' '/files/%2e%2e/secret.txt' '/files/%2E%2e/secret.txt' \
+    '/files/..%2fsecret.txt' '/files/..%2Fsecret.txt' '/files/%2e%2e%2fsecret.txt' \
+    '/files/sub/../../secret.txt' '/files//etc/passwd' '/files/%2fetc%2fpasswd' \
+    '/files/./f1' '/files/sub//deeper/n.txt' '/files/%00' '/files/f1%00.txt' \
+    '/files/..%5csecret.txt' '/files/link_out' '/files/link_abs' '/files/%252e%252e/secret.txt'; do
+    got=$(curl -s --path-as-is -u alice:secret --max-time 10 -w ' %{http_code}' "$S1$target" || true)
+    status=${got##* }
+    if grep -q "$SECRET_MARK\|root:x:0" <<<"$got"; then SECRET_SEEN=1; fi
+    check_eq "traversal $target (authenticated)" "$status" 404
+done
+for target in '/files/a%00b' '/files/../secret.txt' '/files/%2e%2e/secret.txt'; do
+    out=$(printf 'GET %s HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\nConnection: close\r\n\r\n' \
+        "$target" "$BASIC_ALICE" | raw "$S1_PORT" --timeout 2)
+    grep -q "$SECRET_MARK" <<<"$out" && SECRET_SEEN=1
+    check_eq "raw traversal $target" "$(statuses <<<"$out")" 404
+done
+out=$(printf 'GET /files/\0/../secret.txt HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$S1_PORT" --timeout 2)
+check_eq "raw NUL byte in the target" "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "400 <closed>"
+check_eq "secret outside the root never served" "$SECRET_SEEN" 0
+check_bytes "symlink inside the root is served" "$S1/files/link_in" "$ROOT/f1" "${AUTH[@]}"
+
+log "metrics"
+m1=$("${CLIENT[@]}" metrics "$S1_PORT" 'server1_requests_total{route="files",status="200"}' \
+    server1_bytes_sent_total server1_auth_rtt_seconds_count server1_connections)
+check_eq "/metrics is valid Prometheus text" "$(head -n1 <<<"$m1")" valid
+check_bytes "one more GET" "$S1/files/f4096" "$ROOT/f4096" "${AUTH[@]}"
+m2=$("${CLIENT[@]}" metrics "$S1_PORT" 'server1_requests_total{route="files",status="200"}' \
+    server1_bytes_sent_total server1_auth_rtt_seconds_count server1_inflight_requests)
+check_eq "requests_total{files,200} moved by 1" \
+    "$(($(sed -n 2p <<<"$m2") - $(sed -n 2p <<<"$m1")))" 1
+check_ok "bytes_sent_total moved by > 4096" \
+    test "$(($(sed -n 3p <<<"$m2") - $(sed -n 3p <<<"$m1")))" -gt 4096
+check_eq "auth_rtt_seconds_count moved by 1" "$(($(sed -n 4p <<<"$m2") - $(sed -n 4p <<<"$m1")))" 1
+check_ok "server1_connections >= 1" test "$(sed -n 5p <<<"$m1")" -ge 1
+check_eq "inflight_requests counts only /metrics itself" "$(sed -n 5p <<<"$m2")" 1
+check_eq "/metrics Content-Type" "$(header Content-Type "$S1/metrics")" \
+    "text/plain; version=0.0.4; charset=utf-8"
+
+log "server2 unavailable, gone, back"
+touch "$UNAVAIL"
+check_eq "503 GET when server2 says UNAVAILABLE" "$(code "${AUTH[@]}" "$S1/files/f1")" 503
+check_eq "  ... Retry-After" "$(header Retry-After "${AUTH[@]}" "$S1/files/f1")" 1
+check_eq "503 POST /users when server2 says UNAVAILABLE" \
+    "$(code -d 'username=frank&password=pw' "$S1/users")" 503
+rm -f "$UNAVAIL"
+kill -KILL "$FAKE_PID"
+wait "$FAKE_PID" 2>/dev/null || true
+check_ok "503 GET with server2 killed (answered at once)" \
+    wait_until 5 code_is 503 "${AUTH[@]}" "$S1/files/f1"
+check_eq "  ... Retry-After" "$(header Retry-After "${AUTH[@]}" "$S1/files/f1")" 1
+check_eq "503 POST /users with server2 killed" "$(code -d 'username=frank&password=pw' "$S1/users")" 503
+check_eq "/healthz 503 with server2 killed" "$(code "$S1/healthz")" 503
+t0=$(now_ms)
+code "${AUTH[@]}" "$S1/files/f1" >/dev/null
+check_ok "503 is fast (< 1 s) when no connection is up" test $(($(now_ms) - t0)) -lt 1000
+start_fake "$FAKE_PORT"
+check_ok "200 again within 5 s of server2 coming back" \
+    wait_until 5 code_is 200 "${AUTH[@]}" "$S1/files/f1"
+check_ok "/healthz 200 again" wait_until 5 code_is 200 "$S1/healthz"
+
+log "clients that vanish while their auth is pending"
+for _ in 1 2 3 4 5; do
+    printf 'GET /files/f1 HTTP/1.1\r\nHost: t\r\nAuthorization: Basic %s\r\n\r\n' \
+        "$(printf slowpoke:secret | base64)" | raw "$S1_PORT" --rst >/dev/null
+    printf 'GET /files/f1 HTTP/1.1\r\nHost: t\r\nAuthorization: Basic %s\r\n\r\n' \
+        "$(printf slowpoke:secret | base64)" | raw "$S1_PORT" --timeout 0.1 >/dev/null
+done
+sleep 2.5 # the slow answers arrive for connections that are gone
+check_eq "still serving after abandoned requests" "$(code "${AUTH[@]}" "$S1/files/f1")" 200
+check_eq "a slow auth answer is served" "$(code -u slowpoke:secret "$S1/files/f1")" 200
+if grep -Eq 'secret([^.]|$)|pw1|a b c' "$ITEST_DIR/s1-main.log"; then
+    itest_not_ok "a password appears in the debug log"
+else
+    itest_ok "no password in the debug log"
+fi
+
+log "concurrency"
+check_eq "32 concurrent clients get the right bytes" \
+    "$("${CLIENT[@]}" fetch "$S1_PORT" alice secret 32 3 f0="$ROOT/f0" f1="$ROOT/f1" \
+        f4095="$ROOT/f4095" f4096="$ROOT/f4096" f4097="$ROOT/f4097" f1048576="$ROOT/f1048576")" \
+    "ok 576"
+
+log "graceful shutdown"
+# idle keep-alive connection (must not hold up the exit), plus a slow auth and a slow download
+python3 -c 'import socket,time,sys
+s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); time.sleep(20)' "$S1_PORT" &
+IDLE_PID=$!
+curl -s -u sloth:secret -o "$ITEST_DIR/slow_auth.out" -w '%{http_code}' --max-time 20 \
+    "$S1/files/f4097" >"$ITEST_DIR/slow_auth.code" &
+SLOW_AUTH_PID=$!
+"${CLIENT[@]}" slowget "$S1_PORT" alice secret f10485760 "$ITEST_DIR/slow_dl.out" --delay 0.01 \
+    >"$ITEST_DIR/slow_dl.code" &
+SLOW_DL_PID=$!
+# in flight: the slow auth and the /metrics request itself; connected: those, idle, download
+# shellcheck disable=SC2317  # called through wait_until
+busy() {
+    local m
+    m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_inflight_requests server1_connections)
+    (($(sed -n 2p <<<"$m") >= 2 && $(sed -n 3p <<<"$m") >= 4))
+}
+wait_until 5 busy || itest_not_ok "the slow requests did not show up"
+t0=$(now_ms)
+stop_s1 "SIGTERM with requests in flight"
+wait "$SLOW_AUTH_PID" || true
+wait "$SLOW_DL_PID" || true
+kill "$IDLE_PID" 2>/dev/null || true
+check_eq "in-flight slow-auth request completed" "$(cat "$ITEST_DIR/slow_auth.code")" 200
+check_ok "  ... with the right bytes" cmp -s "$ITEST_DIR/slow_auth.out" "$ROOT/f4097"
+check_eq "in-flight slow download completed" "$(cat "$ITEST_DIR/slow_dl.code")" 200
+check_ok "  ... with the right bytes" cmp -s "$ITEST_DIR/slow_dl.out" "$ROOT/f10485760"
+check_ok "drain took less than --drain-timeout" test $(($(now_ms) - t0)) -lt 10000
+check_eq "no new connections after SIGTERM" "$(code "$S1/healthz")" 000
+
+# ---- every read mode: byte-exact files ----------------------------------------------------------
+for mode in prefetch direct buffered; do
+    case $mode in
+    prefetch) start_s1 "s1-$mode" --prefetch ;;
+    *) start_s1 "s1-$mode" --read "$mode" ;;
+    esac
+    log "mode $mode on $S1_PORT"
+    if [[ $mode == prefetch ]]; then
+        check_ok "prefetch log line" grep -Eq 'prefetched [0-9]+ files, [0-9]+ bytes in [0-9.]+ s \([0-9.]+ MB/s\)' \
+            "$ITEST_DIR/s1-$mode.log"
+        n=$(grep -o 'prefetched [0-9]* files' "$ITEST_DIR/s1-$mode.log" | awk '{print $2}')
+        # f* (7), n.txt, sp ace.txt, link_in; not link_out, link_abs, fifo, dirs
+        check_eq "prefetch: regular files only, links out skipped" "$n" 10
+        m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_prefetched_files server1_prefetched_bytes)
+        check_eq "prefetch gauges" "$(sed -n 2p <<<"$m") $(sed -n 3p <<<"$m")" \
+            "10 $((0 + 1 + 4095 + 4096 + 4097 + 1048576 + 10485760 + 12 + 11 + 1))"
+    fi
+    for size in "${SIZES[@]}"; do
+        check_bytes "$mode: GET f$size byte-exact" "$S1/files/f$size" "$ROOT/f$size" "${AUTH[@]}"
+        check_eq "$mode: HEAD f$size Content-Length" \
+            "$(header Content-Length -I "${AUTH[@]}" "$S1/files/f$size")" "$size"
+    done
+    check_eq "$mode: 404 missing" "$(code "${AUTH[@]}" "$S1/files/nope")" 404
+    check_eq "$mode: link out of root" "$(code "${AUTH[@]}" "$S1/files/link_out")" 404
+    check_eq "$mode: 32 concurrent clients" \
+        "$("${CLIENT[@]}" fetch "$S1_PORT" alice secret 32 2 f0="$ROOT/f0" f1="$ROOT/f1" \
+            f4097="$ROOT/f4097" f1048576="$ROOT/f1048576" f10485760="$ROOT/f10485760")" "ok 320"
+    stop_s1 "$mode"
+done
+
+# ---- limits and timeouts on their own instances ----------------------------------------------
+log "--max-conns"
+start_s1 s1-maxconns --max-conns 2 --threads 1
+check_eq "connection over --max-conns is refused" "$("${CLIENT[@]}" maxconns "$S1_PORT" 2)" rejected
+check_ok "served again once under the limit" wait_until 5 code_is 404 "$S1/nope"
+m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_connections_rejected_total)
+check_eq "rejections counted" "$(tail -n1 <<<"$m")" 1
+stop_s1 "max-conns"
+
+log "timeouts"
+start_s1 s1-timeouts --header-timeout 500ms --idle-timeout 1s --auth-timeout 300ms
+out=$(printf 'GET /nope HTTP/1.1\r\nHost: t\r\n' | raw "$S1_PORT" --timeout 3)
+check_eq "slowloris: 408 then close after --header-timeout" \
+    "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "408 <closed>"
+out=$(printf 'GET /nope HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$S1_PORT" --timeout 3)
+check_eq "idle keep-alive closed after --idle-timeout" \
+    "$(statuses <<<"$out") $(tail -n1 <<<"$out")" "404 <closed>"
+touch "$BLACKHOLE"
+t0=$(now_ms)
+check_eq "503 when server2 does not answer in --auth-timeout" \
+    "$(code "${AUTH[@]}" "$S1/files/f1")" 503
+check_ok "  ... after about 300 ms" test $(($(now_ms) - t0)) -lt 3000
+rm -f "$BLACKHOLE"
+check_ok "served again after the timeout" wait_until 5 code_is 200 "${AUTH[@]}" "$S1/files/f1"
+stop_s1 "timeouts"
+
+log "answers out of order on one server2 connection"
+start_s1 s1-order --threads 1 --auth-conns 1
+curl -s -u slowpoke:secret -o /dev/null -w '%{http_code}' --max-time 20 "$S1/files/f1" \
+    >"$ITEST_DIR/order_slow.code" &
+ORDER_PID=$!
+sleep 0.3
+t0=$(now_ms)
+check_eq "fast request answered while a slow one is pending" "$(code "${AUTH[@]}" "$S1/files/f1")" 200
+check_ok "  ... without waiting for it" test $(($(now_ms) - t0)) -lt 1500
+wait "$ORDER_PID" || true
+check_eq "the slow request then completes" "$(cat "$ITEST_DIR/order_slow.code")" 200
+stop_s1 "order"
+
+log "--max-header-bytes and --max-body flags"
+start_s1 s1-limits --max-header-bytes 256 --max-body 40
+{
+    printf 'GET /nope HTTP/1.1\r\nHost: t\r\nX: '
+    head -c 230 /dev/zero | tr '\0' 'a'
+    printf '\r\n\r\n'
+} | check_raw_close "431 over --max-header-bytes 256" 431
+check_eq "413 over --max-body 40" "$(code -d "username=abcdefghij&password=$(printf 'p%.0s' {1..30})" "$S1/users")" 413
+check_eq "201 at --max-body 40" "$(code -d "username=abcdefghij&password=$(printf 'p%.0s' {1..11})" "$S1/users")" 201
+stop_s1 "limits"
+
+itest_summary
