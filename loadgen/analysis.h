@@ -1,0 +1,66 @@
+/*
+ * analysis.h - turns a run's raw points into the figures the reports print: throughput X,
+ * response time R (mean and percentiles), errors, Little's-law check, the resources with their
+ * utilization U and demand D = U / X, the bottleneck (largest D), the asymptotic bounds, and
+ * for the sweep N*, R at N*, X max and the predicted knee N*_pred = (D + Z) / D_max.
+ * D (the demand of one request with no queueing) is R measured at N = 1 when the run has that
+ * point (always so for --sweep auto), otherwise the smallest measured R, an overestimate.
+ * D_max for N*_pred is taken at the point of maximum throughput, where demands are measured
+ * at the highest utilization. Pure computation over struct lg_run; no I/O.
+ */
+#ifndef LG_ANALYSIS_H
+#define LG_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "laws.h"
+#include "run.h"
+
+#define LG_ANA_RES (2 + LG_MON_GROUPS + LG_MON_DISKS)
+
+struct lg_figures {
+    uint64_t ok;
+    uint64_t errors;
+    double x; /* successful requests per second */
+    double r_mean_s;
+    double p50_s, p90_s, p99_s, p999_s, max_s;
+    double body_Bps;
+};
+
+struct lg_point_analysis {
+    struct lg_figures f[LG_REQ_TYPES + 1]; /* per type, [LG_REQ_ALL] = all */
+    double little_n;   /* X * (R + Z) (open loop: X * R, the mean number in the system) */
+    double little_rel; /* (X * (R + Z) - N) / N; closed loop only */
+    struct lg_resource res[LG_ANA_RES];
+    unsigned nres;
+    int bottleneck; /* index in res, -1 when nothing was sampled */
+    double dmax_s;
+    int top_proc;       /* index in mon.procs of the watched group using the most CPU */
+    bool lg_bottleneck; /* the load generator limits this point (see lg_analyze) */
+    struct lg_bounds bounds;
+};
+
+struct lg_run_analysis {
+    struct lg_point_analysis *pts; /* one per run point */
+    unsigned npts;
+    bool closed_loop;
+    double z_s;
+    double d_s;           /* D used for bounds and N*_pred */
+    const char *d_source; /* "R(1)" or "min R" */
+    int nstar;            /* index of N*, -1 when no point */
+    int xmax;             /* index of the maximum throughput */
+    double knee_pred;     /* (D + Z) / D_max at xmax */
+};
+
+/*
+ * Computes everything. The load generator is flagged as the limit of a point when its own CPU
+ * is the bottleneck, or when the machine's CPU is and loadgen uses more than half of the busy
+ * CPU (more than every other process together).
+ */
+void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a);
+void lg_analysis_release(struct lg_run_analysis *a);
+/* The figures of one request type (or LG_REQ_ALL) of a point. */
+void lg_figures_of(const struct lg_stats *s, double window_s, struct lg_figures *f);
+
+#endif /* LG_ANALYSIS_H */

@@ -1,0 +1,221 @@
+/*
+ * client.c - see client.h. The per-request path makes no allocation and no copy of the body:
+ * one send() for the request, usually one recv() for a small response.
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xalloc.h"
+
+#define LG_TRUNC_MAX (1u << 30) /* bytes discarded per recv(MSG_TRUNC) call at most */
+
+/*
+ * recv(MSG_TRUNC) on TCP discards bytes in the kernel without writing the buffer, but the
+ * recv interceptors of ASan and TSan assume it was written and report overflows and races.
+ * Sanitizer builds therefore discard by reading into the connection's own buffer.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+static const bool lg_trunc_ok = false;
+#else
+static const bool lg_trunc_ok = true;
+#endif
+
+void lg_conn_init(struct lg_conn *c, unsigned user)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    c->user = user;
+    c->err = LG_ERR_NONE;
+    c->remaining = UINT64_MAX;
+    c->rbuf = xmalloc(LG_CONN_BUF);
+}
+
+void lg_conn_release(struct lg_conn *c)
+{
+    lg_conn_close(c);
+    for (int i = 0; i < LG_REQ_TYPES; i++)
+        lg_reqbuf_release(&c->req[i]);
+    free(c->rbuf);
+    c->rbuf = NULL;
+}
+
+void lg_conn_close(struct lg_conn *c)
+{
+    if (c->fd >= 0) {
+        if (close(c->fd) < 0)
+            log_debug("close: errno %d", errno);
+        c->fd = -1;
+    }
+    c->ev_mask = 0;
+    c->rlen = 0;
+}
+
+int lg_conn_connect(struct lg_conn *c, const struct lg_target *t)
+{
+    int one = 1;
+    int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        goto err;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+        close(fd);
+        goto err;
+    }
+    c->fd = fd;
+    c->rlen = 0;
+    if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) == 0) {
+        c->state = LG_CS_SENDING;
+        return 0;
+    }
+    if (errno == EINPROGRESS) {
+        c->state = LG_CS_CONNECTING;
+        return 0;
+    }
+    lg_conn_close(c);
+err:
+    c->err = LG_ERR_CONNECT;
+    return -1;
+}
+
+int lg_conn_connect_result(struct lg_conn *c)
+{
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
+        c->err = LG_ERR_CONNECT;
+        return -1;
+    }
+    c->state = LG_CS_SENDING;
+    return 0;
+}
+
+void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
+{
+    struct lg_reqbuf *r = &c->req[type];
+
+    if (r->slot_len > 0) {
+        lg_reqbuf_set_slot(r, c->slot_next);
+        c->slot_next += c->slot_step;
+    }
+    c->type = type;
+    c->start_ns = start_ns;
+    c->send_ptr = r->buf;
+    c->send_left = r->len;
+    c->err = LG_ERR_NONE;
+    c->rlen = 0;
+    lg_http_reset(&c->http, false);
+}
+
+enum lg_io lg_conn_send(struct lg_conn *c)
+{
+    while (c->send_left > 0) {
+        ssize_t n = send(c->fd, c->send_ptr, c->send_left, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return LG_IO_AGAIN;
+            if (errno == EINTR)
+                continue;
+            c->err = LG_ERR_SHORT; /* reset or closed by the server */
+            return LG_IO_ERROR;
+        }
+        c->send_ptr += n;
+        c->send_left -= (size_t)n;
+    }
+    c->state = LG_CS_WAITING;
+    return LG_IO_DONE;
+}
+
+static enum lg_io parsed(struct lg_conn *c, enum lg_http_result r)
+{
+    if (r == LG_HTTP_ERR) {
+        c->err = LG_ERR_INVALID;
+        return LG_IO_ERROR;
+    }
+    if (r == LG_HTTP_DONE) {
+        if (c->rlen > 0) { /* bytes nobody asked for: we never pipeline */
+            c->http.why = "bytes after the response";
+            c->err = LG_ERR_INVALID;
+            return LG_IO_ERROR;
+        }
+        c->state = LG_CS_IDLE;
+        return LG_IO_DONE;
+    }
+    return LG_IO_AGAIN;
+}
+
+enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_body)
+{
+    uint64_t want = lg_http_body_wanted(&c->http);
+    ssize_t n;
+
+    if (want > 0 && c->rlen == 0) {
+        /* In the body with nothing buffered: take body bytes only, never past the response. */
+        if (copy_body) {
+            size_t ask = want < cap ? (size_t)want : cap;
+            n = recv(c->fd, scratch, ask, 0);
+        } else if (lg_trunc_ok) {
+            size_t ask = want < LG_TRUNC_MAX ? (size_t)want : LG_TRUNC_MAX;
+            n = recv(c->fd, c->rbuf, ask, MSG_TRUNC); /* discarded by the kernel, not copied */
+        } else {
+            size_t ask = want < LG_CONN_BUF ? (size_t)want : LG_CONN_BUF;
+            n = recv(c->fd, c->rbuf, ask, 0);
+        }
+        if (n > 0)
+            return parsed(c, lg_http_skip(&c->http, (uint64_t)n));
+    } else {
+        n = recv(c->fd, c->rbuf + c->rlen, LG_CONN_BUF - c->rlen, 0);
+        if (n > 0) {
+            size_t used = 0;
+            enum lg_http_result r;
+
+            c->rlen += (size_t)n;
+            r = lg_http_parse(&c->http, c->rbuf, c->rlen, &used);
+            c->rlen -= used;
+            if (c->rlen > 0 && used > 0)
+                memmove(c->rbuf, c->rbuf + used, c->rlen);
+            if (r == LG_HTTP_MORE && c->rlen == LG_CONN_BUF) {
+                c->http.why = "response head too large";
+                r = LG_HTTP_ERR;
+            }
+            return parsed(c, r);
+        }
+    }
+    if (n == 0) {
+        if (lg_http_eof(&c->http) == LG_HTTP_DONE) {
+            c->rlen = 0;
+            c->http.keep_alive = false;
+            return parsed(c, LG_HTTP_DONE);
+        }
+        c->err = LG_ERR_SHORT;
+        return LG_IO_ERROR;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return LG_IO_AGAIN;
+    c->err = LG_ERR_SHORT;
+    return LG_IO_ERROR;
+}
+
+enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)
+{
+    int st = c->http.status;
+
+    if (st != chk->expect_status[c->type]) {
+        if (st >= 400 && st < 500)
+            return LG_ERR_STATUS_4XX;
+        if (st >= 500 && st < 600)
+            return LG_ERR_STATUS_5XX;
+        return LG_ERR_STATUS_OTHER;
+    }
+    if (c->type == LG_REQ_GET && chk->has_length && c->http.body_bytes != chk->length)
+        return LG_ERR_INVALID;
+    return LG_ERR_NONE;
+}

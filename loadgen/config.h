@@ -1,0 +1,111 @@
+/*
+ * config.h - struct lg_config: every flag of loadgen, its default, parsing (getopt_long),
+ * validation and the --help text, which prints the defaults from lg_config_defaults() so the two
+ * cannot drift. Built by main before any thread starts; immutable afterwards.
+ */
+#ifndef LG_CONFIG_H
+#define LG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "account.h"
+#include "stats.h"
+#include "target.h"
+
+#define LG_ERR_LEN 512
+#define LG_SWEEP_MAX 64    /* points in an explicit --sweep list */
+#define LG_WATCH_MAX 32    /* --watch name=PID entries and --watch-comm names, each */
+#define LG_NAME_MAX 32     /* a watched process group's name */
+#define LG_USERS_MAX 50000 /* connections; each costs a socket and 16 KB */
+#define LG_CPUS_MAX 256
+
+enum lg_model {
+    LG_MODEL_EVENTS = 0,  /* --threads event loops, users spread across them */
+    LG_MODEL_THREADS = 1, /* one thread per user, as in the 2017 report */
+};
+
+enum lg_arrivals {
+    LG_ARRIVALS_CONSTANT = 0,
+    LG_ARRIVALS_POISSON = 1,
+};
+
+struct lg_watch {
+    char name[LG_NAME_MAX];
+    pid_t pid;
+};
+
+struct lg_config {
+    /* target */
+    char url[512];
+    struct lg_target target; /* resolved by lg_config_validate */
+    bool allow_remote;
+
+    /* load shape */
+    unsigned users;   /* N of a single point; the pool size with --rate */
+    unsigned threads; /* event-loop threads (events model) */
+    bool threads_set;
+    enum lg_model model;
+    uint64_t think_us; /* Z */
+    uint64_t duration_us;
+    bool duration_set;
+    uint64_t warmup_us;
+    uint64_t requests_per_user; /* 0: run for --duration */
+    uint64_t timeout_us;
+    double rate; /* > 0: open loop, requests/s in total */
+    enum lg_arrivals arrivals;
+    uint64_t seed;
+
+    /* requests */
+    unsigned weight[LG_REQ_TYPES];       /* from --type or --mix */
+    char mix_desc[64];                   /* "new", "get" or the --mix text, for reports */
+    char file[256];                      /* --file NAME for get */
+    uint64_t prepare_users;              /* K accounts created before the first point */
+    char username[ACCOUNT_USER_MAX + 1]; /* --username: an existing account for get */
+    char password[ACCOUNT_PASS_MAX + 1]; /* never printed, logged or written to a report */
+    bool has_expect_length;
+    uint64_t expect_length;
+    bool copy_body; /* read bodies into memory instead of discarding in-kernel */
+
+    /* sweep */
+    bool sweep_auto;
+    unsigned sweep[LG_SWEEP_MAX];
+    unsigned nsweep; /* 0: one point at --users */
+    unsigned max_users;
+
+    /* resource monitor */
+    unsigned sample_ms;
+    struct lg_watch watch[LG_WATCH_MAX];
+    unsigned nwatch;
+    char watch_comm[LG_WATCH_MAX][LG_NAME_MAX];
+    unsigned nwatch_comm;
+    uint16_t redis_port; /* 0: no Redis INFO sampling */
+
+    /* output and process */
+    char out_dir[512]; /* "" = no files, stdout only */
+    int verbose;
+    int cpus[LG_CPUS_MAX]; /* --pin-cpus: worker i runs on cpus[i % ncpus] */
+    unsigned ncpus;
+    unsigned ncores; /* online CPUs, for defaults */
+
+    /* the command line, for run.json (the password is redacted when written) */
+    int argc;
+    char **argv;
+};
+
+void lg_config_defaults(struct lg_config *cfg);
+/*
+ * Parses argv into cfg. Returns 0 to go on, 1 when --help or --version was printed (exit 0),
+ * -1 with a one-line reason in err for a usage error (exit 2).
+ */
+int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err);
+/* Checks combinations, resolves the target. Returns 0, or -1 with a reason in err. */
+int lg_config_validate(struct lg_config *cfg, char *err);
+void lg_config_usage(FILE *out);
+void lg_config_version(FILE *out);
+/* True when the load includes GET requests / new-account requests. */
+bool lg_config_has(const struct lg_config *cfg, enum lg_req type);
+
+#endif /* LG_CONFIG_H */

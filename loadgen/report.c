@@ -1,0 +1,819 @@
+/*
+ * report.c - see report.h. CSV columns: fixed figures first, then one u_/d_ pair per resource
+ * seen in any point (cpu, cpu:<process group>, disk:<name>, redis), then per-group process
+ * details; ':' in resource names becomes '_' in column names. Empty cells mean "not measured".
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "procstat.h"
+#include "sweep.h"
+#include "xalloc.h"
+
+#define LG_COLS LG_ANA_RES
+#define LG_LITTLE_WARN 0.10 /* |relative difference| above which Little's law flags a point */
+
+struct lg_colset {
+    char names[LG_COLS][LG_RES_NAME];
+    unsigned n;
+};
+
+struct lg_machine {
+    char host[256];
+    struct utsname uts;
+    char cpu_model[256];
+    unsigned ncpu;
+    uint64_t mem_kb;
+};
+
+static bool is_password_flag(const char *a, size_t len)
+{
+    return len >= 4 && len <= 10 && strncmp(a, "--password", len) == 0;
+}
+
+const char *lg_report_arg(int argc, char **argv, int i)
+{
+    const char *a = argv[i];
+    const char *eq = strchr(a, '=');
+
+    if (i > 0 && i < argc && is_password_flag(argv[i - 1], strlen(argv[i - 1])))
+        return "(redacted)";
+    if (eq != NULL && is_password_flag(a, (size_t)(eq - a)))
+        return "--password=(redacted)";
+    return a;
+}
+
+static const char *model_name(const struct lg_config *cfg)
+{
+    return cfg->model == LG_MODEL_EVENTS ? "events" : "threads";
+}
+
+static bool is_mix(const struct lg_config *cfg)
+{
+    return lg_config_has(cfg, LG_REQ_NEW) && lg_config_has(cfg, LG_REQ_GET);
+}
+
+static void colset_add(struct lg_colset *c, const char *name)
+{
+    for (unsigned i = 0; i < c->n; i++)
+        if (strcmp(c->names[i], name) == 0)
+            return;
+    if (c->n < LG_COLS)
+        snprintf(c->names[c->n++], LG_RES_NAME, "%s", name);
+}
+
+static const struct lg_resource *find_res(const struct lg_point_analysis *pa, const char *name)
+{
+    for (unsigned i = 0; i < pa->nres; i++)
+        if (strcmp(pa->res[i].name, name) == 0)
+            return &pa->res[i];
+    return NULL;
+}
+
+/* A column-safe copy of a resource name. */
+static void colname(const char *in, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; in[i] != '\0' && i + 1 < cap; i++)
+        out[i] = (in[i] == ':' || in[i] == ',' || in[i] == ' ') ? '_' : in[i];
+    out[i] = '\0';
+}
+
+/* v with prec decimals, or nothing when it is not finite (an empty cell). */
+static void fnum(FILE *f, int prec, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.*f", prec, v);
+}
+
+static const char *bottleneck_name(const struct lg_point_analysis *pa)
+{
+    return pa->bottleneck >= 0 ? pa->res[pa->bottleneck].name : "";
+}
+
+/* ---- stdout ---------------------------------------------------------------------------- */
+
+/* Measured throughput more than 5% above its asymptotic bound: the D used is too large. */
+static bool above_bound(const struct lg_run_analysis *a, const struct lg_point_analysis *pa)
+{
+    return a->closed_loop && isfinite(pa->bounds.x_upper) &&
+           pa->f[LG_REQ_ALL].x > pa->bounds.x_upper * 1.05;
+}
+
+static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
+{
+    if (lg_config_has(cfg, LG_REQ_GET))
+        snprintf(out, cap, "%s (file %s)", cfg->mix_desc, cfg->file);
+    else
+        snprintf(out, cap, "%s", cfg->mix_desc);
+}
+
+static void top_user(char *out, size_t cap, const struct lg_point *p,
+                     const struct lg_point_analysis *pa)
+{
+    if (pa->top_proc < 0) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out, cap, "; largest watched CPU user: %s %.2f cores", p->mon.procs[pa->top_proc].name,
+             p->mon.procs[pa->top_proc].cpu_cores);
+}
+
+void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_config *cfg = run->cfg;
+    char load[400];
+
+    load_desc(load, sizeof(load), cfg);
+    fprintf(out, "loadgen run %s: %s, %s loop, model %s, Z = %.3f ms\n", run->run_id, load,
+            a->closed_loop ? "closed" : "open", model_name(cfg), a->z_s * 1e3);
+    if (run->prepared > 0)
+        fprintf(out, "prepared %" PRIu64 " accounts in %.2f s\n", run->prepared, run->prepare_s);
+    fprintf(out, "%7s %11s %9s %9s %9s %8s  %-18s %9s %8s\n", "N", "X (req/s)", "R (ms)",
+            "p50 (ms)", "p99 (ms)", "errors", "bottleneck (U)", "Dmax(ms)", "Little");
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_point *p = &run->points[i];
+        const struct lg_point_analysis *pa = &a->pts[i];
+        const struct lg_figures *f = &pa->f[LG_REQ_ALL];
+        char bn[64] = "-";
+        char little[16] = "-";
+
+        if (pa->bottleneck >= 0)
+            snprintf(bn, sizeof(bn), "%s (%.0f%%)", bottleneck_name(pa),
+                     pa->res[pa->bottleneck].util * 100);
+        if (a->closed_loop)
+            snprintf(little, sizeof(little), "%+.1f%%", pa->little_rel * 100);
+        fprintf(out, "%7u %11.1f %9.3f %9.3f %9.3f %8" PRIu64 "  %-18s %9.4f %8s%s\n", p->users,
+                f->x, f->r_mean_s * 1e3, f->p50_s * 1e3, f->p99_s * 1e3, f->errors, bn,
+                pa->dmax_s * 1e3, little, p->interrupted ? "  (interrupted)" : "");
+        if (!a->closed_loop)
+            fprintf(out,
+                    "        open loop at %.1f req/s (%s arrivals): mean in system X*R = "
+                    "%.2f, backlog never sent %" PRIu64 "\n",
+                    cfg->rate, cfg->arrivals == LG_ARRIVALS_POISSON ? "poisson" : "constant",
+                    pa->little_n, p->unsent);
+    }
+    if (a->closed_loop && a->nstar >= 0) {
+        const struct lg_point_analysis *s = &a->pts[a->nstar];
+        fprintf(out,
+                "N* = %u (smallest N with X within 5%% of the maximum), R at N* = %.3f ms; "
+                "X max = %.1f req/s at N = %u\n",
+                run->points[a->nstar].users, s->f[LG_REQ_ALL].r_mean_s * 1e3,
+                a->pts[a->xmax].f[LG_REQ_ALL].x, run->points[a->xmax].users);
+    }
+    if (a->xmax >= 0) {
+        const struct lg_point_analysis *m = &a->pts[a->xmax];
+        char tu[128];
+        top_user(tu, sizeof(tu), &run->points[a->xmax], m);
+        if (m->bottleneck >= 0) {
+            if (a->closed_loop)
+                fprintf(out,
+                        "N*_pred = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
+                        "%.4f ms\n",
+                        a->knee_pred, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
+            fprintf(out, "bottleneck at X max: %s (U = %.0f%%)%s\n", bottleneck_name(m),
+                    m->res[m->bottleneck].util * 100, tu);
+        } else {
+            fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
+        }
+    }
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_point_analysis *pa = &a->pts[i];
+        if (pa->lg_bottleneck)
+            fprintf(out,
+                    "WARNING: at N = %u the bottleneck is the load generator itself (%s): "
+                    "these figures measure loadgen, not the server\n",
+                    run->points[i].users, bottleneck_name(pa));
+        if (a->closed_loop && pa->f[LG_REQ_ALL].ok > 0 && fabs(pa->little_rel) > LG_LITTLE_WARN)
+            fprintf(out,
+                    "WARNING: at N = %u Little's law is off by %+.0f%% (X*(R+Z) = %.2f): "
+                    "the measurement is suspect (errors? window too short?)\n",
+                    run->points[i].users, pa->little_rel * 100, pa->little_n);
+        if (pa->f[LG_REQ_ALL].errors > 0)
+            fprintf(out,
+                    "WARNING: at N = %u, %" PRIu64 " requests failed (see errors by class "
+                    "in points.csv)\n",
+                    run->points[i].users, pa->f[LG_REQ_ALL].errors);
+        if (above_bound(a, pa))
+            fprintf(out,
+                    "note: at N = %u, X = %.1f is above its bound %.1f: D = %s overestimates "
+                    "the demand (e.g. idle CPUs waking up slowly between requests at N = 1)\n",
+                    run->points[i].users, pa->f[LG_REQ_ALL].x, pa->bounds.x_upper, a->d_source);
+    }
+    if (a->closed_loop)
+        fprintf(out, "(closed-loop R is service time under coordinated omission: read it with N "
+                     "and X)\n");
+    if (run->interrupted)
+        fprintf(out, "interrupted: the last point is partial\n");
+    if (run->cfg->out_dir[0] != '\0')
+        fprintf(out, "results: %s/{points.csv,run.json,summary.md}\n", run->cfg->out_dir);
+}
+
+/* ---- points.csv ------------------------------------------------------------------------- */
+
+/* The process groups of the run (the same for every sampled point), or NULL. */
+static const struct lg_monitor_result *groups_of(const struct lg_run *run)
+{
+    for (unsigned i = 0; i < run->npoints; i++)
+        if (run->points[i].mon.nprocs > 0)
+            return &run->points[i].mon;
+    return NULL;
+}
+
+static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run *run)
+{
+    const struct lg_monitor_result *m = groups_of(run);
+    char c[LG_RES_NAME];
+
+    fprintf(f, "run_id,point,type,users,threads,model,loop,rate,think_ms,window_s,ok,x_rps,"
+               "r_mean_ms,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,errors");
+    for (int e = 0; e < LG_ERR_COUNT; e++)
+        fprintf(f, ",err_%s", lg_err_name((enum lg_err)e));
+    fprintf(f, ",body_MBps,unsent,abandoned,little_n,little_rel_diff,d_ms,d_source,bottleneck,"
+               "d_max_ms,lg_bottleneck,x_upper_rps,r_lower_ms,is_nstar");
+    for (unsigned i = 0; i < res->n; i++) {
+        colname(res->names[i], c, sizeof(c));
+        fprintf(f, ",u_%s,d_%s_ms", c, c);
+    }
+    for (unsigned i = 0; m != NULL && i < m->nprocs; i++)
+        fprintf(f,
+                ",cpu_core_pct_%s,cpu_machine_pct_%s,nproc_%s,rss_MB_%s,read_Bps_%s,write_Bps_%s,"
+                "ctxsw_ps_%s",
+                m->procs[i].name, m->procs[i].name, m->procs[i].name, m->procs[i].name,
+                m->procs[i].name, m->procs[i].name, m->procs[i].name);
+    fprintf(f, ",lo_Bps,redis_ops_ps\n");
+}
+
+static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
+                    int type, const struct lg_colset *res)
+{
+    const struct lg_config *cfg = run->cfg;
+    const struct lg_point *p = &run->points[i];
+    const struct lg_point_analysis *pa = &a->pts[i];
+    const struct lg_figures *x = &pa->f[type];
+    const struct lg_stats *s = &p->st[type];
+    const struct lg_monitor_result *groups = groups_of(run);
+    unsigned ngroups = groups != NULL ? groups->nprocs : 0;
+    bool all = type == LG_REQ_ALL;
+
+    fprintf(f,
+            "%s,%u,%s,%u,%u,%s,%s,%g,%.3f,%.3f,%" PRIu64
+            ",%.3f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%" PRIu64,
+            run->run_id, i + 1, lg_req_name(type), p->users, p->threads, model_name(cfg),
+            a->closed_loop ? "closed" : "open", cfg->rate, a->z_s * 1e3, p->window_s, x->ok, x->x,
+            x->r_mean_s * 1e3, x->p50_s * 1e3, x->p90_s * 1e3, x->p99_s * 1e3, x->p999_s * 1e3,
+            x->max_s * 1e3, x->errors);
+    for (int e = 0; e < LG_ERR_COUNT; e++)
+        fprintf(f, ",%" PRIu64, s->err[e]);
+    fprintf(f, ",%.3f", x->body_Bps / 1e6);
+    if (!all) {
+        /* per-type rows carry only the request figures */
+        fprintf(f, ",,,,,,,,,,,,"); /* unsent .. is_nstar */
+        for (unsigned r = 0; r < res->n; r++)
+            fprintf(f, ",,");
+        for (unsigned r = 0; r < ngroups; r++)
+            fprintf(f, ",,,,,,,");
+        fprintf(f, ",,\n");
+        return;
+    }
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.3f,", p->unsent, p->abandoned, pa->little_n);
+    if (a->closed_loop)
+        fprintf(f, "%.4f", pa->little_rel);
+    fprintf(f, ",%.4f,%s,%s,", a->d_s * 1e3, a->d_source, bottleneck_name(pa));
+    if (pa->bottleneck >= 0)
+        fprintf(f, "%.5f", pa->dmax_s * 1e3);
+    fprintf(f, ",%d,", pa->lg_bottleneck ? 1 : 0);
+    fnum(f, 1, pa->bounds.x_upper);
+    fprintf(f, ",");
+    fnum(f, 4, pa->bounds.r_lower_s * 1e3);
+    fprintf(f, ",%d", (int)i == a->nstar ? 1 : 0);
+    for (unsigned r = 0; r < res->n; r++) {
+        const struct lg_resource *rr = find_res(pa, res->names[r]);
+        if (rr != NULL)
+            fprintf(f, ",%.4f,%.5f", rr->util, rr->demand_s * 1e3);
+        else
+            fprintf(f, ",,");
+    }
+    for (unsigned r = 0; r < ngroups; r++) {
+        const struct lg_proc_usage *u = &p->mon.procs[r];
+        if (p->mon.nsamples < 2 || r >= p->mon.nprocs) {
+            fprintf(f, ",,,,,,,");
+            continue;
+        }
+        fprintf(f, ",%.1f,%.1f,%u,%.1f,", u->cpu_cores * 100,
+                u->cpu_cores * 100 / (p->mon.ncpu ? p->mon.ncpu : 1), u->nproc,
+                u->rss_max_bytes / 1e6);
+        if (u->io_ok)
+            fprintf(f, "%.0f,%.0f", u->read_Bps, u->write_Bps);
+        else
+            fprintf(f, ",");
+        fprintf(f, ",%.0f", u->ctxsw_ps);
+    }
+    fprintf(f, ",");
+    if (p->mon.nsamples >= 2)
+        fprintf(f, "%.0f", p->mon.lo_Bps);
+    fprintf(f, ",");
+    if (p->mon.redis_ok)
+        fprintf(f, "%.1f", p->mon.redis_ops_ps);
+    fprintf(f, "\n");
+}
+
+static void resource_columns(const struct lg_run_analysis *a, struct lg_colset *res)
+{
+    memset(res, 0, sizeof(*res));
+    for (unsigned i = 0; i < a->npts; i++)
+        for (unsigned r = 0; r < a->pts[i].nres; r++)
+            colset_add(res, a->pts[i].res[r].name);
+}
+
+static void write_csv(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    struct lg_colset *res = xmalloc(sizeof(*res));
+
+    resource_columns(a, res);
+    csv_header(f, res, run);
+    for (unsigned i = 0; i < run->npoints; i++) {
+        csv_row(f, run, a, i, LG_REQ_ALL, res);
+        if (is_mix(run->cfg)) {
+            csv_row(f, run, a, i, LG_REQ_NEW, res);
+            csv_row(f, run, a, i, LG_REQ_GET, res);
+        }
+    }
+    free(res);
+}
+
+/* ---- run.json --------------------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fprintf(f, "null");
+}
+
+static void machine_info(struct lg_machine *m)
+{
+    size_t cap = 4u << 20;
+    char *buf = xmalloc(cap);
+
+    memset(m, 0, sizeof(*m));
+    if (gethostname(m->host, sizeof(m->host) - 1) < 0)
+        snprintf(m->host, sizeof(m->host), "?");
+    if (uname(&m->uts) < 0)
+        memset(&m->uts, 0, sizeof(m->uts));
+    if (procstat_read_file("/proc/cpuinfo", buf, cap) >= 0) {
+        if (procstat_key_str(buf, "model name", m->cpu_model, sizeof(m->cpu_model)) < 0)
+            snprintf(m->cpu_model, sizeof(m->cpu_model), "?");
+    }
+    if (procstat_read_file("/proc/meminfo", buf, cap) >= 0)
+        procstat_key_u64(buf, "MemTotal:", &m->mem_kb);
+    {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        m->ncpu = n > 0 ? (unsigned)n : 0;
+    }
+    free(buf);
+}
+
+static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_stats *s)
+{
+    fprintf(f, "{\"ok\": %" PRIu64 ", \"x_rps\": ", x->ok);
+    json_num(f, x->x);
+    fprintf(f, ", \"r_mean_ms\": ");
+    json_num(f, x->r_mean_s * 1e3);
+    fprintf(f, ", \"p50_ms\": ");
+    json_num(f, x->p50_s * 1e3);
+    fprintf(f, ", \"p90_ms\": ");
+    json_num(f, x->p90_s * 1e3);
+    fprintf(f, ", \"p99_ms\": ");
+    json_num(f, x->p99_s * 1e3);
+    fprintf(f, ", \"p999_ms\": ");
+    json_num(f, x->p999_s * 1e3);
+    fprintf(f, ", \"max_ms\": ");
+    json_num(f, x->max_s * 1e3);
+    fprintf(f, ", \"body_Bps\": ");
+    json_num(f, x->body_Bps);
+    fprintf(f, ", \"connects\": %" PRIu64 ", \"errors\": {\"total\": %" PRIu64, s->connects,
+            x->errors);
+    for (int e = 0; e < LG_ERR_COUNT; e++)
+        fprintf(f, ", \"%s\": %" PRIu64, lg_err_name((enum lg_err)e), s->err[e]);
+    fprintf(f, "}}");
+}
+
+static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a,
+                       unsigned i)
+{
+    const struct lg_point *p = &run->points[i];
+    const struct lg_point_analysis *pa = &a->pts[i];
+    const struct lg_monitor_result *m = &p->mon;
+
+    fprintf(f, "    {\"users\": %u, \"threads\": %u, \"window_s\": ", p->users, p->threads);
+    json_num(f, p->window_s);
+    fprintf(f, ", \"interrupted\": %s, \"unsent\": %" PRIu64 ", \"abandoned\": %" PRIu64 ",\n",
+            p->interrupted ? "true" : "false", p->unsent, p->abandoned);
+    fprintf(f, "     \"all\": ");
+    json_figures(f, &pa->f[LG_REQ_ALL], &p->st[LG_REQ_ALL]);
+    for (int t = 0; t < LG_REQ_TYPES; t++) {
+        if (!lg_config_has(run->cfg, (enum lg_req)t))
+            continue;
+        fprintf(f, ",\n     \"%s\": ", lg_req_name(t));
+        json_figures(f, &pa->f[t], &p->st[t]);
+    }
+    fprintf(f, ",\n     \"little\": {\"x_r_plus_z\": ");
+    json_num(f, pa->little_n);
+    fprintf(f, ", \"rel_diff\": ");
+    if (a->closed_loop)
+        json_num(f, pa->little_rel);
+    else
+        fprintf(f, "null");
+    fprintf(f, "},\n     \"resources\": [");
+    for (unsigned r = 0; r < pa->nres; r++) {
+        fprintf(f, "%s{\"name\": ", r ? ", " : "");
+        json_str(f, pa->res[r].name);
+        fprintf(f, ", \"util\": ");
+        json_num(f, pa->res[r].util);
+        fprintf(f, ", \"demand_ms\": ");
+        json_num(f, pa->res[r].demand_s * 1e3);
+        fprintf(f, "}");
+    }
+    fprintf(f, "],\n     \"bottleneck\": ");
+    if (pa->bottleneck >= 0)
+        json_str(f, bottleneck_name(pa));
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"d_max_ms\": ");
+    json_num(f, pa->dmax_s * 1e3);
+    fprintf(f, ", \"lg_bottleneck\": %s, \"x_upper_rps\": ", pa->lg_bottleneck ? "true" : "false");
+    json_num(f, pa->bounds.x_upper);
+    fprintf(f, ", \"r_lower_ms\": ");
+    json_num(f, pa->bounds.r_lower_s * 1e3);
+    fprintf(f, ",\n     \"monitor\": {\"samples\": %u, \"window_s\": ", m->nsamples);
+    json_num(f, m->window_s);
+    fprintf(f, ", \"machine_cpu\": ");
+    json_num(f, m->machine_cpu);
+    fprintf(f, ", \"lo_Bps\": ");
+    json_num(f, m->lo_Bps);
+    if (m->redis_ok) {
+        fprintf(f, ", \"redis_ops_ps\": ");
+        json_num(f, m->redis_ops_ps);
+        fprintf(f, ", \"redis_util\": ");
+        json_num(f, m->redis_util);
+    }
+    fprintf(f, ",\n       \"processes\": [");
+    for (unsigned r = 0; r < m->nprocs; r++) {
+        const struct lg_proc_usage *u = &m->procs[r];
+        fprintf(f, "%s{\"name\": ", r ? ",\n         " : "");
+        json_str(f, u->name);
+        fprintf(f, ", \"nproc\": %u, \"threads\": %u, \"cpu_cores\": ", u->nproc, u->nthreads);
+        json_num(f, u->cpu_cores);
+        fprintf(f, ", \"cpu_core_pct\": ");
+        json_num(f, u->cpu_cores * 100);
+        fprintf(f, ", \"cpu_machine_pct\": ");
+        json_num(f, u->cpu_cores * 100 / (m->ncpu ? m->ncpu : 1));
+        fprintf(f, ", \"capacity_cores\": ");
+        json_num(f, u->capacity);
+        fprintf(f, ", \"rss_max_bytes\": ");
+        json_num(f, u->rss_max_bytes);
+        fprintf(f, ", \"read_Bps\": ");
+        if (u->io_ok)
+            json_num(f, u->read_Bps);
+        else
+            fprintf(f, "null");
+        fprintf(f, ", \"write_Bps\": ");
+        if (u->io_ok)
+            json_num(f, u->write_Bps);
+        else
+            fprintf(f, "null");
+        fprintf(f, ", \"ctxsw_ps\": ");
+        json_num(f, u->ctxsw_ps);
+        fprintf(f, "}");
+    }
+    fprintf(f, "],\n       \"disks\": [");
+    for (unsigned r = 0; r < m->ndisks; r++) {
+        fprintf(f, "%s{\"name\": ", r ? ", " : "");
+        json_str(f, m->disks[r].name);
+        fprintf(f, ", \"util\": ");
+        json_num(f, m->disks[r].util);
+        fprintf(f, ", \"read_Bps\": ");
+        json_num(f, m->disks[r].read_Bps);
+        fprintf(f, ", \"write_Bps\": ");
+        json_num(f, m->disks[r].write_Bps);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]}}");
+}
+
+static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_config *c = run->cfg;
+    struct lg_machine m;
+    char when[32];
+    struct tm tm;
+
+    machine_info(&m);
+    gmtime_r(&run->started, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "{\n  \"tool\": \"loadgen\", \"version\": ");
+    json_str(f, PROJECT_VERSION);
+    fprintf(f, ", \"cc\": ");
+    json_str(f, __VERSION__);
+    fprintf(f, ", \"cflags\": ");
+    json_str(f, PROJECT_CFLAGS);
+    fprintf(f, ",\n  \"run_id\": ");
+    json_str(f, run->run_id);
+    fprintf(f, ", \"started\": ");
+    json_str(f, when);
+    fprintf(f, ", \"interrupted\": %s,\n  \"command\": [", run->interrupted ? "true" : "false");
+    for (int i = 0; i < c->argc; i++) {
+        if (i > 0)
+            fprintf(f, ", ");
+        json_str(f, lg_report_arg(c->argc, c->argv, i));
+    }
+    fprintf(f, "],\n  \"config\": {\"url\": ");
+    json_str(f, c->url);
+    fprintf(f, ", \"model\": \"%s\", \"threads\": %u, \"users\": %u, \"think_ms\": ", model_name(c),
+            c->threads, c->users);
+    json_num(f, (double)c->think_us / 1e3);
+    fprintf(f, ", \"duration_s\": ");
+    json_num(f, c->requests_per_user ? NAN : (double)c->duration_us / 1e6);
+    fprintf(f, ", \"warmup_s\": ");
+    json_num(f, (double)c->warmup_us / 1e6);
+    fprintf(f, ", \"requests_per_user\": %" PRIu64 ", \"timeout_s\": ", c->requests_per_user);
+    json_num(f, (double)c->timeout_us / 1e6);
+    fprintf(f, ",\n    \"mix\": ");
+    json_str(f, c->mix_desc);
+    fprintf(f, ", \"weight_new\": %u, \"weight_get\": %u, \"file\": ", c->weight[LG_REQ_NEW],
+            c->weight[LG_REQ_GET]);
+    json_str(f, c->file);
+    fprintf(f, ", \"prepare_users\": %" PRIu64 ", \"username\": ", c->prepare_users);
+    json_str(f, c->username);
+    fprintf(f, ", \"expect_length\": ");
+    if (c->has_expect_length)
+        fprintf(f, "%" PRIu64, c->expect_length);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"copy_body\": %s,\n    \"rate\": ", c->copy_body ? "true" : "false");
+    json_num(f, c->rate);
+    fprintf(f, ", \"arrivals\": \"%s\", \"seed\": %" PRIu64 ", \"sweep\": ",
+            c->arrivals == LG_ARRIVALS_POISSON ? "poisson" : "constant", c->seed);
+    if (c->sweep_auto) {
+        fprintf(f, "\"auto\"");
+    } else {
+        fprintf(f, "[");
+        for (unsigned i = 0; i < c->nsweep; i++)
+            fprintf(f, "%s%u", i ? ", " : "", c->sweep[i]);
+        fprintf(f, "]");
+    }
+    fprintf(f, ", \"max_users\": %u, \"sample_ms\": %u, \"redis_port\": %u,\n    \"watch\": [",
+            c->max_users, c->sample_ms, c->redis_port);
+    for (unsigned i = 0; i < c->nwatch; i++) {
+        fprintf(f, "%s{\"name\": ", i ? ", " : "");
+        json_str(f, c->watch[i].name);
+        fprintf(f, ", \"pid\": %d}", (int)c->watch[i].pid);
+    }
+    fprintf(f, "], \"watch_comm\": [");
+    for (unsigned i = 0; i < c->nwatch_comm; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        json_str(f, c->watch_comm[i]);
+    }
+    fprintf(f, "]},\n  \"machine\": {\"hostname\": ");
+    json_str(f, m.host);
+    fprintf(f, ", \"kernel\": ");
+    json_str(f, m.uts.release);
+    fprintf(f, ", \"arch\": ");
+    json_str(f, m.uts.machine);
+    fprintf(f, ", \"cpu_model\": ");
+    json_str(f, m.cpu_model);
+    fprintf(f, ", \"ncpu\": %u, \"mem_total_kb\": %" PRIu64 "},\n", m.ncpu, m.mem_kb);
+    fprintf(f, "  \"prepare\": {\"accounts\": %" PRIu64 ", \"seconds\": ", run->prepared);
+    json_num(f, run->prepare_s);
+    fprintf(f, "},\n  \"points\": [\n");
+    for (unsigned i = 0; i < run->npoints; i++) {
+        json_point(f, run, a, i);
+        fprintf(f, "%s\n", i + 1 < run->npoints ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"summary\": {\"closed_loop\": %s, \"nstar\": ",
+            a->closed_loop ? "true" : "false");
+    if (a->nstar >= 0)
+        fprintf(f, "%u", run->points[a->nstar].users);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"r_at_nstar_ms\": ");
+    json_num(f, a->nstar >= 0 ? a->pts[a->nstar].f[LG_REQ_ALL].r_mean_s * 1e3 : NAN);
+    fprintf(f, ", \"x_max_rps\": ");
+    json_num(f, a->xmax >= 0 ? a->pts[a->xmax].f[LG_REQ_ALL].x : NAN);
+    fprintf(f, ", \"n_at_x_max\": ");
+    if (a->xmax >= 0)
+        fprintf(f, "%u", run->points[a->xmax].users);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"d_ms\": ");
+    json_num(f, a->d_s * 1e3);
+    fprintf(f, ", \"d_source\": ");
+    json_str(f, a->d_source ? a->d_source : "");
+    fprintf(f, ", \"nstar_pred\": ");
+    json_num(f, a->knee_pred);
+    fprintf(f, ", \"bottleneck\": ");
+    if (a->xmax >= 0 && a->pts[a->xmax].bottleneck >= 0)
+        json_str(f, bottleneck_name(&a->pts[a->xmax]));
+    else
+        fprintf(f, "null");
+    fprintf(f, "}\n}\n");
+}
+
+/* ---- summary.md ------------------------------------------------------------------------- */
+
+static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_config *c = run->cfg;
+    char load[400];
+    char when[32];
+    struct tm tm;
+    struct lg_colset *res = xmalloc(sizeof(*res));
+
+    load_desc(load, sizeof(load), c);
+    gmtime_r(&run->started, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", &tm);
+    fprintf(f, "# loadgen run %s\n\n", run->run_id);
+    fprintf(f, "%s, %s, load `%s`, %s loop, model %s, Z = %.3f ms, ", when, c->url, load,
+            a->closed_loop ? "closed" : "open", model_name(c), a->z_s * 1e3);
+    if (c->requests_per_user)
+        fprintf(f, "%" PRIu64 " requests per user", c->requests_per_user);
+    else
+        fprintf(f, "%.1f s per point", (double)c->duration_us / 1e6);
+    fprintf(f, " after %.1f s warm-up. loadgen %s.\n\n", (double)c->warmup_us / 1e6,
+            PROJECT_VERSION);
+    if (!a->closed_loop)
+        fprintf(f,
+                "Open loop at %.1f requests/s (%s arrivals); response time counts from each "
+                "request's intended send time.\n\n",
+                c->rate, c->arrivals == LG_ARRIVALS_POISSON ? "Poisson" : "constant");
+
+    fprintf(f, "| N | X (req/s) | R (ms) | p99 (ms) | errors | bottleneck | D_max (ms) | "
+               "X bound (req/s) | R bound (ms) | Little X(R+Z) |\n");
+    fprintf(f, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_point_analysis *pa = &a->pts[i];
+        const struct lg_figures *x = &pa->f[LG_REQ_ALL];
+
+        fprintf(f, "| %u%s | %.1f | %.3f | %.3f | %" PRIu64 " | %s%s | ", run->points[i].users,
+                (int)i == a->nstar ? " (N*)" : "", x->x, x->r_mean_s * 1e3, x->p99_s * 1e3,
+                x->errors, pa->bottleneck >= 0 ? bottleneck_name(pa) : "-",
+                pa->lg_bottleneck ? " **(loadgen!)**" : "");
+        if (pa->bottleneck >= 0)
+            fprintf(f, "%.4f", pa->dmax_s * 1e3);
+        fprintf(f, " | ");
+        fnum(f, 1, pa->bounds.x_upper);
+        fprintf(f, " | ");
+        fnum(f, 3, pa->bounds.r_lower_s * 1e3);
+        fprintf(f, " | %.2f", pa->little_n);
+        if (a->closed_loop)
+            fprintf(f, " (%+.1f%%)", pa->little_rel * 100);
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "\n");
+    if (a->closed_loop && a->nstar >= 0)
+        fprintf(f,
+                "- **N\\* = %u** (the smallest measured N whose throughput is within 5%% of "
+                "the maximum), **R at N\\* = %.3f ms**\n",
+                run->points[a->nstar].users, a->pts[a->nstar].f[LG_REQ_ALL].r_mean_s * 1e3);
+    if (a->xmax >= 0) {
+        const struct lg_point_analysis *m = &a->pts[a->xmax];
+        char tu[128];
+
+        fprintf(f, "- **X max = %.1f req/s** at N = %u\n", m->f[LG_REQ_ALL].x,
+                run->points[a->xmax].users);
+        if (m->bottleneck >= 0) {
+            if (a->closed_loop)
+                fprintf(f,
+                        "- **N\\*_pred = (D + Z) / D_max = %.1f** with D = %s = %.4f ms, "
+                        "Z = %.3f ms, D_max = %.4f ms (at X max)\n",
+                        a->knee_pred, a->d_source, a->d_s * 1e3, a->z_s * 1e3, m->dmax_s * 1e3);
+            top_user(tu, sizeof(tu), &run->points[a->xmax], m);
+            fprintf(f, "- **bottleneck: %s** (U = %.0f%%)%s\n", bottleneck_name(m),
+                    m->res[m->bottleneck].util * 100, tu);
+        }
+    }
+    for (unsigned i = 0; i < run->npoints; i++) {
+        if (a->pts[i].lg_bottleneck)
+            fprintf(f, "- **WARNING**: at N = %u the load generator itself is the bottleneck\n",
+                    run->points[i].users);
+        if (above_bound(a, &a->pts[i]))
+            fprintf(f, "- note: at N = %u X is above its bound: D = %s overestimates the demand\n",
+                    run->points[i].users, a->d_source);
+    }
+
+    resource_columns(a, res);
+    if (res->n > 0) {
+        fprintf(f, "\n## Utilization U and demand D = U / X per resource\n\n| N |");
+        for (unsigned r = 0; r < res->n; r++)
+            fprintf(f, " %s |", res->names[r]);
+        fprintf(f, "\n|---:|");
+        for (unsigned r = 0; r < res->n; r++)
+            fprintf(f, "---:|");
+        fprintf(f, "\n");
+        for (unsigned i = 0; i < run->npoints; i++) {
+            fprintf(f, "| %u |", run->points[i].users);
+            for (unsigned r = 0; r < res->n; r++) {
+                const struct lg_resource *rr = find_res(&a->pts[i], res->names[r]);
+                if (rr != NULL)
+                    fprintf(f, " %.0f%% / %.4f ms |", rr->util * 100, rr->demand_s * 1e3);
+                else
+                    fprintf(f, " - |");
+            }
+            fprintf(f, "\n");
+        }
+    }
+    fprintf(f, "\nU of `cpu` is the machine's (all cores); U of `cpu:NAME` is that process "
+               "group's CPU over the cores it can use (min(threads, cores)); U of a disk is the "
+               "fraction of time it had I/O in flight; U of `redis` is the time Redis spent in "
+               "commands. Bounds: X <= min(N / (D + Z), 1 / D_max), R >= max(D, N D_max - Z). "
+               "Closed-loop response times are service times under coordinated omission: read "
+               "them with N and X.\n");
+    free(res);
+}
+
+static int write_file(const char *dir, const char *name,
+                      void (*fn)(FILE *, const struct lg_run *, const struct lg_run_analysis *),
+                      const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    char path[1024];
+    char ebuf[128];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    if (f == NULL) {
+        log_error("cannot create '%s': %s", path, strerror_r(errno, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    fn(f, run, a);
+    if (ferror(f) || fclose(f) != 0) {
+        log_error("cannot write '%s': %s", path, strerror_r(errno, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    return 0;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir)
+{
+    char path[sizeof(((struct lg_config *)0)->out_dir)];
+    char ebuf[128];
+    size_t len = strlen(dir);
+
+    if (len >= sizeof(path))
+        return -1;
+    memcpy(path, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0')
+            continue;
+        path[i] = '\0';
+        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+            log_error("cannot create '%s': %s", path, strerror_r(errno, ebuf, sizeof(ebuf)));
+            return -1;
+        }
+        path[i] = dir[i];
+    }
+    return 0;
+}
+
+int lg_report_files(const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const char *dir = run->cfg->out_dir;
+
+    if (dir[0] == '\0')
+        return 0;
+    if (make_dirs(dir) < 0)
+        return -1;
+    if (write_file(dir, "points.csv", write_csv, run, a) < 0 ||
+        write_file(dir, "run.json", write_json, run, a) < 0 ||
+        write_file(dir, "summary.md", write_md, run, a) < 0)
+        return -1;
+    return 0;
+}

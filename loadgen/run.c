@@ -1,0 +1,384 @@
+/*
+ * run.c - see run.h. One point = start the monitor, start the workers, wait for them on an
+ * eventfd (and for SIGINT/SIGTERM on a signalfd) while redrawing the progress line, join,
+ * stop the monitor, merge the per-thread results.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "sweep.h"
+#include "worker.h"
+#include "xalloc.h"
+
+#define LG_PREPARE_USERS 32 /* connections creating --prepare-users accounts */
+
+struct lg_runner {
+    struct lg_run *run;
+    const struct lg_config *cfg;
+    struct lg_workload wl;
+    struct lg_monitor *mon;
+    atomic_bool stop; /* shared with the workers: set once, by this thread */
+    int sigfd;
+    bool tty;
+    uint64_t stop_ns; /* when the stop was requested */
+};
+
+static void make_run_id(char *out)
+{
+    uint32_t v;
+
+    if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+        v = (uint32_t)(clock_now_ns() ^ ((uint64_t)getpid() << 16));
+    snprintf(out, LG_RUN_ID_LEN + 1, "%08x", v);
+}
+
+static void progress(struct lg_runner *r, struct lg_worker *ws, unsigned n,
+                     const struct lg_point_params *pp)
+{
+    uint64_t now = clock_now_ns();
+    uint64_t ok = 0;
+    uint64_t err = 0;
+
+    if (!r->tty)
+        return;
+    for (unsigned i = 0; i < n; i++) {
+        ok += atomic_load_explicit(&ws[i].progress_ok, memory_order_relaxed);
+        err += atomic_load_explicit(&ws[i].progress_err, memory_order_relaxed);
+    }
+    if (pp->phase == LG_PHASE_PREPARE) {
+        fprintf(stderr,
+                "\r  preparing accounts: %" PRIu64 "/%" PRIu64 " created, %" PRIu64 " errors\033[K",
+                ok, pp->prepare_count, err);
+    } else if (now < pp->warm_end_ns) {
+        fprintf(stderr, "\r  N=%u  warmup %.1f/%.1f s\033[K", pp->users,
+                (double)(now - pp->start_ns) / 1e9, (double)(pp->warm_end_ns - pp->start_ns) / 1e9);
+    } else {
+        double el = (double)(now - pp->warm_end_ns) / 1e9;
+        if (pp->end_ns != UINT64_MAX)
+            fprintf(stderr, "\r  N=%u  %.1f/%.1f s", pp->users, el,
+                    (double)(pp->end_ns - pp->warm_end_ns) / 1e9);
+        else
+            fprintf(stderr, "\r  N=%u  %.1f s  %" PRIu64 "/%" PRIu64 " requests", pp->users, el,
+                    ok + err, pp->per_user * pp->users);
+        fprintf(stderr, "  X=%.0f req/s  errors=%" PRIu64 "\033[K", el > 0 ? (double)ok / el : 0.0,
+                err);
+    }
+    fflush(stderr);
+}
+
+static void on_signal(struct lg_runner *r, struct lg_worker *ws, unsigned n)
+{
+    struct signalfd_siginfo si;
+
+    if (read(r->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    if (r->tty)
+        fprintf(stderr, "\r\033[K");
+    log_warn("interrupted by signal %u: finishing the current point and reporting", si.ssi_signo);
+    r->run->interrupted = true;
+    r->stop_ns = clock_now_ns();
+    atomic_store(&r->stop, true);
+    for (unsigned i = 0; i < n; i++)
+        lg_worker_wake(&ws[i]);
+}
+
+/* Waits for the n started workers, redrawing progress; handles signals. */
+static void wait_workers(struct lg_runner *r, struct lg_worker *ws, unsigned n,
+                         const struct lg_point_params *pp)
+{
+    struct pollfd pfd[2] = {{.fd = pp->done_fd, .events = POLLIN},
+                            {.fd = r->sigfd, .events = POLLIN}};
+    uint64_t done = 0;
+
+    while (done < n) {
+        int rc = poll(pfd, 2, 250);
+        if (rc < 0 && errno != EINTR) {
+            log_error("poll: errno %d", errno);
+            break;
+        }
+        if (rc > 0 && (pfd[0].revents & POLLIN)) {
+            uint64_t v;
+            if (read(pp->done_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+                done += v;
+        }
+        if (rc > 0 && (pfd[1].revents & POLLIN))
+            on_signal(r, ws, n);
+        if (done < n)
+            progress(r, ws, n, pp);
+    }
+    if (r->tty)
+        fprintf(stderr, "\r\033[K");
+}
+
+/* The measured window of a point that has ended. */
+static double window_of(const struct lg_runner *r, const struct lg_point_params *pp,
+                        const struct lg_worker *ws, unsigned n)
+{
+    uint64_t from = pp->warm_end_ns;
+    uint64_t to = 0;
+
+    if (pp->end_ns == UINT64_MAX) {
+        for (unsigned i = 0; i < n; i++)
+            if (ws[i].last_ns > to)
+                to = ws[i].last_ns;
+    } else {
+        to = pp->end_ns;
+    }
+    if (r->stop_ns != 0 && r->stop_ns < to)
+        to = r->stop_ns;
+    return to > from ? (double)(to - from) / 1e9 : 0.0;
+}
+
+static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, unsigned index,
+                     struct lg_point *out)
+{
+    const struct lg_config *cfg = r->cfg;
+    struct lg_point_params pp;
+    struct lg_worker *ws;
+    unsigned nthreads;
+    unsigned started;
+    int rc = 0;
+
+    if (phase == LG_PHASE_MEASURE && cfg->model == LG_MODEL_THREADS)
+        nthreads = users;
+    else
+        nthreads = cfg->threads < users ? cfg->threads : users;
+
+    memset(&pp, 0, sizeof(pp));
+    pp.cfg = cfg;
+    pp.wl = &r->wl;
+    pp.phase = phase;
+    pp.users = users;
+    pp.point_index = index;
+    pp.stop = &r->stop;
+    pp.check.expect_status[LG_REQ_NEW] = 201;
+    pp.check.expect_status[LG_REQ_GET] = 200;
+    pp.check.has_length = cfg->has_expect_length;
+    pp.check.length = cfg->expect_length;
+    pp.start_ns = clock_now_ns();
+    if (phase == LG_PHASE_PREPARE) {
+        pp.warm_end_ns = pp.start_ns;
+        pp.end_ns = UINT64_MAX;
+        pp.prepare_count = cfg->prepare_users;
+    } else {
+        pp.warm_end_ns = pp.start_ns + cfg->warmup_us * 1000;
+        pp.per_user = cfg->requests_per_user;
+        pp.end_ns = pp.per_user > 0 ? UINT64_MAX : pp.warm_end_ns + cfg->duration_us * 1000;
+        pp.open_loop = cfg->rate > 0;
+        pp.rate = cfg->rate;
+    }
+    pp.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (pp.done_fd < 0) {
+        log_error("eventfd: errno %d", errno);
+        return -1;
+    }
+
+    ws = xcalloc(nthreads, sizeof(*ws));
+    for (unsigned i = 0, user = 0; i < nthreads; i++) {
+        struct lg_worker *w = &ws[i];
+        w->id = i;
+        w->nthreads = nthreads;
+        w->first_user = user;
+        w->nusers = users / nthreads + (i < users % nthreads ? 1 : 0);
+        w->pp = &pp;
+        user += w->nusers;
+        lg_worker_init_results(w);
+        w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->wake_fd < 0) {
+            log_error("eventfd: errno %d", errno);
+            for (unsigned j = 0; j < i; j++)
+                close(ws[j].wake_fd);
+            rc = -1;
+            goto out_free;
+        }
+    }
+
+    memset(out, 0, sizeof(*out));
+    out->users = users;
+    out->threads = nthreads;
+    if (phase == LG_PHASE_MEASURE && lg_monitor_start(r->mon, pp.warm_end_ns, pp.end_ns) < 0) {
+        rc = -1;
+        goto out_close;
+    }
+    started = lg_workers_start(ws, nthreads,
+                               phase == LG_PHASE_MEASURE && cfg->model == LG_MODEL_THREADS
+                                   ? &lg_worker_threads_ops
+                                   : &lg_worker_events_ops);
+    if (started < nthreads) {
+        atomic_store(&r->stop, true);
+        rc = -1;
+    }
+    wait_workers(r, ws, started, &pp);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(ws[i].tid, NULL);
+    if (phase == LG_PHASE_MEASURE)
+        lg_monitor_stop(r->mon, &out->mon);
+
+    for (int t = 0; t <= LG_REQ_ALL; t++)
+        lg_stats_init(&out->st[t]);
+    for (unsigned i = 0; i < started; i++) {
+        for (int t = 0; t < LG_REQ_TYPES; t++) {
+            lg_stats_merge(&out->st[t], &ws[i].stats[t]);
+            lg_stats_merge(&out->st[LG_REQ_ALL], &ws[i].stats[t]);
+        }
+        out->unsent += ws[i].unsent;
+        out->abandoned += ws[i].abandoned;
+        if (ws[i].failed)
+            rc = -1;
+    }
+    out->window_s = window_of(r, &pp, ws, started);
+    out->interrupted = r->run->interrupted;
+
+out_close:
+    for (unsigned i = 0; i < nthreads; i++)
+        close(ws[i].wake_fd);
+out_free:
+    free(ws);
+    close(pp.done_fd);
+    return rc;
+}
+
+static int prepare(struct lg_runner *r)
+{
+    const struct lg_config *cfg = r->cfg;
+    unsigned users =
+        cfg->prepare_users < LG_PREPARE_USERS ? (unsigned)cfg->prepare_users : LG_PREPARE_USERS;
+    struct lg_point *p = xmalloc(sizeof(*p));
+    uint64_t t0 = clock_now_ns();
+    uint64_t errors;
+    int rc;
+
+    log_info("creating %" PRIu64 " accounts over %u connections", cfg->prepare_users, users);
+    rc = run_point(r, LG_PHASE_PREPARE, users, 0, p);
+    r->run->prepared = p->st[LG_REQ_ALL].ok;
+    r->run->prepare_s = (double)(clock_now_ns() - t0) / 1e9;
+    errors = lg_stats_errors(&p->st[LG_REQ_ALL]);
+    if (rc == 0 && !r->run->interrupted && (errors > 0 || r->run->prepared < cfg->prepare_users)) {
+        char classes[256] = "";
+        size_t len = 0;
+        for (int e = 0; e < LG_ERR_COUNT; e++) {
+            if (p->st[LG_REQ_ALL].err[e] > 0 && len < sizeof(classes))
+                len += (size_t)snprintf(classes + len, sizeof(classes) - len, " %s=%" PRIu64,
+                                        lg_err_name((enum lg_err)e), p->st[LG_REQ_ALL].err[e]);
+        }
+        log_error("could not create the accounts: %" PRIu64 " of %" PRIu64 " created; errors:%s",
+                  r->run->prepared, cfg->prepare_users, classes[0] ? classes : " none");
+        rc = -1;
+    } else if (rc == 0) {
+        log_info("created %" PRIu64 " accounts in %.2f s", r->run->prepared, r->run->prepare_s);
+    }
+    free(p);
+    return rc;
+}
+
+static struct lg_point *add_point(struct lg_run *run)
+{
+    run->points = xrealloc(run->points, (run->npoints + 1) * sizeof(*run->points));
+    return &run->points[run->npoints++];
+}
+
+static double throughput(const struct lg_point *p)
+{
+    return p->window_s > 0 ? (double)p->st[LG_REQ_ALL].ok / p->window_s : 0;
+}
+
+static int measure(struct lg_runner *r, unsigned users)
+{
+    struct lg_run *run = r->run;
+    struct lg_point *p = add_point(run);
+    const struct lg_stats *s;
+    int rc = run_point(r, LG_PHASE_MEASURE, users, run->npoints, p);
+
+    s = &p->st[LG_REQ_ALL];
+    log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
+             throughput(p), hist_mean(&s->lat) / 1e6, (double)hist_percentile(&s->lat, 99) / 1e6,
+             lg_stats_errors(s), p->interrupted ? " (interrupted)" : "");
+    return rc;
+}
+
+static void log_config(const struct lg_runner *r)
+{
+    const struct lg_config *c = r->cfg;
+
+    log_info("run %s: url=http://%s%s model=%s threads=%u mix=%s file=%s think=%" PRIu64
+             "us %s=%" PRIu64 " warmup=%" PRIu64 "us timeout=%" PRIu64 "us rate=%g sweep=%s",
+             r->run->run_id, c->target.host_header, c->target.prefix,
+             c->model == LG_MODEL_EVENTS ? "events" : "threads", c->threads, c->mix_desc,
+             c->file[0] ? c->file : "-", c->think_us,
+             c->requests_per_user ? "requests-per-user" : "duration_us",
+             c->requests_per_user ? c->requests_per_user : c->duration_us, c->warmup_us,
+             c->timeout_us, c->rate, c->sweep_auto ? "auto" : (c->nsweep ? "list" : "no"));
+}
+
+int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
+{
+    struct lg_runner r;
+    sigset_t set;
+    int rc = 0;
+
+    memset(run, 0, sizeof(*run));
+    run->cfg = cfg;
+    run->started = time(NULL);
+    make_run_id(run->run_id);
+
+    memset(&r, 0, sizeof(r));
+    r.run = run;
+    r.cfg = cfg;
+    atomic_init(&r.stop, false);
+    r.tty = isatty(STDERR_FILENO) == 1;
+    lg_workload_init(&r.wl, cfg, run->run_id);
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    r.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (r.sigfd < 0) {
+        log_error("signalfd: errno %d", errno);
+        return -1;
+    }
+    r.mon = lg_monitor_new(cfg);
+    log_config(&r);
+
+    if (cfg->prepare_users > 0 && prepare(&r) < 0) {
+        rc = -1;
+        goto out;
+    }
+    if (cfg->sweep_auto) {
+        struct lg_autosweep as;
+        unsigned n;
+        lg_autosweep_init(&as, cfg->max_users);
+        for (n = lg_autosweep_next(&as); n != 0 && rc == 0 && !run->interrupted;
+             n = lg_autosweep_next(&as)) {
+            rc = measure(&r, n);
+            lg_autosweep_add(&as, n, throughput(&run->points[run->npoints - 1]));
+        }
+    } else if (cfg->nsweep > 0) {
+        for (unsigned i = 0; i < cfg->nsweep && rc == 0 && !run->interrupted; i++)
+            rc = measure(&r, cfg->sweep[i]);
+    } else if (!run->interrupted) {
+        rc = measure(&r, cfg->users);
+    }
+out:
+    lg_monitor_free(r.mon);
+    close(r.sigfd);
+    return rc;
+}
+
+void lg_run_release(struct lg_run *run)
+{
+    free(run->points);
+    run->points = NULL;
+    run->npoints = 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * run.h - one invocation of loadgen: optionally create the --prepare-users accounts, then
+ * measure one point per N (a single N, an explicit --sweep list, or --sweep auto), each with
+ * its own workers and resource monitor, showing live progress on a terminal. SIGINT/SIGTERM
+ * end the current point early and keep what was measured.
+ * DESIGN: runs in the main thread. SIGINT and SIGTERM must be blocked in every thread before
+ * lg_run_execute() is called (main does it first thing); they are read here via a signalfd.
+ */
+#ifndef LG_RUN_H
+#define LG_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "config.h"
+#include "monitor.h"
+#include "stats.h"
+#include "workload.h"
+
+/* Raw results of one point, merged over its workers. */
+struct lg_point {
+    unsigned users;
+    unsigned threads;
+    double window_s;                      /* the measured window (X = ok / window) */
+    struct lg_stats st[LG_REQ_TYPES + 1]; /* per type, [LG_REQ_ALL] = all types */
+    uint64_t unsent;                      /* open loop: arrivals never sent (backlog at end) */
+    uint64_t abandoned;                   /* in flight at the end, not counted */
+    bool interrupted;
+    struct lg_monitor_result mon;
+};
+
+struct lg_run {
+    const struct lg_config *cfg;
+    char run_id[LG_RUN_ID_LEN + 1];
+    time_t started;
+    struct lg_point *points;
+    unsigned npoints;
+    bool interrupted;
+    uint64_t prepared; /* accounts created by --prepare-users */
+    double prepare_s;
+};
+
+/*
+ * Runs every point. Returns 0 when at least the run could proceed (points may be partial if
+ * interrupted, see run->interrupted), -1 on a fatal error (already logged).
+ */
+int lg_run_execute(struct lg_run *run, const struct lg_config *cfg);
+void lg_run_release(struct lg_run *run);
+
+#endif /* LG_RUN_H */

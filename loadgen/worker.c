@@ -1,0 +1,174 @@
+/*
+ * worker.c - what both worker models share: thread creation (signals blocked, names, CPU
+ * pinning), per-connection request setup, and the one place that decides whether a finished
+ * request is counted and how.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define LG_WORKER_STACK (512u * 1024)
+
+unsigned lg_workers_start(struct lg_worker *ws, unsigned n, const struct lg_worker_ops *ops)
+{
+    const struct lg_config *cfg = n > 0 ? ws[0].pp->cfg : NULL;
+    sigset_t all;
+    sigset_t old;
+    unsigned started = 0;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (; started < n; started++) {
+        struct lg_worker *w = &ws[started];
+        pthread_attr_t attr;
+        char name[16];
+        char ebuf[128];
+        int rc;
+
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, LG_WORKER_STACK);
+        if (cfg->ncpus > 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cfg->cpus[w->id % cfg->ncpus], &set);
+            pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+        }
+        rc = pthread_create(&w->tid, &attr, ops->thread_main, w);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
+            log_error("cannot start worker %u: %s", w->id, strerror_r(rc, ebuf, sizeof(ebuf)));
+            break;
+        }
+        snprintf(name, sizeof(name), "lg-wrk-%u", w->id);
+        pthread_setname_np(w->tid, name);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
+
+void lg_worker_wake(struct lg_worker *w)
+{
+    uint64_t one = 1;
+    if (write(w->wake_fd, &one, sizeof(one)) < 0)
+        log_debug("wake worker %u: errno %d", w->id, errno);
+}
+
+void lg_worker_init_results(struct lg_worker *w)
+{
+    for (int i = 0; i < LG_REQ_TYPES; i++)
+        lg_stats_init(&w->stats[i]);
+    w->first_ns = 0;
+    w->last_ns = 0;
+    w->unsent = 0;
+    w->abandoned = 0;
+    w->failed = 0;
+    atomic_init(&w->progress_ok, 0);
+    atomic_init(&w->progress_err, 0);
+    w->_progress_at = 0;
+}
+
+void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user)
+{
+    const struct lg_point_params *pp = w->pp;
+    const struct lg_config *cfg = pp->cfg;
+
+    lg_conn_init(c, user);
+    if (pp->phase == LG_PHASE_PREPARE) {
+        lg_workload_build_prepare(pp->wl, &c->req[LG_REQ_NEW]);
+        c->slot_next = user;
+        c->slot_step = pp->users;
+        c->remaining =
+            user < pp->prepare_count ? (pp->prepare_count - 1 - user) / pp->users + 1 : 0;
+        return;
+    }
+    if (lg_config_has(cfg, LG_REQ_NEW)) {
+        lg_workload_build_new(pp->wl, (uint64_t)pp->point_index * 100000u + user,
+                              &c->req[LG_REQ_NEW]);
+        c->slot_next = 0;
+        c->slot_step = 1;
+    }
+    if (lg_config_has(cfg, LG_REQ_GET)) {
+        long cred = -2;
+        if (cfg->prepare_users > 0)
+            cred = (long)(user % cfg->prepare_users);
+        else if (cfg->username[0] != '\0')
+            cred = -1;
+        lg_workload_build_get(pp->wl, cred, &c->req[LG_REQ_GET]);
+    }
+    c->remaining = pp->per_user > 0 ? pp->per_user : UINT64_MAX;
+}
+
+int lg_worker_pick(struct lg_worker *w, uint64_t *rng)
+{
+    if (w->pp->phase == LG_PHASE_PREPARE)
+        return LG_REQ_NEW;
+    return lg_workload_pick(w->pp->wl, rng);
+}
+
+bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum lg_err e)
+{
+    const struct lg_point_params *pp = w->pp;
+    struct lg_stats *s;
+    bool counted;
+
+    if (pp->phase == LG_PHASE_PREPARE)
+        counted = true;
+    else if (pp->open_loop)
+        counted = c->start_ns >= pp->warm_end_ns && now < pp->end_ns;
+    else
+        counted = now >= pp->warm_end_ns && now < pp->end_ns;
+    if (!counted)
+        return false;
+    s = &w->stats[c->type];
+    if (e == LG_ERR_NONE) {
+        s->ok++;
+        s->body_bytes += c->http.body_bytes;
+        hist_record(&s->lat, now - c->start_ns);
+    } else {
+        s->err[e]++;
+        log_debug("user %u: %s error (%s)", c->user, lg_err_name(e),
+                  c->http.why ? c->http.why : "-");
+    }
+    if (w->first_ns == 0)
+        w->first_ns = now;
+    w->last_ns = now;
+    if (c->remaining != UINT64_MAX && c->remaining > 0)
+        c->remaining--;
+    return true;
+}
+
+static void publish(struct lg_worker *w)
+{
+    uint64_t ok = 0;
+    uint64_t err = 0;
+
+    for (int i = 0; i < LG_REQ_TYPES; i++) {
+        ok += w->stats[i].ok;
+        err += lg_stats_errors(&w->stats[i]);
+    }
+    atomic_store_explicit(&w->progress_ok, ok, memory_order_relaxed);
+    atomic_store_explicit(&w->progress_err, err, memory_order_relaxed);
+}
+
+void lg_worker_progress(struct lg_worker *w, uint64_t now)
+{
+    if (now - w->_progress_at < LG_PROGRESS_NS)
+        return;
+    w->_progress_at = now;
+    publish(w);
+}
+
+void lg_worker_done(struct lg_worker *w)
+{
+    uint64_t one = 1;
+
+    publish(w);
+    if (write(w->pp->done_fd, &one, sizeof(one)) < 0)
+        log_error("worker %u: cannot signal its end: errno %d", w->id, errno);
+}

@@ -1,0 +1,243 @@
+/*
+ * workload.c - see workload.h. Requests are assembled with a small appender rather than a
+ * format string, and the password only ever lives in request buffers sent to the server.
+ */
+#include "workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+/* A bounded string builder over a heap buffer. */
+struct lg_sb {
+    char *buf;
+    size_t len;
+    size_t cap;
+};
+
+static void sb_addn(struct lg_sb *sb, const char *s, size_t n)
+{
+    if (sb->len + n + 1 > sb->cap) {
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (sb->len + n + 1 > cap)
+            cap *= 2;
+        sb->buf = xrealloc(sb->buf, cap);
+        sb->cap = cap;
+    }
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+static void sb_add(struct lg_sb *sb, const char *s)
+{
+    sb_addn(sb, s, strlen(s));
+}
+
+static void sb_add_u64(struct lg_sb *sb, uint64_t v)
+{
+    char d[24];
+    int n = snprintf(d, sizeof(d), "%llu", (unsigned long long)v);
+    sb_addn(sb, d, (size_t)n);
+}
+
+/* Appends width zero digits and returns their offset. */
+static size_t sb_add_slot(struct lg_sb *sb, size_t width)
+{
+    size_t off = sb->len;
+    for (size_t i = 0; i < width; i++)
+        sb_addn(sb, "0", 1);
+    return off;
+}
+
+uint64_t lg_rng_seed(uint64_t seed, uint64_t stream)
+{
+    /* splitmix64 of (seed, stream): distinct streams per thread, never 0 */
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return z ? z : 0x853C49E6748FEA9Bull;
+}
+
+double lg_rng_unit(uint64_t *state)
+{
+    return (double)((lg_rng_next(state) >> 11) + 1) * (1.0 / 9007199254740992.0);
+}
+
+void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id)
+{
+    memset(w, 0, sizeof(*w));
+    w->cfg = cfg;
+    snprintf(w->run_id, sizeof(w->run_id), "%s", run_id);
+    w->weight_new = cfg->weight[LG_REQ_NEW];
+    w->weight_total = cfg->weight[LG_REQ_NEW] + cfg->weight[LG_REQ_GET];
+}
+
+int lg_workload_pick(const struct lg_workload *w, uint64_t *rng)
+{
+    if (w->weight_new == 0)
+        return LG_REQ_GET;
+    if (w->weight_new == w->weight_total)
+        return LG_REQ_NEW;
+    return (lg_rng_next(rng) % w->weight_total) < w->weight_new ? LG_REQ_NEW : LG_REQ_GET;
+}
+
+size_t lg_base64(const void *in, size_t len, char *out)
+{
+    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = in;
+    size_t o = 0;
+    size_t i = 0;
+
+    for (; i + 2 < len; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = tbl[(v >> 6) & 63];
+        out[o++] = tbl[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0);
+        out[o++] = tbl[v >> 18];
+        out[o++] = tbl[(v >> 12) & 63];
+        out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
+        out[o++] = '=';
+    }
+    out[o] = '\0';
+    return o;
+}
+
+size_t lg_urlencode(const char *in, size_t len, char *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            out[o++] = (char)c;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    out[o] = '\0';
+    return o;
+}
+
+void lg_workload_prepared_name(const struct lg_workload *w, uint64_t index, char *out, size_t cap)
+{
+    snprintf(out, cap, "lg%sp%0*llu", w->run_id, LG_SERIAL_DIGITS,
+             (unsigned long long)(index % 1000000000ull));
+}
+
+/* "METHOD <prefix><path><path2> HTTP/1.1" and the Host header. */
+static void start_line(const struct lg_workload *w, struct lg_sb *sb, const char *method,
+                       const char *path, const char *path2)
+{
+    sb_add(sb, method);
+    sb_add(sb, " ");
+    sb_add(sb, w->cfg->target.prefix);
+    sb_add(sb, path);
+    sb_add(sb, path2);
+    sb_add(sb, " HTTP/1.1\r\nHost: ");
+    sb_add(sb, w->cfg->target.host_header);
+    sb_add(sb, "\r\n");
+}
+
+void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_reqbuf *out)
+{
+    struct lg_sb sb = {0};
+
+    start_line(w, &sb, "GET", "/files/", w->cfg->file);
+    if (cred != -2) {
+        char user[ACCOUNT_USER_MAX + 1];
+        char plain[ACCOUNT_USER_MAX + 1 + ACCOUNT_PASS_MAX + 1];
+        char b64[(sizeof(plain) / 3 + 1) * 4 + 1];
+        size_t ulen;
+        size_t plen = strlen(w->cfg->password);
+
+        if (cred >= 0)
+            lg_workload_prepared_name(w, (uint64_t)cred, user, sizeof(user));
+        else
+            snprintf(user, sizeof(user), "%s", w->cfg->username);
+        ulen = strlen(user);
+        memcpy(plain, user, ulen);
+        plain[ulen] = ':';
+        memcpy(plain + ulen + 1, w->cfg->password, plen);
+        lg_base64(plain, ulen + 1 + plen, b64);
+        sb_add(&sb, "Authorization: Basic ");
+        sb_add(&sb, b64);
+        sb_add(&sb, "\r\n");
+        memset(plain, 0, sizeof(plain));
+    }
+    sb_add(&sb, "\r\n");
+    out->buf = sb.buf;
+    out->len = sb.len;
+    out->slot_off = 0;
+    out->slot_len = 0;
+}
+
+/* POST /users with body "username=<prefix><slot>&password=<encoded>". */
+static void build_post(const struct lg_workload *w, const char *name_prefix, size_t slot_digits,
+                       struct lg_reqbuf *out)
+{
+    struct lg_sb sb = {0};
+    char pass_enc[ACCOUNT_PASS_MAX * 3 + 1];
+    size_t pass_len = lg_urlencode(w->cfg->password, strlen(w->cfg->password), pass_enc);
+    size_t body_len =
+        strlen("username=") + strlen(name_prefix) + slot_digits + strlen("&password=") + pass_len;
+
+    start_line(w, &sb, "POST", "/users", "");
+    sb_add(&sb, "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ");
+    sb_add_u64(&sb, body_len);
+    sb_add(&sb, "\r\n\r\nusername=");
+    sb_add(&sb, name_prefix);
+    out->slot_off = sb_add_slot(&sb, slot_digits);
+    out->slot_len = slot_digits;
+    sb_add(&sb, "&password=");
+    sb_addn(&sb, pass_enc, pass_len);
+    memset(pass_enc, 0, sizeof(pass_enc));
+    out->buf = sb.buf;
+    out->len = sb.len;
+}
+
+void lg_workload_build_new(const struct lg_workload *w, uint64_t serial, struct lg_reqbuf *out)
+{
+    char prefix[64];
+
+    snprintf(prefix, sizeof(prefix), "lg%sn%0*lluc", w->run_id, LG_SERIAL_DIGITS,
+             (unsigned long long)(serial % 1000000000ull));
+    build_post(w, prefix, LG_SLOT_DIGITS, out);
+}
+
+void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *out)
+{
+    char prefix[64];
+
+    snprintf(prefix, sizeof(prefix), "lg%sp", w->run_id);
+    build_post(w, prefix, LG_SERIAL_DIGITS, out);
+}
+
+void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value)
+{
+    char *d = r->buf + r->slot_off;
+
+    for (size_t i = r->slot_len; i > 0; i--) {
+        d[i - 1] = (char)('0' + value % 10);
+        value /= 10;
+    }
+}
+
+void lg_reqbuf_release(struct lg_reqbuf *r)
+{
+    if (r->buf != NULL)
+        memset(r->buf, 0, r->len); /* may hold the password */
+    free(r->buf);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,74 @@
+/*
+ * workload.h - what the users send: request bytes preformatted once per connection (GET with
+ * the user's credentials, POST /users templates whose username digits are patched in place per
+ * request, so no request costs a malloc or a printf), the weighted choice of the next request
+ * type, and a per-thread RNG. Usernames are unique per run: "lg" + run id + serial digits.
+ * struct lg_workload is built before the workers start and is immutable afterwards.
+ */
+#ifndef LG_WORKLOAD_H
+#define LG_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define LG_RUN_ID_LEN 8    /* hex digits */
+#define LG_SLOT_DIGITS 10  /* the patched counter of a username */
+#define LG_SERIAL_DIGITS 9 /* connection serial / prepared-account index */
+
+struct lg_workload {
+    const struct lg_config *cfg;
+    char run_id[LG_RUN_ID_LEN + 1];
+    unsigned weight_total;
+    unsigned weight_new; /* a draw below this picks new, otherwise get */
+};
+
+/* One request's bytes; when slot_len > 0, the decimal digits at slot_off are patchable. */
+struct lg_reqbuf {
+    char *buf; /* heap, owned; NULL when unused */
+    size_t len;
+    size_t slot_off;
+    size_t slot_len;
+};
+
+/* Per-thread generator (xorshift64*): deterministic for a seed, never 0. */
+static inline uint64_t lg_rng_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+uint64_t lg_rng_seed(uint64_t seed, uint64_t stream);
+/* Uniform in (0, 1]. */
+double lg_rng_unit(uint64_t *state);
+
+void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id);
+/* Draws the next request type from the weights. */
+int lg_workload_pick(const struct lg_workload *w, uint64_t *rng);
+
+/*
+ * Builds GET /files/NAME; with cred >= 0 it carries the credentials of prepared account cred,
+ * with cred == -1 those of --username, with cred == -2 none.
+ */
+void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_reqbuf *out);
+/* Builds POST /users for "lg<run><'n'><serial>c<counter>"; the counter is the slot. */
+void lg_workload_build_new(const struct lg_workload *w, uint64_t serial, struct lg_reqbuf *out);
+/* Builds POST /users for prepared account names "lg<run>p<index>"; the index is the slot. */
+void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *out);
+/* Writes value into the slot (zero-padded, the least significant digits if it is too long). */
+void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value);
+void lg_reqbuf_release(struct lg_reqbuf *r);
+
+/* The name of prepared account index. */
+void lg_workload_prepared_name(const struct lg_workload *w, uint64_t index, char *out, size_t cap);
+
+/* Helpers, exposed for tests. out needs 4 * ceil(len / 3) + 1 bytes. */
+size_t lg_base64(const void *in, size_t len, char *out);
+/* Percent-encodes everything but [A-Za-z0-9-._~]; out needs 3 * len + 1 bytes. */
+size_t lg_urlencode(const char *in, size_t len, char *out);
+
+#endif /* LG_WORKLOAD_H */

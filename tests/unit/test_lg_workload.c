@@ -1,0 +1,214 @@
+/*
+ * test_lg_workload.c - loadgen/workload and loadgen/config: request bytes (GET with Basic
+ * credentials, POST /users templates and their patched username digits), base64 and
+ * percent-encoding, the weighted mix, flag parsing and validation errors, and that the
+ * password never appears in what reports print of the command line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../loadgen/config.h"
+#include "../../loadgen/report.h"
+#include "../../loadgen/workload.h"
+
+static void test_workload_base64(void **state)
+{
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const out[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                      "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    char b[32];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        assert_int_equal(lg_base64(in[i], strlen(in[i]), b), strlen(out[i]));
+        assert_string_equal(b, out[i]);
+    }
+}
+
+static void test_workload_urlencode(void **state)
+{
+    char b[64];
+
+    (void)state;
+    lg_urlencode("a b&c=d%e~f.g-h_i", 17, b);
+    assert_string_equal(b, "a%20b%26c%3Dd%25e~f.g-h_i");
+}
+
+/* A config as main would build it for the given flags. */
+static int parse(struct lg_config *cfg, char err[LG_ERR_LEN], int argc, char **argv)
+{
+    lg_config_defaults(cfg);
+    if (lg_config_parse(cfg, argc, argv, err) != 0)
+        return -1;
+    return lg_config_validate(cfg, err);
+}
+
+static void test_workload_get_request(void **state)
+{
+    static char *argv[] = {"loadgen",    "--url",      "http://127.0.0.1:8080/api/",
+                           "--type",     "get",        "--file",
+                           "1k",         "--username", "alice",
+                           "--password", "s3cret"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    struct lg_reqbuf r = {0};
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 11, argv), 0);
+    lg_workload_init(&w, &cfg, "0badc0de");
+    lg_workload_build_get(&w, -1, &r);
+    /* base64("alice:s3cret") = YWxpY2U6czNjcmV0 */
+    assert_string_equal(r.buf, "GET /api/files/1k HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
+                               "Authorization: Basic YWxpY2U6czNjcmV0\r\n\r\n");
+    assert_int_equal(r.len, strlen(r.buf));
+    lg_reqbuf_release(&r);
+    lg_workload_build_get(&w, -2, &r);
+    assert_string_equal(r.buf, "GET /api/files/1k HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
+    lg_reqbuf_release(&r);
+}
+
+static void test_workload_new_request_slot(void **state)
+{
+    static char *argv[] = {"loadgen", "--type", "new", "--password", "p w&d"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    struct lg_reqbuf r = {0};
+    const char *body;
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 5, argv), 0);
+    lg_workload_init(&w, &cfg, "0badc0de");
+    lg_workload_build_new(&w, 1234, &r);
+    lg_reqbuf_set_slot(&r, 42);
+    body = strstr(r.buf, "\r\n\r\n") + 4;
+    assert_string_equal(body, "username=lg0badc0den000001234c0000000042&password=p%20w%26d");
+    assert_non_null(strstr(r.buf, "POST /users HTTP/1.1\r\n"));
+    assert_non_null(strstr(r.buf, "Content-Type: application/x-www-form-urlencoded\r\n"));
+    {
+        char cl[64];
+        snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", strlen(body));
+        assert_non_null(strstr(r.buf, cl));
+    }
+    /* patching keeps the length: the counter wraps within its 10 digits */
+    lg_reqbuf_set_slot(&r, 12345678901ull);
+    assert_non_null(strstr(r.buf, "c2345678901&"));
+    lg_reqbuf_release(&r);
+
+    lg_workload_build_prepare(&w, &r);
+    lg_reqbuf_set_slot(&r, 7);
+    assert_non_null(strstr(r.buf, "username=lg0badc0dep000000007&"));
+    {
+        char name[64];
+        lg_workload_prepared_name(&w, 7, name, sizeof(name));
+        assert_string_equal(name, "lg0badc0dep000000007");
+    }
+    lg_reqbuf_release(&r);
+}
+
+static void test_workload_mix(void **state)
+{
+    static char *argv[] = {"loadgen", "--mix", "new:1,get:9", "--file", "x"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    uint64_t rng = lg_rng_seed(1, 0);
+    uint64_t rng2 = lg_rng_seed(1, 0);
+    unsigned counts[2] = {0, 0};
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 5, argv), 0);
+    lg_workload_init(&w, &cfg, "00000000");
+    for (int i = 0; i < 100000; i++)
+        counts[lg_workload_pick(&w, &rng)]++;
+    assert_true(counts[LG_REQ_NEW] > 9000 && counts[LG_REQ_NEW] < 11000);
+    /* deterministic for a seed */
+    rng = lg_rng_seed(1, 0);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(lg_workload_pick(&w, &rng), lg_workload_pick(&w, &rng2));
+}
+
+static void test_config_errors(void **state)
+{
+    static char *bad[][6] = {
+        {"loadgen", "--users", "0"},
+        {"loadgen", "--users", "1x"},
+        {"loadgen", "--type", "get"},
+        {"loadgen", "--type", "put"},
+        {"loadgen", "--mix", "new:0,get:0"},
+        {"loadgen", "--url", "http://10.1.2.3:80"},
+        {"loadgen", "--url", "https://127.0.0.1"},
+        {"loadgen", "--rate", "100", "--model", "threads"},
+        {"loadgen", "--rate", "100", "--sweep", "auto"},
+        {"loadgen", "--duration", "5", "--requests-per-user", "3"},
+        {"loadgen", "--bogus"},
+        {"loadgen", "--watch", "server1=abc"},
+        {"loadgen", "--watch-comm", "a-very-long-process-name"},
+        {"loadgen", "--sweep", "1,,2"},
+        {"loadgen", "--expect-length", "1k"},
+        {"loadgen", "--timeout"},
+        {"loadgen", "extra"},
+    };
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int argc = 0;
+        while (argc < 6 && bad[i][argc] != NULL)
+            argc++;
+        err[0] = '\0';
+        if (parse(&cfg, err, argc, bad[i]) != -1)
+            fail_msg("accepted bad flags #%zu (%s)", i, bad[i][1]);
+        assert_true(strlen(err) > 0);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
+static void test_config_ok_and_redaction(void **state)
+{
+    static char *argv[] = {"loadgen",    "--sweep",    "1,2,4",     "--think",
+                           "5",          "--password", "topsecret", "--pass=hidden2",
+                           "--file",     "f",          "--watch",   "server1=1,server2=2",
+                           "--pin-cpus", "0-1"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    int argc = (int)(sizeof(argv) / sizeof(argv[0]));
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, argc, argv), 0);
+    assert_int_equal(cfg.nsweep, 3);
+    assert_int_equal(cfg.sweep[2], 4);
+    assert_int_equal(cfg.think_us, 5000); /* bare numbers are milliseconds */
+    assert_string_equal(cfg.password, "hidden2");
+    assert_int_equal(cfg.nwatch, 2);
+    assert_true(lg_config_has(&cfg, LG_REQ_GET)); /* --file implies get */
+    for (int i = 0; i < argc; i++) {
+        const char *shown = lg_report_arg(argc, argv, i);
+        assert_null(strstr(shown, "topsecret"));
+        assert_null(strstr(shown, "hidden2"));
+    }
+    assert_string_equal(lg_report_arg(argc, argv, 6), "(redacted)");
+    assert_string_equal(lg_report_arg(argc, argv, 9), "f");
+    assert_string_equal(lg_report_arg(argc, argv, 7), "--password=(redacted)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workload_base64),
+        cmocka_unit_test(test_workload_urlencode),
+        cmocka_unit_test(test_workload_get_request),
+        cmocka_unit_test(test_workload_new_request_slot),
+        cmocka_unit_test(test_workload_mix),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_config_ok_and_redaction),
+    };
+    return cmocka_run_group_tests_name("lg_workload", tests, NULL, NULL);
+}
