@@ -13,6 +13,7 @@ packages=(
     libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev
     redis-server mariadb-server
     gnuplot-nox curl python3
+    nginx-light wrk
 )
 
 missing=()
