@@ -1,0 +1,143 @@
+/*
+ * backend.h - the account store behind server2, as an ops table with one implementation per
+ * database (backend_redis.c, backend_mysql.c; unit tests plug in a fake), plus what every
+ * worker wraps around it: a session that connects lazily, drops a broken connection and
+ * reconnects at most every BACKEND_RETRY_MS, and a process-wide health record that logs each
+ * down/up transition once.
+ *
+ * DESIGN
+ * - A batch is an array of ops sent to the database in ONE round trip. The caller guarantees a
+ *   username appears at most once per kind in a batch, and puts every CREATE before every
+ *   LOOKUP, so a batch that creates and looks up the same name sees the new row.
+ * - batch() returns 0 when every op's status is meaningful (an op may still fail alone, e.g.
+ *   a Redis error reply), or -1 when the connection is unusable: the session closes it and the
+ *   caller answers the whole batch UNAVAILABLE. Error strings never contain hashes, passwords
+ *   or the URL password.
+ * - A session belongs to one thread (or process). The health record is shared by all sessions
+ *   (in processes mode it lives in shared memory and its mutex is process-shared and robust)
+ *   and is touched only on connects and failures, except its epoch, which every batch reads
+ *   atomically without the lock.
+ * - Reconnects: a batch finding no connection tries to connect at most every BACKEND_RETRY_MS
+ *   (meanwhile its batches get UNAVAILABLE at once); idle workers also probe once a second, and
+ *   those probes neither wait for nor delay the batches' attempts.
+ * - Before a batch, a session drops a connection that is probably stale, rather than fail a
+ *   write on it: one made before the backend's latest down->up transition (another worker saw
+ *   the database go away and come back), or one idle for BACKEND_IDLE_CHECK_MS that fails a
+ *   ping. A batch of lookups only that still fails on its connection is retried once on a new
+ *   one; a batch with creates is not (its writes may have been applied).
+ */
+#ifndef BACKEND_H
+#define BACKEND_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend_url.h"
+
+#define BACKEND_ERR_LEN 256
+#define BACKEND_HASH_MAX 256 /* room for a stored hash string with its NUL */
+#define BACKEND_RETRY_MS 250 /* minimum time between two connection attempts of one session */
+#define BACKEND_CONNECT_TIMEOUT_MS 1000 /* redis connect */
+#define BACKEND_IO_TIMEOUT_MS 2000      /* redis read/write, mysql connect/read/write */
+#define BACKEND_IDLE_CHECK_MS 200       /* a connection idle this long is pinged before use */
+
+enum backend_op_kind {
+    BACKEND_OP_CREATE = 1, /* store hash under user unless user exists */
+    BACKEND_OP_LOOKUP = 2, /* fetch user's stored hash */
+};
+
+enum backend_op_status {
+    BACKEND_ST_OK = 0,          /* CREATE: stored; LOOKUP: found, hash in `stored` */
+    BACKEND_ST_EXISTS = 1,      /* CREATE: user already exists, nothing changed */
+    BACKEND_ST_NOTFOUND = 2,    /* LOOKUP: no such user */
+    BACKEND_ST_UNAVAILABLE = 3, /* this op failed for a transient reason (loading, read-only) */
+    BACKEND_ST_ERROR = 4,       /* this op failed for any other reason */
+};
+
+struct backend_op {
+    enum backend_op_kind kind;
+    const char *user; /* valid username (account.h), NUL-terminated */
+    size_t user_len;
+    const char *hash;              /* CREATE: the string to store, NUL-terminated */
+    enum backend_op_status status; /* out */
+    char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: NUL-terminated ("" if it did not fit) */
+};
+
+struct backend_ops {
+    const char *name;
+    /* Optional per-thread set-up/tear-down (mysql_thread_init/end); may be NULL. */
+    void (*thread_init)(void);
+    void (*thread_end)(void);
+    /* Opens a connection; NULL with a reason in err (BACKEND_ERR_LEN bytes). */
+    void *(*connect)(const struct backend_url *url, char *err);
+    /*
+     * Runs n ops in one round trip; 0, or -1 if the connection is unusable (reason in err).
+     * On 0, err is "" unless some op failed alone (then it says why, for a rate-limited log).
+     */
+    int (*batch)(void *conn, struct backend_op *ops, size_t n, char *err);
+    void (*close)(void *conn);
+    /* Optional cheap liveness check (PING / mysql_ping): 0 if the connection works. */
+    int (*ping)(void *conn);
+};
+
+extern const struct backend_ops backend_redis_ops;
+extern const struct backend_ops backend_mysql_ops;
+
+/* The ops for the URL's kind. */
+const struct backend_ops *backend_ops_for(const struct backend_url *url);
+
+/* Process-wide library set-up; call once in main before any thread starts. 0 or -1. */
+int backend_library_init(void);
+void backend_library_end(void);
+/* Their MySQL part, in backend_mysql.c. */
+int backend_mysql_library_init(void);
+void backend_mysql_library_end(void);
+
+enum backend_state {
+    BACKEND_STATE_UNKNOWN = 0,
+    BACKEND_STATE_UP = 1,
+    BACKEND_STATE_DOWN = 2,
+};
+
+struct backend_health {
+    pthread_mutex_t mu; /* protects every field below; robust, process-shared if asked */
+    enum backend_state state;
+    _Atomic uint64_t epoch; /* incremented at every transition to UP (written under mu) */
+    uint64_t last_query_err_ns;
+    unsigned query_errs_suppressed;
+    char desc[512]; /* the URL without its password, for log lines; immutable */
+};
+
+/* process_shared: h is in memory shared by several processes (processes mode). */
+void backend_health_init(struct backend_health *h, const struct backend_url *url,
+                         bool process_shared);
+void backend_health_release(struct backend_health *h);
+enum backend_state backend_health_state(struct backend_health *h);
+
+struct backend_session {
+    const struct backend_ops *ops;
+    const struct backend_url *url;
+    struct backend_health *health;
+    void *conn;               /* NULL while disconnected */
+    uint64_t conn_epoch;      /* health epoch when conn was made */
+    uint64_t last_attempt_ns; /* last connect attempt, 0 = never */
+    uint64_t last_used_ns;    /* last successful connect or batch */
+    uint64_t connects;        /* successful connects, for tests and stats */
+    uint64_t round_trips;     /* batch() calls, for tests and stats */
+};
+
+void backend_session_init(struct backend_session *s, const struct backend_ops *ops,
+                          const struct backend_url *url, struct backend_health *health);
+/* Connects if disconnected and the last attempt is older than BACKEND_RETRY_MS. */
+bool backend_session_ready(struct backend_session *s, uint64_t now_ns);
+/* Idle probe: connects now if disconnected, outside the batches' retry interval. */
+bool backend_session_probe(struct backend_session *s, uint64_t now_ns);
+/* Runs a batch (connecting first if needed): 0, or -1 = backend unavailable for the batch. */
+int backend_session_batch(struct backend_session *s, struct backend_op *ops, size_t n,
+                          uint64_t now_ns);
+void backend_session_release(struct backend_session *s);
+
+#endif /* BACKEND_H */

@@ -1,0 +1,333 @@
+/*
+ * config.c - see config.h. Every value is checked in full (opts.h parsers, never atoi); any
+ * error becomes one line in err. getopt's own messages are off (opterr = 0) so that a bad flag
+ * also gives exactly one line.
+ */
+#include "config.h"
+
+#include <event2/event.h>
+#include <getopt.h>
+#include <hiredis.h>
+#include <inttypes.h>
+#include <mysql.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "authcache.h"
+#include "opts.h"
+
+#ifndef PROJECT_VERSION
+#define PROJECT_VERSION "unknown"
+#endif
+#ifndef PROJECT_CFLAGS
+#define PROJECT_CFLAGS "unknown"
+#endif
+
+enum {
+    OPT_HASH_COST = 256,
+    OPT_AUTH_CACHE,
+    OPT_AUTH_CACHE_TTL,
+    OPT_BATCH,
+    OPT_MAX_INFLIGHT,
+    OPT_MAX_CONNS,
+    OPT_IDLE_TIMEOUT,
+    OPT_LOG_LEVEL,
+};
+
+static const struct option long_opts[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"port", required_argument, NULL, 'p'},
+    {"backend", required_argument, NULL, 'b'},
+    {"mode", required_argument, NULL, 'm'},
+    {"workers", required_argument, NULL, 'w'},
+    {"hash-cost", required_argument, NULL, OPT_HASH_COST},
+    {"auth-cache", required_argument, NULL, OPT_AUTH_CACHE},
+    {"auth-cache-ttl", required_argument, NULL, OPT_AUTH_CACHE_TTL},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT},
+    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
+    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"verbose", no_argument, NULL, 'v'},
+    {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+const char *s2_mode_name(enum s2_mode m)
+{
+    return m == S2_MODE_PROCESSES ? "processes" : "threads";
+}
+
+static unsigned default_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return n > S2_WORKERS_MAX ? S2_WORKERS_MAX : (unsigned)n;
+}
+
+void s2_config_defaults(struct s2_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->listen_addr = "127.0.0.1";
+    c->port = 7001;
+    c->backend_arg = NULL;
+    c->mode = S2_MODE_THREADS;
+    c->workers = default_workers();
+    c->hash_cost = PWHASH_INTERACTIVE;
+    c->auth_cache_entries = 0;
+    c->auth_cache_ttl_us = 60ull * 1000000;
+    c->batch = 64;
+    c->max_inflight = 1024;
+    c->max_conns = 1024;
+    c->idle_timeout_us = 300ull * 1000000;
+    c->log_level = LOG_INFO;
+}
+
+/* "60s", "250ms", "10us", or "0" (off). */
+static void fmt_duration(uint64_t us, char *out, size_t cap)
+{
+    if (us == 0)
+        snprintf(out, cap, "0");
+    else if (us % 1000000 == 0)
+        snprintf(out, cap, "%" PRIu64 "s", us / 1000000);
+    else if (us % 1000 == 0)
+        snprintf(out, cap, "%" PRIu64 "ms", us / 1000);
+    else
+        snprintf(out, cap, "%" PRIu64 "us", us);
+}
+
+void s2_config_usage(FILE *out)
+{
+    struct s2_config d;
+    char ttl[32];
+    char idle[32];
+
+    s2_config_defaults(&d);
+    fmt_duration(d.auth_cache_ttl_us, ttl, sizeof(ttl));
+    fmt_duration(d.idle_timeout_us, idle, sizeof(idle));
+    fprintf(out,
+            "usage: server2 --backend URL [flags]\n"
+            "The auth backend: serves server1's CREATE/VERIFY requests (common/PROTOCOL.md)\n"
+            "against Redis or MariaDB/MySQL; passwords are stored only as argon2id hashes.\n"
+            "\n"
+            "  -b, --backend URL        required; one of\n"
+            "                             redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
+            "                             redis:///path/to/redis.sock[?db=N]\n"
+            "                             redis://[USER]:PASSWORD@HOST[:PORT][/DB]\n"
+            "                             mysql://USER[:PASSWORD]@HOST[:PORT]/DB   (port 3306)\n"
+            "                             mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
+            "                           escape '?' or '%%' in a password as %%3F / %%25\n"
+            "  -l, --listen ADDR        address to listen on (default %s)\n"
+            "  -p, --port N             port to listen on, 0 = any (default %u)\n"
+            "  -m, --mode MODE          threads | processes (default %s)\n"
+            "  -w, --workers N          worker threads or processes, 1..%d (default %u = cores)\n"
+            "      --hash-cost COST     argon2id cost for new accounts: min | interactive |\n"
+            "                           moderate (default %s)\n"
+            "      --auth-cache N       cache N successful verifications (per process in\n"
+            "                           processes mode), 0 = off (default %" PRIu64 ")\n"
+            "      --auth-cache-ttl D   lifetime of a cache entry, 0 = unlimited (default %s)\n"
+            "      --batch N            requests a worker sends to the database in one round\n"
+            "                           trip, 1..%d (default %u)\n"
+            "      --max-inflight N     requests in flight per connection before server2 stops\n"
+            "                           reading it (default %u)\n"
+            "      --max-conns N        connections (per process in processes mode); more are\n"
+            "                           closed at once (default %u)\n"
+            "      --idle-timeout D     close a connection silent this long, 0 = never\n"
+            "                           (default %s)\n"
+            "      --log-level LEVEL    error | warn | info | debug (default %s)\n"
+            "  -v, --verbose            raise the log level by one (repeatable)\n"
+            "  -V, --version            print version and build flags, exit\n"
+            "  -h, --help               print this help, exit\n"
+            "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting,\n"
+            "answer every request already read, exit 0.\n",
+            d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
+            pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
+            d.max_inflight, d.max_conns, idle, level_names[d.log_level]);
+}
+
+static void print_version(void)
+{
+    printf("server2 %s\n", PROJECT_VERSION);
+    printf("cc: %s\n", __VERSION__);
+    printf("cflags: %s\n", PROJECT_CFLAGS);
+    printf("libevent %s, hiredis %d.%d.%d, mariadb connector %s, libsodium %s\n",
+           event_get_version(), HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH,
+           mysql_get_client_info(), sodium_version_string());
+}
+
+PRINTF_FMT(2, 3) static enum s2_config_result bad(char *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, S2_CONFIG_ERR_LEN, fmt, ap);
+    va_end(ap);
+    return S2_CONFIG_ERROR;
+}
+
+static int parse_uint(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out,
+                      char *err)
+{
+    char why[OPTS_ERR_LEN];
+    if (opts_parse_u64(s, min, max, out, why) < 0) {
+        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: %s", flag, why);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_dur(const char *flag, const char *s, uint64_t *out, char *err)
+{
+    char why[OPTS_ERR_LEN];
+    /* up to one day */
+    if (opts_parse_duration_us(s, 0, 86400ull * 1000000, out, why) < 0) {
+        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: %s", flag, why);
+        return -1;
+    }
+    return 0;
+}
+
+enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err)
+{
+    enum log_level level = c->log_level;
+    unsigned verbose = 0;
+    uint64_t v;
+    int opt;
+    int cur;
+
+    opterr = 0;
+    optind = 0; /* glibc: 0 re-initialises getopt completely (tests parse more than once) */
+    /* '+': stop at the first non-flag, so argv[cur] is always the element being parsed. */
+    for (;;) {
+        cur = optind ? optind : 1;
+        opt = getopt_long(argc, argv, "+:l:p:b:m:w:vVh", long_opts, NULL);
+        if (opt == -1)
+            break;
+        switch (opt) {
+        case 'l':
+            if (optarg[0] == '\0')
+                return bad(err, "--listen: empty address");
+            c->listen_addr = optarg;
+            break;
+        case 'p':
+            if (parse_uint("port", optarg, 0, 65535, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->port = (uint16_t)v;
+            break;
+        case 'b': {
+            char why[BACKEND_URL_ERR_LEN];
+            int rc = backend_url_parse(optarg, &c->backend, why);
+            /* hide the password from `ps` whether or not the URL parsed */
+            backend_url_mask_inplace(optarg);
+            if (rc < 0)
+                return bad(err, "bad --backend URL: %s", why);
+            c->backend_arg = optarg;
+            break;
+        }
+        case 'm':
+            if (strcmp(optarg, "threads") == 0)
+                c->mode = S2_MODE_THREADS;
+            else if (strcmp(optarg, "processes") == 0)
+                c->mode = S2_MODE_PROCESSES;
+            else
+                return bad(err, "--mode: '%s' is not threads or processes", optarg);
+            break;
+        case 'w':
+            if (parse_uint("workers", optarg, 1, S2_WORKERS_MAX, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->workers = (unsigned)v;
+            break;
+        case OPT_HASH_COST:
+            if (pwhash_cost_parse(optarg, &c->hash_cost) < 0)
+                return bad(err, "--hash-cost: '%s' is not min, interactive or moderate", optarg);
+            break;
+        case OPT_AUTH_CACHE:
+            if (parse_uint("auth-cache", optarg, 0, AUTHCACHE_MAX_ENTRIES, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->auth_cache_entries = v;
+            break;
+        case OPT_AUTH_CACHE_TTL:
+            if (parse_dur("auth-cache-ttl", optarg, &c->auth_cache_ttl_us, err) < 0)
+                return S2_CONFIG_ERROR;
+            break;
+        case OPT_BATCH:
+            if (parse_uint("batch", optarg, 1, S2_BATCH_MAX, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->batch = (unsigned)v;
+            break;
+        case OPT_MAX_INFLIGHT:
+            if (parse_uint("max-inflight", optarg, 1, 1u << 20, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->max_inflight = (unsigned)v;
+            break;
+        case OPT_MAX_CONNS:
+            if (parse_uint("max-conns", optarg, 1, 1u << 20, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->max_conns = (unsigned)v;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            if (parse_dur("idle-timeout", optarg, &c->idle_timeout_us, err) < 0)
+                return S2_CONFIG_ERROR;
+            break;
+        case OPT_LOG_LEVEL:
+            if (log_level_parse(optarg, &level) < 0)
+                return bad(err, "--log-level: '%s' is not error, warn, info or debug", optarg);
+            break;
+        case 'v':
+            verbose++;
+            break;
+        case 'V':
+            print_version();
+            return S2_CONFIG_EXIT;
+        case 'h':
+            s2_config_usage(stdout);
+            return S2_CONFIG_EXIT;
+        case ':':
+            if (strncmp(argv[cur], "--", 2) == 0)
+                return bad(err, "flag '%s' needs a value", argv[cur]);
+            return bad(err, "flag '-%c' needs a value", optopt);
+        case '?':
+        default:
+            if (strncmp(argv[cur], "--", 2) == 0) {
+                const char *a = argv[cur];
+                const char *eq = strchr(a, '=');
+                if (eq != NULL)
+                    return bad(err,
+                               "unknown flag, or flag that takes no value: '%.*s' "
+                               "(see --help)",
+                               (int)(eq - a), a);
+                return bad(err, "unknown flag '%s' (see --help)", a);
+            }
+            return bad(err, "unknown flag '-%c' (see --help)", optopt ? optopt : '?');
+        }
+    }
+    if (optind < argc)
+        return bad(err, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (c->backend_arg == NULL)
+        return bad(err, "--backend URL is required (see --help)");
+    c->log_level = level + verbose > LOG_DEBUG ? LOG_DEBUG : (enum log_level)(level + verbose);
+    return S2_CONFIG_OK;
+}
+
+void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
+{
+    char url[600];
+    char ttl[32];
+    char idle[32];
+
+    backend_url_describe(&c->backend, url, sizeof(url));
+    fmt_duration(c->auth_cache_ttl_us, ttl, sizeof(ttl));
+    fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
+    snprintf(out, cap,
+             "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
+             "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-conns=%u "
+             "idle-timeout=%s log-level=%s",
+             c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
+             pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
+             c->max_conns, idle, level_names[c->log_level]);
+}

@@ -1,0 +1,56 @@
+/*
+ * config.h - server2's configuration: defaults, strict flag parsing (getopt_long), --help text
+ * built from the defaults, --version, and the one-line summary logged at start. After start-up
+ * the config is read-only and shared by every thread.
+ */
+#ifndef S2_CONFIG_H
+#define S2_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend_url.h"
+#include "log.h"
+#include "pwhash.h"
+
+#define S2_CONFIG_ERR_LEN 512
+#define S2_WORKERS_MAX 256
+#define S2_BATCH_MAX 1024
+
+enum s2_mode {
+    S2_MODE_THREADS = 0,   /* one I/O thread + a pool of worker threads */
+    S2_MODE_PROCESSES = 1, /* pre-forked processes, each with its own loop and connection */
+};
+
+struct s2_config {
+    const char *listen_addr;
+    uint16_t port;
+    const char *backend_arg; /* as given, password masked in place; NULL = not given */
+    struct backend_url backend;
+    enum s2_mode mode;
+    unsigned workers;
+    enum pwhash_cost hash_cost;
+    uint64_t auth_cache_entries; /* 0 = off */
+    uint64_t auth_cache_ttl_us;  /* 0 = entries never expire */
+    unsigned batch;
+    unsigned max_inflight;
+    unsigned max_conns;
+    uint64_t idle_timeout_us; /* 0 = never */
+    enum log_level log_level;
+};
+
+enum s2_config_result {
+    S2_CONFIG_ERROR = -1, /* err says what is wrong: print it, exit 2 */
+    S2_CONFIG_OK = 0,
+    S2_CONFIG_EXIT = 1, /* --help or --version was printed: exit 0 */
+};
+
+void s2_config_defaults(struct s2_config *c);
+/* Parses argv over the defaults already in c; err has S2_CONFIG_ERR_LEN bytes. */
+enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err);
+void s2_config_usage(FILE *out);
+/* One line with every effective setting, the backend password masked. */
+void s2_config_describe(const struct s2_config *c, char *out, size_t cap);
+const char *s2_mode_name(enum s2_mode m);
+
+#endif /* S2_CONFIG_H */

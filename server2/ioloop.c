@@ -1,0 +1,662 @@
+/*
+ * ioloop.c - see ioloop.h. Each connection has a bufferevent and a "kick" event that is
+ * activated (never called directly from a reply) whenever something may let the connection
+ * move on: replies drained its in-flight count, its output emptied, or it is closing. This
+ * keeps reply -> resume -> decode -> dispatch -> reply from ever recursing.
+ */
+#include "ioloop.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <netdb.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+#include "net.h"
+#include "xalloc.h"
+
+#define WARN_INTERVAL_NS 1000000000ull
+#define ACCEPT_PAUSE_MS 100
+#define BALANCE_RECHECK_MS 5
+#define OUT_LIMIT_MIN 4096
+
+enum conn_state {
+    CONN_HELLO = 0,   /* waiting for the client's HELLO */
+    CONN_READY = 1,   /* serving requests */
+    CONN_CLOSING = 2, /* no more reading; freed once replies are written */
+};
+
+struct s2_conn {
+    struct s2_ioloop *loop;
+    struct bufferevent *bev;
+    struct event *kick;
+    uint32_t slot;
+    uint32_t gen;
+    uint32_t inflight; /* jobs dispatched and not yet answered */
+    enum conn_state state;
+    bool reading; /* EV_READ enabled */
+    bool eof;     /* the peer will send nothing more */
+    char peer[64];
+};
+
+/* Rate limit for one kind of warning: at most one line per WARN_INTERVAL_NS. */
+struct ratelimit {
+    uint64_t last_ns;
+    unsigned suppressed;
+};
+
+struct s2_ioloop {
+    struct s2_ioloop_params p;
+    size_t out_limit; /* reply bytes unread by the peer before we stop reading it */
+    struct event_base *base;
+    struct evconnlistener *listener;
+    struct event *sig_term;
+    struct event *sig_int;
+    struct event *accept_resume;
+    struct event *balance_timer;
+    struct event *drain_guard;
+    bool accept_error_pause; /* listener off after an accept error, until accept_resume */
+    bool balance_pause;      /* listener off: other processes have fewer connections */
+    struct s2_conn **conns;  /* max_conns slots */
+    uint32_t *gens;          /* current generation of each slot */
+    uint32_t *free_slots;    /* stack of unused slots */
+    uint32_t nfree;
+    uint32_t nconns;
+    struct s2_job *pending; /* jobs read but not yet dispatched, all from pending_conn */
+    size_t npending;
+    struct s2_conn *pending_conn;
+    bool stopping;
+    struct ratelimit rl_bad;
+    struct ratelimit rl_full;
+    struct ratelimit rl_accept;
+    struct s2_ioloop_stats st;
+};
+
+static void conn_kick(struct s2_conn *c);
+
+/* True if a line may be logged now; *suppressed gets how many were skipped since the last. */
+static bool ratelimit_ok(struct ratelimit *rl, unsigned *suppressed)
+{
+    uint64_t now = clock_now_ns();
+    if (rl->last_ns != 0 && now - rl->last_ns < WARN_INTERVAL_NS) {
+        rl->suppressed++;
+        return false;
+    }
+    *suppressed = rl->suppressed;
+    rl->suppressed = 0;
+    rl->last_ns = now;
+    return true;
+}
+
+static void format_peer(const struct sockaddr *sa, int len, char *out, size_t cap)
+{
+    char host[48];
+    char serv[8];
+    if (sa == NULL || getnameinfo(sa, (socklen_t)len, host, sizeof(host), serv, sizeof(serv),
+                                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    if (strchr(host, ':') != NULL)
+        snprintf(out, cap, "[%s]:%s", host, serv);
+    else
+        snprintf(out, cap, "%s:%s", host, serv);
+}
+
+static size_t out_len(const struct s2_conn *c)
+{
+    return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+static void listener_update(struct s2_ioloop *l)
+{
+    if (l->listener == NULL || l->stopping)
+        return;
+    if (l->accept_error_pause || l->balance_pause)
+        evconnlistener_disable(l->listener);
+    else
+        evconnlistener_enable(l->listener);
+}
+
+/* Processes mode: publishes our connection count, pauses accepting if others have fewer. */
+static void balance_update(struct s2_ioloop *l)
+{
+    uint32_t min_other = S2_IOLOOP_ABSENT;
+    bool pause;
+
+    if (l->p.shared_counts == NULL)
+        return;
+    atomic_store(&l->p.shared_counts[l->p.shared_index], l->nconns);
+    for (unsigned i = 0; i < l->p.nshared; i++) {
+        uint32_t v;
+        if (i == l->p.shared_index)
+            continue;
+        v = atomic_load(&l->p.shared_counts[i]);
+        if (v < min_other)
+            min_other = v;
+    }
+    pause = min_other != S2_IOLOOP_ABSENT && l->nconns > min_other;
+    if (pause != l->balance_pause) {
+        l->balance_pause = pause;
+        listener_update(l);
+    }
+    if (pause && !l->stopping) {
+        struct timeval tv = {.tv_sec = 0, .tv_usec = BALANCE_RECHECK_MS * 1000};
+        evtimer_add(l->balance_timer, &tv);
+    }
+}
+
+static void on_balance_timer(evutil_socket_t fd, short what, void *arg)
+{
+    UNUSED(fd);
+    UNUSED(what);
+    balance_update(arg);
+}
+
+static void conn_free(struct s2_conn *c, const char *why)
+{
+    struct s2_ioloop *l = c->loop;
+
+    log_debug("connection %s closed: %s (%u requests unanswered)", c->peer, why, c->inflight);
+    if (l->pending_conn == c) {
+        sodium_memzero(l->pending, sizeof(*l->pending) * l->npending);
+        l->npending = 0;
+        l->pending_conn = NULL;
+    }
+    l->conns[c->slot] = NULL;
+    l->gens[c->slot]++;
+    l->free_slots[l->nfree++] = c->slot;
+    l->nconns--;
+    event_free(c->kick);
+    bufferevent_free(c->bev);
+    free(c);
+    balance_update(l);
+    if (l->stopping && l->nconns == 0)
+        event_base_loopexit(l->base, NULL);
+}
+
+/* Closes c for a protocol violation. */
+static void conn_bad(struct s2_conn *c, const char *why)
+{
+    unsigned skipped;
+    c->loop->st.bad_input++;
+    if (ratelimit_ok(&c->loop->rl_bad, &skipped)) {
+        if (skipped)
+            log_warn("closing connection from %s: %s (%u more like this not logged)", c->peer, why,
+                     skipped);
+        else
+            log_warn("closing connection from %s: %s", c->peer, why);
+    } else {
+        log_debug("closing connection from %s: %s", c->peer, why);
+    }
+    conn_free(c, why);
+}
+
+/* Whether c may decode another request now. */
+static bool conn_can_take(const struct s2_conn *c)
+{
+    const struct s2_ioloop *l = c->loop;
+    if (c->state == CONN_CLOSING)
+        return false;
+    if (l->stopping || c->eof)
+        return true; /* no more reads: answer whatever is already buffered */
+    return c->inflight < l->p.max_inflight && out_len(c) < l->out_limit;
+}
+
+static void update_reading(struct s2_conn *c)
+{
+    bool want = c->state != CONN_CLOSING && !c->loop->stopping && !c->eof && conn_can_take(c);
+    if (want && !c->reading) {
+        bufferevent_enable(c->bev, EV_READ);
+        c->reading = true;
+    } else if (!want && c->reading) {
+        bufferevent_disable(c->bev, EV_READ);
+        c->reading = false;
+    }
+}
+
+static void flush_pending(struct s2_ioloop *l)
+{
+    size_t n = l->npending;
+    if (n == 0)
+        return;
+    l->npending = 0; /* before the call: processes mode replies from inside it */
+    l->st.requests += n;
+    l->p.dispatch(l, l->pending, n, l->p.arg);
+    sodium_memzero(l->pending, sizeof(*l->pending) * n);
+    l->pending_conn = NULL;
+}
+
+static void send_frame_reply(struct s2_conn *c, uint8_t type, uint8_t status, uint32_t id)
+{
+    struct frame f = {.type = type, .status = status, .id = id, .version = FRAME_VERSION};
+    uint8_t buf[FRAME_HEADER_SIZE + 8];
+    size_t n = frame_encode(&f, buf, sizeof(buf));
+    if (n > 0)
+        bufferevent_write(c->bev, buf, n);
+}
+
+/* Handles one decoded frame: 0 = go on, 1 = stop (c is closing), -1 = stop (c was freed). */
+static int handle_frame(struct s2_conn *c, const struct frame *f)
+{
+    struct s2_ioloop *l = c->loop;
+    struct s2_job *j;
+
+    if (c->state == CONN_HELLO) {
+        unsigned skipped;
+        if (f->type != FRAME_HELLO) {
+            conn_bad(c, "first frame is not HELLO");
+            return -1;
+        }
+        if (f->version != FRAME_VERSION) {
+            l->st.bad_input++;
+            if (ratelimit_ok(&l->rl_bad, &skipped))
+                log_warn("closing connection from %s: protocol version %u not supported "
+                         "(want %u)",
+                         c->peer, f->version, FRAME_VERSION);
+            send_frame_reply(c, FRAME_HELLO_ACK, FRAME_ST_BAD_VERSION, f->id);
+            c->state = CONN_CLOSING;
+            update_reading(c);
+            event_active(c->kick, EV_TIMEOUT, 0);
+            return 1;
+        }
+        send_frame_reply(c, FRAME_HELLO_ACK, FRAME_ST_OK, f->id);
+        c->state = CONN_READY;
+        log_debug("connection %s: HELLO version %u", c->peer, f->version);
+        return 0;
+    }
+    switch (f->type) {
+    case FRAME_PING:
+        send_frame_reply(c, FRAME_REPLY, FRAME_ST_OK, f->id);
+        return 0;
+    case FRAME_CREATE:
+    case FRAME_VERIFY:
+        j = &l->pending[l->npending++];
+        l->pending_conn = c;
+        j->conn_slot = c->slot;
+        j->conn_gen = c->gen;
+        j->id = f->id;
+        j->type = f->type;
+        j->status = FRAME_ST_INTERNAL;
+        j->user_len = f->user_len;
+        j->pass_len = f->pass_len;
+        memcpy(j->user, f->user, sizeof(j->user));
+        memcpy(j->pass, f->pass, sizeof(j->pass));
+        c->inflight++;
+        if (l->npending == l->p.batch)
+            flush_pending(l);
+        return 0;
+    case FRAME_HELLO:
+        conn_bad(c, "second HELLO");
+        return -1;
+    default:
+        conn_bad(c, "frame type a client must not send");
+        return -1;
+    }
+}
+
+/* Decodes and handles every whole frame c may take now, then dispatches them. -1: c freed. */
+static int process_input(struct s2_conn *c)
+{
+    struct s2_ioloop *l = c->loop;
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct frame f;
+    int rc;
+
+    while (conn_can_take(c)) {
+        size_t len = evbuffer_get_length(in);
+        size_t want = len < FRAME_MAX_SIZE ? len : FRAME_MAX_SIZE;
+        const char *why = "malformed frame";
+        size_t used = 0;
+        unsigned char *p;
+        enum frame_result r;
+
+        if (len < FRAME_HEADER_SIZE)
+            break;
+        p = evbuffer_pullup(in, (ev_ssize_t)want);
+        if (p == NULL) {
+            conn_free(c, "out of memory");
+            return -1;
+        }
+        r = frame_decode(p, want, &f, &used, &why);
+        if (r == FRAME_MORE)
+            break;
+        if (r == FRAME_BAD) {
+            sodium_memzero(&f, sizeof(f));
+            conn_bad(c, why);
+            return -1;
+        }
+        evbuffer_drain(in, used);
+        rc = handle_frame(c, &f);
+        if (rc != 0) {
+            sodium_memzero(&f, sizeof(f));
+            return rc < 0 ? -1 : 0;
+        }
+    }
+    sodium_memzero(&f, sizeof(f));
+    flush_pending(l);
+    update_reading(c);
+    return 0;
+}
+
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+    UNUSED(fd);
+    UNUSED(what);
+    conn_kick(arg);
+}
+
+/* Moves c on: frees it when it is closing and done, else resumes reading if it may. */
+static void conn_kick(struct s2_conn *c)
+{
+    struct s2_ioloop *l = c->loop;
+
+    if (c->state == CONN_CLOSING || l->stopping || c->eof) {
+        if (c->state != CONN_CLOSING && process_input(c) < 0)
+            return; /* frames that waited for in-flight room; c was freed */
+        if (c->inflight == 0 && out_len(c) == 0)
+            conn_free(c, c->state == CONN_CLOSING ? "closed after the last reply"
+                         : c->eof                 ? "peer closed"
+                                                  : "shutdown");
+        return;
+    }
+    if (!c->reading && conn_can_take(c))
+        (void)process_input(c);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    UNUSED(bev);
+    (void)process_input(arg);
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    UNUSED(bev);
+    conn_kick(arg); /* output is empty now */
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct s2_conn *c = arg;
+
+    if (what & BEV_EVENT_ERROR) {
+        char ebuf[128];
+        int e = EVUTIL_SOCKET_ERROR();
+        conn_free(c, e ? strerror_r(e, ebuf, sizeof(ebuf)) : "socket error");
+        return;
+    }
+    if (what & BEV_EVENT_TIMEOUT) {
+        if (c->inflight > 0 || out_len(c) > 0) {
+            /* Not idle: waiting for us. libevent disabled reading; turn it back on. */
+            bufferevent_enable(bev, EV_READ);
+            c->reading = true;
+            update_reading(c);
+            return;
+        }
+        conn_free(c, "idle timeout");
+        return;
+    }
+    if (what & BEV_EVENT_EOF) {
+        c->eof = true;
+        c->reading = false; /* libevent stopped reading */
+        conn_kick(c);
+    }
+}
+
+static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    struct s2_conn *c;
+    unsigned skipped;
+
+    UNUSED(lis);
+    if (l->nfree == 0 || l->stopping) {
+        l->st.rejected++;
+        if (ratelimit_ok(&l->rl_full, &skipped))
+            log_warn("connection refused: %u connections open (--max-conns)%s", l->nconns,
+                     skipped ? ", more refusals not logged" : "");
+        close(fd);
+        return;
+    }
+    if (net_set_nodelay(fd) < 0)
+        log_debug("TCP_NODELAY failed on an accepted socket");
+    c = xcalloc(1, sizeof(*c));
+    c->loop = l;
+    format_peer(sa, salen, c->peer, sizeof(c->peer));
+    c->bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->kick = event_new(l->base, -1, 0, on_kick, c);
+    if (c->bev == NULL || c->kick == NULL) {
+        log_error("cannot set up a connection from %s: out of memory", c->peer);
+        if (c->bev)
+            bufferevent_free(c->bev);
+        else
+            close(fd);
+        if (c->kick)
+            event_free(c->kick);
+        free(c);
+        return;
+    }
+    c->slot = l->free_slots[--l->nfree];
+    c->gen = ++l->gens[c->slot];
+    l->conns[c->slot] = c;
+    l->nconns++;
+    l->st.accepted++;
+    bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+    if (l->p.idle_timeout_us > 0) {
+        struct timeval tv = {.tv_sec = (time_t)(l->p.idle_timeout_us / 1000000),
+                             .tv_usec = (suseconds_t)(l->p.idle_timeout_us % 1000000)};
+        bufferevent_set_timeouts(c->bev, &tv, NULL);
+    }
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    c->reading = true;
+    log_debug("connection from %s accepted (%u open)", c->peer, l->nconns);
+    balance_update(l);
+}
+
+static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    UNUSED(fd);
+    UNUSED(what);
+    l->accept_error_pause = false;
+    listener_update(l);
+}
+
+static void on_accept_error(struct evconnlistener *lis, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    int e = EVUTIL_SOCKET_ERROR();
+    char ebuf[128];
+    unsigned skipped;
+    struct timeval tv = {.tv_sec = 0, .tv_usec = ACCEPT_PAUSE_MS * 1000};
+
+    if (ratelimit_ok(&l->rl_accept, &skipped))
+        log_warn("accept failed: %s; pausing accepts for %d ms", strerror_r(e, ebuf, sizeof(ebuf)),
+                 ACCEPT_PAUSE_MS);
+    /* Out of descriptors or memory: retrying at once would spin. */
+    UNUSED(lis);
+    l->accept_error_pause = true;
+    listener_update(l);
+    evtimer_add(l->accept_resume, &tv);
+}
+
+static void on_drain_guard(evutil_socket_t fd, short what, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    UNUSED(fd);
+    UNUSED(what);
+    log_warn("shutdown: %u connections still have unanswered requests after %llu ms; "
+             "closing them",
+             l->nconns, (unsigned long long)l->p.drain_timeout_ms);
+    for (uint32_t i = 0; i < l->p.max_conns; i++)
+        if (l->conns[i] != NULL)
+            conn_free(l->conns[i], "shutdown timeout");
+    event_base_loopexit(l->base, NULL);
+}
+
+void s2_ioloop_stop(struct s2_ioloop *l)
+{
+    uint32_t inflight = 0;
+
+    if (l->stopping)
+        return;
+    l->stopping = true;
+    for (uint32_t i = 0; i < l->p.max_conns; i++)
+        if (l->conns[i] != NULL)
+            inflight += l->conns[i]->inflight;
+    log_info("shutting down: %u connections, %u requests in flight", l->nconns, inflight);
+    if (l->listener != NULL) {
+        evconnlistener_free(l->listener);
+        l->listener = NULL;
+    }
+    evtimer_del(l->accept_resume);
+    evtimer_del(l->balance_timer);
+    for (uint32_t i = 0; i < l->p.max_conns; i++) {
+        struct s2_conn *c = l->conns[i];
+        if (c == NULL)
+            continue;
+        update_reading(c); /* off */
+        conn_kick(c);      /* decode what is buffered; close if already done */
+    }
+    if (l->nconns == 0) {
+        event_base_loopexit(l->base, NULL);
+    } else if (l->p.drain_timeout_ms > 0) {
+        struct timeval tv = {.tv_sec = (time_t)(l->p.drain_timeout_ms / 1000),
+                             .tv_usec = (suseconds_t)(l->p.drain_timeout_ms % 1000) * 1000};
+        evtimer_add(l->drain_guard, &tv);
+    }
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    UNUSED(what);
+    log_info("got %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    s2_ioloop_stop(arg);
+}
+
+void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct s2_conn *c = r[i].conn_slot < l->p.max_conns ? l->conns[r[i].conn_slot] : NULL;
+        if (c == NULL || c->gen != r[i].conn_gen) {
+            l->st.dropped++;
+            continue;
+        }
+        send_frame_reply(c, FRAME_REPLY, r[i].status, r[i].id);
+        l->st.replies++;
+        if (c->inflight > 0)
+            c->inflight--;
+        if (!c->reading || c->state == CONN_CLOSING || l->stopping || c->eof)
+            event_active(c->kick, EV_TIMEOUT, 0);
+    }
+}
+
+struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
+{
+    struct s2_ioloop *l = xcalloc(1, sizeof(*l));
+
+    l->p = *p;
+    if (l->p.batch == 0)
+        l->p.batch = 1;
+    l->out_limit = (size_t)l->p.max_inflight * FRAME_HEADER_SIZE;
+    if (l->out_limit < OUT_LIMIT_MIN)
+        l->out_limit = OUT_LIMIT_MIN;
+    l->conns = xcalloc(l->p.max_conns, sizeof(*l->conns));
+    l->gens = xcalloc(l->p.max_conns, sizeof(*l->gens));
+    l->free_slots = xcalloc(l->p.max_conns, sizeof(*l->free_slots));
+    for (uint32_t i = 0; i < l->p.max_conns; i++)
+        l->free_slots[i] = l->p.max_conns - 1 - i;
+    l->nfree = l->p.max_conns;
+    l->pending = xcalloc(l->p.batch, sizeof(*l->pending));
+
+    l->base = event_base_new();
+    if (l->base == NULL) {
+        log_error("cannot create an event base");
+        goto fail;
+    }
+    l->listener = evconnlistener_new(l->base, on_accept, l, LEV_OPT_CLOSE_ON_EXEC, 0, p->listen_fd);
+    l->sig_term = evsignal_new(l->base, SIGTERM, on_signal, l);
+    l->sig_int = evsignal_new(l->base, SIGINT, on_signal, l);
+    l->accept_resume = evtimer_new(l->base, on_accept_resume, l);
+    l->balance_timer = evtimer_new(l->base, on_balance_timer, l);
+    l->drain_guard = evtimer_new(l->base, on_drain_guard, l);
+    if (l->listener == NULL || l->sig_term == NULL || l->sig_int == NULL ||
+        l->accept_resume == NULL || l->balance_timer == NULL || l->drain_guard == NULL ||
+        evsignal_add(l->sig_term, NULL) < 0 || evsignal_add(l->sig_int, NULL) < 0) {
+        log_error("cannot set up the event loop");
+        goto fail;
+    }
+    evconnlistener_set_error_cb(l->listener, on_accept_error);
+    balance_update(l);
+    return l;
+
+fail:
+    s2_ioloop_free(l);
+    return NULL;
+}
+
+struct event_base *s2_ioloop_base(struct s2_ioloop *l)
+{
+    return l->base;
+}
+
+int s2_ioloop_run(struct s2_ioloop *l)
+{
+    if (event_base_dispatch(l->base) < 0) {
+        log_error("event loop failed");
+        return -1;
+    }
+    return 0;
+}
+
+void s2_ioloop_get_stats(const struct s2_ioloop *l, struct s2_ioloop_stats *out)
+{
+    *out = l->st;
+}
+
+void s2_ioloop_free(struct s2_ioloop *l)
+{
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->p.max_conns; i++) {
+        struct s2_conn *c = l->conns[i];
+        if (c == NULL)
+            continue;
+        event_free(c->kick);
+        bufferevent_free(c->bev);
+        free(c);
+    }
+    if (l->listener)
+        evconnlistener_free(l->listener);
+    if (l->sig_term)
+        event_free(l->sig_term);
+    if (l->sig_int)
+        event_free(l->sig_int);
+    if (l->accept_resume)
+        event_free(l->accept_resume);
+    if (l->balance_timer)
+        event_free(l->balance_timer);
+    if (l->drain_guard)
+        event_free(l->drain_guard);
+    if (l->base)
+        event_base_free(l->base);
+    sodium_memzero(l->pending, sizeof(*l->pending) * l->p.batch);
+    free(l->pending);
+    free(l->conns);
+    free(l->gens);
+    free(l->free_slots);
+    free(l);
+}

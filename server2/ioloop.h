@@ -1,0 +1,86 @@
+/*
+ * ioloop.h - server2's network side: one libevent event_base that accepts server1's connections
+ * on a listening socket, decodes frames (common/frame.h) straight from each bufferevent's input,
+ * answers HELLO and PING itself, hands CREATE/VERIFY jobs to a dispatch callback in groups of
+ * up to `batch`, and writes the replies it is given back.
+ *
+ * DESIGN
+ * - Single-threaded: every function here must be called on the loop's thread. In threads mode
+ *   the dispatch callback queues jobs for worker threads and the replies come back through
+ *   s2_ioloop_reply called from an event of this loop; in processes mode dispatch answers the
+ *   jobs synchronously and calls s2_ioloop_reply itself.
+ * - Connections live in a table of max_conns slots; a job names its connection by slot and
+ *   generation, so a reply for a closed connection is dropped, never sent to a reused slot.
+ * - Back-pressure: a connection with max_inflight jobs unanswered, or with too many reply
+ *   bytes its peer has not read, is not read from until that drains.
+ * - Bad input (a frame frame_decode rejects, a first frame that is not HELLO, a version we do
+ *   not speak, a server-to-client frame type) closes that connection only; a bad version gets
+ *   HELLO_ACK with status BAD_VERSION first. Logged at warn, at most once a second.
+ * - Balancing (processes mode only): see shared_counts below.
+ * - Shutdown (SIGTERM/SIGINT, or s2_ioloop_stop): stop accepting, stop reading, decode every
+ *   whole frame already in an input buffer, answer everything, close each connection once its
+ *   replies are written, then the loop returns. A peer that half-closes is treated the same.
+ */
+#ifndef S2_IOLOOP_H
+#define S2_IOLOOP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "job.h"
+
+struct event_base;
+struct s2_ioloop;
+
+/* Called with 1..batch jobs read from one connection; the jobs are only valid during the call. */
+typedef void (*s2_ioloop_dispatch_cb)(struct s2_ioloop *loop, struct s2_job *jobs, size_t n,
+                                      void *arg);
+
+struct s2_ioloop_params {
+    int listen_fd; /* listening, non-blocking; not closed by the loop */
+    unsigned max_conns;
+    unsigned max_inflight;
+    unsigned batch;
+    uint64_t idle_timeout_us;  /* 0 = never */
+    uint64_t drain_timeout_ms; /* at shutdown, give up on unanswered requests after this */
+    s2_ioloop_dispatch_cb dispatch;
+    void *arg;
+    /*
+     * Processes mode: every process's open-connection count, in memory shared by all of them
+     * (S2_IOLOOP_ABSENT for a process that is not running). A process accepts only while it
+     * has no more connections than the least loaded other, so server1's few long-lived
+     * connections spread over the processes. NULL: no balancing (threads mode).
+     */
+    _Atomic uint32_t *shared_counts;
+    unsigned nshared;
+    unsigned shared_index;
+};
+
+#define S2_IOLOOP_ABSENT UINT32_MAX
+
+struct s2_ioloop_stats {
+    uint64_t accepted;
+    uint64_t rejected;  /* over --max-conns */
+    uint64_t bad_input; /* connections closed for a protocol violation */
+    uint64_t requests;  /* CREATE/VERIFY dispatched */
+    uint64_t replies;   /* replies written */
+    uint64_t dropped;   /* replies for connections that were gone */
+};
+
+/* NULL if libevent cannot be set up (reason logged). */
+struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p);
+void s2_ioloop_free(struct s2_ioloop *l);
+struct event_base *s2_ioloop_base(struct s2_ioloop *l);
+
+/* Runs until shutdown is complete; 0, or -1 if the loop failed. */
+int s2_ioloop_run(struct s2_ioloop *l);
+/* Starts the graceful shutdown described above (what SIGTERM does). */
+void s2_ioloop_stop(struct s2_ioloop *l);
+
+/* Writes the replies whose connection is still there. */
+void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n);
+
+void s2_ioloop_get_stats(const struct s2_ioloop *l, struct s2_ioloop_stats *out);
+
+#endif /* S2_IOLOOP_H */

@@ -1,0 +1,33 @@
+/*
+ * job.h - one CREATE or VERIFY request on its way from the connection that read it (the I/O
+ * loop) to the code that answers it (auth.c, in a worker thread or in the same process), and
+ * the reply on its way back. A job names its connection by slot and generation, never by
+ * pointer, so a reply for a connection that closed meanwhile is recognised and dropped.
+ */
+#ifndef JOB_H
+#define JOB_H
+
+#include <stdint.h>
+
+#include "account.h"
+
+struct s2_job {
+    uint32_t conn_slot; /* index in the I/O loop's connection table */
+    uint32_t conn_gen;  /* generation of that slot when the job was read */
+    uint32_t id;        /* request id, echoed in the reply */
+    uint8_t type;       /* FRAME_CREATE or FRAME_VERIFY */
+    uint8_t status;     /* out: enum frame_status */
+    uint8_t user_len;
+    uint16_t pass_len;
+    char user[ACCOUNT_USER_MAX + 1]; /* NUL-terminated */
+    char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated; never log it; wiped after use */
+};
+
+struct s2_reply {
+    uint32_t conn_slot;
+    uint32_t conn_gen;
+    uint32_t id;
+    uint8_t status; /* enum frame_status */
+};
+
+#endif /* JOB_H */

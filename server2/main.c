@@ -1,0 +1,44 @@
+/*
+ * main.c - server2, the auth backend: flags -> config -> libraries -> s2_server_run.
+ * Exit status: 0 clean shutdown or --help/--version, 2 bad flags, 1 failure to start or serve.
+ */
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+int main(int argc, char **argv)
+{
+    struct s2_config cfg;
+    char err[S2_CONFIG_ERR_LEN];
+    int rc;
+
+    s2_config_defaults(&cfg);
+    switch (s2_config_parse(&cfg, argc, argv, err)) {
+    case S2_CONFIG_EXIT:
+        return 0;
+    case S2_CONFIG_ERROR:
+        fprintf(stderr, "server2: %s\n", err);
+        return 2;
+    case S2_CONFIG_OK:
+        break;
+    }
+    log_init("server2", cfg.log_level);
+    signal(SIGPIPE, SIG_IGN);
+    if (sodium_init() < 0) {
+        fprintf(stderr, "server2: cannot initialise libsodium\n");
+        return 1;
+    }
+    if (backend_library_init() < 0) {
+        fprintf(stderr, "server2: cannot initialise the MySQL client library\n");
+        return 1;
+    }
+    rc = s2_server_run(&cfg);
+    backend_library_end();
+    backend_url_wipe(&cfg.backend);
+    return rc;
+}

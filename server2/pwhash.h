@@ -1,0 +1,31 @@
+/*
+ * pwhash.h - password hashing for stored credentials: libsodium crypto_pwhash_str (argon2id)
+ * at a selectable cost, and its verification. The strings it makes are all that is ever stored.
+ * sodium_init() must have been called. Thread-safe; each call uses its own memory (up to
+ * 64 MiB at "interactive", 256 MiB at "moderate").
+ */
+#ifndef PWHASH_H
+#define PWHASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PWHASH_STR_MAX 128 /* crypto_pwhash_STRBYTES: the longest string with its NUL */
+
+enum pwhash_cost {
+    PWHASH_MIN = 0,         /* OPSLIMIT/MEMLIMIT_MIN: tests and benchmarks only (~30 us) */
+    PWHASH_INTERACTIVE = 1, /* OPSLIMIT/MEMLIMIT_INTERACTIVE (~80 ms, 64 MiB) */
+    PWHASH_MODERATE = 2,    /* OPSLIMIT/MEMLIMIT_MODERATE (~0.5 s, 256 MiB) */
+};
+
+/* "min|interactive|moderate" -> cost; -1 for anything else. */
+int pwhash_cost_parse(const char *s, enum pwhash_cost *out);
+const char *pwhash_cost_name(enum pwhash_cost cost);
+
+/* Hashes pass[0..len) into out (PWHASH_STR_MAX bytes, NUL-terminated). 0, or -1 (no memory). */
+int pwhash_hash(enum pwhash_cost cost, const char *pass, size_t len, char *out);
+
+/* True if pass[0..len) matches the stored string (false also for a malformed string). */
+bool pwhash_verify(const char *stored, const char *pass, size_t len);
+
+#endif /* PWHASH_H */

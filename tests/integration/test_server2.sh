@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# test_server2.sh - server2 against a real redis-server and mariadbd, in threads and processes
+# mode, driven by s2client.py (common/PROTOCOL.md): create/verify statuses, 200 pipelined
+# requests, every kind of bad input (that connection closes, a second one carries on), the
+# backend killed (UNAVAILABLE) and restarted (OK again by itself), SIGTERM with requests in
+# flight (all answered, exit 0), flags and start-up errors, and that neither an account
+# password nor the backend URL's password ever reaches the log, even at debug level.
+# BIN_DIR selects the build (default build/release), e.g. BIN_DIR=build/asan.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_init server2
+itest_timeout 600
+
+S2=${BIN_DIR:-$ITEST_ROOT/build/release}/server2
+[[ -x $S2 ]] || itest_fail "no server2 binary at $S2 (run make, or set BIN_DIR)"
+CLIENT=$ITEST_ROOT/tests/integration/s2client.py
+PW='Pw-n0t-in-l0gs-7z'      # account password: must never appear in a log
+URLPW='Url-s3cret-q9x'      # backend URL password: likewise
+require_cmd python3
+
+S2_PID=""
+S2_PORT=""
+S2_LOG=""
+
+# start_s2 NAME ARGS...: server2 on an ephemeral port, log in $ITEST_DIR/NAME.log.
+start_s2() {
+    local name=$1
+    shift
+    S2_LOG=$ITEST_DIR/$name.log
+    "$S2" --port 0 "$@" >"$S2_LOG" 2>&1 &
+    S2_PID=$!
+    itest_bg "$S2_PID"
+    wait_until 20 grep -q 'listening on' "$S2_LOG" || itest_fail "$name: server2 did not start"
+    S2_PORT=$(sed -n 's/.* listening on .*:\([0-9][0-9]*\)$/\1/p' "$S2_LOG" | head -n 1)
+    [[ $S2_PORT =~ ^[0-9]+$ ]] || itest_fail "$name: no port in the 'listening on' line"
+}
+
+# stop_s2 NAME: SIGTERM, which must give exit status 0.
+stop_s2() {
+    local rc=0
+    kill -TERM "$S2_PID"
+    wait "$S2_PID" || rc=$?
+    check_eq "$1: exit status after SIGTERM" "$rc" 0
+    check_eq "$1: no sanitizer report in the log" \
+        "$(grep -c -E 'Sanitizer|runtime error:' "$S2_LOG" || true)" 0
+}
+
+cl() { python3 "$CLIENT" --port "$S2_PORT" "$@"; }
+
+# no_secrets NAME: neither password in NAME's log (nor a sanitizer report: asan/tsan builds).
+no_secrets() {
+    local f=$ITEST_DIR/$1.log
+    check_eq "$1: no sanitizer report in the log" \
+        "$(grep -c -E 'Sanitizer|runtime error:' "$f" || true)" 0
+    check_eq "$1: account password not in the log" "$(grep -c -F -e "$PW" "$f" || true)" 0
+    check_eq "$1: URL password not in the log" "$(grep -c -F -e "$URLPW" "$f" || true)" 0
+}
+
+# True when server2 ($S2_PID) has exactly $1 child processes.
+# shellcheck disable=SC2317 # called through wait_until
+has_children() { [[ $(pgrep -c -P "$S2_PID" || true) -eq $1 ]]; }
+
+backend_pid() {
+    case $1 in
+    redis) cat "$ITEST_DIR/redis/redis.pid" ;;
+    mysql) cat "$ITEST_DIR/mysql/mysqld.pid" ;;
+    esac
+}
+
+# suite KIND URL MODE: the behaviour every backend/mode pair must have.
+suite() {
+    local kind=$1 url=$2 mode=$3
+    local n="$kind-$mode" u="${kind:0:1}${mode:0:1}" out pid
+
+    start_s2 "$n" --backend "$url" --mode "$mode" --workers 2 --hash-cost min --log-level debug
+    check_eq "$n: hello" "$(cl hello)" ok
+    check_eq "$n: create" "$(cl create "${u}alice" "$PW")" ok
+    check_eq "$n: create again" "$(cl create "${u}alice" "$PW")" exists
+    check_eq "$n: create again, other password" "$(cl create "${u}alice" other)" exists
+    check_eq "$n: verify right password" "$(cl verify "${u}alice" "$PW")" ok
+    check_eq "$n: verify wrong password" "$(cl verify "${u}alice" "${PW}x")" denied
+    check_eq "$n: verify unknown user" "$(cl verify "${u}nobody" "$PW")" denied
+    check_eq "$n: create invalid username" "$(cl create "bad name" "$PW")" invalid
+    check_eq "$n: verify invalid username" "$(cl verify "a/b" "$PW")" invalid
+    check_eq "$n: ping" "$(cl ping)" ok
+    check_eq "$n: 200 pipelined requests" "$(cl pipeline 200 "${u}pl" "$PW")" "ok 200"
+    for k in garbage oversize reserved badtype nohello reply hello2; do
+        check_eq "$n: bad input '$k' closes that connection only" "$(cl --wait 3 bad $k)" \
+            "closed other-ok"
+    done
+    check_eq "$n: truncated frame waits" "$(cl --wait 1 bad truncated)" "open other-ok"
+    check_eq "$n: bad version gets BAD_VERSION, then closed" "$(cl --wait 3 bad badversion)" \
+        "bad-version closed other-ok"
+    check_eq "$n: still serving" "$(cl verify "${u}alice" "$PW")" ok
+
+    if [[ $mode == processes ]]; then
+        check_ok "$n: 2 worker processes" wait_until 10 has_children 2
+        kill -KILL "$(pgrep -P "$S2_PID" | head -n 1)"
+        check_ok "$n: a killed worker process is restarted" \
+            wait_until 10 grep -q 'restarting it' "$S2_LOG"
+        check_ok "$n: 2 worker processes again" wait_until 10 has_children 2
+        check_eq "$n: serving after a worker process was killed" \
+            "$(cl verify "${u}alice" "$PW")" ok
+    fi
+
+    # The backend dies: UNAVAILABLE, not a hang or a crash. Then it comes back by itself.
+    pid=$(backend_pid "$kind")
+    kill -KILL "$pid"
+    wait_pid_exit "$pid" 10 || itest_fail "$kind did not die"
+    check_eq "$n: verify with $kind down" "$(cl verify "${u}alice" "$PW")" unavailable
+    check_eq "$n: create with $kind down" "$(cl create "${u}down" "$PW")" unavailable
+    "$ITEST_ROOT/scripts/$kind.sh" restart "$ITEST_DIR/$kind" >/dev/null
+    out=$(cl until ok verify "${u}alice" "$PW" 15)
+    check_eq "$n: service resumes after $kind restarts (account survived)" "${out%% *}" ok
+    log "$n: $out"
+    check_eq "$n: create after restart" "$(cl create "${u}after" "$PW")" ok
+    grep -q 'went down\|unreachable' "$S2_LOG" || itest_not_ok "$n: no 'went down' line in the log"
+    grep -q 'back up' "$S2_LOG" || itest_not_ok "$n: no 'back up' line in the log"
+    grep -q ' D ' "$S2_LOG" || itest_not_ok "$n: nothing logged at debug level"
+    stop_s2 "$n"
+    no_secrets "$n"
+
+    # SIGTERM while slow (interactive-cost) creates are being worked on: all answered, exit 0.
+    start_s2 "$n-term" --backend "$url" --mode "$mode" --workers 2 --hash-cost interactive
+    out=$(cl term 8 "$S2_PID" "$PW" "${u}term")
+    check_eq "$n: SIGTERM with 8 requests in flight" "$out" "answered 8/8 (8 ok), then closed"
+    local rc=0
+    wait "$S2_PID" || rc=$?
+    check_eq "$n: exit status after draining" "$rc" 0
+    grep -q 'requests in flight' "$S2_LOG" || itest_not_ok "$n: no shutdown line in the log"
+    no_secrets "$n-term"
+}
+
+# ---- flags and start-up errors -------------------------------------------------------------
+check_eq "--help exits 0" "$("$S2" --help >/dev/null 2>&1; echo $?)" 0
+"$S2" --help | grep -q -- '--max-inflight' || itest_not_ok "--help does not list --max-inflight"
+check_eq "--version exits 0" "$("$S2" --version >/dev/null 2>&1; echo $?)" 0
+for bad in "--bogus" "--port 99999" "--workers 0" "--mode fork" "--hash-cost max" \
+    "--backend" "--batch x" "--backend redis://h extra"; do
+    rc=0
+    # shellcheck disable=SC2086 # split the flags on purpose
+    out=$("$S2" --backend redis://127.0.0.1:1 $bad 2>&1 >/dev/null) || rc=$?
+    check_eq "bad flags '$bad': exit status" "$rc" 2
+    check_eq "bad flags '$bad': one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
+    [[ $out == server2:* ]] || itest_not_ok "bad flags '$bad': message '$out' lacks 'server2:'"
+done
+rc=0
+out=$("$S2" --backend "mysql://auth:$URLPW@h:99x/auth" 2>&1) || rc=$?
+check_eq "bad URL: exit status" "$rc" 2
+check_eq "bad URL: one line" "$(printf '%s\n' "$out" | wc -l)" 1
+check_eq "bad URL: password not echoed" "$(grep -c -F -e "$URLPW" <<<"$out" || true)" 0
+
+# shellcheck disable=SC2119 # default run dirs
+rport=$(itest_redis_start)
+# shellcheck disable=SC2119
+mport=$(itest_mysql_start)
+[[ $rport =~ ^[0-9]+$ && $mport =~ ^[0-9]+$ ]] || itest_fail "backends did not start"
+redis_url="redis://127.0.0.1:$rport"
+mysql_url="mysql://auth@localhost/auth?socket=$ITEST_DIR/mysql/mysqld.sock"
+
+# ---- the four backend/mode pairs ------------------------------------------------------------
+suite redis "$redis_url" threads
+suite redis "$redis_url" processes
+suite mysql "$mysql_url" threads
+suite mysql "$mysql_url" processes
+
+# ---- other URL forms ------------------------------------------------------------------------
+start_s2 unix --backend "redis://$ITEST_DIR/redis/redis.sock" --hash-cost min
+check_eq "redis over its unix socket: verify" "$(cl verify rtalice "$PW")" ok
+check_eq "redis over its unix socket: create" "$(cl create runix "$PW")" ok
+stop_s2 unix
+
+start_s2 mysql-tcp --backend "mysql://auth@127.0.0.1:$mport/auth" --hash-cost min
+check_eq "mysql over TCP: verify" "$(cl verify mtalice "$PW")" ok
+check_eq "mysql over TCP: create" "$(cl create mtcp "$PW")" ok
+stop_s2 mysql-tcp
+
+# A password in the URL is hidden from the log and from `ps`. (This redis has no password, so
+# AUTH fails and the backend stays unreachable: answers are UNAVAILABLE.)
+start_s2 urlpw --backend "redis://:$URLPW@127.0.0.1:$rport" --hash-cost min --log-level debug
+check_eq "redis AUTH refused: unavailable" "$(cl verify rtalice "$PW")" unavailable
+check_eq "URL password not in /proc/PID/cmdline" \
+    "$(tr '\0' ' ' <"/proc/$S2_PID/cmdline" | grep -c -F -e "$URLPW" || true)" 0
+grep -q 'unreachable' "$S2_LOG" || itest_not_ok "urlpw: no 'unreachable' line in the log"
+stop_s2 urlpw
+no_secrets urlpw
+
+# ---- limits ----------------------------------------------------------------------------------
+start_s2 limits --backend "$redis_url" --hash-cost min --workers 1 --batch 3 --max-inflight 4 \
+    --max-conns 3 --idle-timeout 1s
+check_eq "--max-inflight 4: 200 pipelined requests all answered" \
+    "$(cl pipeline 200 lim "$PW")" "ok 200"
+check_eq "--max-conns 3: of 5 connections, 3 served" "$(cl conns 5)" 3
+check_eq "serving again after the refusals" "$(cl ping)" ok
+check_eq "--idle-timeout 1s: a silent connection is closed" "$(cl idle 4)" closed
+grep -q 'max-conns' "$S2_LOG" || itest_not_ok "limits: no --max-conns warning in the log"
+stop_s2 limits
+
+# ---- auth cache ------------------------------------------------------------------------------
+start_s2 cache --backend "$redis_url" --hash-cost min --auth-cache 100
+check_eq "cache: create" "$(cl create cacheuser "$PW")" ok
+for i in 1 2 3; do
+    check_eq "cache: verify $i" "$(cl verify cacheuser "$PW")" ok
+    check_eq "cache: wrong password $i" "$(cl verify cacheuser "x$PW")" denied
+done
+stop_s2 cache
+hits=$(sed -n 's/.*auth cache: \([0-9]*\) hits.*/\1/p' "$S2_LOG")
+check_eq "cache: 2 of 3 right verifications were hits" "$hits" 2
+no_secrets cache
+
+# ---- backend unreachable at start: not fatal; serves as soon as it appears -------------------
+late=$(free_port)
+start_s2 late --backend "redis://127.0.0.1:$late" --hash-cost min
+check_eq "backend missing at start: unavailable" "$(cl verify x "$PW")" unavailable
+grep -q 'unreachable' "$S2_LOG" || itest_not_ok "late: no 'unreachable' warning"
+itest_redis_start redis-late "$late" >/dev/null
+out=$(cl until ok create lateuser "$PW" 15)
+check_eq "backend appears: served" "${out%% *}" ok
+stop_s2 late
+
+# ---- port in use -----------------------------------------------------------------------------
+start_s2 busy --backend "$redis_url" --hash-cost min
+rc=0
+out=$("$S2" --backend "$redis_url" --port "$S2_PORT" 2>&1 >/dev/null) || rc=$?
+check_eq "port in use: exit status" "$rc" 1
+check_eq "port in use: one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
+[[ $out == "server2: cannot bind 127.0.0.1:$S2_PORT: Address already in use" ]] ||
+    itest_not_ok "port in use: unclear message '$out'"
+stop_s2 busy
+
+itest_summary

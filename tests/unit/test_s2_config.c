@@ -1,0 +1,181 @@
+/*
+ * test_s2_config.c - server2's flags: defaults, every value checked, one clear error per
+ * mistake, -v raising the level, and the backend password hidden from argv and the summary.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../server2/config.h"
+
+#define MAXARGS 40
+
+/* Parses the NULL-terminated list of flags after "server2" into c. */
+static enum s2_config_result parse(struct s2_config *c, char *err, ...)
+{
+    static char store[MAXARGS][256];
+    char *argv[MAXARGS + 1];
+    int argc = 0;
+    va_list ap;
+    const char *a;
+
+    argv[argc++] = "server2";
+    va_start(ap, err);
+    while ((a = va_arg(ap, const char *)) != NULL && argc < MAXARGS) {
+        snprintf(store[argc], sizeof(store[argc]), "%s", a);
+        argv[argc] = store[argc];
+        argc++;
+    }
+    va_end(ap);
+    argv[argc] = NULL;
+    s2_config_defaults(c);
+    err[0] = '\0';
+    return s2_config_parse(c, argc, argv, err);
+}
+
+static void expect_error(const char *want, enum s2_config_result rc, const char *err)
+{
+    assert_int_equal(rc, S2_CONFIG_ERROR);
+    if (strstr(err, want) == NULL)
+        fail_msg("error '%s' does not mention '%s'", err, want);
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_s2_config_defaults(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+
+    (void)state;
+    assert_int_equal(parse(&c, err, "--backend", "redis://127.0.0.1:6379", NULL), S2_CONFIG_OK);
+    assert_string_equal(c.listen_addr, "127.0.0.1");
+    assert_int_equal(c.port, 7001);
+    assert_int_equal(c.mode, S2_MODE_THREADS);
+    assert_true(c.workers >= 1 && c.workers <= S2_WORKERS_MAX);
+    assert_int_equal(c.hash_cost, PWHASH_INTERACTIVE);
+    assert_int_equal(c.auth_cache_entries, 0);
+    assert_int_equal(c.auth_cache_ttl_us, 60000000);
+    assert_int_equal(c.batch, 64);
+    assert_int_equal(c.max_inflight, 1024);
+    assert_int_equal(c.max_conns, 1024);
+    assert_int_equal(c.idle_timeout_us, 300000000);
+    assert_int_equal(c.log_level, LOG_INFO);
+    assert_int_equal(c.backend.kind, BACKEND_REDIS);
+}
+
+static void test_s2_config_values(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+
+    (void)state;
+    assert_int_equal(parse(&c, err, "-b", "mysql://auth@localhost/auth?socket=/tmp/m.sock", "-p",
+                           "0", "-l", "::1", "--mode", "processes", "-w", "3", "--hash-cost", "min",
+                           "--auth-cache", "1000", "--auth-cache-ttl", "250ms", "--batch", "16",
+                           "--max-inflight", "8", "--max-conns", "10", "--idle-timeout", "0", NULL),
+                     S2_CONFIG_OK);
+    assert_int_equal(c.port, 0);
+    assert_string_equal(c.listen_addr, "::1");
+    assert_int_equal(c.mode, S2_MODE_PROCESSES);
+    assert_int_equal(c.workers, 3);
+    assert_int_equal(c.hash_cost, PWHASH_MIN);
+    assert_int_equal(c.auth_cache_entries, 1000);
+    assert_int_equal(c.auth_cache_ttl_us, 250000);
+    assert_int_equal(c.batch, 16);
+    assert_int_equal(c.max_inflight, 8);
+    assert_int_equal(c.max_conns, 10);
+    assert_int_equal(c.idle_timeout_us, 0);
+    assert_int_equal(c.backend.kind, BACKEND_MYSQL);
+    assert_string_equal(c.backend.socket, "/tmp/m.sock");
+
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "-vv", NULL), S2_CONFIG_OK);
+    assert_int_equal(c.log_level, LOG_DEBUG);
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "-v", "--log-level", "error", NULL),
+                     S2_CONFIG_OK);
+    assert_int_equal(c.log_level, LOG_WARN);
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "-vvvvv", NULL), S2_CONFIG_OK);
+    assert_int_equal(c.log_level, LOG_DEBUG);
+    assert_int_equal(parse(&c, err, "--backend=redis://h", "--port=9", NULL), S2_CONFIG_OK);
+    assert_int_equal(c.port, 9);
+}
+
+static void test_s2_config_errors(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+
+    (void)state;
+    expect_error("--backend URL is required", parse(&c, err, NULL), err);
+    expect_error("--backend URL is required", parse(&c, err, "-p", "1", NULL), err);
+    expect_error("unknown flag '--bogus'", parse(&c, err, "-b", "redis://h", "--bogus", NULL), err);
+    expect_error("unknown flag '-x'", parse(&c, err, "-b", "redis://h", "-x", NULL), err);
+    expect_error("takes no value: '--help'", parse(&c, err, "--help=1", NULL), err);
+    expect_error("needs a value", parse(&c, err, "-b", "redis://h", "--port", NULL), err);
+    expect_error("needs a value", parse(&c, err, "-b", NULL), err);
+    expect_error("unexpected argument 'extra'", parse(&c, err, "-b", "redis://h", "extra", NULL),
+                 err);
+    expect_error("--port", parse(&c, err, "-b", "redis://h", "-p", "65536", NULL), err);
+    expect_error("--port", parse(&c, err, "-b", "redis://h", "-p", "12x", NULL), err);
+    expect_error("--port", parse(&c, err, "-b", "redis://h", "-p", "-1", NULL), err);
+    expect_error("--port", parse(&c, err, "-b", "redis://h", "-p", "", NULL), err);
+    expect_error("--workers", parse(&c, err, "-b", "redis://h", "-w", "0", NULL), err);
+    expect_error("--workers", parse(&c, err, "-b", "redis://h", "-w", "257", NULL), err);
+    expect_error("--mode", parse(&c, err, "-b", "redis://h", "-m", "fork", NULL), err);
+    expect_error("--hash-cost", parse(&c, err, "-b", "redis://h", "--hash-cost", "max", NULL), err);
+    expect_error("--batch", parse(&c, err, "-b", "redis://h", "--batch", "0", NULL), err);
+    expect_error("--batch", parse(&c, err, "-b", "redis://h", "--batch", "1025", NULL), err);
+    expect_error("--max-inflight", parse(&c, err, "-b", "redis://h", "--max-inflight", "0", NULL),
+                 err);
+    expect_error("--max-conns", parse(&c, err, "-b", "redis://h", "--max-conns", "1e3", NULL), err);
+    expect_error("--auth-cache",
+                 parse(&c, err, "-b", "redis://h", "--auth-cache", "99999999999", NULL), err);
+    expect_error("--auth-cache-ttl",
+                 parse(&c, err, "-b", "redis://h", "--auth-cache-ttl", "5 years", NULL), err);
+    expect_error("--idle-timeout", parse(&c, err, "-b", "redis://h", "--idle-timeout", "-3s", NULL),
+                 err);
+    expect_error("--log-level", parse(&c, err, "-b", "redis://h", "--log-level", "loud", NULL),
+                 err);
+    expect_error("--listen", parse(&c, err, "-b", "redis://h", "--listen", "", NULL), err);
+    expect_error("bad --backend URL: missing scheme", parse(&c, err, "-b", "localhost", NULL), err);
+}
+
+static void test_s2_config_password_hidden(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+    char desc[2048];
+    char url[] = "mysql://auth:s3cr3t@127.0.0.1/auth";
+    char bad[] = "mysql://auth:s3cr3t@127.0.0.1:99x/auth";
+    char *argv[] = {"server2", "--backend", url, NULL};
+    char *argv_bad[] = {"server2", "--backend", bad, NULL};
+
+    (void)state;
+    s2_config_defaults(&c);
+    assert_int_equal(s2_config_parse(&c, 3, argv, err), S2_CONFIG_OK);
+    assert_string_equal(c.backend.password, "s3cr3t");
+    assert_string_equal(url, "mysql://auth:******@127.0.0.1/auth"); /* `ps` shows this */
+    s2_config_describe(&c, desc, sizeof(desc));
+    assert_null(strstr(desc, "s3cr3t"));
+    assert_non_null(strstr(desc, "mysql://auth:***@127.0.0.1:3306/auth"));
+
+    s2_config_defaults(&c);
+    assert_int_equal(s2_config_parse(&c, 3, argv_bad, err), S2_CONFIG_ERROR);
+    assert_null(strstr(err, "s3cr3t"));
+    assert_null(strstr(bad, "s3cr3t"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_s2_config_defaults),
+        cmocka_unit_test(test_s2_config_values),
+        cmocka_unit_test(test_s2_config_errors),
+        cmocka_unit_test(test_s2_config_password_hidden),
+    };
+    return cmocka_run_group_tests_name("s2_config", tests, NULL, NULL);
+}
