@@ -102,9 +102,11 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory itest
 
 test-asan: setup
-	$(Q)$(MAKE) --no-print-directory VARIANT=asan unit itest
+	$(Q)ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
+	    $(MAKE) --no-print-directory VARIANT=asan unit itest
 test-tsan: setup
-	$(Q)$(MAKE) --no-print-directory VARIANT=tsan unit itest
+	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
+	    $(MAKE) --no-print-directory VARIANT=tsan unit itest
 
 clean:
 	rm -rf build
