@@ -50,7 +50,7 @@ qcc = @echo "  CC      $<";
 qld = @echo "  LD      $@";
 endif
 
-.PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help
+.PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -107,6 +107,15 @@ test-asan: setup
 test-tsan: setup
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
 	    $(MAKE) --no-print-directory VARIANT=tsan unit itest
+
+# The long crash-consistency run (tests/crash/crash.py): 20 SIGKILL rounds per backend and
+# server2 process model; CRASH_FLAGS adds harness flags (e.g. --seed N).
+crash-test: all
+	$(Q)for cfg in "redis threads" "redis processes" "mysql threads" "mysql processes"; do \
+	    set -- $$cfg; echo "== crash-test: $$1, server2 $$2"; \
+	    python3 tests/crash/crash.py --bin-dir $(O) --backend $$1 --mode $$2 --rounds 20 \
+	        $(CRASH_FLAGS) || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -110,15 +111,43 @@ void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
     c->start_ns = start_ns;
     c->send_ptr = r->buf;
     c->send_left = r->len;
+    c->body_ptr = r->body;
+    c->body_left = r->body != NULL ? r->body_len : 0;
     c->err = LG_ERR_NONE;
     c->rlen = 0;
     lg_http_reset(&c->http, false);
 }
 
+/* Consumes n sent bytes: first from the head, then from the body. */
+static void sent(struct lg_conn *c, size_t n)
+{
+    size_t h = n < c->send_left ? n : c->send_left;
+
+    c->send_ptr += h;
+    c->send_left -= h;
+    n -= h;
+    c->body_ptr += n;
+    c->body_left -= n;
+}
+
 enum lg_io lg_conn_send(struct lg_conn *c)
 {
-    while (c->send_left > 0) {
-        ssize_t n = send(c->fd, c->send_ptr, c->send_left, MSG_NOSIGNAL);
+    /* head and body in one sendmsg; a partial write (a body larger than the socket buffer)
+     * resumes where it stopped at the next EPOLLOUT */
+    while (c->send_left + c->body_left > 0) {
+        struct iovec iov[2];
+        struct msghdr msg = {.msg_iov = iov};
+        ssize_t n;
+
+        if (c->send_left > 0) {
+            iov[msg.msg_iovlen].iov_base = (void *)c->send_ptr;
+            iov[msg.msg_iovlen++].iov_len = c->send_left;
+        }
+        if (c->body_left > 0) {
+            iov[msg.msg_iovlen].iov_base = (void *)c->body_ptr;
+            iov[msg.msg_iovlen++].iov_len = c->body_left;
+        }
+        n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return LG_IO_AGAIN;
@@ -127,8 +156,7 @@ enum lg_io lg_conn_send(struct lg_conn *c)
             c->err = LG_ERR_SHORT; /* reset or closed by the server */
             return LG_IO_ERROR;
         }
-        c->send_ptr += n;
-        c->send_left -= (size_t)n;
+        sent(c, (size_t)n);
     }
     c->state = LG_CS_WAITING;
     return LG_IO_DONE;
@@ -208,7 +236,8 @@ enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)
 {
     int st = c->http.status;
 
-    if (st != chk->expect_status[c->type]) {
+    if (st != chk->expect_status[c->type] &&
+        (chk->expect_alt[c->type] == 0 || st != chk->expect_alt[c->type])) {
         if (st >= 400 && st < 500)
             return LG_ERR_STATUS_4XX;
         if (st >= 500 && st < 600)

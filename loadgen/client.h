@@ -26,7 +26,8 @@ enum lg_io {
 
 /* What makes a response a success. */
 struct lg_check {
-    int expect_status[LG_REQ_TYPES]; /* 201 for new, 200 for get */
+    int expect_status[LG_REQ_TYPES]; /* 201 for new, 200 for get, 201 for put */
+    int expect_alt[LG_REQ_TYPES];    /* a second accepted status (204 for put), 0 if none */
     bool has_length;
     uint64_t length; /* --expect-length, for get */
 };
@@ -52,8 +53,10 @@ struct lg_conn {
     bool backoff;     /* the last attempt could not connect: wait before the next */
     enum lg_err err;  /* class of the last LG_IO_ERROR */
     struct lg_reqbuf req[LG_REQ_TYPES];
-    const char *send_ptr;
+    const char *send_ptr; /* what is left of the request head */
     size_t send_left;
+    const char *body_ptr; /* then what is left of its body (the workload's shared PUT body) */
+    size_t body_left;
     struct lg_http http;
     size_t rlen;          /* unparsed bytes at the start of rbuf */
     char *rbuf;           /* LG_CONN_BUF bytes */

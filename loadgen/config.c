@@ -25,6 +25,7 @@ enum {
     OPT_TIMEOUT,
     OPT_TYPE,
     OPT_FILE,
+    OPT_SIZE,
     OPT_MIX,
     OPT_PREPARE,
     OPT_USERNAME,
@@ -60,6 +61,7 @@ static const struct option lg_longopts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"type", required_argument, NULL, OPT_TYPE},
     {"file", required_argument, NULL, OPT_FILE},
+    {"size", required_argument, NULL, OPT_SIZE},
     {"mix", required_argument, NULL, OPT_MIX},
     {"prepare-users", required_argument, NULL, OPT_PREPARE},
     {"username", required_argument, NULL, OPT_USERNAME},
@@ -98,6 +100,7 @@ void lg_config_defaults(struct lg_config *cfg)
     snprintf(cfg->password, sizeof(cfg->password), "%s", LG_DEFAULT_PASSWORD);
     cfg->max_users = 1024;
     cfg->sample_ms = 200;
+    cfg->put_size = 4096;
 }
 
 void lg_config_usage(FILE *out)
@@ -130,15 +133,21 @@ void lg_config_usage(FILE *out)
         "  --requests-per-user K   instead of --duration: each user sends K requests\n"
         "  --timeout S             per request, an error of class timeout (default %" PRIu64 " s)\n"
         "\n"
-        "Requests (each response is checked: 201 for new, 200 for get):\n"
-        "  --type new|get          new: POST /users with a unique username each time;\n"
-        "                          get: GET /files/NAME (default: get with --file, else new)\n"
+        "Requests (each response is checked: 201 for new, 200 for get, 201 or 204 for put):\n"
+        "  --type new|get|put      new: POST /users with a unique username each time;\n"
+        "                          get: GET /files/NAME (default: get with --file, else new);\n"
+        "                          put: PUT /files/lg-RUN-USER-K of --size bytes, K cycling\n"
+        "                          through 0..%u, so each user overwrites its own %u names\n"
         "  --file NAME             the file for get\n"
-        "  --mix new:W,get:W       weighted mix, e.g. new:1,get:9 (get needs --file)\n"
-        "  --prepare-users K       create K accounts before the first point; get requests\n"
-        "                          use them (user i logs in as account i mod K) (default 0)\n"
-        "  --username U            an existing account for get instead of --prepare-users\n"
-        "                          (with neither, get sends no Authorization header)\n"
+        "  --size BYTES            body of put: random bytes made once (default %" PRIu64 ";\n"
+        "                          suffixes k, m)\n"
+        "  --mix new:W,get:W,put:W weighted mix, e.g. new:1,get:9 (get needs --file)\n"
+        "  --prepare-users K       create K accounts before the first point; get and put\n"
+        "                          requests use them (user i logs in as account i mod K)\n"
+        "                          (default 0)\n"
+        "  --username U            an existing account for get/put instead of --prepare-users\n"
+        "                          (with neither, get sends no Authorization header; put\n"
+        "                          needs one of them)\n"
         "  --password P            password of prepared and new accounts (default built in;\n"
         "                          never printed, logged, or written to results)\n"
         "  --expect-length BYTES   get responses must have this body length (else invalid)\n"
@@ -179,7 +188,8 @@ void lg_config_usage(FILE *out)
         "Closed-loop latency is service time under coordinated omission: always read it with\n"
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
-        d.timeout_us / 1000000, d.seed, d.max_users, d.sample_ms);
+        d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, d.put_size, d.seed, d.max_users,
+        d.sample_ms);
 }
 
 void lg_config_version(FILE *out)
@@ -190,6 +200,15 @@ void lg_config_version(FILE *out)
 bool lg_config_has(const struct lg_config *cfg, enum lg_req type)
 {
     return cfg->weight[type] > 0;
+}
+
+unsigned lg_config_weight_total(const struct lg_config *cfg)
+{
+    unsigned sum = 0;
+
+    for (int t = 0; t < LG_REQ_TYPES; t++)
+        sum += cfg->weight[t];
+    return sum;
 }
 
 /* Milliseconds when the value has no unit, else any unit of opts_parse_duration_us. */
@@ -281,8 +300,10 @@ static int mix_item(struct lg_config *cfg, const char *item, char *err)
         type = LG_REQ_NEW;
     } else if (colon - item == 3 && strncmp(item, "get", 3) == 0) {
         type = LG_REQ_GET;
+    } else if (colon - item == 3 && strncmp(item, "put", 3) == 0) {
+        type = LG_REQ_PUT;
     } else {
-        snprintf(err, LG_ERR_LEN, "--mix: unknown type in '%s' (new or get)", item);
+        snprintf(err, LG_ERR_LEN, "--mix: unknown type in '%s' (new, get or put)", item);
         return -1;
     }
     if (opts_parse_u64(colon + 1, 0, 1000000, &w, e) < 0) {
@@ -476,11 +497,14 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             if (mix_given || type_given) {
                 snprintf(err, LG_ERR_LEN, "--type: give one --type or one --mix");
                 rc = -1;
-            } else if (strcmp(optarg, "new") == 0 || strcmp(optarg, "get") == 0) {
-                cfg->weight[optarg[0] == 'n' ? LG_REQ_NEW : LG_REQ_GET] = 1;
+            } else if (strcmp(optarg, "new") == 0 || strcmp(optarg, "get") == 0 ||
+                       strcmp(optarg, "put") == 0) {
+                cfg->weight[optarg[0] == 'n'   ? LG_REQ_NEW
+                            : optarg[0] == 'g' ? LG_REQ_GET
+                                               : LG_REQ_PUT] = 1;
                 type_given = true;
             } else {
-                snprintf(err, LG_ERR_LEN, "--type: '%s' is not new or get", optarg);
+                snprintf(err, LG_ERR_LEN, "--type: '%s' is not new, get or put", optarg);
                 rc = -1;
             }
             break;
@@ -492,7 +516,7 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             }
             mix_given = true;
             rc = for_each_item(cfg, "--mix", optarg, mix_item, err);
-            if (rc == 0 && cfg->weight[LG_REQ_NEW] + cfg->weight[LG_REQ_GET] == 0) {
+            if (rc == 0 && lg_config_weight_total(cfg) == 0) {
                 snprintf(err, LG_ERR_LEN, "--mix: every weight is 0");
                 rc = -1;
             }
@@ -501,6 +525,11 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             break;
         case OPT_FILE:
             rc = copy_str(cfg->file, sizeof(cfg->file), optarg, "--file", err);
+            break;
+        case OPT_SIZE:
+            rc = flag_result(opts_parse_size(optarg, 0, LG_PUT_SIZE_MAX, &cfg->put_size, e),
+                             "--size", e, err);
+            cfg->put_size_set = true;
             break;
         case OPT_PREPARE:
             rc = flag_result(opts_parse_u64(optarg, 0, 10000000, &cfg->prepare_users, e),
@@ -667,11 +696,21 @@ int lg_config_validate(struct lg_config *cfg, char *err)
     char terr[LG_TARGET_ERR_LEN];
     bool open_loop = cfg->rate > 0;
 
-    if (cfg->weight[LG_REQ_NEW] + cfg->weight[LG_REQ_GET] == 0)
+    if (lg_config_weight_total(cfg) == 0)
         cfg->weight[cfg->file[0] != '\0' ? LG_REQ_GET : LG_REQ_NEW] = 1;
     if (cfg->mix_desc[0] == '\0')
         snprintf(cfg->mix_desc, sizeof(cfg->mix_desc), "%s",
-                 cfg->weight[LG_REQ_GET] ? "get" : "new");
+                 lg_req_name(cfg->weight[LG_REQ_GET]   ? LG_REQ_GET
+                             : cfg->weight[LG_REQ_PUT] ? LG_REQ_PUT
+                                                       : LG_REQ_NEW));
+    if (lg_config_has(cfg, LG_REQ_PUT) && cfg->prepare_users == 0 && cfg->username[0] == '\0') {
+        snprintf(err, LG_ERR_LEN, "put requests need --prepare-users K or --username U");
+        return -1;
+    }
+    if (cfg->put_size_set && !lg_config_has(cfg, LG_REQ_PUT)) {
+        snprintf(err, LG_ERR_LEN, "--size applies to put requests only");
+        return -1;
+    }
     if (lg_config_has(cfg, LG_REQ_GET) && cfg->file[0] == '\0') {
         snprintf(err, LG_ERR_LEN, "get requests need --file NAME");
         return -1;

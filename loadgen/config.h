@@ -21,6 +21,8 @@
 #define LG_NAME_MAX 32     /* a watched process group's name */
 #define LG_USERS_MAX 50000 /* connections; each costs a socket and 16 KB */
 #define LG_CPUS_MAX 256
+#define LG_PUT_NAMES 8                  /* names each user overwrites in turn with put */
+#define LG_PUT_SIZE_MAX (1024ull << 20) /* --size bound */
 
 enum lg_model {
     LG_MODEL_EVENTS = 0,  /* --threads event loops, users spread across them */
@@ -60,8 +62,10 @@ struct lg_config {
 
     /* requests */
     unsigned weight[LG_REQ_TYPES];       /* from --type or --mix */
-    char mix_desc[64];                   /* "new", "get" or the --mix text, for reports */
+    char mix_desc[64];                   /* "new", "get", "put" or the --mix text, for reports */
     char file[256];                      /* --file NAME for get */
+    uint64_t put_size;                   /* --size: body bytes of put */
+    bool put_size_set;                   /* --size was given (only valid with put) */
     uint64_t prepare_users;              /* K accounts created before the first point */
     char username[ACCOUNT_USER_MAX + 1]; /* --username: an existing account for get */
     char password[ACCOUNT_PASS_MAX + 1]; /* never printed, logged or written to a report */
@@ -105,7 +109,9 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err);
 int lg_config_validate(struct lg_config *cfg, char *err);
 void lg_config_usage(FILE *out);
 void lg_config_version(FILE *out);
-/* True when the load includes GET requests / new-account requests. */
+/* True when the load includes requests of that type. */
 bool lg_config_has(const struct lg_config *cfg, enum lg_req type);
+/* The sum of the request-type weights (0 before validation when none was given). */
+unsigned lg_config_weight_total(const struct lg_config *cfg);
 
 #endif /* LG_CONFIG_H */

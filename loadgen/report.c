@@ -60,7 +60,11 @@ static const char *model_name(const struct lg_config *cfg)
 
 static bool is_mix(const struct lg_config *cfg)
 {
-    return lg_config_has(cfg, LG_REQ_NEW) && lg_config_has(cfg, LG_REQ_GET);
+    int n = 0;
+
+    for (int t = 0; t < LG_REQ_TYPES; t++)
+        n += lg_config_has(cfg, (enum lg_req)t);
+    return n > 1;
 }
 
 static void colset_add(struct lg_colset *c, const char *name)
@@ -112,8 +116,13 @@ static bool above_bound(const struct lg_run_analysis *a, const struct lg_point_a
 
 static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
 {
-    if (lg_config_has(cfg, LG_REQ_GET))
+    if (lg_config_has(cfg, LG_REQ_GET) && lg_config_has(cfg, LG_REQ_PUT))
+        snprintf(out, cap, "%s (file %s, put %" PRIu64 " B)", cfg->mix_desc, cfg->file,
+                 cfg->put_size);
+    else if (lg_config_has(cfg, LG_REQ_GET))
         snprintf(out, cap, "%s (file %s)", cfg->mix_desc, cfg->file);
+    else if (lg_config_has(cfg, LG_REQ_PUT))
+        snprintf(out, cap, "%s (%" PRIu64 " B bodies)", cfg->mix_desc, cfg->put_size);
     else
         snprintf(out, cap, "%s", cfg->mix_desc);
 }
@@ -345,8 +354,9 @@ static void write_csv(FILE *f, const struct lg_run *run, const struct lg_run_ana
     for (unsigned i = 0; i < run->npoints; i++) {
         csv_row(f, run, a, i, LG_REQ_ALL, res);
         if (is_mix(run->cfg)) {
-            csv_row(f, run, a, i, LG_REQ_NEW, res);
-            csv_row(f, run, a, i, LG_REQ_GET, res);
+            for (int t = 0; t < LG_REQ_TYPES; t++)
+                if (lg_config_has(run->cfg, (enum lg_req)t))
+                    csv_row(f, run, a, i, t, res);
         }
     }
     free(res);
@@ -567,8 +577,10 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     json_num(f, (double)c->timeout_us / 1e6);
     fprintf(f, ",\n    \"mix\": ");
     json_str(f, c->mix_desc);
-    fprintf(f, ", \"weight_new\": %u, \"weight_get\": %u, \"file\": ", c->weight[LG_REQ_NEW],
-            c->weight[LG_REQ_GET]);
+    fprintf(f,
+            ", \"weight_new\": %u, \"weight_get\": %u, \"weight_put\": %u, \"put_size\": %" PRIu64
+            ", \"file\": ",
+            c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT], c->put_size);
     json_str(f, c->file);
     fprintf(f, ", \"prepare_users\": %" PRIu64 ", \"username\": ", c->prepare_users);
     json_str(f, c->username);

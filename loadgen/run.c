@@ -166,6 +166,8 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.stop = &r->stop;
     pp.check.expect_status[LG_REQ_NEW] = 201;
     pp.check.expect_status[LG_REQ_GET] = 200;
+    pp.check.expect_status[LG_REQ_PUT] = 201; /* created */
+    pp.check.expect_alt[LG_REQ_PUT] = 204;    /* replaced */
     pp.check.has_length = cfg->has_expect_length;
     pp.check.length = cfg->expect_length;
     pp.start_ns = clock_now_ns();
@@ -339,7 +341,6 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     r.cfg = cfg;
     atomic_init(&r.stop, false);
     r.tty = isatty(STDERR_FILENO) == 1;
-    lg_workload_init(&r.wl, cfg, run->run_id);
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
@@ -348,6 +349,7 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
         log_error("signalfd: errno %d", errno);
         return -1;
     }
+    lg_workload_init(&r.wl, cfg, run->run_id);
     r.mon = lg_monitor_new(cfg);
     log_config(&r);
 
@@ -372,6 +374,7 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     }
 out:
     lg_monitor_free(r.mon);
+    lg_workload_release(&r.wl);
     close(r.sigfd);
     return rc;
 }

@@ -39,8 +39,9 @@ enum lg_err {
 enum lg_req {
     LG_REQ_NEW = 0, /* POST /users with a fresh username */
     LG_REQ_GET = 1, /* GET /files/NAME */
-    LG_REQ_TYPES = 2,
-    LG_REQ_ALL = 2, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
+    LG_REQ_PUT = 2, /* PUT /files/NAME of --size bytes, overwriting one of a user's names */
+    LG_REQ_TYPES = 3,
+    LG_REQ_ALL = 3, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
 };
 
 struct lg_stats {

@@ -87,19 +87,21 @@ void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user)
             user < pp->prepare_count ? (pp->prepare_count - 1 - user) / pp->users + 1 : 0;
         return;
     }
-    if (lg_config_has(cfg, LG_REQ_NEW)) {
+    c->slot_next = 0; /* new: the username counter; put: which of the user's names */
+    c->slot_step = 1;
+    if (lg_config_has(cfg, LG_REQ_NEW))
         lg_workload_build_new(pp->wl, (uint64_t)pp->point_index * 100000u + user,
                               &c->req[LG_REQ_NEW]);
-        c->slot_next = 0;
-        c->slot_step = 1;
-    }
-    if (lg_config_has(cfg, LG_REQ_GET)) {
+    if (lg_config_has(cfg, LG_REQ_GET) || lg_config_has(cfg, LG_REQ_PUT)) {
         long cred = -2;
         if (cfg->prepare_users > 0)
             cred = (long)(user % cfg->prepare_users);
         else if (cfg->username[0] != '\0')
             cred = -1;
-        lg_workload_build_get(pp->wl, cred, &c->req[LG_REQ_GET]);
+        if (lg_config_has(cfg, LG_REQ_GET))
+            lg_workload_build_get(pp->wl, cred, &c->req[LG_REQ_GET]);
+        if (lg_config_has(cfg, LG_REQ_PUT))
+            lg_workload_build_put(pp->wl, cred, user, &c->req[LG_REQ_PUT]);
     }
     c->remaining = pp->per_user > 0 ? pp->per_user : UINT64_MAX;
 }

@@ -69,20 +69,51 @@ double lg_rng_unit(uint64_t *state)
 
 void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id)
 {
+    unsigned sum = 0;
+
     memset(w, 0, sizeof(*w));
     w->cfg = cfg;
     snprintf(w->run_id, sizeof(w->run_id), "%s", run_id);
-    w->weight_new = cfg->weight[LG_REQ_NEW];
-    w->weight_total = cfg->weight[LG_REQ_NEW] + cfg->weight[LG_REQ_GET];
+    for (int t = 0; t < LG_REQ_TYPES; t++) {
+        sum += cfg->weight[t];
+        w->weight_upto[t] = sum;
+    }
+    w->weight_total = sum;
+    if (cfg->weight[LG_REQ_PUT] > 0) {
+        /* incompressible and deterministic for a seed; one allocation for the whole run */
+        uint64_t rng = lg_rng_seed(cfg->seed, 0x707574);
+        size_t n = (size_t)cfg->put_size;
+
+        w->put_body = xmalloc(n > 0 ? n : 1);
+        for (size_t i = 0; i < n; i += 8) {
+            uint64_t v = lg_rng_next(&rng);
+            memcpy(w->put_body + i, &v, n - i < 8 ? n - i : 8);
+        }
+    }
+}
+
+void lg_workload_release(struct lg_workload *w)
+{
+    free(w->put_body);
+    w->put_body = NULL;
 }
 
 int lg_workload_pick(const struct lg_workload *w, uint64_t *rng)
 {
-    if (w->weight_new == 0)
-        return LG_REQ_GET;
-    if (w->weight_new == w->weight_total)
-        return LG_REQ_NEW;
-    return (lg_rng_next(rng) % w->weight_total) < w->weight_new ? LG_REQ_NEW : LG_REQ_GET;
+    unsigned draw;
+    int t;
+
+    /* a single type needs no draw, so the RNG stream of single-type runs is untouched */
+    for (t = 0; t < LG_REQ_TYPES; t++)
+        if (w->weight_upto[t] == w->weight_total)
+            break;
+    if (t == 0 || w->weight_upto[t - 1] == 0)
+        return t < LG_REQ_TYPES ? t : LG_REQ_GET;
+    draw = (unsigned)(lg_rng_next(rng) % w->weight_total);
+    for (t = 0; t < LG_REQ_TYPES - 1; t++)
+        if (draw < w->weight_upto[t])
+            break;
+    return t;
 }
 
 size_t lg_base64(const void *in, size_t len, char *out)
@@ -150,32 +181,65 @@ static void start_line(const struct lg_workload *w, struct lg_sb *sb, const char
     sb_add(sb, "\r\n");
 }
 
+/* "Authorization: Basic ..." of prepared account cred (>= 0) or of --username (-1). */
+static void add_auth(const struct lg_workload *w, struct lg_sb *sb, long cred)
+{
+    char user[ACCOUNT_USER_MAX + 1];
+    char plain[ACCOUNT_USER_MAX + 1 + ACCOUNT_PASS_MAX + 1];
+    char b64[(sizeof(plain) / 3 + 1) * 4 + 1];
+    size_t ulen;
+    size_t plen = strlen(w->cfg->password);
+
+    if (cred >= 0)
+        lg_workload_prepared_name(w, (uint64_t)cred, user, sizeof(user));
+    else
+        snprintf(user, sizeof(user), "%s", w->cfg->username);
+    ulen = strlen(user);
+    memcpy(plain, user, ulen);
+    plain[ulen] = ':';
+    memcpy(plain + ulen + 1, w->cfg->password, plen);
+    lg_base64(plain, ulen + 1 + plen, b64);
+    sb_add(sb, "Authorization: Basic ");
+    sb_add(sb, b64);
+    sb_add(sb, "\r\n");
+    memset(plain, 0, sizeof(plain));
+    memset(b64, 0, sizeof(b64));
+}
+
+void lg_workload_build_put(const struct lg_workload *w, long cred, unsigned user,
+                           struct lg_reqbuf *out)
+{
+    struct lg_sb sb = {0};
+    char name[64];
+
+    snprintf(name, sizeof(name), "lg-%s-%u-", w->run_id, user);
+    sb_add(&sb, "PUT ");
+    sb_add(&sb, w->cfg->target.prefix);
+    sb_add(&sb, "/files/");
+    sb_add(&sb, name);
+    out->slot_off = sb_add_slot(&sb, 1);
+    sb_add(&sb, " HTTP/1.1\r\nHost: ");
+    sb_add(&sb, w->cfg->target.host_header);
+    sb_add(&sb, "\r\n");
+    add_auth(w, &sb, cred);
+    sb_add(&sb, "Content-Type: application/octet-stream\r\nContent-Length: ");
+    sb_add_u64(&sb, w->cfg->put_size);
+    sb_add(&sb, "\r\n\r\n");
+    out->buf = sb.buf;
+    out->len = sb.len;
+    out->slot_len = 1;
+    out->slot_mod = LG_PUT_NAMES;
+    out->body = w->put_body;
+    out->body_len = (size_t)w->cfg->put_size;
+}
+
 void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_reqbuf *out)
 {
     struct lg_sb sb = {0};
 
     start_line(w, &sb, "GET", "/files/", w->cfg->file);
-    if (cred != -2) {
-        char user[ACCOUNT_USER_MAX + 1];
-        char plain[ACCOUNT_USER_MAX + 1 + ACCOUNT_PASS_MAX + 1];
-        char b64[(sizeof(plain) / 3 + 1) * 4 + 1];
-        size_t ulen;
-        size_t plen = strlen(w->cfg->password);
-
-        if (cred >= 0)
-            lg_workload_prepared_name(w, (uint64_t)cred, user, sizeof(user));
-        else
-            snprintf(user, sizeof(user), "%s", w->cfg->username);
-        ulen = strlen(user);
-        memcpy(plain, user, ulen);
-        plain[ulen] = ':';
-        memcpy(plain + ulen + 1, w->cfg->password, plen);
-        lg_base64(plain, ulen + 1 + plen, b64);
-        sb_add(&sb, "Authorization: Basic ");
-        sb_add(&sb, b64);
-        sb_add(&sb, "\r\n");
-        memset(plain, 0, sizeof(plain));
-    }
+    if (cred != -2)
+        add_auth(w, &sb, cred);
     sb_add(&sb, "\r\n");
     out->buf = sb.buf;
     out->len = sb.len;
@@ -228,6 +292,8 @@ void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value)
 {
     char *d = r->buf + r->slot_off;
 
+    if (r->slot_mod > 0)
+        value %= r->slot_mod;
     for (size_t i = r->slot_len; i > 0; i--) {
         d[i - 1] = (char)('0' + value % 10);
         value /= 10;

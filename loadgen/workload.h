@@ -1,9 +1,11 @@
 /*
  * workload.h - what the users send: request bytes preformatted once per connection (GET with
  * the user's credentials, POST /users templates whose username digits are patched in place per
- * request, so no request costs a malloc or a printf), the weighted choice of the next request
- * type, and a per-thread RNG. Usernames are unique per run: "lg" + run id + serial digits.
- * struct lg_workload is built before the workers start and is immutable afterwards.
+ * request, PUT heads whose name digit is patched the same way and whose body, --size random
+ * bytes, is made once and shared by every connection, so no request costs a malloc or a printf),
+ * the weighted choice of the next request type, and a per-thread RNG. Usernames are unique per
+ * run: "lg" + run id + serial digits. struct lg_workload is built before the workers start and
+ * is immutable afterwards.
  */
 #ifndef LG_WORKLOAD_H
 #define LG_WORKLOAD_H
@@ -21,15 +23,22 @@ struct lg_workload {
     const struct lg_config *cfg;
     char run_id[LG_RUN_ID_LEN + 1];
     unsigned weight_total;
-    unsigned weight_new; /* a draw below this picks new, otherwise get */
+    unsigned weight_upto[LG_REQ_TYPES]; /* cumulative: a draw d picks the first t with d < it */
+    char *put_body;                     /* heap, owned: --size random bytes; NULL without put */
 };
 
-/* One request's bytes; when slot_len > 0, the decimal digits at slot_off are patchable. */
+/*
+ * One request's bytes; when slot_len > 0, the decimal digits at slot_off are patchable. body,
+ * when not NULL, is sent after buf (not owned: the workload's shared PUT body).
+ */
 struct lg_reqbuf {
     char *buf; /* heap, owned; NULL when unused */
     size_t len;
     size_t slot_off;
     size_t slot_len;
+    unsigned slot_mod; /* > 0: the slot takes value % slot_mod */
+    const char *body;  /* not owned; NULL: no separate body */
+    size_t body_len;   /* bytes of body */
 };
 
 /* Per-thread generator (xorshift64*): deterministic for a seed, never 0. */
@@ -46,7 +55,9 @@ uint64_t lg_rng_seed(uint64_t seed, uint64_t stream);
 /* Uniform in (0, 1]. */
 double lg_rng_unit(uint64_t *state);
 
+/* Builds w; with put in the mix it allocates the body (freed by lg_workload_release). */
 void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id);
+void lg_workload_release(struct lg_workload *w);
 /* Draws the next request type from the weights. */
 int lg_workload_pick(const struct lg_workload *w, uint64_t *rng);
 
@@ -59,7 +70,14 @@ void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_req
 void lg_workload_build_new(const struct lg_workload *w, uint64_t serial, struct lg_reqbuf *out);
 /* Builds POST /users for prepared account names "lg<run>p<index>"; the index is the slot. */
 void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *out);
-/* Writes value into the slot (zero-padded, the least significant digits if it is too long). */
+/*
+ * Builds PUT /files/lg-<run>-<user>-<k> with the credentials of cred (as for get, but -2 is not
+ * allowed) and the shared body; k (one digit, slot_mod LG_PUT_NAMES) is the slot.
+ */
+void lg_workload_build_put(const struct lg_workload *w, long cred, unsigned user,
+                           struct lg_reqbuf *out);
+/* Writes value (value % slot_mod when slot_mod > 0) into the slot (zero-padded, the least
+ * significant digits if it is too long). */
 void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value);
 void lg_reqbuf_release(struct lg_reqbuf *r);
 

@@ -32,6 +32,12 @@ enum {
     OPT_IDLE_TIMEOUT,
     OPT_DRAIN_TIMEOUT,
     OPT_LOG_LEVEL,
+    OPT_READ_ONLY,
+    OPT_MAX_UPLOAD,
+    OPT_WRITABLE_ROOT,
+    OPT_GROUP_COMMIT,
+    OPT_COMMIT_WINDOW,
+    OPT_COMMIT_SYNC,
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +59,12 @@ static const struct option long_opts[] = {
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"read-only", no_argument, NULL, OPT_READ_ONLY},
+    {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
+    {"writable-root", no_argument, NULL, OPT_WRITABLE_ROOT},
+    {"group-commit", required_argument, NULL, OPT_GROUP_COMMIT},
+    {"commit-window", required_argument, NULL, OPT_COMMIT_WINDOW},
+    {"commit-sync", required_argument, NULL, OPT_COMMIT_SYNC},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -90,6 +102,12 @@ void s1_config_defaults(struct s1_config *c)
     c->idle_timeout_us = 60000000;
     c->drain_timeout_us = 10000000;
     c->log_level = LOG_INFO;
+    c->read_only = false;
+    c->max_upload = 64u << 20;
+    c->writable_root = false;
+    c->group_commit = true;
+    c->commit_window_us = 1000;
+    c->commit_syncfs = false;
 }
 
 static const char *dur(uint64_t us, char *buf, size_t len)
@@ -110,6 +128,7 @@ void s1_config_usage(FILE *out)
     char t2[32];
     char t3[32];
     char t4[32];
+    char t5[32];
 
     s1_config_defaults(&d);
     fprintf(out,
@@ -142,17 +161,30 @@ void s1_config_usage(FILE *out)
             "      --idle-timeout DUR     keep-alive idle and stalled-write limit (default %s)\n"
             "      --drain-timeout DUR    on SIGTERM/SIGINT, time to finish in-flight requests\n"
             "                             (default %s)\n"
+            "      --read-only            refuse PUT/DELETE (no temp dir, no xattr check)\n"
+            "      --max-upload SZ        PUT body limit, else 413 (default %s)\n"
+            "      --writable-root        let uploads replace/delete files without an owner\n"
+            "                             (the operator's files under --root; default: 403)\n"
+            "      --group-commit on|off  make concurrent uploads durable with one flush\n"
+            "                             (default %s)\n"
+            "      --commit-window DUR    with group commit, wait at most this long for uploads\n"
+            "                             still being received (default %s)\n"
+            "      --commit-sync fsync|syncfs  flush a batch's data with fsync per file or one\n"
+            "                             syncfs of the root's filesystem (default %s)\n"
             "      --log-level LEVEL      error, warn, info or debug (default info)\n"
             "  -v, --verbose              one level more verbose (-v = debug)\n"
             "  -h, --help                 this text\n"
             "  -V, --version              version and build flags\n"
             "\n"
             "Sizes take k/M/G suffixes (x1024); durations take us/ms/s/m (default s).\n"
-            "Expect: 100-continue is answered with 100 Continue when the body is acceptable.\n",
+            "Expect: 100-continue is answered with 100 Continue when the body is acceptable.\n"
+            "PUT/DELETE are answered once the change is durable on disk.\n",
             d.listen, d.port, d.threads, d.auth, d.authc.nconns,
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
-            dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)));
+            dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
+            "64M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)),
+            d.commit_syncfs ? "syncfs" : "fsync");
 }
 
 static void print_version(void)
@@ -319,6 +351,38 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             c->log_level = lvl;
             break;
         }
+        case OPT_READ_ONLY:
+            c->read_only = true;
+            break;
+        case OPT_MAX_UPLOAD:
+            if (opts_parse_size(optarg, 0, 1ull << 40, &v, perr) < 0)
+                return value_error(err, "--max-upload", perr);
+            c->max_upload = v;
+            break;
+        case OPT_WRITABLE_ROOT:
+            c->writable_root = true;
+            break;
+        case OPT_GROUP_COMMIT:
+            if (strcmp(optarg, "on") == 0)
+                c->group_commit = true;
+            else if (strcmp(optarg, "off") == 0)
+                c->group_commit = false;
+            else
+                return value_error(err, "--group-commit", "must be 'on' or 'off'");
+            break;
+        case OPT_COMMIT_WINDOW:
+            if (opts_parse_duration_us(optarg, 0, 1000000, &v, perr) < 0)
+                return value_error(err, "--commit-window", perr);
+            c->commit_window_us = v;
+            break;
+        case OPT_COMMIT_SYNC:
+            if (strcmp(optarg, "fsync") == 0)
+                c->commit_syncfs = false;
+            else if (strcmp(optarg, "syncfs") == 0)
+                c->commit_syncfs = true;
+            else
+                return value_error(err, "--commit-sync", "must be 'fsync' or 'syncfs'");
+            break;
         case 'v':
             if (c->log_level < LOG_DEBUG)
                 c->log_level = (enum log_level)(c->log_level + 1);
@@ -366,15 +430,20 @@ void s1_config_log(const struct s1_config *c)
     char t2[32];
     char t3[32];
     char t4[32];
+    char t5[32];
 
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
-             "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s",
+             "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s uploads=%s "
+             "max-upload=%llu writable-root=%s group-commit=%s commit-window=%s commit-sync=%s",
              c->listen, c->port, c->root,
              c->prefetch ? "prefetch"
                          : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
              c->threads, c->auth, c->authc.nconns, dur(c->authc.timeout_us, t1, sizeof(t1)),
              c->authc.max_inflight, c->max_header_bytes, c->max_body, c->max_conns,
              dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
-             dur(c->drain_timeout_us, t4, sizeof(t4)));
+             dur(c->drain_timeout_us, t4, sizeof(t4)), c->read_only ? "off" : "on",
+             (unsigned long long)c->max_upload, c->writable_root ? "yes" : "no",
+             c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)),
+             c->commit_syncfs ? "syncfs" : "fsync");
 }

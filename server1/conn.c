@@ -88,6 +88,7 @@ static const char *reason(int status)
     case 100: return "Continue";
     case 200: return "OK";
     case 201: return "Created";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -103,6 +104,7 @@ static const char *reason(int status)
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     case 505: return "HTTP Version Not Supported";
+    case 507: return "Insufficient Storage";
     default: return "Unknown";
     }
 }
@@ -131,6 +133,10 @@ static void body_discard(struct s1_body *b)
 {
     if (b->kind == S1_BODY_MEM && b->owned != NULL)
         free(b->owned);
+    if (b->kind == S1_BODY_MEM && b->blob != NULL)
+        files_blob_unref(b->blob);
+    b->owned = NULL;
+    b->blob = NULL;
     if (b->kind == S1_BODY_FILE && b->fd >= 0)
         close(b->fd);
     b->kind = S1_BODY_NONE;
@@ -141,6 +147,13 @@ static void free_ref(const void *data, size_t len, void *owned)
     UNUSED(data);
     UNUSED(len);
     free(owned);
+}
+
+static void unref_blob(const void *data, size_t len, void *blob)
+{
+    UNUSED(data);
+    UNUSED(len);
+    files_blob_unref(blob);
 }
 
 static struct evbuffer *out_buf(struct s1_conn *c)
@@ -168,11 +181,13 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
     if (b->kind == S1_BODY_MEM && b->len > body_off) {
         const char *p = (const char *)b->data + body_off;
         size_t n = b->len - body_off;
-        int rc = b->owned ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
-                          : evbuffer_add_reference(out, p, n, NULL, NULL);
+        int rc = b->owned  ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
+                 : b->blob ? evbuffer_add_reference(out, p, n, unref_blob, b->blob)
+                           : evbuffer_add_reference(out, p, n, NULL, NULL);
         if (rc < 0)
             goto fail;
         b->owned = NULL; /* the evbuffer frees it now */
+        b->blob = NULL;  /* ... or drops the reference once sent */
     } else if (b->kind == S1_BODY_FILE && b->len > 0) {
         if (evbuffer_add_file(out, b->fd, 0, (ev_off_t)b->len) < 0)
             goto fail;
@@ -248,9 +263,12 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     p = put_u64(p, (uint64_t)status);
     *p++ = ' ';
     p = put_str(p, reason(status));
-    p = put_str(p, "\r\nServer: server1\r\nContent-Length: ");
-    p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
-    p = put_str(p, "\r\n");
+    p = put_str(p, "\r\nServer: server1\r\n");
+    if (status != 204) { /* a 204 must not carry Content-Length (RFC 9110 8.6) */
+        p = put_str(p, "Content-Length: ");
+        p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
+        p = put_str(p, "\r\n");
+    }
     if (content_type != NULL) {
         p = put_str(p, "Content-Type: ");
         p = put_str(p, content_type);
@@ -326,6 +344,83 @@ static void send_continue(struct s1_conn *c)
     c->sent_continue = true;
 }
 
+/* ---- PUT bodies ---- */
+
+void s1_conn_upload_abandon(struct s1_conn *c)
+{
+    if (!c->uploading)
+        return;
+    commit_tmp_abandon(c->w->sh->commit, c->up_fd, c->up_tmp);
+    c->uploading = false;
+    c->up_fd = -1;
+}
+
+/* PUT /files/...: checks the head and opens the temp file; false after answering. */
+static bool upload_begin(struct s1_conn *c, const struct http_request *req)
+{
+    const struct s1_config *cfg = c->w->sh->cfg;
+    struct committer *cm = c->w->sh->commit;
+    char ebuf[128];
+    int fd;
+
+    if (cm == NULL) {
+        respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
+        return false;
+    }
+    if (!req->has_content_length) {
+        respond_fatal(c, 411, "Content-Length required\n");
+        return false;
+    }
+    if (req->content_length > cfg->max_upload) {
+        respond_fatal(c, 413, "upload too large\n");
+        return false;
+    }
+    fd = commit_tmp_open(cm, c->up_tmp);
+    if (fd < 0) {
+        log_warn("cannot create an upload temp file: %s", strerror_r(-fd, ebuf, sizeof(ebuf)));
+        respond_fatal(c, 500, "cannot store the upload\n");
+        return false;
+    }
+    c->up_fd = fd;
+    c->uploading = true;
+    c->up_left = req->content_length;
+    return true;
+}
+
+/*
+ * Moves the body bytes received so far from the input buffer into the temp file (the head stays
+ * for the handler). Returns the bytes written, or -1 after answering an error.
+ */
+static long upload_feed(struct s1_conn *c, size_t head_len)
+{
+    char *body = c->in + c->in_start + head_len;
+    size_t have = c->in_end - c->in_start - head_len;
+    size_t n = have < c->up_left ? have : (size_t)c->up_left;
+    size_t done = 0;
+    char ebuf[128];
+
+    while (done < n) {
+        ssize_t r = write(c->up_fd, body + done, n - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            log_warn("cannot write an upload: %s", strerror_r(e, ebuf, sizeof(ebuf)));
+            s1_conn_upload_abandon(c);
+            if (e == ENOSPC || e == EDQUOT)
+                respond_fatal(c, 507, "no space left for the upload\n");
+            else
+                respond_fatal(c, 500, "cannot store the upload\n");
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    memmove(body, body + n, have - n);
+    c->in_end -= n;
+    c->up_left -= n;
+    return (long)n;
+}
+
 /* Handles every complete request in the buffer, in order, until one goes asynchronous. */
 static void conn_process(struct s1_conn *c)
 {
@@ -361,12 +456,26 @@ static void conn_process(struct s1_conn *c)
             c->keep_alive = req->keep_alive;
             c->http10 = req->version_minor == 0;
             c->head_only = req->method == HTTP_METHOD_HEAD;
-            if (req->content_length > cfg->max_body) {
+            if (c->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
+                if (!upload_begin(c, req))
+                    break;
+            } else if (req->content_length > cfg->max_body) {
                 respond_fatal(c, 413, "request body too large\n");
                 break;
             }
         }
-        need = req->head_len + (size_t)req->content_length;
+        if (c->uploading) {
+            long fed = upload_feed(c, req->head_len);
+            if (fed < 0)
+                break;
+            /* an upload may take long: --header-timeout bounds each stall, not the whole */
+            if (fed > 0 && c->up_left > 0)
+                arm_timer(c, c->w->header_tv, true);
+            avail = c->in_end - c->in_start;
+            need = req->head_len + (size_t)c->up_left;
+        } else {
+            need = req->head_len + (size_t)req->content_length;
+        }
         if (avail < need) {
             if (!c->timer_is_header)
                 arm_timer(c, c->w->header_tv, true);
@@ -380,8 +489,10 @@ static void conn_process(struct s1_conn *c)
         c->timer_is_header = false;
         c->more_input = avail > need;
         d = s1_handler_dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
-                                (size_t)req->content_length);
+                                need - req->head_len);
         c->more_input = false;
+        if (d == S1_DISPATCH_DONE)
+            s1_conn_upload_abandon(c); /* answered without committing it */
         c->in_start += need;
         c->head_done = false;
         http_parser_reset(&c->parser);
@@ -556,6 +667,7 @@ void s1_conn_new(struct s1_worker *w, int fd)
     c->w = w;
     c->fd = fd;
     c->state = S1_CONN_READ;
+    c->up_fd = -1;
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
     http_parser_init(&c->parser, w->sh->cfg->max_header_bytes);
@@ -579,6 +691,9 @@ void s1_conn_free(struct s1_conn *c)
 
     if (c->auth_pending)
         authclient_cancel(w->auth, c->auth_handle);
+    s1_conn_upload_abandon(c);
+    if (c->job != NULL)
+        c->job->c = NULL; /* the committer's answer will find nobody */
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
     event_del(&c->tmo_ev);

@@ -14,6 +14,9 @@
  * the body has not arrived yet; a body over --max-body gets 413 instead, unread. Errors in the
  * request framing (400, 413, 431, 501, 505) close the connection after the response, with a
  * short lingering close so the client can read it while still sending.
+ * PUT /files/{name}: once the head is accepted (Content-Length present and <= --max-upload) the
+ * body is streamed into a temp file as it arrives (never held whole in memory); the handler is
+ * called when it is complete, then waits for server2 and the committer (S1_CONN_WAIT).
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -25,6 +28,7 @@
 
 #include <event2/event_struct.h>
 
+#include "commit.h"
 #include "files.h"
 #include "http_parser.h"
 #include "metrics.h"
@@ -40,7 +44,8 @@ enum s1_conn_state {
 
 enum s1_body_kind {
     S1_BODY_NONE,
-    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL */
+    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL, or
+                     blob unreferenced once sent if blob != NULL */
     S1_BODY_FILE, /* fd/len: sent with sendfile; the fd is closed once sent */
 };
 
@@ -49,6 +54,7 @@ struct s1_body {
     const void *data;
     size_t len;
     void *owned;
+    struct files_blob *blob;
     int fd;
 };
 
@@ -88,6 +94,14 @@ struct s1_conn {
     char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight */
     size_t name_len;
     bool name_ok;           /* the name passed files_name_decode (else 404 after auth) */
+    char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
+
+    /* PUT body being streamed to disk */
+    bool uploading;         /* up_fd is this request's temp file (until handed to a job) */
+    int up_fd;
+    char up_tmp[COMMIT_TMP_NAME_MAX];
+    uint64_t up_left;       /* body bytes still to receive */
+    struct commit_job *job; /* submitted to the committer; its answer is pending */
 
     bool close_after;  /* close once the output is flushed */
     bool linger_after; /* ... after a lingering close (the peer may still be sending) */
@@ -107,6 +121,8 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
                      struct s1_body *body);
 /* A short text/plain response; body is a static string. */
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *body);
+/* For the handler: the temp file of an upload that will not be committed goes away. */
+void s1_conn_upload_abandon(struct s1_conn *c);
 /* For the handler's async callbacks: after responding, continue with the next request. */
 void s1_conn_resume(struct s1_conn *c);
 

@@ -147,6 +147,12 @@ int files_open(const struct files *f, const char *name, bool direct)
     return openat2_beneath(f->root_fd, name, flags);
 }
 
+int files_open_dir(const struct files *f, const char *dir)
+{
+    return openat2_beneath(f->root_fd, *dir ? dir : ".",
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+}
+
 static size_t round_up(size_t n, size_t align)
 {
     return (n + align - 1) / align * align;
@@ -197,23 +203,135 @@ static uint64_t hash_name(const char *s, size_t len)
     return h;
 }
 
-const struct files_entry *files_lookup(const struct files *f, const char *name, size_t len)
+bool files_name_is_reserved(const char *name, size_t len)
 {
-    uint64_t h;
-    size_t mask;
-    size_t i;
+    size_t plen = sizeof(FILES_RESERVED_PREFIX) - 1;
 
-    if (f->table == NULL)
-        return NULL;
-    h = hash_name(name, len);
-    mask = f->table_cap - 1;
-    for (i = h & mask;; i = (i + 1) & mask) {
-        const struct files_entry *e = &f->table[i];
+    for (size_t i = 0; i < len; i++) {
+        if ((i == 0 || name[i - 1] == '/') && len - i >= plen &&
+            memcmp(name + i, FILES_RESERVED_PREFIX, plen) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The slot of name, or of the empty slot where it would go. Caller holds f->lock. */
+static struct files_entry *slot_of(struct files_entry *table, size_t cap, const char *name,
+                                   size_t len, uint64_t h)
+{
+    size_t mask = cap - 1;
+
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        struct files_entry *e = &table[i];
         if (e->name == NULL)
-            return NULL;
+            return e;
         if (e->hash == h && e->name_len == len && memcmp(e->name, name, len) == 0)
             return e;
     }
+}
+
+struct files_blob *files_acquire(struct files *f, const char *name, size_t len)
+{
+    uint64_t h = hash_name(name, len);
+    struct files_blob *b = NULL;
+    struct files_entry *e;
+
+    pthread_mutex_lock(&f->lock);
+    if (f->table != NULL) {
+        e = slot_of(f->table, f->table_cap, name, len, h);
+        b = e->blob;
+        if (b != NULL)
+            atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return b;
+}
+
+void files_blob_unref(struct files_blob *b)
+{
+    if (b == NULL || atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    free((void *)b->data);
+    free(b);
+}
+
+struct files_blob *files_blob_new(void *data, size_t size)
+{
+    struct files_blob *b = xmalloc(sizeof(*b));
+
+    atomic_init(&b->refs, 1);
+    b->data = data;
+    b->size = size;
+    return b;
+}
+
+/* Doubles the table (caller holds f->lock; only memory work). */
+static void table_grow(struct files *f)
+{
+    size_t cap = f->table_cap ? f->table_cap * 2 : 16;
+    struct files_entry *t = xcalloc(cap, sizeof(*t));
+
+    for (size_t i = 0; i < f->table_cap; i++) {
+        struct files_entry *e = &f->table[i];
+        if (e->name != NULL)
+            *slot_of(t, cap, e->name, e->name_len, e->hash) = *e;
+    }
+    free(f->table);
+    f->table = t;
+    f->table_cap = cap;
+}
+
+void files_replace(struct files *f, const char *name, size_t len, struct files_blob *nb)
+{
+    uint64_t h = hash_name(name, len);
+    struct files_blob *old = NULL;
+    struct files_entry *e;
+    char *copy = NULL;
+
+    if (f->mode != FILES_PREFETCH) {
+        files_blob_unref(nb);
+        return;
+    }
+    if (nb != NULL)
+        copy = xstrdup(name); /* allocated outside the lock; freed if unused */
+    pthread_mutex_lock(&f->lock);
+    if (nb != NULL && (f->used + 1) * 2 > f->table_cap)
+        table_grow(f);
+    if (f->table != NULL) {
+        e = slot_of(f->table, f->table_cap, name, len, h);
+        if (e->name == NULL && nb != NULL) {
+            e->name = copy;
+            e->name_len = len;
+            e->hash = h;
+            copy = NULL;
+            f->used++;
+        }
+        if (e->name != NULL) {
+            old = e->blob;
+            e->blob = nb;
+            nb = NULL;
+            if (old != NULL) {
+                f->count--;
+                f->bytes -= old->size;
+            }
+            if (e->blob != NULL) {
+                f->count++;
+                f->bytes += e->blob->size;
+            }
+        }
+    }
+    pthread_mutex_unlock(&f->lock);
+    free(copy);
+    files_blob_unref(old);
+    files_blob_unref(nb); /* a delete of a name never seen */
+}
+
+void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)
+{
+    pthread_mutex_lock(&f->lock);
+    *count = f->count;
+    *bytes = f->bytes;
+    pthread_mutex_unlock(&f->lock);
 }
 
 struct loader {
@@ -235,11 +353,9 @@ static void table_build(struct loader *ld)
     f->table_cap = cap;
     for (size_t k = 0; k < ld->n; k++) {
         struct files_entry *e = &ld->list[k];
-        size_t i;
-        for (i = e->hash & (cap - 1); f->table[i].name != NULL; i = (i + 1) & (cap - 1)) {
-        }
-        f->table[i] = *e;
+        *slot_of(f->table, cap, e->name, e->name_len, e->hash) = *e;
     }
+    f->used = ld->n;
     free(ld->list);
     ld->list = NULL;
 }
@@ -306,8 +422,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
         .name = xstrdup(rel),
         .name_len = rel_len,
         .hash = hash_name(rel, rel_len),
-        .data = buf,
-        .size = (size_t)got,
+        .blob = files_blob_new(buf, (size_t)got),
     };
     f->count++;
     f->bytes += (uint64_t)got;
@@ -351,6 +466,8 @@ static int walk(struct loader *ld, int dirfd, const char *prefix, int depth)
             log_warn("prefetch: skipping '%s': not a servable name", rel);
             continue;
         }
+        if (files_name_is_reserved(rel, (size_t)n))
+            continue; /* upload temp files and metadata */
         if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
@@ -493,6 +610,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode, char *er
     int dfd;
 
     memset(f, 0, sizeof(*f));
+    pthread_mutex_init(&f->lock, NULL);
     f->root_fd = -1;
     f->mode = mode;
     f->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -539,7 +657,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode, char *er
         if (dfd < 0 || walk(&ld, dfd, "", 0) < 0) {
             for (size_t k = 0; k < ld.n; k++) {
                 free((void *)ld.list[k].name);
-                free((void *)ld.list[k].data);
+                files_blob_unref(ld.list[k].blob);
             }
             free(ld.list);
             f->count = 0;
@@ -558,6 +676,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode, char *er
 err:
     close(f->root_fd);
     f->root_fd = -1;
+    pthread_mutex_destroy(&f->lock);
     return -1;
 }
 
@@ -566,7 +685,7 @@ void files_release(struct files *f)
     if (f->table != NULL) {
         for (size_t i = 0; i < f->table_cap; i++) {
             free((void *)f->table[i].name);
-            free((void *)f->table[i].data);
+            files_blob_unref(f->table[i].blob);
         }
         free(f->table);
         f->table = NULL;
@@ -574,4 +693,5 @@ void files_release(struct files *f)
     if (f->root_fd >= 0)
         close(f->root_fd);
     f->root_fd = -1;
+    pthread_mutex_destroy(&f->lock);
 }

@@ -3,14 +3,20 @@
  * beneath the root (openat2 RESOLVE_BENEATH: the kernel refuses anything that resolves outside,
  * symlinks included), reading it with O_DIRECT into aligned memory, and the --prefetch table.
  *
- * DESIGN: struct files is built by main before any worker starts (files_init) and is immutable
- * afterwards; workers use it through const pointers from any thread. With --prefetch it holds
- * every regular file under the root in posix_memalign'd buffers, in an open-addressing hash table
- * keyed by the name relative to the root ("a/b.txt").
+ * DESIGN: struct files is built by main before any worker starts (files_init). root_fd, mode and
+ * align never change afterwards. With --prefetch it holds every regular file under the root in
+ * reference-counted, posix_memalign'd blobs, in an open-addressing hash table keyed by the name
+ * relative to the root ("a/b.txt"). Uploads change the table at run time (files_replace, from
+ * the committer thread), so the table is guarded by f->lock, held only to look up + take a
+ * reference, or to swap one entry's blob (never across I/O). A response keeps its blob
+ * referenced until sent, so it finishes on the old bytes; the last unref frees a version.
+ * Names whose segments start with FILES_RESERVED_PREFIX (the upload temp dir) are never served.
  */
 #ifndef FILES_H
 #define FILES_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +24,8 @@
 #define FILES_NAME_MAX 1024   /* bytes in a decoded name */
 #define FILES_SEGMENT_MAX 255 /* bytes in one '/'-separated segment */
 #define FILES_ERR_LEN 1600
+#define FILES_RESERVED_PREFIX ".s1" /* segments starting so are internal: never read/written */
+#define FILES_TMP_DIR ".s1tmp"      /* upload temp files, directly under the root */
 
 enum files_mode {
     FILES_PREFETCH, /* everything read into memory at start */
@@ -25,22 +33,31 @@ enum files_mode {
     FILES_BUFFERED, /* per request: page cache, sendfile */
 };
 
+/* One version of a prefetched file; freed (data and all) by the last files_blob_unref. */
+struct files_blob {
+    _Atomic unsigned long refs; /* the table's reference + one per response being sent */
+    const void *data;           /* aligned buffer (NULL for an empty file) */
+    size_t size;
+};
+
 struct files_entry {
     const char *name; /* NULL marks an empty slot */
     size_t name_len;
     uint64_t hash;
-    const void *data; /* aligned buffer (NULL for an empty file) */
-    size_t size;
+    struct files_blob *blob; /* NULL: the file was deleted (the slot stays, as a tombstone) */
 };
 
 struct files {
     int root_fd;
     enum files_mode mode;
     size_t align;  /* O_DIRECT alignment for buffer, offset and length */
-    /* prefetch table (FILES_PREFETCH only) */
+    /* prefetch table (FILES_PREFETCH only); lock protects table, table_cap, used, count and
+     * bytes, and every entry's blob pointer. Held only for lookup+ref or one swap; no I/O. */
+    pthread_mutex_t lock;
     struct files_entry *table;
     size_t table_cap; /* a power of two */
-    size_t count;
+    size_t used;      /* slots with a name (live or tombstone) */
+    size_t count;     /* live files */
     uint64_t bytes;
     double load_seconds;
 };
@@ -55,6 +72,9 @@ struct files {
 int files_name_decode(const char *raw, size_t len, char *out, size_t cap, size_t *out_len,
                       const char **why);
 
+/* True if some '/'-separated segment of name[0..len) starts with FILES_RESERVED_PREFIX. Pure. */
+bool files_name_is_reserved(const char *name, size_t len);
+
 /*
  * Opens --root, checks it is a readable directory, probes O_DIRECT (modes PREFETCH and DIRECT)
  * and, for PREFETCH, loads every file. On failure returns -1 with a one-line reason in err.
@@ -62,14 +82,34 @@ int files_name_decode(const char *raw, size_t len, char *out, size_t cap, size_t
 int files_init(struct files *f, const char *root, enum files_mode mode, char *err);
 void files_release(struct files *f);
 
-/* The prefetched file called name, or NULL. */
-const struct files_entry *files_lookup(const struct files *f, const char *name, size_t len);
+/*
+ * The current version of the prefetched file called name with a reference taken (release it
+ * with files_blob_unref), or NULL. Thread-safe.
+ */
+struct files_blob *files_acquire(struct files *f, const char *name, size_t len);
+/* Drops one reference; the last one frees the blob. Accepts NULL. Thread-safe. */
+void files_blob_unref(struct files_blob *b);
+/* A new blob holding data (aligned, malloc'd; the blob owns it) with one reference. */
+struct files_blob *files_blob_new(void *data, size_t size);
+/*
+ * Makes nb (may be NULL: deleted) the current version of name, taking over the caller's
+ * reference; the old version loses the table's reference. Thread-safe.
+ */
+void files_replace(struct files *f, const char *name, size_t len, struct files_blob *nb);
+/* Live prefetched files and their bytes. Thread-safe. */
+void files_stats(struct files *f, uint64_t *count, uint64_t *bytes);
 
 /*
  * Opens a validated name beneath the root (O_DIRECT if direct). Returns an fd, or -errno:
  * -ENOENT, -EXDEV (resolves outside the root), -ELOOP, -EACCES, ...
  */
 int files_open(const struct files *f, const char *name, bool direct);
+
+/*
+ * Opens the directory dir (validated, relative; "" = the root) beneath the root for reading
+ * (usable with fsync and *at calls). Returns an fd, or -errno as files_open.
+ */
+int files_open_dir(const struct files *f, const char *dir);
 
 /*
  * Reads size bytes of fd (opened with O_DIRECT) into a new aligned buffer (*buf; NULL when size

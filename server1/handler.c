@@ -4,7 +4,9 @@
  * is uniform: 401 unless the credentials are accepted, then 404 for anything that is not a
  * servable file - a missing one, a directory, a link out of the root, or a name that could never
  * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
- * filesystem when invalid.
+ * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
+ * files) count as invalid. PUT and DELETE /files/{name} follow the same rule, then go to the
+ * committer (commit.h), whose answer (s1_handler_commit_done) completes the request.
  */
 #include "handler.h"
 
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -21,6 +24,7 @@
 #include "form.h"
 #include "log.h"
 #include "worker.h"
+#include "xalloc.h"
 
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
@@ -197,17 +201,19 @@ static void respond_file_error(struct s1_conn *c, int err)
     }
 }
 
-static void serve_prefetched(struct s1_conn *c, const struct files *f)
+static void serve_prefetched(struct s1_conn *c, struct files *f)
 {
-    const struct files_entry *e = files_lookup(f, c->name, c->name_len);
+    struct files_blob *blob = files_acquire(f, c->name, c->name_len);
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
 
-    if (e == NULL) {
+    if (blob == NULL) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
         return;
     }
-    b.data = e->data;
-    b.len = e->size;
+    /* the response holds the reference until sent: a concurrent PUT does not change it */
+    b.data = blob->data;
+    b.len = blob->size;
+    b.blob = blob;
     s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
 }
 
@@ -296,7 +302,7 @@ static void serve_buffered(struct s1_conn *c, const struct files *f)
 static void on_verify(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
-    const struct files *f = c->w->sh->files;
+    struct files *f = c->w->sh->files;
 
     c->auth_pending = false;
     switch (st) {
@@ -321,30 +327,49 @@ static void on_verify(void *arg, enum frame_status st)
     s1_conn_resume(c);
 }
 
-static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
-                                 const struct http_request *req, const char *path, size_t len)
+/* Decodes {name} into c->name; c->name_ok is false for invalid and reserved names. */
+static void decode_name(struct s1_conn *c, const char *path, size_t len)
 {
-    struct http_basic_cred cred;
     const char *why = NULL;
-    enum s1_dispatch d = S1_DISPATCH_DONE;
 
     c->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
                                    len - (sizeof(FILES_PREFIX) - 1), c->name, sizeof(c->name),
                                    &c->name_len, &why) == 0;
+    if (c->name_ok && files_name_is_reserved(c->name, c->name_len)) {
+        c->name_ok = false;
+        why = "reserved name";
+    }
     if (!c->name_ok)
-        log_debug("GET /files: bad name: %s", why);
+        log_debug("/files: bad name: %s", why);
+}
+
+/*
+ * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
+ * answering 401/503 itself. The user name is kept in c->user.
+ */
+static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
+                                    const struct http_request *req, authclient_cb cb)
+{
+    struct http_basic_cred cred;
+    const char *why = NULL;
+    enum s1_dispatch d = S1_DISPATCH_DONE;
+    size_t ulen;
+
     if (req->authorization < 0) {
         s1_conn_respond_text(c, 401, HDR_AUTHN, "credentials required\n");
         return S1_DISPATCH_DONE;
     }
     if (http_basic_parse(http_span_ptr(buf, req->headers[req->authorization].value),
                          req->headers[req->authorization].value.len, &cred, &why) < 0) {
-        log_debug("GET /files: bad credentials: %s", why);
+        log_debug("/files: bad credentials: %s", why);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "bad credentials\n");
         return S1_DISPATCH_DONE;
     }
+    ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
+    memcpy(c->user, cred.user, ulen); /* longer names are refused by server2 anyway */
+    c->user[ulen] = '\0';
     if (authclient_submit(c->w->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
-                          cred.pass_len, on_verify, c, &c->auth_handle) < 0) {
+                          cred.pass_len, cb, c, &c->auth_handle) < 0) {
         respond_unavailable(c);
         goto out;
     }
@@ -353,6 +378,132 @@ static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
 out:
     explicit_bzero(&cred, sizeof(cred));
     return d;
+}
+
+static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
+                                 const struct http_request *req, const char *path, size_t len)
+{
+    decode_name(c, path, len);
+    return verify_then(c, buf, req, on_verify);
+}
+
+/* ---- PUT/DELETE /files/{name} ---- */
+
+static void respond_commit(struct s1_conn *c, int status)
+{
+    switch (status) {
+    case 201:
+        s1_conn_respond_text(c, 201, NULL, "created\n");
+        break;
+    case 204:
+        s1_conn_respond(c, 204, NULL, NULL, NULL);
+        break;
+    case 403:
+        s1_conn_respond_text(c, 403, NULL, "forbidden: the file belongs to someone else\n");
+        break;
+    case 404:
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        break;
+    case 409:
+        s1_conn_respond_text(c, 409, NULL, "a directory has that name\n");
+        break;
+    default:
+        s1_conn_respond_text(c, 500, NULL, "cannot store the change\n");
+        break;
+    }
+}
+
+/* After server2 accepted the credentials: the change goes to the committer. */
+static void submit_change(struct s1_conn *c, enum commit_op op)
+{
+    struct commit_job *job;
+    size_t ulen = strlen(c->user);
+
+    if (op == COMMIT_PUT &&
+        fsetxattr(c->up_fd, COMMIT_OWNER_XATTR, c->user, ulen, 0) < 0) {
+        log_warn("cannot tag an upload with its owner: %d", errno);
+        s1_conn_upload_abandon(c);
+        s1_conn_respond_text(c, 500, NULL, "cannot store the upload\n");
+        s1_conn_resume(c);
+        return;
+    }
+    job = xcalloc(1, sizeof(*job));
+    job->op = op;
+    job->w = c->w;
+    memcpy(job->name, c->name, c->name_len + 1);
+    job->name_len = c->name_len;
+    memcpy(job->user, c->user, ulen + 1);
+    job->tmp_fd = -1;
+    if (op == COMMIT_PUT) {
+        job->tmp_fd = c->up_fd;
+        memcpy(job->tmp_name, c->up_tmp, sizeof(job->tmp_name));
+        c->uploading = false; /* the committer owns the temp file now */
+        c->up_fd = -1;
+    }
+    job->c = c;
+    c->job = job;
+    commit_submit(c->w->sh->commit, job);
+    /* stays S1_CONN_WAIT until s1_handler_commit_done */
+}
+
+void s1_handler_commit_done(struct commit_job *job)
+{
+    struct s1_conn *c = job->c;
+
+    if (c != NULL) {
+        c->job = NULL;
+        respond_commit(c, job->status);
+        s1_conn_resume(c);
+    }
+    free(job);
+}
+
+static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
+{
+    c->auth_pending = false;
+    switch (st) {
+    case FRAME_ST_OK:
+        if (!c->name_ok)
+            break;
+        submit_change(c, op);
+        return;
+    case FRAME_ST_DENIED:
+    case FRAME_ST_INVALID:
+        s1_conn_upload_abandon(c);
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
+        s1_conn_resume(c);
+        return;
+    default:
+        s1_conn_upload_abandon(c);
+        respond_unavailable(c);
+        s1_conn_resume(c);
+        return;
+    }
+    s1_conn_upload_abandon(c);
+    s1_conn_respond_text(c, 404, NULL, "not found\n");
+    s1_conn_resume(c);
+}
+
+static void on_put_verify(void *arg, enum frame_status st)
+{
+    on_change_verify(arg, st, COMMIT_PUT);
+}
+
+static void on_delete_verify(void *arg, enum frame_status st)
+{
+    on_change_verify(arg, st, COMMIT_DELETE);
+}
+
+static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
+                                    const struct http_request *req, const char *path, size_t len)
+{
+    if (c->w->sh->commit == NULL) {
+        s1_conn_respond_text(c, 405, "Allow: GET, HEAD\r\n", "uploads are disabled\n");
+        return S1_DISPATCH_DONE;
+    }
+    decode_name(c, path, len);
+    return verify_then(c, buf, req,
+                       req->method == HTTP_METHOD_PUT ? on_put_verify : on_delete_verify);
 }
 
 /* ---- /healthz, /metrics ---- */
@@ -385,9 +536,21 @@ static void metrics_page(struct s1_conn *c)
 {
     const struct s1_shared *sh = c->w->sh;
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    uint64_t count;
+    uint64_t bytes;
     size_t len;
-    char *text = metrics_render(sh->metrics, sh->nworkers, sh->files->count, sh->files->bytes,
-                                &len);
+    char *text;
+
+    files_stats(sh->files, &count, &bytes);
+    text = metrics_render(sh->metrics, sh->nworkers, count, bytes, &len);
+    if (sh->commit != NULL) {
+        size_t clen;
+        char *ctext = commit_metrics_render(sh->commit, &clen);
+        text = xrealloc(text, len + clen + 1);
+        memcpy(text + len, ctext, clen + 1);
+        len += clen;
+        free(ctext);
+    }
 
     b.data = text;
     b.owned = text;
@@ -415,6 +578,8 @@ enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
     }
     switch (c->route) {
     case METRICS_ROUTE_FILES:
+        if (req->method == HTTP_METHOD_PUT || req->method == HTTP_METHOD_DELETE)
+            return change_file(c, buf, req, path, len);
         if (!method_is_get(req))
             break;
         return get_file(c, buf, req, path, len);
@@ -437,6 +602,9 @@ enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 404, NULL, "not found\n");
         return S1_DISPATCH_DONE;
     }
-    s1_conn_respond_text(c, 405, "Allow: GET, HEAD\r\n", "method not allowed\n");
+    s1_conn_respond_text(c, 405,
+                         c->route == METRICS_ROUTE_FILES ? "Allow: GET, HEAD, PUT, DELETE\r\n"
+                                                         : "Allow: GET, HEAD\r\n",
+                         "method not allowed\n");
     return S1_DISPATCH_DONE;
 }

@@ -1,6 +1,7 @@
 /*
  * handler.h - the routes: POST /users (CREATE on server2), GET/HEAD /files/{name} (VERIFY on
- * server2, then the file), GET /healthz (PING on server2), GET /metrics. Called by conn with one
+ * server2, then the file), PUT/DELETE /files/{name} (VERIFY, then the committer), GET /healthz
+ * (PING on server2), GET /metrics. Called by conn with one
  * complete request; answers at once or starts an asynchronous server2 request whose callback
  * answers and then calls s1_conn_resume. Runs on the conn's worker thread.
  */
@@ -28,5 +29,8 @@ enum metrics_route s1_handler_route(const char *buf, const struct http_request *
 enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
                                      const struct http_request *req, const char *body,
                                      size_t body_len);
+
+/* On the worker thread, for a job the committer finished: answers its conn, frees job. */
+void s1_handler_commit_done(struct commit_job *job);
 
 #endif /* S1_HANDLER_H */

@@ -127,6 +127,10 @@ static enum http_method method_of(const char *m, size_t len)
         return HTTP_METHOD_HEAD;
     if (len == 4 && memcmp(m, "POST", 4) == 0)
         return HTTP_METHOD_POST;
+    if (len == 3 && memcmp(m, "PUT", 3) == 0)
+        return HTTP_METHOD_PUT;
+    if (len == 6 && memcmp(m, "DELETE", 6) == 0)
+        return HTTP_METHOD_DELETE;
     return HTTP_METHOD_OTHER;
 }
 

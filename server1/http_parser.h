@@ -22,6 +22,8 @@ enum http_method {
     HTTP_METHOD_GET,
     HTTP_METHOD_HEAD,
     HTTP_METHOD_POST,
+    HTTP_METHOD_PUT,
+    HTTP_METHOD_DELETE,
 };
 
 /* A byte range [off, off + len) of the request buffer. */

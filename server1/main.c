@@ -2,6 +2,8 @@
  * main.c - server1 entry point: flags -> config, open (and with --prefetch, load) --root, bind
  * one SO_REUSEPORT socket per worker, start the workers, then wait for SIGTERM/SIGINT: the first
  * drains (in-flight requests finish, bounded by --drain-timeout), a second stops at once.
+ * Unless --read-only, the committer (commit.h) recovers the upload temp dir before the workers
+ * start and is stopped after they are joined, so drained uploads are committed and answered.
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags.
  */
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commit.h"
 #include "config.h"
 #include "files.h"
 #include "log.h"
@@ -93,6 +96,8 @@ int main(int argc, char **argv)
     struct s1_config cfg;
     char err[FILES_ERR_LEN]; /* >= S1_CONFIG_ERR_LEN and NET_ERR_LEN */
     struct files files;
+    struct committer commit;
+    bool have_commit = false;
     struct s1_shared sh;
     struct s1_worker *ws = NULL;
     struct metrics **all = NULL;
@@ -132,6 +137,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "server1: %s\n", err);
         goto out_files;
     }
+    if (!cfg.read_only) {
+        if (committer_init(&commit, &files, cfg.group_commit, cfg.commit_window_us * 1000,
+                           cfg.writable_root, err) < 0) {
+            fprintf(stderr, "server1: %s\n", err);
+            for (unsigned i = 0; i < cfg.threads; i++)
+                close(fds[i]);
+            goto out_files;
+        }
+        commit.use_syncfs = cfg.commit_syncfs;
+        have_commit = true;
+    }
     s1_config_log(&cfg);
 
     ws = xcalloc(cfg.threads, sizeof(*ws));
@@ -139,6 +155,7 @@ int main(int argc, char **argv)
     memset(&sh, 0, sizeof(sh));
     sh.cfg = &cfg;
     sh.files = &files;
+    sh.commit = have_commit ? &commit : NULL;
     sh.metrics = all;
     sh.nworkers = cfg.threads;
     atomic_init(&sh.nconns, 0);
@@ -152,6 +169,11 @@ int main(int argc, char **argv)
             goto out_workers;
         }
         all[i] = &ws[i].metrics;
+    }
+    if (have_commit && committer_start(&commit) < 0) {
+        fprintf(stderr, "server1: cannot start the committer: %s\n",
+                strerror_r(errno, err, sizeof(err)));
+        goto out_workers;
     }
     pthread_barrier_init(&sh.ready, NULL, cfg.threads + 1);
     for (; started < cfg.threads; started++) {
@@ -194,6 +216,8 @@ out_join:
         s1_worker_join(&ws[i]);
     pthread_barrier_destroy(&sh.ready);
 out_workers:
+    if (have_commit)
+        committer_stop(&commit); /* commits what is queued; answers go to the workers' lists */
     for (unsigned i = 0; i < cfg.threads; i++)
         s1_worker_release(&ws[i]);
     if (rc == 0)
@@ -202,6 +226,8 @@ out_files:
     free(ws);
     free(all);
     free(fds);
+    if (have_commit)
+        committer_release(&commit);
     files_release(&files);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "handler.h"
 #include "log.h"
 
 #define S1_ACCEPT_BATCH 64
@@ -158,6 +159,37 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+void s1_worker_commit_done(struct s1_worker *w, struct commit_job *job)
+{
+    uint64_t one = 1;
+
+    pthread_mutex_lock(&w->done_lock);
+    STAILQ_INSERT_TAIL(&w->done_jobs, job, link);
+    pthread_mutex_unlock(&w->done_lock);
+    if (write(w->done_fd, &one, sizeof(one)) < 0)
+        log_debug("commit notify write: %d", errno);
+}
+
+static void on_commit_done(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    struct commit_job_list jobs;
+    uint64_t v;
+    UNUSED(what);
+
+    if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        log_debug("commit notify read: %d", errno);
+    STAILQ_INIT(&jobs);
+    pthread_mutex_lock(&w->done_lock);
+    STAILQ_CONCAT(&jobs, &w->done_jobs);
+    pthread_mutex_unlock(&w->done_lock);
+    while (!STAILQ_EMPTY(&jobs)) {
+        struct commit_job *job = STAILQ_FIRST(&jobs);
+        STAILQ_REMOVE_HEAD(&jobs, link);
+        s1_handler_commit_done(job); /* answers the conn, if still there, and frees job */
+    }
+}
+
 static int setup(struct s1_worker *w)
 {
     const struct s1_config *cfg = w->sh->cfg;
@@ -182,8 +214,10 @@ static int setup(struct s1_worker *w)
     event_assign(&w->accept_ev, w->base, w->listen_fd, EV_READ | EV_PERSIST, on_accept, w);
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
+    event_assign(&w->done_ev, w->base, w->done_fd, EV_READ | EV_PERSIST, on_commit_done, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
-    if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0)
+    if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0 ||
+        event_add(&w->done_ev, NULL) < 0)
         return -1;
     w->auth = authclient_new(w->base, &cfg->authc, &w->metrics);
     return 0;
@@ -221,8 +255,14 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     metrics_init(&w->metrics);
     atomic_init(&w->stop_level, S1_WORKER_RUN);
     atomic_init(&w->done, false);
+    pthread_mutex_init(&w->done_lock, NULL);
+    STAILQ_INIT(&w->done_jobs);
+    w->done_fd = -1;
     w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    return w->notify_fd < 0 ? -1 : 0;
+    if (w->notify_fd < 0)
+        return -1;
+    w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return w->done_fd < 0 ? -1 : 0;
 }
 
 int s1_worker_start(struct s1_worker *w)
@@ -257,6 +297,7 @@ void s1_worker_release(struct s1_worker *w)
         event_del(&w->accept_ev);
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
+        event_del(&w->done_ev);
         event_del(&w->drain_ev);
         event_base_free(w->base);
         w->base = NULL;
@@ -267,4 +308,14 @@ void s1_worker_release(struct s1_worker *w)
     if (w->notify_fd >= 0)
         close(w->notify_fd);
     w->notify_fd = -1;
+    if (w->done_fd >= 0)
+        close(w->done_fd);
+    w->done_fd = -1;
+    /* answers that came after the loop ended (their connections are gone) */
+    while (!STAILQ_EMPTY(&w->done_jobs)) {
+        struct commit_job *job = STAILQ_FIRST(&w->done_jobs);
+        STAILQ_REMOVE_HEAD(&w->done_jobs, link);
+        free(job);
+    }
+    pthread_mutex_destroy(&w->done_lock);
 }

@@ -5,8 +5,9 @@
  * DESIGN: main creates the listening sockets and struct s1_shared, then starts the workers and
  * waits on a barrier until each has set up its base. After that only the worker touches its base
  * and connections. main talks to a worker only through stop_level (atomic) plus a write to
- * notify_fd (an eventfd registered in the worker's base). Workers read one another's metrics
- * (relaxed atomics) to answer /metrics.
+ * notify_fd (an eventfd registered in the worker's base). The committer thread returns
+ * finished uploads the same way: s1_worker_commit_done appends to done_jobs under done_lock and
+ * writes done_fd. Workers read one another's metrics (relaxed atomics) to answer /metrics.
  */
 #ifndef S1_WORKER_H
 #define S1_WORKER_H
@@ -19,6 +20,7 @@
 #include <event2/event_struct.h>
 
 #include "authclient.h"
+#include "commit.h"
 #include "config.h"
 #include "conn.h"
 #include "files.h"
@@ -27,7 +29,8 @@
 /* Shared by all workers; immutable after the workers start, except where noted. */
 struct s1_shared {
     const struct s1_config *cfg;
-    const struct files *files;
+    struct files *files;            /* its prefetch table has its own lock (files.h) */
+    struct committer *commit;       /* NULL with --read-only; thread-safe calls only */
     struct metrics *const *metrics; /* every worker's metrics, for /metrics */
     size_t nworkers;
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
@@ -46,12 +49,17 @@ struct s1_worker {
     _Atomic bool done;          /* shared: owner sets when its loop has ended */
     bool init_failed;           /* owner writes before the barrier, main reads after it */
     struct metrics metrics;     /* owner writes; any worker reads (relaxed atomics) */
+    int done_fd;                /* eventfd: the committer writes, owner reads */
+    /* done_lock protects done_jobs: committed jobs the owner has not answered yet */
+    pthread_mutex_t done_lock;
+    struct commit_job_list done_jobs;
 
     /* owner only */
     struct event_base *base;
     struct event accept_ev;
     struct event accept_pause_ev;
     struct event notify_ev;
+    struct event done_ev;
     struct event drain_ev;
     struct authclient *auth;
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
@@ -70,6 +78,9 @@ int s1_worker_start(struct s1_worker *w);
 void s1_worker_stop(struct s1_worker *w, int level);
 void s1_worker_join(struct s1_worker *w);
 void s1_worker_release(struct s1_worker *w);
+
+/* For the committer thread: job is finished; the owner answers it. Thread-safe. */
+void s1_worker_commit_done(struct s1_worker *w, struct commit_job *job);
 
 /* For conn: a connection ended (already unlinked from the list by s1_conn_free). */
 void s1_worker_conn_closed(struct s1_worker *w);

@@ -140,7 +140,8 @@ check_eq "--help exits 0" "$RUN_RC" 0
 missing=""
 for flag in --listen --port --root --prefetch --read --threads --auth --auth-conns \
     --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
-    --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version; do
+    --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
+    --read-only --max-upload --writable-root --group-commit --commit-window --commit-sync; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""
@@ -262,7 +263,7 @@ check_eq "401 (not 404) for a traversal without credentials" \
     "$(code --path-as-is "$S1/files/../secret.txt")" 401
 check_eq "404 empty name" "$(code "${AUTH[@]}" "$S1/files/")" 404
 check_eq "405 POST /files/x" "$(code -X POST "${AUTH[@]}" "$S1/files/f1")" 405
-check_eq "405 has Allow" "$(header Allow -X POST "$S1/files/f1")" "GET, HEAD"
+check_eq "405 has Allow" "$(header Allow -X POST "$S1/files/f1")" "GET, HEAD, PUT, DELETE"
 check_eq "405 GET /users" "$(code "$S1/users")" 405
 check_eq "405 GET /users Allow" "$(header Allow "$S1/users")" POST
 check_eq "405 DELETE /healthz" "$(code -X DELETE "$S1/healthz")" 405

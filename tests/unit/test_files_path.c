@@ -1,9 +1,11 @@
 /*
  * test_files_path.c - cmocka tests for files_name_decode (server1/files): every traversal form
- * is rejected, good names (nested ones too) are accepted and decoded once.
+ * is rejected, good names (nested ones too) are accepted and decoded once; and for
+ * files_name_is_reserved (the upload temp namespace).
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,12 +137,37 @@ static void test_files_path_lengths(void **state)
     }
 }
 
+static bool reserved(const char *name)
+{
+    return files_name_is_reserved(name, strlen(name));
+}
+
+static void test_files_name_is_reserved_cases(void **state)
+{
+    (void)state;
+    assert_true(reserved(FILES_TMP_DIR));
+    assert_true(reserved(".s1tmp/up-1-2"));
+    assert_true(reserved(".s1"));
+    assert_true(reserved(".s1owner"));
+    assert_true(reserved("a/.s1tmp"));
+    assert_true(reserved("a/b/.s1x/c"));
+    assert_false(reserved("s1tmp"));
+    assert_false(reserved("a.s1tmp"));
+    assert_false(reserved("a/x.s1"));
+    assert_false(reserved(".s"));
+    assert_false(reserved(".hidden"));
+    assert_false(reserved(""));
+    /* only the given length counts */
+    assert_false(files_name_is_reserved("ab/.s1", 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_files_path_good),
         cmocka_unit_test(test_files_path_traversal),
         cmocka_unit_test(test_files_path_lengths),
+        cmocka_unit_test(test_files_name_is_reserved_cases),
     };
     return cmocka_run_group_tests_name("files_path", tests, NULL, NULL);
 }

@@ -70,6 +70,10 @@ static void test_parse_methods(void **state)
     assert_int_equal(parse_all("POST / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);
     assert_int_equal(P.req.method, HTTP_METHOD_POST);
     assert_int_equal(parse_all("DELETE / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);
+    assert_int_equal(P.req.method, HTTP_METHOD_DELETE);
+    assert_int_equal(parse_all("PUT / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);
+    assert_int_equal(P.req.method, HTTP_METHOD_PUT);
+    assert_int_equal(parse_all("PATCH / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);
     assert_int_equal(P.req.method, HTTP_METHOD_OTHER);
     /* methods are case-sensitive */
     assert_int_equal(parse_all("get / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);

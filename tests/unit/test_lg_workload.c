@@ -1,17 +1,24 @@
 /*
  * test_lg_workload.c - loadgen/workload and loadgen/config: request bytes (GET with Basic
- * credentials, POST /users templates and their patched username digits), base64 and
+ * credentials, POST /users templates and their patched username digits, PUT heads with their
+ * patched name digit and the shared body, sent whole through partial writes), base64 and
  * percent-encoding, the weighted mix, flag parsing and validation errors, and that the
  * password never appears in what reports print of the command line.
  */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "../../loadgen/client.h"
 #include "../../loadgen/config.h"
 #include "../../loadgen/report.h"
 #include "../../loadgen/workload.h"
@@ -134,13 +141,162 @@ static void test_workload_mix(void **state)
         assert_int_equal(lg_workload_pick(&w, &rng), lg_workload_pick(&w, &rng2));
 }
 
+static void test_workload_put_request(void **state)
+{
+    static char *argv[] = {"loadgen",    "--url",      "http://127.0.0.1:8080/",
+                           "--type",     "put",        "--size",
+                           "3000",       "--username", "alice",
+                           "--password", "s3cret",     "--seed",
+                           "7"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    struct lg_reqbuf r = {0};
+    struct lg_reqbuf r2 = {0};
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 13, argv), 0);
+    assert_true(lg_config_has(&cfg, LG_REQ_PUT));
+    assert_false(lg_config_has(&cfg, LG_REQ_GET));
+    assert_string_equal(cfg.mix_desc, "put");
+    lg_workload_init(&w, &cfg, "0badc0de");
+    assert_int_equal(lg_workload_pick(&w, &(uint64_t){1}), LG_REQ_PUT);
+    lg_workload_build_put(&w, -1, 17, &r);
+    lg_reqbuf_set_slot(&r, 0);
+    assert_string_equal(r.buf, "PUT /files/lg-0badc0de-17-0 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
+                               "Authorization: Basic YWxpY2U6czNjcmV0\r\n"
+                               "Content-Type: application/octet-stream\r\n"
+                               "Content-Length: 3000\r\n\r\n");
+    assert_int_equal(r.len, strlen(r.buf));
+    /* the body is shared, not copied: every connection points at the workload's bytes */
+    assert_ptr_equal(r.body, w.put_body);
+    assert_int_equal(r.body_len, 3000);
+    lg_workload_build_put(&w, -1, 18, &r2);
+    assert_ptr_equal(r2.body, r.body);
+    /* the name cycles through LG_PUT_NAMES per user */
+    lg_reqbuf_set_slot(&r, 9);
+    assert_non_null(strstr(r.buf, "/files/lg-0badc0de-17-1 HTTP"));
+    lg_reqbuf_set_slot(&r, LG_PUT_NAMES * 5 + 7);
+    assert_non_null(strstr(r.buf, "/files/lg-0badc0de-17-7 HTTP"));
+    lg_reqbuf_release(&r);
+    lg_reqbuf_release(&r2);
+    lg_workload_release(&w);
+    assert_null(w.put_body);
+
+    /* prepared accounts log in as for get; the body is deterministic for a seed */
+    {
+        static char *argv2[] = {"loadgen",         "--mix", "put:1,get:1", "--file", "f",
+                                "--prepare-users", "4",     "--size",      "0"};
+        static struct lg_config cfg2;
+        char user[64];
+        char b64[512];
+        char plain[384];
+
+        assert_int_equal(parse(&cfg2, err, 9, argv2), 0);
+        assert_int_equal(cfg2.put_size, 0);
+        lg_workload_init(&w, &cfg2, "00000001");
+        lg_workload_build_put(&w, 3, 3, &r);
+        lg_workload_prepared_name(&w, 3, user, sizeof(user));
+        snprintf(plain, sizeof(plain), "%s:%s", user, cfg2.password);
+        lg_base64(plain, strlen(plain), b64);
+        assert_non_null(strstr(r.buf, b64));
+        assert_non_null(strstr(r.buf, "Content-Length: 0\r\n\r\n"));
+        assert_int_equal(r.body_len, 0);
+        lg_reqbuf_release(&r);
+        lg_workload_release(&w);
+    }
+}
+
+static void test_workload_put_mix(void **state)
+{
+    static char *argv[] = {"loadgen",         "--mix", "new:1,get:2,put:1", "--file", "x",
+                           "--prepare-users", "2"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    uint64_t rng = lg_rng_seed(3, 0);
+    unsigned counts[LG_REQ_TYPES] = {0};
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 7, argv), 0);
+    lg_workload_init(&w, &cfg, "00000000");
+    for (int i = 0; i < 100000; i++)
+        counts[lg_workload_pick(&w, &rng)]++;
+    assert_true(counts[LG_REQ_NEW] > 23000 && counts[LG_REQ_NEW] < 27000);
+    assert_true(counts[LG_REQ_GET] > 48000 && counts[LG_REQ_GET] < 52000);
+    assert_true(counts[LG_REQ_PUT] > 23000 && counts[LG_REQ_PUT] < 27000);
+    lg_workload_release(&w);
+}
+
+/*
+ * A PUT body far larger than the socket buffer goes out whole: lg_conn_send returns AGAIN on a
+ * full buffer and resumes at the right byte, and the peer receives head + body exactly.
+ */
+static void test_workload_put_partial_writes(void **state)
+{
+    static char *argv[] = {"loadgen", "--type", "put", "--size", "3m", "--username", "u"};
+    static struct lg_config cfg;
+    char err[LG_ERR_LEN];
+    struct lg_workload w;
+    struct lg_conn c;
+    int sv[2];
+    int sndbuf = 4096;
+    size_t total;
+    size_t got = 0;
+    char *rx;
+    unsigned agains = 0;
+    enum lg_io r;
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 7, argv), 0);
+    lg_workload_init(&w, &cfg, "0badc0de");
+    lg_conn_init(&c, 0);
+    lg_workload_build_put(&w, -1, 0, &c.req[LG_REQ_PUT]);
+    c.slot_step = 1;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    c.fd = sv[0];
+    lg_conn_begin(&c, LG_REQ_PUT, 0);
+    total = c.req[LG_REQ_PUT].len + (size_t)cfg.put_size;
+    rx = malloc(total + 1);
+    assert_non_null(rx);
+    while ((r = lg_conn_send(&c)) == LG_IO_AGAIN) {
+        ssize_t n = read(sv[1], rx + got, total + 1 - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+        agains++;
+    }
+    assert_int_equal(r, LG_IO_DONE);
+    assert_int_equal(c.state, LG_CS_WAITING);
+    assert_true(agains > 0); /* the test did exercise partial writes */
+    assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
+    for (;;) {
+        ssize_t n = read(sv[1], rx + got, total + 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    assert_int_equal(got, total);
+    assert_memory_equal(rx, c.req[LG_REQ_PUT].buf, c.req[LG_REQ_PUT].len);
+    assert_memory_equal(rx + c.req[LG_REQ_PUT].len, w.put_body, (size_t)cfg.put_size);
+    free(rx);
+    close(sv[1]);
+    lg_conn_release(&c); /* closes sv[0] */
+    lg_workload_release(&w);
+}
+
 static void test_config_errors(void **state)
 {
-    static char *bad[][6] = {
+    static char *bad[][8] = {
         {"loadgen", "--users", "0"},
         {"loadgen", "--users", "1x"},
         {"loadgen", "--type", "get"},
         {"loadgen", "--type", "put"},
+        {"loadgen", "--type", "put", "--size", "1k"},
+        {"loadgen", "--type", "get", "--file", "f", "--size", "1k"},
+        {"loadgen", "--mix", "put:1,del:1", "--username", "u"},
+        {"loadgen", "--type", "put", "--username", "u", "--size", "2g"},
         {"loadgen", "--mix", "new:0,get:0"},
         {"loadgen", "--url", "http://10.1.2.3:80"},
         {"loadgen", "--url", "https://127.0.0.1"},
@@ -161,7 +317,7 @@ static void test_config_errors(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int argc = 0;
-        while (argc < 6 && bad[i][argc] != NULL)
+        while (argc < 8 && bad[i][argc] != NULL)
             argc++;
         err[0] = '\0';
         if (parse(&cfg, err, argc, bad[i]) != -1)
@@ -207,6 +363,9 @@ int main(void)
         cmocka_unit_test(test_workload_get_request),
         cmocka_unit_test(test_workload_new_request_slot),
         cmocka_unit_test(test_workload_mix),
+        cmocka_unit_test(test_workload_put_request),
+        cmocka_unit_test(test_workload_put_mix),
+        cmocka_unit_test(test_workload_put_partial_writes),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_ok_and_redaction),
     };

@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# Durable uploads (PUT/DELETE /files/{name}) on server1 against tests/integration/fake_server2.py:
+# 201/204, byte-exact reads of 0 B .. 10 MiB, ownership (403) and --writable-root, limits
+# (411/413/501), traversal and reserved names, 32 concurrent uploads sharing group commits,
+# concurrent PUTs to one name, --prefetch readers finishing on the old bytes, restarts (versions
+# and owners kept), recovery of planted temp files, SIGKILL right after a 201, SIGTERM draining an
+# upload in flight, --group-commit off, and the start-up check for user xattrs.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# O_DIRECT and user xattrs need a disk filesystem: keep the run dir off tmpfs.
+if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
+    export TMPDIR=/var/tmp
+fi
+itest_init uploads
+itest_timeout 300
+require_cmd curl python3 cmp
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+S1_BIN=$BIN_DIR/server1
+HERE=$ITEST_ROOT/tests/integration
+
+ROOT=$ITEST_DIR/root
+mkdir -p "$ROOT/sub"
+echo "operator's file" >"$ROOT/op.txt"
+cp "$ROOT/op.txt" "$ITEST_DIR/op.orig"
+DATA=$ITEST_DIR/data
+mkdir -p "$DATA"
+head -c 0 /dev/urandom >"$DATA/zero"
+head -c 1000 /dev/urandom >"$DATA/small1"
+head -c 5000 /dev/urandom >"$DATA/small2"
+head -c 10485760 /dev/urandom >"$DATA/ten"
+head -c 2097152 /dev/urandom >"$DATA/two"
+
+# ---- helpers --------------------------------------------------------------------------------
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 30 "$@" || true; }
+ALICE=(-u alice:secret)
+BOB=(-u bob:hunter22)
+# put USER... FILE NAME: the status of PUT /files/NAME with FILE as the body.
+put() {
+    local file=${*: -2:1} name=${*: -1}
+    code "${@:1:$#-2}" -T "$file" "$S1/files/$name"
+}
+# check_get DESC NAME FILE: GET /files/NAME is 200 with exactly the bytes of FILE.
+check_get() {
+    local desc=$1 name=$2 file=$3 got=$ITEST_DIR/got status
+    rm -f "$got"
+    status=$(curl -s -o "$got" -w '%{http_code}' --max-time 30 "${ALICE[@]}" "$S1/files/$name" || true)
+    if [[ $status == 200 ]] && cmp -s "$got" "$file"; then
+        itest_ok "$desc"
+    else
+        itest_not_ok "$desc: status $status, bytes $(stat -c %s "$got" 2>/dev/null || echo none)"
+    fi
+}
+metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+
+FAKE_LOG=$ITEST_DIR/fake_server2.log
+python3 "$HERE/fake_server2.py" --port 0 >"$FAKE_LOG" 2>&1 &
+itest_bg $!
+wait_until 10 grep -q 'listening on ' "$FAKE_LOG" || itest_fail "fake server2 did not start"
+FAKE_PORT=$(grep -m1 -o 'listening on [^ ]*' "$FAKE_LOG")
+FAKE_PORT=${FAKE_PORT##*:}
+
+# start_s1 NAME ARGS...: sets S1_PID, S1; waits for "listening on".
+start_s1() {
+    local name=$1 log=$ITEST_DIR/$1.log
+    shift
+    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
+        >"$log" 2>&1 &
+    S1_PID=$!
+    S1_LOG=$log
+    itest_bg "$S1_PID"
+    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
+    local port
+    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    S1=http://127.0.0.1:${port##*:}
+}
+stop_s1() {
+    local desc=$1 rc=0
+    kill -TERM "$S1_PID"
+    wait_pid_exit "$S1_PID" 15 || itest_not_ok "$desc: still running 15 s after SIGTERM"
+    wait "$S1_PID" 2>/dev/null || rc=$?
+    check_eq "$desc: exit status after SIGTERM" "$rc" 0
+}
+
+# ---- start-up ---------------------------------------------------------------------------------
+log "start-up checks"
+rc=0
+S1_TEST_NO_XATTR=1 timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
+    >/dev/null 2>"$ITEST_DIR/noxattr.err" || rc=$?
+check_eq "filesystem without user xattrs: exit 1" "$rc" 1
+check_ok "  ... with one clear line" grep -q '^server1: .*xattr.*--read-only' "$ITEST_DIR/noxattr.err"
+check_eq "  ... and nothing else on stderr" "$(wc -l <"$ITEST_DIR/noxattr.err")" 1
+rc=0
+timeout 10 "$S1_BIN" --root "$ROOT" --group-commit maybe >/dev/null 2>&1 || rc=$?
+check_eq "bad --group-commit: exit 2" "$rc" 2
+rc=0
+timeout 10 "$S1_BIN" --root "$ROOT" --max-upload 5x >/dev/null 2>&1 || rc=$?
+check_eq "bad --max-upload: exit 2" "$rc" 2
+
+rm -rf "$ROOT/.s1tmp"
+S1_TEST_NO_XATTR=1 start_s1 s1-ro --read-only
+check_eq "--read-only: PUT is 405" "$(put "${ALICE[@]}" "$DATA/small1" ro.txt)" 405
+check_eq "--read-only: GET still works" "$(code "${ALICE[@]}" "$S1/files/op.txt")" 200
+check_ok "--read-only: no temp dir" test ! -e "$ROOT/.s1tmp"
+stop_s1 "read-only"
+
+# ---- basic PUT/GET/DELETE ---------------------------------------------------------------------
+log "PUT, GET, DELETE"
+start_s1 s1-main --max-upload 4M
+check_eq "create user bob" "$(code -d 'username=bob&password=hunter22' "$S1/users")" 201
+check_eq "PUT new: 201" "$(put "${ALICE[@]}" "$DATA/small1" a.txt)" 201
+check_get "GET returns the uploaded bytes" a.txt "$DATA/small1"
+check_eq "PUT again: 204" "$(put "${ALICE[@]}" "$DATA/small2" a.txt)" 204
+check_get "GET returns the new bytes" a.txt "$DATA/small2"
+check_eq "PUT into a subdirectory: 201" "$(put "${ALICE[@]}" "$DATA/small1" sub/b.txt)" 201
+check_get "  ... readable" sub/b.txt "$DATA/small1"
+check_eq "PUT into a missing directory: 404" "$(put "${ALICE[@]}" "$DATA/small1" nodir/b.txt)" 404
+check_eq "0-byte upload: 201" "$(put "${ALICE[@]}" "$DATA/zero" empty)" 201
+check_get "0-byte file reads back empty" empty "$DATA/zero"
+check_eq "2 MiB upload: 201" "$(put "${ALICE[@]}" "$DATA/two" two)" 201
+check_get "2 MiB upload byte-exact" two "$DATA/two"
+check_eq "PUT without credentials: 401" "$(put "$DATA/small1" noauth)" 401
+check_eq "PUT with a wrong password: 401" "$(put -u alice:wrong "$DATA/small1" noauth)" 401
+check_ok "  ... nothing stored" test ! -e "$ROOT/noauth"
+
+log "ownership"
+check_eq "another user's PUT: 403" "$(put "${BOB[@]}" "$DATA/small1" a.txt)" 403
+check_eq "another user's DELETE: 403" "$(code "${BOB[@]}" -X DELETE "$S1/files/a.txt")" 403
+check_get "  ... the file is unchanged" a.txt "$DATA/small2"
+check_eq "operator file PUT: 403" "$(put "${ALICE[@]}" "$DATA/small1" op.txt)" 403
+check_eq "operator file DELETE: 403" "$(code "${ALICE[@]}" -X DELETE "$S1/files/op.txt")" 403
+check_ok "  ... unchanged on disk" cmp -s "$ROOT/op.txt" "$ITEST_DIR/op.orig"
+check_eq "bob's own file: 201" "$(put "${BOB[@]}" "$DATA/small1" bob.txt)" 201
+check_eq "alice cannot replace bob's file: 403" "$(put "${ALICE[@]}" "$DATA/small2" bob.txt)" 403
+
+log "limits and bad requests"
+check_eq "over --max-upload: 413" "$(put "${ALICE[@]}" "$DATA/ten" big)" 413
+check_ok "  ... nothing stored" test ! -e "$ROOT/big"
+check_eq "PUT without Content-Length: 411" "$(code "${ALICE[@]}" -X PUT "$S1/files/nolen")" 411
+check_eq "PUT chunked: 501" \
+    "$(code "${ALICE[@]}" -X PUT -H 'Transfer-Encoding: chunked' --data-binary @"$DATA/small1" "$S1/files/te")" 501
+for name in '../escape' '%2e%2e/escape' 'sub/../../escape' '.s1tmp/x' '.s1tmp' 'sub/.s1x' \
+    '%2fescape' 'a%00b'; do
+    check_eq "PUT traversal/reserved '$name': 404" \
+        "$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "${ALICE[@]}" -T "$DATA/small1" "$S1/files/$name")" 404
+    check_eq "DELETE traversal/reserved '$name': 404" \
+        "$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "${ALICE[@]}" -X DELETE "$S1/files/$name")" 404
+done
+check_ok "nothing written outside the root" test ! -e "$ITEST_DIR/escape"
+check_ok "  ... nor as a reserved name" test ! -e "$ROOT/sub/.s1x"
+check_eq "GET of the temp dir: 404" "$(code --path-as-is "${ALICE[@]}" "$S1/files/.s1tmp")" 404
+check_eq "DELETE: 204" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 204
+check_eq "  ... then GET: 404" "$(code "${ALICE[@]}" "$S1/files/sub/b.txt")" 404
+check_eq "  ... DELETE again: 404" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 404
+check_eq "requests_total counts PUT 201" \
+    "$(curl -s "$S1/metrics" | grep -c 'route="files",status="201"')" 1
+
+log "32 concurrent uploads to distinct names"
+b0=$(metric server1_commit_batches_total)
+j0=$(metric server1_commit_batch_size_sum)
+for i in $(seq 1 32); do
+    head -c $((65536 + i * 1000)) /dev/urandom >"$DATA/c$i"
+done
+pids=()
+for i in $(seq 1 32); do
+    curl -s -o /dev/null -w '%{http_code}\n' "${ALICE[@]}" -T "$DATA/c$i" "$S1/files/c$i" \
+        >"$ITEST_DIR/c$i.code" &
+    pids+=($!)
+done
+wait "${pids[@]}"
+bad=0
+for i in $(seq 1 32); do
+    [[ $(cat "$ITEST_DIR/c$i.code") == 201 ]] && cmp -s "$ROOT/c$i" "$DATA/c$i" || bad=$((bad + 1))
+done
+check_eq "all 32 answered 201 and byte-exact on disk" "$bad" 0
+bad=0
+for i in 1 16 32; do
+    curl -s "${ALICE[@]}" "$S1/files/c$i" | cmp -s - "$DATA/c$i" || bad=$((bad + 1))
+done
+check_eq "  ... and over GET" "$bad" 0
+b1=$(metric server1_commit_batches_total)
+j1=$(metric server1_commit_batch_size_sum)
+log "32 uploads took $((b1 - b0)) commit batches"
+check_eq "  ... every upload counted in a batch" "$((j1 - j0))" 32
+check_ok "  ... some batch held more than one upload ($((b1 - b0)) batches)" test $((b1 - b0)) -lt 32
+
+log "concurrent PUTs to one name"
+pids=()
+for i in $(seq 1 12); do
+    curl -s -o /dev/null -w '%{http_code}\n' "${ALICE[@]}" -T "$DATA/c$i" "$S1/files/same" \
+        >"$ITEST_DIR/same$i.code" &
+    pids+=($!)
+done
+wait "${pids[@]}"
+ok=0
+for i in $(seq 1 12); do
+    [[ $(cat "$ITEST_DIR/same$i.code") =~ ^20[14]$ ]] && ok=$((ok + 1))
+done
+check_eq "all 12 acknowledged" "$ok" 12
+match=""
+for i in $(seq 1 12); do
+    cmp -s "$ROOT/same" "$DATA/c$i" && match=$i
+done
+check_ok "final content is one acknowledged body, whole" test -n "$match"
+check_eq "a later PUT wins" "$(put "${ALICE[@]}" "$DATA/small1" same)" 204
+check_get "  ... and is what GET returns" same "$DATA/small1"
+
+log "SIGKILL right after a 201, then restart"
+check_eq "PUT: 201" "$(put "${ALICE[@]}" "$DATA/small2" survivor)" 201
+kill -KILL "$S1_PID"
+wait "$S1_PID" 2>/dev/null || true
+start_s1 s1-after-kill --max-upload 16M
+check_get "the acknowledged file survived SIGKILL" survivor "$DATA/small2"
+check_eq "10 MiB upload: 201" "$(put "${ALICE[@]}" "$DATA/ten" ten)" 201
+check_get "10 MiB upload byte-exact" ten "$DATA/ten"
+kill -KILL "$S1_PID"
+wait "$S1_PID" 2>/dev/null || true
+
+log "restart serves the last acknowledged versions, owners kept; leftover temp files removed"
+for i in 1 2 3; do
+    echo "half-written $i" >"$ROOT/.s1tmp/up-999-$i"
+done
+start_s1 s1-restart
+check_ok "recovery is logged" grep -q 'recovery: removed 3 unfinished uploads' "$S1_LOG"
+check_eq "  ... and the temp dir is empty" "$(find "$ROOT/.s1tmp" -mindepth 1 | wc -l)" 0
+check_get "a.txt: last version" a.txt "$DATA/small2"
+check_get "ten: byte-exact" ten "$DATA/ten"
+check_get "same: last version" same "$DATA/small1"
+check_eq "deleted file stays deleted" "$(code "${ALICE[@]}" "$S1/files/sub/b.txt")" 404
+check_eq "ownership survives the restart (bob: 403)" "$(put "${BOB[@]}" "$DATA/small1" a.txt)" 403
+check_eq "  ... (alice: 204)" "$(put "${ALICE[@]}" "$DATA/small1" a.txt)" 204
+stop_s1 "restart"
+
+log "--writable-root"
+start_s1 s1-writable --writable-root
+check_eq "operator file PUT: 204" "$(put "${ALICE[@]}" "$DATA/small1" op.txt)" 204
+check_get "  ... new bytes" op.txt "$DATA/small1"
+check_eq "  ... now alice's: bob gets 403" "$(put "${BOB[@]}" "$DATA/small2" op.txt)" 403
+check_eq "other users' files stay theirs" "$(put "${ALICE[@]}" "$DATA/small2" bob.txt)" 403
+check_eq "PUT over a directory: 409" "$(put "${ALICE[@]}" "$DATA/small1" sub)" 409
+stop_s1 "writable-root"
+
+log "--prefetch: readers finish on the old bytes"
+start_s1 s1-prefetch --prefetch --max-upload 16M
+check_get "prefetched upload served" ten "$DATA/ten"
+cat >"$ITEST_DIR/slow_reader.py" <<'EOF'
+import base64, os, socket, sys, time
+port, name, out, started, go = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+s = socket.socket()
+# a fixed 64 KiB window (no autotuning): most of the 10 MiB stays queued in server1
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+s.connect(("127.0.0.1", port))
+auth = base64.b64encode(b"alice:secret").decode()
+s.sendall(f"GET /files/{name} HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {auth}\r\nConnection: close\r\n\r\n".encode())
+data = s.recv(4096)
+open(started, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.02)
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    data += b
+open(out, "wb").write(data[data.index(b"\r\n\r\n") + 4:])
+EOF
+port=${S1##*:}
+python3 "$ITEST_DIR/slow_reader.py" "$port" ten "$ITEST_DIR/slow.out" "$ITEST_DIR/slow.started" \
+    "$ITEST_DIR/slow.go" &
+READER=$!
+wait_until 10 test -e "$ITEST_DIR/slow.started" || itest_not_ok "slow reader did not start"
+check_eq "PUT replaces the file being read: 204" "$(put "${ALICE[@]}" "$DATA/two" ten)" 204
+check_get "a new GET sees the new bytes" ten "$DATA/two"
+touch "$ITEST_DIR/slow.go"
+wait "$READER" || true
+check_ok "the slow reader got the old bytes, whole" cmp -s "$ITEST_DIR/slow.out" "$DATA/ten"
+check_eq "DELETE under --prefetch: 204" "$(code "${ALICE[@]}" -X DELETE "$S1/files/ten")" 204
+check_eq "  ... then 404" "$(code "${ALICE[@]}" "$S1/files/ten")" 404
+check_eq "new file under --prefetch: 201" "$(put "${ALICE[@]}" "$DATA/small2" pf-new)" 201
+check_get "  ... served from memory" pf-new "$DATA/small2"
+stop_s1 "prefetch"
+
+log "--read buffered sees renamed files"
+start_s1 s1-buffered --read buffered
+check_eq "PUT: 204" "$(put "${ALICE[@]}" "$DATA/small2" pf-new)" 204
+check_get "  ... next open sees the new file" pf-new "$DATA/small2"
+stop_s1 "buffered"
+
+log "--group-commit off"
+start_s1 s1-nogroup --group-commit off
+pids=()
+for i in $(seq 1 16); do
+    curl -s -o /dev/null "${ALICE[@]}" -T "$DATA/c$i" "$S1/files/ng$i" &
+    pids+=($!)
+done
+wait "${pids[@]}"
+check_eq "16 uploads, 16 batches of one" \
+    "$(metric server1_commit_batches_total)/$(metric server1_commit_batch_size_sum)" "16/16"
+bad=0
+for i in $(seq 1 16); do cmp -s "$ROOT/ng$i" "$DATA/c$i" || bad=$((bad + 1)); done
+check_eq "  ... all byte-exact" "$bad" 0
+stop_s1 "group-commit off"
+
+log "SIGTERM drains an upload in flight"
+start_s1 s1-drain
+cat >"$ITEST_DIR/slow_writer.py" <<'EOF'
+import base64, os, socket, sys, time
+port, body_file, started, go = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+body = open(body_file, "rb").read()
+s = socket.create_connection(("127.0.0.1", port))
+auth = base64.b64encode(b"alice:secret").decode()
+s.sendall(f"PUT /files/drained HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {auth}\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+s.sendall(body[: len(body) // 2])
+open(started, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.02)
+s.sendall(body[len(body) // 2:])
+resp = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    resp += b
+print(resp.split(b"\r\n")[0].decode())
+EOF
+python3 "$ITEST_DIR/slow_writer.py" "${S1##*:}" "$DATA/small2" "$ITEST_DIR/w.started" \
+    "$ITEST_DIR/w.go" >"$ITEST_DIR/w.out" &
+WRITER=$!
+wait_until 10 test -e "$ITEST_DIR/w.started" || itest_not_ok "slow writer did not start"
+sleep 0.2
+kill -TERM "$S1_PID"
+sleep 0.3
+touch "$ITEST_DIR/w.go"
+wait "$WRITER" || true
+check_eq "the upload in flight is answered 201" "$(cat "$ITEST_DIR/w.out")" "HTTP/1.1 201 Created"
+rc=0
+wait_pid_exit "$S1_PID" 15 || itest_not_ok "drain: still running"
+wait "$S1_PID" 2>/dev/null || rc=$?
+check_eq "  ... and server1 exits 0" "$rc" 0
+check_ok "  ... and the file is on disk" cmp -s "$ROOT/drained" "$DATA/small2"
+
+itest_summary
