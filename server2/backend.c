@@ -152,11 +152,16 @@ static bool session_connect(struct backend_session *s, uint64_t now_ns)
 
 bool backend_session_ready(struct backend_session *s, uint64_t now_ns)
 {
+    uint64_t epoch;
+
     if (s->conn != NULL)
         return true;
-    if (s->last_attempt_ns != 0 && now_ns - s->last_attempt_ns < RETRY_NS)
+    epoch = atomic_load_explicit(&s->health->epoch, memory_order_relaxed);
+    if (s->last_attempt_ns != 0 && now_ns - s->last_attempt_ns < RETRY_NS &&
+        epoch == s->attempt_epoch)
         return false;
     s->last_attempt_ns = now_ns ? now_ns : 1;
+    s->attempt_epoch = epoch;
     return session_connect(s, now_ns);
 }
 

@@ -124,6 +124,7 @@ struct backend_session {
     void *conn;               /* NULL while disconnected */
     uint64_t conn_epoch;      /* health epoch when conn was made */
     uint64_t last_attempt_ns; /* last connect attempt, 0 = never */
+    uint64_t attempt_epoch;   /* health epoch at the last connect attempt */
     uint64_t last_used_ns;    /* last successful connect or batch */
     uint64_t connects;        /* successful connects, for tests and stats */
     uint64_t round_trips;     /* batch() calls, for tests and stats */
@@ -131,7 +132,11 @@ struct backend_session {
 
 void backend_session_init(struct backend_session *s, const struct backend_ops *ops,
                           const struct backend_url *url, struct backend_health *health);
-/* Connects if disconnected and the last attempt is older than BACKEND_RETRY_MS. */
+/*
+ * Connects if disconnected and the last attempt is older than BACKEND_RETRY_MS, or at once if
+ * another worker has reached the backend since that attempt (it is back: don't make a request
+ * fail for the sake of the retry interval).
+ */
 bool backend_session_ready(struct backend_session *s, uint64_t now_ns);
 /* Idle probe: connects now if disconnected, outside the batches' retry interval. */
 bool backend_session_probe(struct backend_session *s, uint64_t now_ns);
