@@ -11,6 +11,10 @@
 #   pid_alive PID         true if PID exists and is not a zombie
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
+#   child_pids PID        print the pids of PID's direct children, one a line
+#   random_file PATH BYTES        make PATH BYTES random bytes long, unless it already is
+#   csv_get FILE COND COL...      print columns COL (by header name) of the rows where the awk
+#                                 expression COND over c[NAME] holds, tab-separated
 
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -83,4 +87,34 @@ print(s.getsockname()[1])' 2>/dev/null) && [[ $port =~ ^[0-9]+$ ]]; then
 
 check_sock_path() {
     ((${#1} < 108)) || die "socket path too long (${#1} bytes, max 107): $1 -- use a shorter directory"
+}
+
+child_pids() {
+    local f line ppid
+    for f in /proc/[0-9]*/stat; do
+        read -r line 2>/dev/null <"$f" || continue
+        ppid=${line##*) }        # "STATE PPID ..." (comm may hold spaces and parens)
+        ppid=${ppid#* }
+        [[ ${ppid%% *} == "$1" ]] && printf '%s\n' "${line%% *}"
+    done
+    return 0
+}
+
+random_file() {
+    local path=$1 bytes=$2
+    [[ -f $path && $(stat -c %s "$path") == "$bytes" ]] && return 0
+    head -c "$bytes" /dev/urandom >"$path.tmp" && mv "$path.tmp" "$path"
+}
+
+# csv_get FILE COND COL...: e.g. csv_get points.csv 'c["is_nstar"] == 1' users r_mean_ms.
+# COND is an awk expression over c[NAME] (the row's fields by header name); a missing
+# column prints as empty.
+csv_get() {
+    local file=$1 cond=$2
+    shift 2
+    awk -F, -v cols="$*" '
+        NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i; n = split(cols, want, " "); next }
+        { delete c; for (i = 1; i <= NF; i++) c[h[i]] = $i }
+        '"$cond"' { s = ""; for (i = 1; i <= n; i++) s = s (i > 1 ? "\t" : "") c[want[i]]; print s }
+    ' "$file"
 }

@@ -6,8 +6,9 @@
 #   scripts/stack.sh start DIR [--backend redis|mysql] [--mode threads|processes]
 #                              [--workers N] [--hash-cost min|interactive|moderate]
 #                              [--auth-cache N] [--root FILES] [--port N] [-- SERVER1_FLAGS...]
-#   scripts/stack.sh stop DIR
+#   scripts/stack.sh stop DIR [--servers]      (--servers: server1 and server2 only, keep the database)
 #
+# start reuses a database already running under DIR (so several stacks can share one in turn).
 # start prints the server1 URL on stdout (http://127.0.0.1:PORT) and writes it to DIR/url.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -16,7 +17,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
 usage() {
-    sed -n '6,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -50,6 +51,7 @@ cmd_stop() {
     [[ -d $dir ]] || return 0
     stop_pidfile "$dir/server1.pid"
     stop_pidfile "$dir/server2.pid"
+    [[ ${2:-} != --servers ]] || return 0
     "$TOP/scripts/redis.sh" stop "$dir/redis" || true
     "$TOP/scripts/mysql.sh" stop "$dir/mysql" || true
 }
@@ -72,8 +74,10 @@ cmd_start() {
     done
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    # a start that fails half-way stops what it had started
-    trap '[[ -n ${STARTED:-} ]] || cmd_stop "$dir"' EXIT
+    # a start that fails half-way stops what it had started (a global: the trap runs after
+    # cmd_start's locals are gone)
+    STACK_DIR=$dir
+    trap '[[ -n ${STARTED:-} ]] || cmd_stop "$STACK_DIR"' EXIT
     [[ -x $BIN_DIR/server1 && -x $BIN_DIR/server2 ]] || die "no binaries in $BIN_DIR: run make"
     if [[ -z $root ]]; then
         root=$dir/files
@@ -100,6 +104,9 @@ cmd_start() {
 
 case ${1:-} in
 start) [[ $# -ge 2 ]] || usage; shift; cmd_start "$@" ;;
-stop) [[ $# -eq 2 ]] || usage; cmd_stop "$2" ;;
+stop)
+    [[ $# -eq 2 || ($# -eq 3 && $3 == --servers) ]] || usage
+    cmd_stop "$2" "${3:-}"
+    ;;
 *) usage ;;
 esac

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# The reproduction run: the 2017 study's bottleneck tables, measured on this machine with one
+# command. Installs what is missing, builds, makes the test files, starts its own Redis and
+# MariaDB, and for each configuration starts server2 + server1 on them and sweeps the number of
+# closed-loop users N with loadgen for every load type. Writes results/<date>-<host>[-quick]/:
+# loadgen's raw output per configuration and load, bottleneck.md per configuration,
+# summary.md, machine.md, the merged points.csv and the plots. Stops everything it started,
+# also on Ctrl-C or failure.
+#
+#   scripts/reproduce.sh [--quick] [--out DIR] [--configs LIST] [--loads LIST]
+#                        [--points LIST] [--duration S] [--warmup S] [--workers N] [--no-build]
+#
+#   --quick        N in {1,4,16} ({1,4} for 100MB), 1.5 s points: about 3.5 minutes
+#                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 30 min)
+#   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
+#                  mt-prefetch-redis ours (default all)
+#   --loads        comma list of: new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB
+#                  ("1KB" is short for "get-1KB"; default all)
+#   --points       N values for every load, e.g. 1,2 (overrides the sweep)
+#   --duration / --warmup   seconds measured / discarded per point
+#   --workers      server2 workers (threads or processes), default 2 (= cores)
+#   --no-build     skip scripts/setup.sh and make (use the programs in $BIN_DIR as they are)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$TOP"
+export BIN_DIR=${BIN_DIR:-$TOP/build/release}
+
+ALL_CONFIGS=(mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql mt-prefetch-redis ours)
+ALL_LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB)
+declare -A FILE_BYTES=([1KB]=1024 [10KB]=10240 [100KB]=102400 [1MB]=1048576
+    [10MB]=10485760 [100MB]=104857600)
+FILES=$TOP/build/files # on the disk, not tmpfs: server1 reads with O_DIRECT
+HASH_COST=min
+
+usage() { sed -n '10,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+
+ARGS=$*
+quick="" out="" points="" duration="" warmup="" workers=2 build=1
+configs=("${ALL_CONFIGS[@]}") loads=("${ALL_LOADS[@]}")
+while (($# > 0)); do
+    case $1 in
+    --quick) quick=1; shift ;;
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --configs) IFS=, read -ra configs <<<"${2:?--configs needs a list}"; shift 2 ;;
+    --loads) IFS=, read -ra loads <<<"${2:?--loads needs a list}"; shift 2 ;;
+    --points) points=${2:?--points needs a list}; shift 2 ;;
+    --duration) duration=${2:?}; shift 2 ;;
+    --warmup) warmup=${2:?}; shift 2 ;;
+    --workers) workers=${2:?}; shift 2 ;;
+    --no-build) build=""; shift ;;
+    -h | --help) usage ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+for i in "${!loads[@]}"; do
+    [[ ${loads[i]} == new || ${loads[i]} == get-* ]] || loads[i]=get-${loads[i]}
+    [[ ${loads[i]} == new || -n ${FILE_BYTES[${loads[i]#get-}]:-} ]] ||
+        die "unknown load '${loads[i]}' (one of: ${ALL_LOADS[*]})"
+done
+for c in "${configs[@]}"; do
+    [[ " ${ALL_CONFIGS[*]} " == *" $c "* ]] || die "unknown config '$c' (one of: ${ALL_CONFIGS[*]})"
+done
+[[ $workers =~ ^[1-9][0-9]*$ ]] || die "--workers must be a positive number"
+[[ -z $points || $points =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--points must be like 1,4,16"
+
+# config NAME: sets BACKEND MODE CACHE S1FLAGS for one configuration of the study (or ours).
+config() {
+    local files
+    CACHE=0
+    case $1 in
+    mp-noprefetch-mysql) BACKEND=mysql MODE=processes files=(--read direct) ;;
+    mt-noprefetch-mysql) BACKEND=mysql MODE=threads files=(--read direct) ;;
+    mt-prefetch-mysql) BACKEND=mysql MODE=threads files=(--prefetch) ;;
+    mt-prefetch-redis) BACKEND=redis MODE=threads files=(--prefetch) ;;
+    ours) BACKEND=redis MODE=threads CACHE=100000 files=(--prefetch) ;;
+    esac
+    # processes: each worker process serves whole connections (spread evenly), so server1
+    # must open at least one per worker; threads: any worker takes any request.
+    local conns=2
+    [[ $MODE == threads ]] || conns=$(((workers + 1) / 2))
+    S1FLAGS=(--threads 2 --auth-conns "$conns" "${files[@]}")
+}
+
+# sweep_args LOAD: sets SWEEP, the loadgen flags for which N and how long each point lasts.
+# 100MB responses take 0.03-0.2 s each: fewer users, longer points.
+sweep_args() {
+    local d w
+    if [[ -n $quick && $1 == get-100MB ]]; then
+        SWEEP=(--sweep "1,4") d=2 w=0.3
+    elif [[ -n $quick ]]; then
+        SWEEP=(--sweep "1,4,16") d=1.5 w=0.3
+    elif [[ $1 == get-100MB ]]; then
+        SWEEP=(--sweep auto --max-users 16) d=8 w=1
+    else
+        SWEEP=(--sweep auto --max-users 64) d=5 w=1
+    fi
+    [[ -z $points ]] || SWEEP=(--sweep "$points")
+    SWEEP+=(--duration "${duration:-$d}" --warmup "${warmup:-$w}" --timeout 60)
+}
+
+# ---- build, files, results dir -----------------------------------------------------------
+T0=$(now_ms)
+if [[ -n $build ]]; then
+    bash scripts/setup.sh >&2
+    make --no-print-directory -s >&2
+fi
+for p in server1 server2 loadgen; do
+    [[ -x $BIN_DIR/$p ]] || die "$BIN_DIR/$p missing: run make (or drop --no-build)"
+done
+require_cmd awk gnuplot
+mkdir -p "$FILES"
+[[ $(stat -f -c %T "$FILES") != tmpfs ]] || die "$FILES is on tmpfs: O_DIRECT needs a disk"
+for l in "${loads[@]}"; do
+    [[ $l == new ]] || random_file "$FILES/${l#get-}" "${FILE_BYTES[${l#get-}]}"
+done
+
+if [[ -z $out ]]; then
+    out=results/$(date +%Y%m%d-%H%M)-$(hostname -s)${quick:+-quick}
+    [[ ! -e $out ]] || die "$out exists (a run in the same minute?): use --out DIR"
+fi
+mkdir -p "$out"
+OUT=$(cd "$out" && pwd)
+
+RUN=$(mktemp -d "$TOP/build/reproduce.XXXXXX") # databases' data and the servers' logs
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    scripts/stack.sh stop "$RUN/stack" || true
+    if ((rc == 0 || rc == 130)); then
+        rm -rf "$RUN"
+        ((rc == 0)) || log "interrupted; results so far in $OUT"
+    else
+        log "FAILED (exit $rc); results so far in $OUT; databases' data and logs kept in $RUN"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# busy_pct: how busy the machine is (% of all cores over 1 s) while our stack is idle: the
+# machine is shared, and other work there disturbs the measurements.
+busy_pct() {
+    local a b
+    read -ra a < <(head -n1 /proc/stat)
+    sleep 1
+    read -ra b < <(head -n1 /proc/stat)
+    local busy=$(((b[1] + b[2] + b[3] + b[6] + b[7] + b[8]) - (a[1] + a[2] + a[3] + a[6] + a[7] + a[8])))
+    local total=$((busy + b[4] + b[5] - a[4] - a[5]))
+    echo $((100 * busy / (total > 0 ? total : 1)))
+}
+{
+    BIN_DIR=$BIN_DIR scripts/machine-info.sh "$FILES"
+    echo "| machine CPU busy before the run | $(busy_pct)% (1 s sample, nothing of ours running) |"
+} >"$OUT/machine.md"
+
+mkdir -p "$RUN/stack"
+# One Redis and one MariaDB for the whole run (only those the configurations use); each
+# configuration's stack reuses them (scripts/stack.sh start finds them running under its DIR).
+need_redis="" need_mysql=""
+for cfg in "${configs[@]}"; do
+    config "$cfg"
+    if [[ $BACKEND == redis ]]; then need_redis=1; else need_mysql=1; fi
+done
+db_watch=()
+if [[ -n $need_redis ]]; then
+    redis_port=$(scripts/redis.sh start "$RUN/stack/redis")
+    db_watch+=(--watch "redis-server=$(cat "$RUN/stack/redis/redis.pid")")
+    log "redis on :$redis_port"
+fi
+if [[ -n $need_mysql ]]; then
+    log "mariadb on :$(scripts/mysql.sh start "$RUN/stack/mysql")"
+    db_watch+=(--watch "mariadbd=$(cat "$RUN/stack/mysql/mysqld.pid")")
+fi
+log "databases' data under $RUN"
+
+has_children() { (($(child_pids "$1" | wc -l) >= $2)); }
+
+# ---- the runs ----------------------------------------------------------------------------
+printf 'config\tbackend\tserver2\tserver1\tbusy_before_pct\n' >"$OUT/configs.tsv"
+declare -A LG_FLAGS=() # load -> loadgen's flags (besides --url, --watch, --redis-port, --out)
+total=$((${#configs[@]} * ${#loads[@]}))
+done_n=0
+for cfg in "${configs[@]}"; do
+    config "$cfg"
+    s2flags=(--mode "$MODE" --workers "$workers" --hash-cost "$HASH_COST" --auth-cache "$CACHE")
+    printf '%s\t%s\t%s\t%s\t%s\n' "$cfg" "$BACKEND" "${s2flags[*]}" "${S1FLAGS[*]}" "$(busy_pct)" \
+        >>"$OUT/configs.tsv"
+    mkdir -p "$OUT/$cfg"
+    url=$(scripts/stack.sh start "$RUN/stack" --backend "$BACKEND" "${s2flags[@]}" --root "$FILES" \
+        --port 0 -- "${S1FLAGS[@]}" 2>>"$OUT/$cfg/stack.log") ||
+        die "$cfg: the stack did not start (see $OUT/$cfg/stack.log and $RUN/stack/*.log)"
+
+    # Watch our own processes by pid: --watch-comm would also count other stacks running on
+    # this machine, and misses server2's worker processes, which rename themselves s2-proc-N.
+    s2=$(cat "$RUN/stack/server2.pid")
+    [[ $MODE == threads ]] || wait_until 10 has_children "$s2" "$workers" ||
+        die "$cfg: server2 did not fork $workers workers"
+    watch=(--watch "server1=$(cat "$RUN/stack/server1.pid"),server2=$s2" "${db_watch[@]}")
+    for c in $(child_pids "$s2"); do watch+=(--watch "server2=$c"); done
+    [[ $BACKEND == mysql ]] || watch+=(--redis-port "$redis_port")
+
+    for load in "${loads[@]}"; do
+        sweep_args "$load"
+        if [[ $load == new ]]; then
+            what=(--type new)
+        else
+            f=${load#get-}
+            what=(--type get --file "$f" --expect-length "${FILE_BYTES[$f]}" --prepare-users 64)
+        fi
+        LG_FLAGS[$load]="${what[*]} ${SWEEP[*]}"
+        dir=$OUT/$cfg/$load
+        mkdir -p "$dir"
+        t=$(now_ms)
+        rc=0
+        "$BIN_DIR/loadgen" --url "$url" "${what[@]}" "${SWEEP[@]}" "${watch[@]}" --out "$dir" \
+            >"$dir/loadgen.log" 2>&1 || rc=$?
+        ((rc != 130)) || exit 130
+        ((rc == 0)) || { tail -n 5 "$dir/loadgen.log" >&2; die "$cfg $load: loadgen exited $rc (see $dir/loadgen.log)"; }
+        done_n=$((done_n + 1))
+        log "[$done_n/$total] $cfg $load: $(grep -m1 '^N\* =' "$dir/loadgen.log") ($((($(now_ms) - t) / 1000)) s)"
+    done
+    scripts/stack.sh stop "$RUN/stack" --servers
+    cp "$RUN/stack/server1.log" "$RUN/stack/server2.log" "$OUT/$cfg/"
+done
+scripts/stack.sh stop "$RUN/stack"
+cp "$RUN/stack/redis/redis.log" "$RUN/stack/mysql/mysqld.err" "$OUT/" 2>/dev/null || true
+
+{
+    printf '\n## Flags of this run\n\n| configuration | backend | server2 | server1 |\n|---|---|---|---|\n'
+    awk -F'\t' 'NR > 1 { printf "| %s | %s | `%s` | `%s` |\n", $1, $2, $3, $4 }' "$OUT/configs.tsv"
+    printf '\nloadgen, for every configuration: `--url SERVER1 --watch server1=PID,server2=PID[,...]'
+    printf ' --watch redis-server=PID --watch mariadbd=PID [--redis-port P] --out DIR` and\n\n'
+    # shellcheck disable=SC2016  # Markdown backquotes
+    for load in "${loads[@]}"; do printf -- '- %s: `%s`\n' "$load" "${LG_FLAGS[$load]}"; done
+} >>"$OUT/machine.md"
+
+# ---- tables and plots --------------------------------------------------------------------
+mode=full
+[[ -z $quick ]] || mode=quick
+[[ -z $points$duration$warmup ]] || mode="$mode (custom points)"
+{
+    printf 'key\tvalue\n'
+    printf 'mode\t%s\n' "$mode"
+    printf 'command\t%s\n' "scripts/reproduce.sh $ARGS"
+    printf 'hash_cost\t%s\n' "$HASH_COST"
+    printf 'workers\t%s\n' "$workers"
+    printf 'wall_s\t%s\n' "$((($(now_ms) - T0) / 1000))"
+} >"$OUT/run.tsv"
+scripts/summarize.sh "$OUT"
+scripts/plot.sh "$OUT"
+log "results in ${OUT#"$TOP"/}; wall time $((($(now_ms) - T0) / 1000)) s"
+echo
+awk '/^## Maximum throughput/ || /^## This machine/ { p = 1 } /^## (The study|N\*)/ { p = 0 } p' "$OUT/summary.md"

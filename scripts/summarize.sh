@@ -1,0 +1,356 @@
+#!/usr/bin/env bash
+# The tables of a reproduction run, computed from loadgen's CSVs only (rerun it any time):
+#   RESULTS/points.csv              every point of every configuration and load: config, load,
+#                                   then loadgen's columns (the union, in order of appearance)
+#   RESULTS/table.csv               one row per configuration and load: N*, R at N*, X max,
+#                                   the bottleneck at X max and its U, CPU by process, checks
+#   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
+#   RESULTS/summary.md              X max per load and configuration next to the study's
+#
+#   scripts/summarize.sh RESULTS_DIR
+#
+# Input: RESULTS/CONFIG/LOAD/points.csv (loadgen --out), RESULTS/configs.tsv and
+# RESULTS/run.tsv (written by reproduce.sh), results/study-2017.csv (the study's summary).
+# shellcheck disable=SC2016  # the backquotes in printf formats are Markdown
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+(($# == 1)) || die "usage: ${0##*/} RESULTS_DIR"
+R=$(cd "$1" && pwd)
+[[ -f $R/configs.tsv ]] || die "$R/configs.tsv missing: not a reproduce.sh results dir"
+STUDY=$TOP/results/study-2017.csv
+# argon2id (libsodium crypto_pwhash_str) at --hash-cost min: about 28 us per hash or verify
+# on a 2-vCPU EPYC VM (the design document, "Numbers measured on a machine like yours").
+HASH_US=28
+LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB)
+
+mapfile -t CONFIGS < <(awk -F'\t' 'NR > 1 { print $1 }' "$R/configs.tsv")
+runinfo() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$R/run.tsv" 2>/dev/null; }
+
+# ---- merge the per-load CSVs ---------------------------------------------------------------
+files=()
+for c in "${CONFIGS[@]}"; do
+    for l in "${LOADS[@]}"; do
+        [[ ! -s $R/$c/$l/points.csv ]] || files+=("$c/$l/points.csv")
+    done
+done
+((${#files[@]} > 0)) || die "no $R/*/*/points.csv: nothing was measured"
+(
+    cd "$R"
+    # pass 1 collects the union of the headers, pass 2 prints every row under it
+    awk -F, '
+        pass == 1 && FNR == 1 { for (i = 1; i <= NF; i++) if (!($i in seen)) { seen[$i] = 1; cols[++nc] = $i } }
+        pass == 1 { next }
+        FNR == 1 {
+            if (!header++) { s = "config,load"; for (j = 1; j <= nc; j++) s = s "," cols[j]; print s }
+            delete h; for (i = 1; i <= NF; i++) h[$i] = i; split(FILENAME, path, "/"); next
+        }
+        {
+            s = path[1] "," path[2]
+            for (j = 1; j <= nc; j++) s = s "," (cols[j] in h ? $(h[cols[j]]) : "")
+            print s
+        }' pass=1 "${files[@]}" pass=2 "${files[@]}"
+) >"$R/points.csv"
+
+# ---- one row per configuration and load ----------------------------------------------------
+backends=$(awk -F'\t' 'NR > 1 { printf "%s=%s ", $1, $2 }' "$R/configs.tsv")
+cached=$(awk -F'\t' 'NR > 1 && $3 !~ /--auth-cache 0( |$)/ { printf "%s ", $1 }' "$R/configs.tsv")
+awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
+    function num(v) { return v == "" ? 0 : v + 0 }
+    NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    { delete c; for (k in h) c[k] = $(h[k]) }
+    c["type"] != "all" { next }
+    {
+        key = c["config"] SUBSEP c["load"]
+        if (!(key in npts)) order[++nkeys] = key
+        npts[key]++
+        err[key] += num(c["errors"])
+        l = c["little_rel_diff"]; l = l < 0 ? -l : l
+        if (l > little[key]) { little[key] = l; littlen[key] = c["users"] }
+        if (!(key in xmax) || c["x_rps"] + 0 > xmax[key] + 0) { xmax[key] = c["x_rps"]; atmax(key) }
+        if (c["is_nstar"] == 1) {
+            nstar[key] = c["users"]; rnstar[key] = c["r_mean_ms"]; xnstar[key] = c["x_rps"]
+            # below 0.1 cores, server2 is idle and its share is noise (/proc counts 10 ms ticks)
+            s2 = num(c["cpu_core_pct_server2"]) / 100
+            share[key] = s2 >= 0.1 ? 100 * c["x_rps"] * hash_us * 1e-6 / s2 : ""
+            s2us[key] = s2 >= 0.1 ? 1e6 * s2 / c["x_rps"] : ""
+        }
+    }
+    # what the point of maximum throughput says about the bottleneck
+    function atmax(key,   k, best, name, other) {
+        nxmax[key] = c["users"]
+        bn[key] = c["bottleneck"]; name = bn[key]; sub(":", "_", name)
+        ub[key] = c["u_" name]
+        best = ""
+        for (k in c) if (k ~ /^u_/ && c[k] != "" && (best == "" || c[k] + 0 > c[best] + 0)) best = k
+        best = substr(best, 3)   # back to loadgen'"'"'s resource names: u_cpu_server2 -> cpu:server2
+        if (best ~ /^(cpu|disk)_/) sub(/_/, ":", best)
+        argmax[key] = best
+        lgb[key] = c["lg_bottleneck"]
+        other = 100 * num(c["u_cpu"])
+        for (k in c) if (k ~ /^cpu_machine_pct_/) other -= num(c[k])
+        oth[key] = other
+        s1c[key] = num(c["cpu_core_pct_server1"]) / 100
+        s2c[key] = num(c["cpu_core_pct_server2"]) / 100
+        rdc[key] = num(c["cpu_core_pct_redis-server"]) / 100
+        myc[key] = num(c["cpu_core_pct_mariadbd"]) / 100
+        lgc[key] = num(c["cpu_core_pct_loadgen"]) / 100
+    }
+    END {
+        n = split(backends, b, " "); for (i = 1; i <= n; i++) { split(b[i], kv, "="); be[kv[1]] = kv[2] }
+        n = split(cached, b, " "); for (i = 1; i <= n; i++) iscached[b[i]] = 1
+        print "config,load,points,nstar,r_at_nstar_ms,x_at_nstar_rps,x_max_rps,n_at_x_max," \
+              "bottleneck,u_bottleneck,largest_u,loadgen_bound,cores_server1,cores_server2," \
+              "cores_db,cores_loadgen,other_cpu_pct,errors,little_max_pct,server2_us_per_req," \
+              "hash_share_pct"
+        for (i = 1; i <= nkeys; i++) {
+            key = order[i]; split(key, kc, SUBSEP)
+            db = be[kc[1]] == "redis" ? rdc[key] : myc[key]
+            hs = (kc[1] in iscached) && kc[2] != "new" ? "cached" : share[key]
+            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s\n",
+                kc[1], kc[2], npts[key], nstar[key], rnstar[key], xnstar[key], xmax[key],
+                nxmax[key], bn[key], ub[key], argmax[key], lgb[key], s1c[key], s2c[key], db,
+                lgc[key], oth[key], err[key], 100 * little[key], s2us[key], hs
+        }
+    }' "$R/points.csv" >"$R/table.csv"
+
+# ---- markdown ------------------------------------------------------------------------------
+label() {
+    case $1 in
+    new) echo "new account" ;;
+    get-*) echo "get ${1#get-}" ;;
+    esac
+}
+size() { [[ $1 == new ]] && echo "–" || echo "${1#get-}"; }
+study_name() {
+    case $1 in
+    mp-noprefetch-mysql) echo "MT-MP, no prefetch, MySQL" ;;
+    mt-noprefetch-mysql) echo "MT-MT, no prefetch, MySQL" ;;
+    mt-prefetch-mysql) echo "MT-MT, prefetch, MySQL" ;;
+    mt-prefetch-redis) echo "MT-MT, prefetch, Redis" ;;
+    *) echo "(not in the study)" ;;
+    esac
+}
+# Numbers as the study printed them: 3 significant digits below 1000, integers above.
+fmt() { awk -v x="$1" 'BEGIN { if (x == "") print "–"; else if (x >= 1000) printf "%.0f\n", x; else printf "%.3g\n", x }'; }
+# field CONFIG LOAD COLUMN: one value of table.csv
+field() { csv_get "$R/table.csv" "c[\"config\"] == \"$1\" && c[\"load\"] == \"$2\"" "$3"; }
+study() { csv_get "$STUDY" "c[\"load\"] == \"$2\"" "$1"; }
+loads_present() {
+    local l
+    for l in "${LOADS[@]}"; do
+        [[ -z $(awk -F, -v l="$l" 'NR > 1 && $2 == l { print; exit }' "$R/table.csv") ]] || echo "$l"
+    done
+}
+mapfile -t PRESENT < <(loads_present)
+header() {
+    local c line="| load |" sep="|---|"
+    for c in "${CONFIGS[@]}"; do line+=" $c |"; sep+="---:|"; done
+    printf '%s\n%s\n' "$line" "$sep"
+}
+# pivot FUNC: a table with a row per load and a column per configuration; FUNC CONFIG LOAD
+# prints one cell.
+pivot() {
+    local l c line
+    header
+    for l in "${PRESENT[@]}"; do
+        line="| $(label "$l") |"
+        for c in "${CONFIGS[@]}"; do line+=" $("$1" "$c" "$l") |"; done
+        printf '%s\n' "$line"
+    done
+}
+cell_x() { fmt "$(field "$1" "$2" x_max_rps)"; }
+cell_study() { local v; v=$(study "$1" "$2" 2>/dev/null); echo "${v:-–}"; }
+cell_ratio() {
+    local x s
+    x=$(field "$1" "$2" x_max_rps)
+    s=$(study "$1" "$2" 2>/dev/null)
+    [[ -n $x && -n $s ]] || { echo "–"; return; }
+    awk -v x="$x" -v s="$s" 'BEGIN { printf "%.2f\n", x / s }'
+}
+cell_nstar() {
+    local n r
+    IFS=$'\t' read -r n r < <(field "$1" "$2" "nstar r_at_nstar_ms")
+    [[ -n $n ]] && echo "$n / $(fmt "$r") ms" || echo "–"
+}
+cell_bottleneck() {
+    local b u top
+    IFS=$'\t' read -r b u < <(field "$1" "$2" "bottleneck u_bottleneck")
+    [[ -n $b ]] || { echo "–"; return; }
+    top=$(top_cpu "$1" "$2")
+    awk -v b="$b" -v u="$u" -v t="$top" 'BEGIN { printf "%s %.0f%% (%s)\n", b, 100 * u, t }'
+}
+cell_share() {
+    local s
+    s=$(field "$1" "$2" hash_share_pct)
+    case $s in
+    "") echo "–" ;;
+    cached) echo "cache" ;;
+    *) awk -v s="$s" 'BEGIN { printf "%.0f%%\n", s }' ;;
+    esac
+}
+# top_cpu CONFIG LOAD: the stack process using the most CPU at X max
+top_cpu() {
+    local s1 s2 db
+    IFS=$'\t' read -r s1 s2 db < <(field "$1" "$2" "cores_server1 cores_server2 cores_db")
+    awk -v a="$s1" -v b="$s2" -v d="$db" 'BEGIN {
+        if (a >= b && a >= d) printf "server1 %.2f cores\n", a
+        else if (b >= d) printf "server2 %.2f cores\n", b
+        else printf "db %.2f cores\n", d }'
+}
+
+# flags_of CONFIG COLUMN: a column of configs.tsv ("–" if the run did not record it)
+flags_of() {
+    awk -F'\t' -v c="$1" -v f="$2" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+        $1 == c { print (f in h) ? $h[f] (f ~ /pct$/ ? "%" : "") : "–" }' "$R/configs.tsv"
+}
+
+write_bottleneck_md() {
+    local c=$1 l n r x nx b u lb s1 s2 db lg oth line
+    {
+        printf '# Bottleneck table: %s\n\n' "$c"
+        printf '%s. Backend %s; server2 `%s`; server1 `%s`.\n\n' "$(study_name "$c")" \
+            "$(flags_of "$c" backend)" "$(flags_of "$c" server2)" "$(flags_of "$c" server1)"
+        echo "| load type | file size | N* | mean R at N* (ms) | max throughput (req/s) | bottleneck at X max (U) | CPU cores at X max: server1 / server2 / db / loadgen | CPU outside the stack |"
+        echo "|---|---|---:|---:|---:|---|---|---:|"
+        for l in "${PRESENT[@]}"; do
+            IFS=$'\t' read -r n r x nx b u lb s1 s2 db lg oth < <(field "$c" "$l" \
+                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct")
+            [[ -n $x ]] || continue
+            line="| $(label "$l" | cut -d' ' -f1) | $(size "$l") | $n | $(fmt "$r") | $(fmt "$x") (N=$nx) |"
+            line+=" $(awk -v b="$b" -v u="$u" 'BEGIN { printf "%s (%.0f%%)", b, 100 * u }')"
+            [[ $lb != 1 ]] || line+=" **loadgen-bound**"
+            line+=" | $s1 / $s2 / $db / $lg | $oth% |"
+            printf '%s\n' "$line"
+        done
+        cat <<EOF
+
+N* is the smallest measured N whose throughput is within 5% of the sweep's maximum (loadgen's
+\`is_nstar\`); R at N* is the mean response time there; max throughput is the largest X of the
+sweep. The bottleneck is the resource with the largest utilization, hence the largest service
+demand D = U / X, at the point of maximum throughput: \`cpu\` is the whole machine (all cores),
+\`cpu:NAME\` one process group over the cores it can use, \`disk:DEV\` the time the disk had I/O in
+flight, \`redis\` the time Redis spent in commands. "CPU outside the stack" is the machine's CPU
+minus every watched process (loadgen included), in % of the machine: kernel threads (ksoftirqd
+doing deferred loopback TCP work, about 20% with large files; kworkers for disk I/O; under 7%
+with small files on an otherwise idle machine) and whatever else ran on this shared machine (see
+"machine busy just before" in summary.md). Per-point figures: \`points.csv\` of each load.
+EOF
+    } >"$R/$c/bottleneck.md"
+}
+for c in "${CONFIGS[@]}"; do [[ -d $R/$c ]] && write_bottleneck_md "$c"; done
+
+# share_check: server2's CPU per get request with the auth cache off and on (same stack
+# otherwise): their difference is what one argon2id verify costs server2 here.
+share_check() {
+    local l off on
+    [[ " ${CONFIGS[*]} " == *" mt-prefetch-redis "* && " ${CONFIGS[*]} " == *" ours "* ]] || return 0
+    echo
+    echo "Cross-check from this run: server2's CPU per request at N* with the auth cache off"
+    echo "(mt-prefetch-redis) and on (ours); the difference is roughly one argon2id verify."
+    echo
+    echo "| load | server2 µs/request, cache off | cache on | difference |"
+    echo "|---|---:|---:|---:|"
+    for l in "${PRESENT[@]}"; do
+        [[ $l != new ]] || continue
+        off=$(field mt-prefetch-redis "$l" server2_us_per_req)
+        on=$(field ours "$l" server2_us_per_req)
+        [[ -n $off && -n $on ]] || continue
+        awk -v l="$(label "$l")" -v a="$off" -v b="$on" 'BEGIN { printf "| %s | %.1f | %.1f | %.1f |\n", l, a, b, a - b }'
+    done
+}
+
+# Are the numbers what they should be? (the columns are table.csv's, see its header)
+checks() {
+    local busy
+    busy=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+        NR > 1 && ("busy_before_pct" in h) && $h["busy_before_pct"] + 0 >= m { m = $h["busy_before_pct"]; c = $1 }
+        END { if (c != "") printf "%d%% (before %s)", m, c }' "$R/configs.tsv")
+    awk -F, -v busy="$busy" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    function v(name) { return $(h[name]) }
+    {
+        n++; err += v("errors")
+        if (v("little_max_pct") + 0 > little) { little = v("little_max_pct"); lw = v("config") "/" v("load") }
+        if (v("bottleneck") != v("largest_u"))
+            bad = bad sprintf(" %s/%s (%s named, %s largest U)", v("config"), v("load"), v("bottleneck"), v("largest_u"))
+        if (v("loadgen_bound") == 1) lgb = lgb " " v("config") "/" v("load")
+        if (v("other_cpu_pct") + 0 > other) { other = v("other_cpu_pct"); ow = v("config") "/" v("load") }
+    } END {
+        printf "- %d sweeps; errors in all points together: %d\n", n, err
+        printf "- Little'"'"'s law, |X (R + Z) / N - 1|: at most %.1f%% (%s); short points with slow requests at the window'"'"'s edges make it larger\n", little, lw
+        if (bad == "") print "- the named bottleneck is the largest utilization (so the largest demand U / X) at X max in every sweep"
+        else print "- **bottleneck is not the largest U in:**" bad
+        if (lgb != "") print "- **loadgen itself was the bottleneck in:**" lgb
+        printf "- CPU not charged to any watched process at X max: at most %d%% of the machine (%s): kernel threads (ksoftirqd, ~20%% with large files) and other users of the machine\n", other, ow
+        if (busy != "") printf "- other work on this machine, sampled for 1 s before each configuration while the stack was idle: at most %s\n", busy
+    }' "$R/table.csv"
+}
+
+{
+    printf '# Reproduction run %s\n\n' "${R##*/}"
+    printf '%s run, %s. Machine: %s (see machine.md). Wall time %s s from setup to the last point.\n' \
+        "$(runinfo mode)" "$(awk -F'|' '/^\| date/ { gsub(/^ +| +$/, "", $3); print $3 }' "$R/machine.md" 2>/dev/null)" \
+        "$(awk -F'|' '/^\| CPU \|/ { c = $3 } /^\| cores/ { n = $3 } END { gsub(/^ +| +$/, "", c); gsub(/ /, "", n); print c ", " n " cores" }' "$R/machine.md" 2>/dev/null)" \
+        "$(runinfo wall_s)"
+    printf 'Command: `%s`.\n\n' "$(runinfo command)"
+    echo "## Configurations"
+    echo
+    echo "| configuration | the study's name | backend | server2 flags | server1 flags | machine busy just before |"
+    echo "|---|---|---|---|---|---:|"
+    for c in "${CONFIGS[@]}"; do
+        printf '| %s | %s | %s | `%s` | `%s` | %s |\n' "$c" "$(study_name "$c")" "$(flags_of "$c" backend)" \
+            "$(flags_of "$c" server2)" "$(flags_of "$c" server1)" "$(flags_of "$c" busy_before_pct || true)"
+    done
+    cat <<EOF
+
+- **Hash cost \`$(runinfo hash_cost)\`** (argon2id at libsodium's minimum limits, ~${HASH_US} µs per hash
+  or verify) everywhere, so that the database and the file path are what is measured, as in the study.
+- **Auth cache off** (\`--auth-cache 0\`) in the four study configurations: every GET is a verify
+  in server2 and a lookup in the database. Only \`ours\` caches verifications (\`--auth-cache 100000\`).
+- **$(runinfo workers) server2 workers** (threads or processes) = the machine's cores; more only
+  contend for the same two cores (measured: 8 threads were slower than 2 for MySQL account creation).
+  server1 runs 2 threads (= cores). In \`processes\` mode every worker process serves whole
+  connections, so server1 opens one connection per worker (\`--threads 2 --auth-conns K\`, 2K >=
+  workers); in \`threads\` mode any worker takes any request and 2 connections per thread suffice.
+- Databases: Redis with \`appendfsync always\`, MariaDB with \`innodb_flush_log_at_trx_commit=1\`,
+  both started once for the run, on loopback, data on the same disk as the files.
+
+## Maximum throughput X max (requests/s), this machine
+
+$(pivot cell_x)
+
+## The study (2017), max throughput (requests/s)
+
+$(pivot cell_study)
+
+## This machine / the study
+
+$(pivot cell_ratio)
+
+## N* / mean response time at N*
+
+$(pivot cell_nstar)
+
+## Bottleneck at X max: resource (U) and the busiest process of the stack
+
+$(pivot cell_bottleneck)
+
+## Share of server2's CPU spent hashing, at N*
+
+Estimate: X(N*) × ${HASH_US} µs / server2's CPU-seconds per second at N*, one argon2id hash (new)
+or verify (get) per request. ${HASH_US} µs is the figure measured for \`--hash-cost min\` on a 2-vCPU
+EPYC VM like this one (DESIGN.md); "cache" = the auth cache answers the verifies.
+
+$(pivot cell_share)
+$(share_check)
+
+## Checks
+
+$(checks)
+
+Per configuration: \`CONFIG/bottleneck.md\`; every point: \`points.csv\` (merged) and
+\`CONFIG/LOAD/\` (loadgen's own points.csv, run.json, summary.md, log); plots: \`plots/\`.
+How to read all this: ../README.md.
+EOF
+} >"$R/summary.md"

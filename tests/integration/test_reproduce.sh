@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# scripts/reproduce.sh end to end on a tiny subset (one configuration on Redis, loads new and
+# get 1KB, N in {1,2}, half-second points; about 20 s), then checks that what it wrote is
+# complete and consistent: every point has its numbers, Little's law holds, the summary's
+# maximum throughput is the maximum of the points, bottleneck.md names a resource of the CSV
+# with its utilization there, the plots exist, and nothing it started is still running.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_init reproduce
+itest_timeout 60
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+export BIN_DIR
+OUT=$ITEST_DIR/results
+CFG=mt-prefetch-redis
+
+rc=0
+"$ITEST_ROOT/scripts/reproduce.sh" --no-build --configs "$CFG" --loads new,1KB --points 1,2 \
+    --duration 0.5 --warmup 0.2 --out "$OUT" >"$ITEST_DIR/reproduce.log" 2>&1 || rc=$?
+check_eq "reproduce.sh exits 0" "$rc" 0
+((rc == 0)) || itest_fail "reproduce.sh failed: $(tail -n 5 "$ITEST_DIR/reproduce.log")"
+
+for f in points.csv table.csv summary.md machine.md "$CFG/bottleneck.md" "$CFG/new/run.json" \
+    "$CFG/get-1KB/points.csv" plots/new.png plots/get-1KB.png "plots/util-$CFG.png"; do
+    check_ok "$f written" test -s "$OUT/$f"
+done
+
+# col NAME...: those columns of the merged points.csv, one row a line (type "all" rows only)
+col() { csv_get "$OUT/points.csv" 'c["type"] == "all"' "$@"; }
+check_eq "one row per load and N" "$(col load users | tr '\t\n' ': ')" "new:1 new:2 get-1KB:1 get-1KB:2 "
+
+number='^-?[0-9]+(\.[0-9]+)?$'
+bad=0
+while IFS=$'\t' read -r n x r u ok err; do
+    for v in "$n" "$x" "$r" "$u" "$ok" "$err"; do [[ $v =~ $number ]] || bad=$((bad + 1)); done
+done < <(col users x_rps r_mean_ms u_cpu ok errors)
+check_eq "every point has numbers (users, X, R, U, ok, errors)" "$bad" 0
+check_eq "no errors, every point ok > 0" \
+    "$(col ok errors | awk '$1 <= 0 || $2 != 0' | wc -l)" 0
+check_eq "X R = N within 20% at every point" \
+    "$(col users x_rps r_mean_ms | awk '{ l = $2 * $3 / 1000 / $1; if (l < 0.8 || l > 1.2) print }' | wc -l)" 0
+
+# The summary's "Maximum throughput" table against the points (the summary prints integers
+# from 1000 up, three significant digits below).
+summary_x() {
+    awk -F'|' -v row="$1" '/^## Maximum throughput/ { t = 1 } /^## The study/ { t = 0 }
+        t && $2 ~ row { gsub(/ /, "", $3); print $3 }' "$OUT/summary.md"
+}
+for l in new:"new account" get-1KB:"get 1KB"; do
+    load=${l%%:*}
+    max=$(col load x_rps | awk -v l="$load" '$1 == l && $2 > m { m = $2 }
+        END { if (m >= 1000) printf "%.0f\n", m; else printf "%.3g\n", m }')
+    check_eq "summary: X max of $load is the max of its points" "$(summary_x "${l#*:}")" "$max"
+done
+
+# bottleneck.md: the resource named for get 1KB is a column of the CSV, with that U at X max
+row=$(grep '^| get | 1KB |' "$OUT/$CFG/bottleneck.md" || true)
+res=$(awk -F'|' '{ split($7, a, " "); print a[1] }' <<<"$row")
+pct=$(awk -F'|' '{ if (match($7, /\(([0-9]+)%\)/)) print substr($7, RSTART + 1, RLENGTH - 3) }' <<<"$row")
+ucol=u_${res/:/_}
+check_ok "bottleneck '$res' is a column ($ucol) of points.csv" grep -q ",$ucol," <(head -n1 "$OUT/points.csv")
+u=$(csv_get "$OUT/points.csv" 'c["type"] == "all" && c["load"] == "get-1KB"' x_rps "$ucol" |
+    sort -g -r | head -n1 | awk '{ printf "%.0f", 100 * $2 }')
+check_eq "bottleneck.md's U is the CSV's at X max" "$pct" "$u"
+nstar=$(col load users is_nstar | awk '$1 == "get-1KB" && $3 == 1 { print $2 }')
+check_eq "bottleneck.md's N* is loadgen's" "$(awk -F'|' '{ gsub(/ /, "", $4); print $4 }' <<<"$row")" "$nstar"
+
+# nothing left running: the ports of the run's Redis, server2 and server1 are closed again,
+# and its run directory (databases' data) is gone
+ports=$(grep -o 'redis on :[0-9]*' "$ITEST_DIR/reproduce.log" | grep -o '[0-9]*$' || true)
+ports+=" $(grep -o 'server[12] :[0-9]*' "$OUT/$CFG/stack.log" | grep -o '[0-9]*$' | tr '\n' ' ' || true)"
+check_eq "Redis, server2 and server1 ports found in the logs" "$(wc -w <<<"$ports")" 3
+open=0
+for p in $ports; do ! _port_open 127.0.0.1 "$p" || open=$((open + 1)); done
+check_eq "ports left open after the run" "$open" 0
+run=$(sed -n "s/.*databases' data under //p" "$ITEST_DIR/reproduce.log")
+check_ok "run dir '$run' removed" test -n "$run" -a ! -e "$run"
+
+itest_summary
