@@ -340,7 +340,7 @@ $(pivot cell_bottleneck)
 
 Estimate: X(N*) × ${HASH_US} µs / server2's CPU-seconds per second at N*, one argon2id hash (new)
 or verify (get) per request. ${HASH_US} µs is the figure measured for \`--hash-cost min\` on a 2-vCPU
-EPYC VM like this one (DESIGN.md); "cache" = the auth cache answers the verifies.
+EPYC VM (libsodium, argon2id at its minimum limits); "cache" = the auth cache answers the verifies.
 
 $(pivot cell_share)
 $(share_check)

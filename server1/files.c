@@ -5,6 +5,8 @@
  */
 #include "files.h"
 
+#include "compat.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,17 +31,6 @@ static const char odirect_hint[] =
     "filesystem, or run without --prefetch and with --read buffered";
 
 /* ---- name validation (pure) ---- */
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 static int bad(const char **why, const char *reason)
 {
@@ -95,8 +86,8 @@ int files_name_decode(const char *raw, size_t len, char *out, size_t cap, size_t
             int lo;
             if (len - i < 3)
                 return bad(why, "truncated %-escape");
-            hi = hexval((unsigned char)raw[i + 1]);
-            lo = hexval((unsigned char)raw[i + 2]);
+            hi = hex_digit_value((unsigned char)raw[i + 1]);
+            lo = hex_digit_value((unsigned char)raw[i + 2]);
             if (hi < 0 || lo < 0)
                 return bad(why, "bad %-escape");
             c = (unsigned char)(hi << 4 | lo);

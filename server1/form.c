@@ -3,19 +3,10 @@
  */
 #include "form.h"
 
+#include "compat.h"
+
 #include <string.h>
 #include <strings.h>
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* Decodes into out (cap bytes), or only validates when out is NULL. */
 static long decode(const char *in, size_t len, char *out, size_t cap)
@@ -31,8 +22,8 @@ static long decode(const char *in, size_t len, char *out, size_t cap)
             int lo;
             if (len - i < 3)
                 return -1;
-            hi = hexval((unsigned char)in[i + 1]);
-            lo = hexval((unsigned char)in[i + 2]);
+            hi = hex_digit_value((unsigned char)in[i + 1]);
+            lo = hex_digit_value((unsigned char)in[i + 2]);
             if (hi < 0 || lo < 0)
                 return -1;
             d = (char)(hi << 4 | lo);

@@ -30,17 +30,6 @@ PRINTF_FMT(2, 3) static int fail(char *err, const char *fmt, ...)
     return -1;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes %XX escapes of in into out (cap bytes with the NUL). -1: bad escape, NUL or too long. */
 static int pct_decode(struct span in, char *out, size_t cap)
 {
@@ -53,8 +42,8 @@ static int pct_decode(struct span in, char *out, size_t cap)
             int lo;
             if (i + 2 >= in.n)
                 return -1;
-            hi = hexval(in.p[i + 1]);
-            lo = hexval(in.p[i + 2]);
+            hi = hex_digit_value((unsigned char)in.p[i + 1]);
+            lo = hex_digit_value((unsigned char)in.p[i + 2]);
             if (hi < 0 || lo < 0)
                 return -1;
             c = hi << 4 | lo;
