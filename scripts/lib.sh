@@ -12,6 +12,7 @@
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
 #   child_pids PID        print the pids of PID's direct children, one a line
+#   stop_process NAME PID SECS        SIGTERM, and SIGKILL if PID is still there SECS later
 #   random_file PATH BYTES        make PATH BYTES random bytes long, unless it already is
 #   csv_get FILE COND COL...      print columns COL (by header name) of the rows where the awk
 #                                 expression COND over c[NAME] holds, tab-separated
@@ -117,4 +118,15 @@ csv_get() {
         { delete c; for (i = 1; i <= NF; i++) c[h[i]] = $i }
         '"$cond"' { s = ""; for (i = 1; i <= n; i++) s = s (i > 1 ? "\t" : "") c[want[i]]; print s }
     ' "$file"
+}
+
+# stop_process NAME PID SECS: SIGTERM; if it is still there SECS later, SIGKILL (and die if even
+# that fails within 5 s). NAME only goes into the messages.
+stop_process() {
+    local name=$1 pid=$2 secs=$3
+    kill -TERM "$pid" 2>/dev/null || return 0
+    wait_pid_exit "$pid" "$secs" && return 0
+    log "$name (pid $pid) still running $secs s after SIGTERM, killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+    wait_pid_exit "$pid" 5 || die "$name (pid $pid) does not die"
 }

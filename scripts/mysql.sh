@@ -134,12 +134,7 @@ cmd_start() {
 cmd_stop() {
     local pid
     pid=$(running_pid) || { rm -f "$dir/mysqld.pid"; return 0; }
-    kill -TERM "$pid"
-    if ! wait_pid_exit "$pid" 30; then
-        log "mariadbd (pid $pid) still running 30 s after SIGTERM, killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-        wait_pid_exit "$pid" 5 || die "mariadbd (pid $pid) does not die"
-    fi
+    stop_process mariadbd "$pid" 30
     rm -f "$dir/mysqld.pid"
 }
 

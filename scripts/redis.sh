@@ -92,12 +92,7 @@ cmd_start() {
 cmd_stop() {
     local pid
     pid=$(running_pid) || { rm -f "$dir/redis.pid"; return 0; }
-    kill -TERM "$pid"
-    if ! wait_pid_exit "$pid" 30; then
-        log "redis-server (pid $pid) ignored SIGTERM for 30 s, killing it"
-        kill -KILL "$pid" 2>/dev/null || true
-        wait_pid_exit "$pid" 5 || die "redis-server (pid $pid) does not die"
-    fi
+    stop_process redis-server "$pid" 30
     rm -f "$dir/redis.pid"
 }
 

@@ -39,10 +39,7 @@ stop_pidfile() {
     local f=$1 pid
     [[ -f $f ]] || return 0
     pid=$(cat "$f")
-    if pid_alive "$pid"; then
-        kill -TERM "$pid" 2>/dev/null || true
-        wait_pid_exit "$pid" 20 || kill -KILL "$pid" 2>/dev/null || true
-    fi
+    ! pid_alive "$pid" || stop_process "${f##*/}" "$pid" 20
     rm -f "$f"
 }
 
