@@ -52,6 +52,26 @@ err : {
 }
 
 /* Skips blanks, then parses an unsigned decimal; *p is left after it. */
+/* Reads the decimal digits at *s (at least one, no overflow) and advances *s past them. */
+static int parse_digits(const char **s, uint64_t *out)
+{
+    const char *p = *s;
+    uint64_t v = 0;
+
+    if (*p < '0' || *p > '9')
+        return -1;
+    while (*p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+        p++;
+    }
+    *s = p;
+    *out = v;
+    return 0;
+}
+
 static int next_u64(const char **p, uint64_t *out)
 {
     const char *s = *p;
@@ -59,15 +79,8 @@ static int next_u64(const char **p, uint64_t *out)
 
     while (*s == ' ' || *s == '\t')
         s++;
-    if (*s < '0' || *s > '9')
+    if (parse_digits(&s, &v) < 0)
         return -1;
-    while (*s >= '0' && *s <= '9') {
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-        s++;
-    }
     if (*s != '\0' && !isspace((unsigned char)*s))
         return -1;
     *p = s;
@@ -166,21 +179,7 @@ int procstat_key_u64(const char *text, const char *key, uint64_t *out)
     p += strlen(key);
     while (*p == ' ' || *p == '\t' || *p == ':')
         p++;
-    {
-        uint64_t v = 0;
-        const char *s = p;
-        if (*s < '0' || *s > '9')
-            return -1;
-        while (*s >= '0' && *s <= '9') {
-            unsigned d = (unsigned)(*s - '0');
-            if (v > (UINT64_MAX - d) / 10)
-                return -1;
-            v = v * 10 + d;
-            s++;
-        }
-        *out = v;
-    }
-    return 0;
+    return parse_digits(&p, out);
 }
 
 int procstat_key_str(const char *text, const char *key, char *out, size_t cap)

@@ -12,6 +12,7 @@
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
 #   child_pids PID        print the pids of PID's direct children, one a line
+#   server_main ACTION DIR [PORT]  the start|stop|restart command line of redis.sh and mysql.sh
 #   stop_process NAME PID SECS        SIGTERM, and SIGKILL if PID is still there SECS later
 #   random_file PATH BYTES        make PATH BYTES random bytes long, unless it already is
 #   csv_get FILE COND COL...      print columns COL (by header name) of the rows where the awk
@@ -129,4 +130,28 @@ stop_process() {
     log "$name (pid $pid) still running $secs s after SIGTERM, killing it"
     kill -KILL "$pid" 2>/dev/null || true
     wait_pid_exit "$pid" 5 || die "$name (pid $pid) does not die"
+}
+
+# server_main ACTION DIR [PORT]: the command line shared by redis.sh and mysql.sh. Sets the global
+# dir (absolute) and calls the script's cmd_start [PORT] / cmd_stop; restart reuses DIR/port.
+server_main() {
+    local action=$1
+    [[ $action == stop && ! -d $2 ]] && exit 0
+    mkdir -p "$2"
+    dir=$(cd "$2" && pwd)
+    case $action in
+    start)
+        (($# <= 3)) || usage
+        [[ -z ${3:-} || ${3:-} =~ ^[0-9]+$ ]] || die "bad port: $3"
+        cmd_start "${3:-}"
+        ;;
+    stop) (($# == 2)) || usage; cmd_stop ;;
+    restart)
+        (($# == 2)) || usage
+        [[ -s $dir/port ]] || die "$dir/port missing: never started here"
+        cmd_stop
+        cmd_start "$(cat "$dir/port")"
+        ;;
+    *) usage ;;
+    esac
 }

@@ -139,25 +139,6 @@ cmd_stop() {
 }
 
 (($# >= 2)) || usage
-action=$1
 [[ -n $2 ]] || usage
 require_cmd mariadbd mariadb mariadb-install-db
-[[ $action == stop && ! -d $2 ]] && exit 0
-mkdir -p "$2"
-dir=$(cd "$2" && pwd)
-
-case $action in
-start)
-    (($# <= 3)) || usage
-    [[ -z ${3:-} || ${3:-} =~ ^[0-9]+$ ]] || die "bad port: $3"
-    cmd_start "${3:-}"
-    ;;
-stop) (($# == 2)) || usage; cmd_stop ;;
-restart)
-    (($# == 2)) || usage
-    [[ -s $dir/port ]] || die "$dir/port missing: never started here"
-    cmd_stop
-    cmd_start "$(cat "$dir/port")"
-    ;;
-*) usage ;;
-esac
+server_main "$@"
