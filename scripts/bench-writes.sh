@@ -12,7 +12,7 @@
 #                           [--server1-flags "FLAGS"] [--out DIR] [--keep]
 #     --rounds N     interleaved rounds; medians over them (default 3)
 #     --duration S   measured seconds per point (default 5; plus 1 s warm-up)
-#     --server1-flags "FLAGS"  extra flags for both server1s, e.g. "--commit-sync syncfs"
+#     --server1-flags "FLAGS"  extra flags for both server1s, e.g. "--commit-window 2ms"
 #     --out DIR      also write raw.csv (every measurement), medians.csv and meta.txt to DIR
 #     --keep         keep the run dir (logs, loadgen output)
 # Everything runs on 127.0.0.1 under a temp dir and is stopped at exit.

@@ -1,20 +1,16 @@
 /*
- * commit.c - see commit.h. One batch: fsync every temp file's data (or one syncfs with
- * --commit-sync syncfs), read it into memory if --prefetch, then in queue order check owner +
- * rename/unlink + swap the prefetched copy, fsync each touched directory once, answer all.
- * The test hook S1_TEST_NO_XATTR=1 makes the start-up xattr probe fail as on a filesystem
- * without user xattrs.
+ * commit.c - see commit.h. One batch: decide every job in queue order (seeing the earlier
+ * jobs of the same batch), append the accepted ones to the store, one store_sync, publish
+ * them (index, then the --prefetch table), answer all.
  */
 #include "commit.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,36 +19,91 @@
 #include "worker.h"
 #include "xalloc.h"
 
-#define COMMIT_PROBE_NAME "probe"
-
 bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t now_ns,
                         uint64_t deadline_ns)
 {
     return group && queued > 0 && open_uploads > 0 && now_ns < deadline_ns;
 }
 
-/* ---- temp files ---- */
+/* ---- PUT bodies ---- */
 
-int commit_tmp_open(struct committer *cm, char *tmp_name)
+/* An unnamed temp file in the store directory: nothing to clean up after a crash. */
+static int tmpfile_open(struct committer *cm)
 {
-    unsigned long n = atomic_fetch_add_explicit(&cm->next_tmp, 1, memory_order_relaxed);
-    int fd;
+    static _Atomic unsigned long next;
+    char name[64];
+    int fd = openat(cm->store.dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 
-    snprintf(tmp_name, COMMIT_TMP_NAME_MAX, "up-%ld-%lu", (long)getpid(), n);
-    fd = openat(cm->tmp_fd, tmp_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd < 0 ? -errno : fd;
+    /* no O_TMPFILE here: a named file, unlinked at once */
+    snprintf(name, sizeof(name), ".up-%ld-%lu", (long)getpid(),
+             atomic_fetch_add_explicit(&next, 1, memory_order_relaxed));
+    fd = openat(cm->store.dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    atomic_fetch_add_explicit(&cm->open_uploads, 1, memory_order_relaxed);
+    unlinkat(cm->store.dir_fd, name, 0);
     return fd;
 }
 
-void commit_tmp_abandon(struct committer *cm, int fd, const char *tmp_name)
+int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
 {
-    if (unlinkat(cm->tmp_fd, tmp_name, 0) < 0)
-        log_warn("cannot remove temp file '%s': %d", tmp_name, errno);
-    if (fd >= 0)
-        close(fd);
+    *b = (struct commit_body){.fd = -1, .len = len};
+    if (len <= COMMIT_MEM_BODY_MAX) {
+        b->mem = malloc(len > 0 ? (size_t)len : 1);
+        if (b->mem == NULL)
+            return -ENOMEM;
+    } else {
+        b->fd = tmpfile_open(cm);
+        if (b->fd < 0)
+            return b->fd;
+    }
+    atomic_fetch_add_explicit(&cm->open_uploads, 1, memory_order_relaxed);
+    return 0;
+}
+
+int commit_body_write(struct commit_body *b, const void *p, size_t n)
+{
+    const char *q = p;
+
+    if (b->mem != NULL) {
+        memcpy(b->mem + b->have, p, n);
+        b->have += n;
+        return 0;
+    }
+    while (n > 0) {
+        ssize_t w = write(b->fd, q, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        q += w;
+        n -= (size_t)w;
+        b->have += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Frees what b holds (no counting). */
+static void body_release(struct commit_body *b)
+{
+    free(b->mem);
+    b->mem = NULL;
+    if (b->fd >= 0)
+        close(b->fd);
+    b->fd = -1;
+}
+
+void commit_body_abandon(struct committer *cm, struct commit_body *b)
+{
+    body_release(b);
     atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
+}
+
+int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd, uint64_t *off,
+                  uint64_t *size)
+{
+    return store_lookup(&cm->store, name, len, NULL, fd, off, size);
 }
 
 void commit_submit(struct committer *cm, struct commit_job *job)
@@ -60,203 +111,21 @@ void commit_submit(struct committer *cm, struct commit_job *job)
     pthread_mutex_lock(&cm->lock);
     STAILQ_INSERT_TAIL(&cm->queue, job, link);
     cm->queued++;
-    if (job->op == COMMIT_PUT)
+    if (job->op == COMMIT_PUT) /* received: no longer company worth waiting for */
         atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
     pthread_cond_signal(&cm->cond);
     pthread_mutex_unlock(&cm->lock);
 }
 
-/* ---- one batch ---- */
-
-/* Splits name into its directory ("" for the root) and returns the last segment. */
-static const char *split_name(const char *name, char *dir)
+/* Whether a whiteout still hides something: an operator's file of that name. */
+static bool operator_has(void *arg, const char *name)
 {
-    const char *slash = strrchr(name, '/');
+    struct committer *cm = arg;
+    int fd = files_open(cm->files, name, false);
 
-    if (slash == NULL) {
-        dir[0] = '\0';
-        return name;
-    }
-    memcpy(dir, name, (size_t)(slash - name));
-    dir[slash - name] = '\0';
-    return slash + 1;
-}
-
-/*
- * Whether base exists in dirfd (1) or not (0), with its owner ("" if none: an operator file or
- * a symlink); -EISDIR for a directory, -errno on other errors.
- */
-static int target_owner(int dirfd, const char *base, char *owner, size_t cap)
-{
-    struct stat st;
-    ssize_t n;
-    int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-
-    owner[0] = '\0';
-    if (fd < 0)
-        return errno == ENOENT ? 0 : errno == ELOOP ? 1 : -errno;
-    if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+    if (fd >= 0)
         close(fd);
-        return -EISDIR;
-    }
-    n = fgetxattr(fd, COMMIT_OWNER_XATTR, owner, cap - 1);
-    owner[n > 0 ? n : 0] = '\0';
-    close(fd);
-    return 1;
-}
-
-struct batch_dir {
-    int fd;
-    dev_t dev;
-    ino_t ino;
-    bool failed;
-};
-
-struct batch {
-    struct commit_job *jobs[256];
-    struct files_blob *blobs[256];
-    int dir_of[256]; /* index into dirs, or -1 */
-    size_t n;
-    struct batch_dir dirs[256];
-    size_t ndirs;
-};
-
-/* Opens dir for this batch (shared by all its jobs); index or -errno. */
-static int batch_dir(struct committer *cm, struct batch *b, const char *dir)
-{
-    struct stat st;
-    int fd = files_open_dir(cm->files, dir);
-
-    if (fd < 0)
-        return fd;
-    if (fstat(fd, &st) < 0) {
-        int e = errno;
-        close(fd);
-        return -e;
-    }
-    for (size_t i = 0; i < b->ndirs; i++) {
-        if (b->dirs[i].dev == st.st_dev && b->dirs[i].ino == st.st_ino) {
-            close(fd);
-            return (int)i;
-        }
-    }
-    b->dirs[b->ndirs] = (struct batch_dir){.fd = fd, .dev = st.st_dev, .ino = st.st_ino};
-    return (int)b->ndirs++;
-}
-
-static int err_status(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case ENOTDIR:
-    case EXDEV:
-    case ELOOP:
-        return 404;
-    case EISDIR:
-    case ENOTEMPTY:
-    case EEXIST:
-        return 409;
-    default:
-        return 500;
-    }
-}
-
-/* Ownership check, then rename or unlink; sets job->status. */
-static void apply_one(struct committer *cm, struct batch *b, size_t k)
-{
-    struct commit_job *job = b->jobs[k];
-    char dir[FILES_NAME_MAX + 1];
-    char owner[ACCOUNT_USER_MAX + 2];
-    const char *base = split_name(job->name, dir);
-    int di = batch_dir(cm, b, dir);
-    int dfd;
-    int exists;
-
-    if (di < 0) {
-        job->status = err_status(-di);
-        return;
-    }
-    dfd = b->dirs[di].fd;
-    exists = target_owner(dfd, base, owner, sizeof(owner));
-    if (exists < 0) {
-        job->status = err_status(-exists);
-        return;
-    }
-    if (exists && (owner[0] == '\0' ? !cm->writable_root : strcmp(owner, job->user) != 0)) {
-        job->status = 403;
-        return;
-    }
-    if (job->op == COMMIT_DELETE) {
-        if (!exists) {
-            job->status = 404;
-            return;
-        }
-        if (unlinkat(dfd, base, 0) < 0) {
-            job->status = err_status(errno);
-            return;
-        }
-        files_replace(cm->files, job->name, job->name_len, NULL);
-        job->status = 204;
-    } else {
-        if (renameat(cm->tmp_fd, job->tmp_name, dfd, base) < 0) {
-            job->status = err_status(errno);
-            return;
-        }
-        job->tmp_name[0] = '\0'; /* renamed: nothing to clean up */
-        files_replace(cm->files, job->name, job->name_len, b->blobs[k]);
-        b->blobs[k] = NULL;
-        job->status = exists ? 204 : 201;
-    }
-    b->dir_of[k] = di;
-}
-
-/* fsync (or syncfs) the data of every PUT; a failed one gets 500. */
-static void flush_data(struct committer *cm, struct batch *b)
-{
-    if (cm->use_syncfs) {
-        if (syncfs(cm->files->root_fd) == 0)
-            return;
-        log_error("syncfs failed: %d", errno);
-        for (size_t k = 0; k < b->n; k++)
-            b->jobs[k]->status = 500;
-        return;
-    }
-    /* start every file's writeback first: the first fsync's journal commit then carries the
-     * others' metadata too, and the remaining fsyncs mostly find nothing left to do */
-    for (size_t k = 0; k < b->n; k++) {
-        struct commit_job *job = b->jobs[k];
-        if (job->op == COMMIT_PUT &&
-            sync_file_range(job->tmp_fd, 0, 0, SYNC_FILE_RANGE_WRITE) < 0)
-            log_debug("sync_file_range of upload '%s': %d", job->name, errno);
-    }
-    for (size_t k = 0; k < b->n; k++) {
-        struct commit_job *job = b->jobs[k];
-        if (job->op == COMMIT_PUT && fsync(job->tmp_fd) < 0) {
-            log_error("fsync of upload '%s' failed: %d", job->name, errno);
-            job->status = 500;
-        }
-    }
-}
-
-/* With --prefetch: the new versions' bytes, read before they become visible. */
-static void load_blobs(struct committer *cm, struct batch *b)
-{
-    for (size_t k = 0; k < b->n; k++) {
-        struct commit_job *job = b->jobs[k];
-        struct stat st;
-        void *buf = NULL;
-        long got;
-
-        if (job->op != COMMIT_PUT || job->status != 0)
-            continue;
-        if (fstat(job->tmp_fd, &st) < 0 ||
-            (got = files_read_direct(cm->files, job->tmp_fd, (size_t)st.st_size, &buf)) < 0) {
-            log_error("cannot read back upload '%s'", job->name);
-            job->status = 500;
-            continue;
-        }
-        b->blobs[k] = files_blob_new(buf, (size_t)got);
-    }
+    return fd != -ENOENT && fd != -ENOTDIR;
 }
 
 static void record_batch(struct committer *cm, size_t n, uint64_t ns)
@@ -274,51 +143,167 @@ static void record_batch(struct committer *cm, size_t n, uint64_t ns)
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
 }
 
+/* ---- one batch ---- */
+
+struct batch {
+    struct commit_job *jobs[256];
+    struct store_pos pos[256];
+    size_t n;
+};
+
+static bool accepted(const struct commit_job *job)
+{
+    return job->status == 201 || job->status == 204;
+}
+
+/*
+ * The state of the name of job k just before it: the latest accepted job of this batch on
+ * the same name, else the store, else the operator's files under --root. Returns 1 (exists,
+ * owner set; "" for an operator's file), 0 (absent), -EISDIR (a directory) or -errno.
+ */
+static int name_state(struct committer *cm, const struct batch *b, size_t k, char *owner)
+{
+    const struct commit_job *job = b->jobs[k];
+    struct stat st;
+    int st_store, fd;
+
+    for (size_t i = k; i-- > 0;) {
+        const struct commit_job *p = b->jobs[i];
+        if (!accepted(p) || p->name_len != job->name_len ||
+            memcmp(p->name, job->name, job->name_len) != 0)
+            continue;
+        if (p->op == COMMIT_DELETE)
+            return 0;
+        memcpy(owner, p->user, sizeof(p->user));
+        return 1;
+    }
+    st_store = store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL);
+    if (st_store == STORE_FILE)
+        return 1;
+    if (st_store == STORE_WHITEOUT)
+        return 0;
+    owner[0] = '\0';
+    fd = files_open(cm->files, job->name, false);
+    if (fd == -ENOENT || fd == -ENOTDIR)
+        return 0;
+    if (fd == -EXDEV || fd == -ELOOP)
+        return 1; /* a symlink of the operator's: theirs */
+    if (fd < 0)
+        return fd;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    close(fd);
+    return S_ISDIR(st.st_mode) ? -EISDIR : 1;
+}
+
+/* Sets job k's status: 201/204 when it may go ahead, else its refusal. */
+static void decide(struct committer *cm, struct batch *b, size_t k)
+{
+    struct commit_job *job = b->jobs[k];
+    char owner[STORE_OWNER_MAX + 1];
+    int exists = name_state(cm, b, k, owner);
+
+    if (exists == -EISDIR) {
+        job->status = 409;
+    } else if (exists < 0) {
+        log_warn("cannot look up '%s' before a change: %s", job->name, strerror(-exists));
+        job->status = 500;
+    } else if (exists && (owner[0] == '\0' ? !cm->writable_root : strcmp(owner, job->user) != 0)) {
+        job->status = 403;
+    } else if (job->op == COMMIT_DELETE) {
+        job->status = exists ? 204 : 404;
+    } else {
+        job->status = exists ? 204 : 201;
+    }
+}
+
+/* With --prefetch: the new version's bytes as a blob (the memory body is taken over). */
+static struct files_blob *body_blob(struct commit_job *job)
+{
+    struct commit_body *b = &job->body;
+    void *buf;
+
+    if (b->len == 0)
+        return files_blob_new(NULL, 0);
+    if (b->mem != NULL) {
+        buf = b->mem;
+        b->mem = NULL;
+        return files_blob_new(buf, (size_t)b->len);
+    }
+    buf = xmalloc((size_t)b->len);
+    for (uint64_t got = 0; got < b->len;) {
+        ssize_t r = pread(b->fd, (char *)buf + got, (size_t)(b->len - got), (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(buf);
+            return NULL;
+        }
+        got += (uint64_t)r;
+    }
+    return files_blob_new(buf, (size_t)b->len);
+}
+
+/* After a failed append or sync: every accepted job of the batch is refused. */
+static void fail_accepted(struct batch *b, int e)
+{
+    for (size_t k = 0; k < b->n; k++) {
+        if (accepted(b->jobs[k]))
+            b->jobs[k]->status = e == ENOSPC || e == EDQUOT ? 507 : 500;
+    }
+}
+
 static void run_batch(struct committer *cm, struct batch *b)
 {
     uint64_t t0 = clock_now_ns();
-    bool any_put = false;
+    size_t appended = 0;
+    int rc = 0;
 
     for (size_t k = 0; k < b->n; k++) {
         b->jobs[k]->status = 0;
-        b->dir_of[k] = -1;
-        b->blobs[k] = NULL;
-        any_put |= b->jobs[k]->op == COMMIT_PUT;
+        decide(cm, b, k);
     }
-    if (any_put)
-        flush_data(cm, b);
-    if (any_put && cm->files->mode == FILES_PREFETCH)
-        load_blobs(cm, b);
-    for (size_t k = 0; k < b->n; k++) {
-        if (b->jobs[k]->status == 0)
-            apply_one(cm, b, k);
+    if ((rc = store_roll(&cm->store)) < 0)
+        log_warn("cannot start a new store segment: %s", strerror(-rc));
+    rc = 0;
+    for (size_t k = 0; k < b->n && rc == 0; k++) {
+        struct commit_job *job = b->jobs[k];
+        struct store_body body = {.mem = job->body.mem, .fd = job->body.fd, .len = job->body.len};
+        if (!accepted(job))
+            continue;
+        if (job->op == COMMIT_PUT)
+            rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
+                                  &b->pos[k]);
+        else
+            rc = store_append_delete(&cm->store, job->name, job->name_len, &b->pos[k]);
+        appended++;
     }
-    /* the names: each touched directory once */
-    for (size_t i = 0; i < b->ndirs; i++) {
-        if (fsync(b->dirs[i].fd) < 0) {
-            log_error("fsync of a directory failed: %d", errno);
-            b->dirs[i].failed = true;
-        }
+    if (rc == 0 && appended > 0)
+        rc = store_sync(&cm->store);
+    if (rc < 0) {
+        log_error("cannot make a batch of %zu changes durable: %s", appended, strerror(-rc));
+        fail_accepted(b, -rc);
     }
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];
-        if (b->dir_of[k] >= 0 && b->dirs[b->dir_of[k]].failed)
-            job->status = 500;
-        files_blob_unref(b->blobs[k]);
-        if (job->op == COMMIT_PUT) {
-            if (job->tmp_name[0] != '\0' && unlinkat(cm->tmp_fd, job->tmp_name, 0) < 0)
-                log_warn("cannot remove temp file '%s': %d", job->tmp_name, errno);
-            close(job->tmp_fd);
-            job->tmp_fd = -1;
+        if (accepted(job)) {
+            store_publish(&cm->store, job->name, job->name_len, job->user, &b->pos[k]);
+            if (cm->files->mode == FILES_PREFETCH)
+                files_replace(cm->files, job->name, job->name_len,
+                              job->op == COMMIT_PUT ? body_blob(job) : NULL);
         }
+        if (job->op == COMMIT_PUT)
+            body_release(&job->body);
     }
-    for (size_t i = 0; i < b->ndirs; i++)
-        close(b->dirs[i].fd);
-    b->ndirs = 0;
     record_batch(cm, b->n, clock_now_ns() - t0);
     for (size_t k = 0; k < b->n; k++)
         s1_worker_commit_done(b->jobs[k]->w, b->jobs[k]);
     b->n = 0;
+    if (appended > 0 && (rc = store_compact(&cm->store, operator_has, cm)) < 0)
+        log_error("store compaction failed: %s", strerror(-rc));
 }
 
 static void *committer_thread_main(void *arg)
@@ -361,80 +346,41 @@ static void *committer_thread_main(void *arg)
 
 /* ---- start-up ---- */
 
-/* Removes every entry of the temp dir (what a crash left); returns how many. */
-static int recover(struct committer *cm, char *err)
+/* With --prefetch: lays one uploaded version (or whiteout) over the prefetched files. */
+static void overlay_one(void *arg, const char *name, size_t len, enum store_state st, int fd,
+                        uint64_t off, uint64_t size)
 {
-    char ebuf[128];
-    struct dirent *de;
-    int dfd = openat(cm->tmp_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
-    int n = 0;
+    struct committer *cm = arg;
+    void *buf = NULL;
 
-    if (d == NULL) {
-        snprintf(err, FILES_ERR_LEN, "cannot list '%s': %s", FILES_TMP_DIR,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        if (dfd >= 0)
-            close(dfd);
-        return -1;
+    if (st == STORE_WHITEOUT) {
+        files_replace(cm->files, name, len, NULL);
+        return;
     }
-    while ((errno = 0, de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (unlinkat(cm->tmp_fd, de->d_name, 0) < 0) {
-            snprintf(err, FILES_ERR_LEN, "cannot remove '%s/%s': %s", FILES_TMP_DIR,
-                     de->d_name, strerror_r(errno, ebuf, sizeof(ebuf)));
-            closedir(d);
-            return -1;
+    if (size > 0) {
+        buf = xmalloc((size_t)size);
+        for (uint64_t got = 0; got < size;) {
+            ssize_t r = pread(fd, (char *)buf + got, (size_t)(size - got), (off_t)(off + got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                log_error("cannot read the upload '%s' from the store", name);
+                free(buf);
+                return;
+            }
+            got += (uint64_t)r;
         }
-        n++;
     }
-    closedir(d);
-    if (n > 0 && fsync(cm->tmp_fd) < 0) {
-        snprintf(err, FILES_ERR_LEN, "cannot fsync '%s': %s", FILES_TMP_DIR,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        return -1;
-    }
-    return n;
-}
-
-/* Checks that a user xattr can be stored on a file in the temp dir. */
-static int probe_xattr(struct committer *cm, char *err)
-{
-    char ebuf[128];
-    const char *v = getenv("S1_TEST_NO_XATTR");
-    int fd = openat(cm->tmp_fd, COMMIT_PROBE_NAME, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int rc = 0;
-    bool refused;
-
-    if (fd < 0) {
-        snprintf(err, FILES_ERR_LEN, "cannot create a file in '%s': %s", FILES_TMP_DIR,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        return -1;
-    }
-    if (v != NULL && strcmp(v, "1") == 0) {
-        errno = ENOTSUP;
-        refused = true;
-    } else {
-        refused = fsetxattr(fd, COMMIT_OWNER_XATTR, "probe", 5, 0) < 0;
-    }
-    if (refused) {
-        snprintf(err, FILES_ERR_LEN,
-                 "the filesystem of --root refuses user xattrs (%s), which uploads need to "
-                 "record owners; use ext4/xfs/btrfs, or run with --read-only",
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        rc = -1;
-    }
-    close(fd);
-    unlinkat(cm->tmp_fd, COMMIT_PROBE_NAME, 0);
-    return rc;
+    files_replace(cm->files, name, len, files_blob_new(buf, (size_t)size));
 }
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
                    bool writable_root, char *err)
 {
+    struct store_recovery rec;
     pthread_condattr_t ca;
-    char ebuf[128];
-    int n;
+    uint64_t segment_bytes = STORE_SEGMENT_BYTES;
+    const char *seg_env;
 
     memset(cm, 0, sizeof(*cm));
     cm->files = f;
@@ -442,40 +388,25 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     cm->window_ns = window_ns;
     cm->writable_root = writable_root;
     STAILQ_INIT(&cm->queue);
-    if (mkdirat(f->root_fd, FILES_TMP_DIR, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, FILES_ERR_LEN, "cannot create '%s' under --root: %s (or use --read-only)",
-                 FILES_TMP_DIR, strerror_r(errno, ebuf, sizeof(ebuf)));
+    /* test hook: small segments, so that tests see segments roll and compaction run */
+    if ((seg_env = getenv("S1_TEST_STORE_SEGMENT_BYTES")) != NULL && atoll(seg_env) > 0)
+        segment_bytes = (uint64_t)atoll(seg_env);
+    if (store_open(&cm->store, f->root_fd, segment_bytes, &rec, err) < 0)
         return -1;
-    }
-    cm->tmp_fd = openat(f->root_fd, FILES_TMP_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                       O_CLOEXEC);
-    if (cm->tmp_fd < 0) {
-        snprintf(err, FILES_ERR_LEN, "cannot open '%s' under --root: %s", FILES_TMP_DIR,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        return -1;
-    }
-    if (fsync(f->root_fd) < 0) { /* the temp dir itself must survive a crash */
-        snprintf(err, FILES_ERR_LEN, "cannot fsync --root: %s",
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        goto err_close;
-    }
-    if (probe_xattr(cm, err) < 0)
-        goto err_close;
-    n = recover(cm, err);
-    if (n < 0)
-        goto err_close;
-    log_info("recovery: removed %d unfinished uploads", n);
+    log_info("recovery: upload store: %u segments, %llu records replayed, %llu files, "
+             "%llu deletions; %llu bytes of an unfinished batch cut off; %llu damaged bytes",
+             rec.segments, (unsigned long long)rec.records, (unsigned long long)rec.files,
+             (unsigned long long)rec.whiteouts, (unsigned long long)rec.torn_bytes,
+             (unsigned long long)rec.corrupt_bytes);
+    if (f->mode == FILES_PREFETCH)
+        store_foreach(&cm->store, overlay_one, cm);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cm->cond, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&cm->lock, NULL);
+    cm->initialized = true;
     return 0;
-
-err_close:
-    close(cm->tmp_fd);
-    cm->tmp_fd = -1;
-    return -1;
 }
 
 int committer_start(struct committer *cm)
@@ -503,19 +434,19 @@ void committer_stop(struct committer *cm)
 
 void committer_release(struct committer *cm)
 {
-    if (cm->tmp_fd < 0)
+    if (!cm->initialized)
         return;
-    close(cm->tmp_fd);
-    cm->tmp_fd = -1;
+    store_close(&cm->store);
     pthread_cond_destroy(&cm->cond);
     pthread_mutex_destroy(&cm->lock);
+    cm->initialized = false;
 }
 
 char *commit_metrics_render(struct committer *cm, size_t *len)
 {
     static const double bounds[] = COMMIT_SECONDS_BOUNDS;
     const struct commit_stats *s = &cm->stats;
-    size_t cap = 4096;
+    size_t cap = 8192;
     char *out = xmalloc(cap);
     size_t n = 0;
     uint64_t cum = 0;
@@ -544,6 +475,26 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
     PUT("server1_commit_seconds_sum %.9f\nserver1_commit_seconds_count %llu\n",
         (double)atomic_load_explicit(&s->seconds_sum_ns, memory_order_relaxed) / 1e9,
         (unsigned long long)cum);
+    {
+        struct store_stats st;
+        store_stats(&cm->store, &st);
+        PUT("# HELP server1_store_files Uploaded files (newest versions) in the upload store.\n"
+            "# TYPE server1_store_files gauge\nserver1_store_files %llu\n"
+            "# HELP server1_store_deletions Names deleted through the server (whiteouts).\n"
+            "# TYPE server1_store_deletions gauge\nserver1_store_deletions %llu\n"
+            "# HELP server1_store_segments Log segments of the upload store.\n"
+            "# TYPE server1_store_segments gauge\nserver1_store_segments %llu\n"
+            "# HELP server1_store_bytes Bytes in the log segments.\n"
+            "# TYPE server1_store_bytes gauge\nserver1_store_bytes %llu\n"
+            "# HELP server1_store_live_bytes Bytes of records that are newest versions.\n"
+            "# TYPE server1_store_live_bytes gauge\nserver1_store_live_bytes %llu\n"
+            "# HELP server1_store_compactions_total Segments removed by compaction.\n"
+            "# TYPE server1_store_compactions_total counter\n"
+            "server1_store_compactions_total %llu\n",
+            (unsigned long long)st.files, (unsigned long long)st.whiteouts,
+            (unsigned long long)st.segments, (unsigned long long)st.bytes,
+            (unsigned long long)st.live_bytes, (unsigned long long)st.compactions);
+    }
 #undef PUT
     *len = n;
     return out;

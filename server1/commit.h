@@ -1,18 +1,19 @@
 /*
- * commit.h - durable uploads: temp files under <root>/.s1tmp, start-up recovery, and the
- * committer thread that makes PUT/DELETE durable in groups (group commit) before they are
+ * commit.h - durable uploads: receiving a PUT body, and the committer thread that makes PUTs
+ * and DELETEs durable in groups (group commit) in the upload store (store.h) before they are
  * acknowledged.
  *
- * DESIGN: a worker streams a PUT body into a temp file (commit_tmp_open), then, once server2
- * accepted the credentials, tags it with the owner xattr and hands a struct commit_job to
- * commit_submit. The committer thread takes every queued job (after waiting up to
- * --commit-window while other uploads are still being received), flushes their data together
- * (writeback started for all, then fsync each, so one journal commit carries them; or one
- * syncfs with --commit-sync syncfs), then in queue order
- * checks ownership and renames each into place (or unlinks, for DELETE), swaps the prefetched
- * copy, fsyncs each affected directory once, and only then returns every job to its worker via
- * s1_worker_commit_done (a locked list + eventfd; it never touches a worker's event base).
- * Ownership checks and renames all happen on this one thread, so they are serialized.
+ * DESIGN: a worker receives a PUT body into memory (up to COMMIT_MEM_BODY_MAX) or into an
+ * unnamed temp file (commit_body_*), then, once server2 accepted the credentials, hands a
+ * struct commit_job to commit_submit. The committer thread takes every queued job (after
+ * waiting up to --commit-window while other uploads are still being received) and, for the
+ * whole batch: decides each job in queue order (ownership: the store's owner of the name, or an
+ * operator's file under --root, which only --writable-root lets users replace or delete),
+ * appends one log record per accepted job, makes them all durable with one fdatasync
+ * (store_sync), publishes them in the store's index and the --prefetch table, and only then
+ * returns every job to its worker via s1_worker_commit_done (a locked list + eventfd; it never
+ * touches a worker's event base). All decisions and index changes happen on this one thread,
+ * so they are serialized.
  */
 #ifndef S1_COMMIT_H
 #define S1_COMMIT_H
@@ -26,9 +27,9 @@
 
 #include "account.h"
 #include "files.h"
+#include "store.h"
 
-#define COMMIT_OWNER_XATTR "user.s1owner"
-#define COMMIT_TMP_NAME_MAX 48
+#define COMMIT_MEM_BODY_MAX (256u << 10) /* larger PUT bodies go to a temp file */
 #define COMMIT_SECONDS_BOUNDS                                                                      \
     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 #define COMMIT_SECONDS_NBOUNDS 15
@@ -37,8 +38,16 @@ struct s1_worker;
 struct s1_conn;
 
 enum commit_op {
-    COMMIT_PUT,    /* rename tmp_name over name */
-    COMMIT_DELETE, /* unlink name */
+    COMMIT_PUT,    /* store the body as name's newest version */
+    COMMIT_DELETE, /* remove name */
+};
+
+/* A PUT body being received, then handed to the committer with the job. */
+struct commit_body {
+    char *mem;     /* the whole body (len <= COMMIT_MEM_BODY_MAX), malloc'd; else NULL */
+    int fd;        /* else an unnamed temp file in the store directory; else -1 */
+    uint64_t len;  /* Content-Length */
+    uint64_t have; /* bytes received so far */
 };
 
 struct commit_job {
@@ -48,12 +57,11 @@ struct commit_job {
     char name[FILES_NAME_MAX + 1];        /* validated, relative to the root */
     size_t name_len;
     char user[ACCOUNT_USER_MAX + 1];      /* who asks */
-    int tmp_fd;                           /* PUT: the temp file, data written; else -1 */
-    char tmp_name[COMMIT_TMP_NAME_MAX];   /* PUT: its name in FILES_TMP_DIR */
+    struct commit_body body;              /* PUT: the body, all received */
     /* worker thread only */
     struct s1_conn *c;                    /* waiting connection; NULL if it went away */
     /* set by the committer before the job is returned */
-    int status;                           /* 201, 204, 403, 404, 409 or 500 */
+    int status;                           /* 201, 204, 403, 404, 409, 500 or 507 */
     STAILQ_ENTRY(commit_job) link;        /* in the committer queue, then the worker's list */
 };
 
@@ -68,16 +76,15 @@ struct commit_stats {
 
 struct committer {
     struct files *files;
-    int tmp_fd;                 /* <root>/.s1tmp; immutable after init */
+    struct store store;         /* lookups from any thread, changes on the committer thread */
     bool group;                 /* --group-commit */
     uint64_t window_ns;         /* --commit-window */
     bool writable_root;         /* --writable-root */
-    bool use_syncfs;            /* --commit-sync syncfs: one syncfs instead of fsync per file */
-    _Atomic unsigned long next_tmp;  /* temp file name counter */
-    _Atomic int open_uploads;        /* temp files being filled or waiting for auth */
+    _Atomic int open_uploads;        /* bodies being received or waiting for auth */
     struct commit_stats stats;       /* committer writes, /metrics reads (relaxed) */
     pthread_t thread;
     bool started;
+    bool initialized;           /* committer_init succeeded */
     /* lock protects queue, queued and stop; cond signals a new job or stop */
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -94,9 +101,9 @@ bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t no
                         uint64_t deadline_ns);
 
 /*
- * Creates <root>/.s1tmp if needed, removes what a crash left there (logged as "recovery: ..."),
- * and checks that the filesystem stores user xattrs. Returns -1 with a reason in err
- * (FILES_ERR_LEN).
+ * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."), and
+ * with --prefetch lays the uploaded versions over the prefetched operator files. Returns -1
+ * with a reason in err (FILES_ERR_LEN).
  */
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
                    bool writable_root, char *err);
@@ -105,10 +112,18 @@ int committer_start(struct committer *cm);
 void committer_stop(struct committer *cm);
 void committer_release(struct committer *cm);
 
-/* A new temp file for an upload (name into tmp_name); fd or -errno. Thread-safe. */
-int commit_tmp_open(struct committer *cm, char *tmp_name);
-/* Removes an upload that will not be committed (closes fd). Thread-safe. */
-void commit_tmp_abandon(struct committer *cm, int fd, const char *tmp_name);
+/* Gets b ready to receive len bytes (memory or a temp file). 0 or -errno. Thread-safe. */
+int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len);
+/* Appends n received bytes (n <= len - have). 0 or -errno. */
+int commit_body_write(struct commit_body *b, const void *p, size_t n);
+/* Drops a body that will not be committed. Thread-safe. */
+void commit_body_abandon(struct committer *cm, struct commit_body *b);
+/*
+ * The uploaded state of name (enum store_state, or -errno): for STORE_FILE a new fd of the
+ * bytes (close it) at *off, *size bytes. Thread-safe.
+ */
+int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd, uint64_t *off,
+                  uint64_t *size);
 /* Queues job (ownership passes to the committer until it comes back). Thread-safe. */
 void commit_submit(struct committer *cm, struct commit_job *job);
 /* Appends the commit metrics in Prometheus text to a malloc'd string (len in *len). */

@@ -37,7 +37,6 @@ enum {
     OPT_WRITABLE_ROOT,
     OPT_GROUP_COMMIT,
     OPT_COMMIT_WINDOW,
-    OPT_COMMIT_SYNC,
 };
 
 static const struct option long_opts[] = {
@@ -64,7 +63,6 @@ static const struct option long_opts[] = {
     {"writable-root", no_argument, NULL, OPT_WRITABLE_ROOT},
     {"group-commit", required_argument, NULL, OPT_GROUP_COMMIT},
     {"commit-window", required_argument, NULL, OPT_COMMIT_WINDOW},
-    {"commit-sync", required_argument, NULL, OPT_COMMIT_SYNC},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -107,7 +105,6 @@ void s1_config_defaults(struct s1_config *c)
     c->writable_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
-    c->commit_syncfs = false;
 }
 
 static const char *dur(uint64_t us, char *buf, size_t len)
@@ -161,7 +158,7 @@ void s1_config_usage(FILE *out)
             "      --idle-timeout DUR     keep-alive idle and stalled-write limit (default %s)\n"
             "      --drain-timeout DUR    on SIGTERM/SIGINT, time to finish in-flight requests\n"
             "                             (default %s)\n"
-            "      --read-only            refuse PUT/DELETE (no temp dir, no xattr check)\n"
+            "      --read-only            refuse PUT/DELETE (no upload store under --root)\n"
             "      --max-upload SZ        PUT body limit, else 413 (default %s)\n"
             "      --writable-root        let uploads replace/delete files without an owner\n"
             "                             (the operator's files under --root; default: 403)\n"
@@ -169,8 +166,6 @@ void s1_config_usage(FILE *out)
             "                             (default %s)\n"
             "      --commit-window DUR    with group commit, wait at most this long for uploads\n"
             "                             still being received (default %s)\n"
-            "      --commit-sync fsync|syncfs  flush a batch's data with fsync per file or one\n"
-            "                             syncfs of the root's filesystem (default %s)\n"
             "      --log-level LEVEL      error, warn, info or debug (default info)\n"
             "  -v, --verbose              one level more verbose (-v = debug)\n"
             "  -h, --help                 this text\n"
@@ -183,8 +178,7 @@ void s1_config_usage(FILE *out)
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
-            "64M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)),
-            d.commit_syncfs ? "syncfs" : "fsync");
+            "64M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
 }
 
 static void print_version(void)
@@ -375,14 +369,6 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--commit-window", perr);
             c->commit_window_us = v;
             break;
-        case OPT_COMMIT_SYNC:
-            if (strcmp(optarg, "fsync") == 0)
-                c->commit_syncfs = false;
-            else if (strcmp(optarg, "syncfs") == 0)
-                c->commit_syncfs = true;
-            else
-                return value_error(err, "--commit-sync", "must be 'fsync' or 'syncfs'");
-            break;
         case 'v':
             if (c->log_level < LOG_DEBUG)
                 c->log_level = (enum log_level)(c->log_level + 1);
@@ -435,7 +421,7 @@ void s1_config_log(const struct s1_config *c)
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
              "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s uploads=%s "
-             "max-upload=%llu writable-root=%s group-commit=%s commit-window=%s commit-sync=%s",
+             "max-upload=%llu writable-root=%s group-commit=%s commit-window=%s",
              c->listen, c->port, c->root,
              c->prefetch ? "prefetch"
                          : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
@@ -444,6 +430,5 @@ void s1_config_log(const struct s1_config *c)
              dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
              dur(c->drain_timeout_us, t4, sizeof(t4)), c->read_only ? "off" : "on",
              (unsigned long long)c->max_upload, c->writable_root ? "yes" : "no",
-             c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)),
-             c->commit_syncfs ? "syncfs" : "fsync");
+             c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
 }

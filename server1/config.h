@@ -38,12 +38,11 @@ struct s1_config {
     uint64_t idle_timeout_us;    /* --idle-timeout */
     uint64_t drain_timeout_us;   /* --drain-timeout */
     enum log_level log_level;    /* --log-level, -v */
-    bool read_only;              /* --read-only: no PUT/DELETE, no temp dir */
+    bool read_only;              /* --read-only: no PUT/DELETE, no upload store */
     uint64_t max_upload;         /* --max-upload: PUT body limit */
     bool writable_root;          /* --writable-root: files without owner may be replaced */
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */
-    bool commit_syncfs;          /* --commit-sync syncfs|fsync: how a batch's data is flushed */
 };
 
 enum s1_config_result {

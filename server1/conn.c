@@ -189,7 +189,7 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
         b->owned = NULL; /* the evbuffer frees it now */
         b->blob = NULL;  /* ... or drops the reference once sent */
     } else if (b->kind == S1_BODY_FILE && b->len > 0) {
-        if (evbuffer_add_file(out, b->fd, 0, (ev_off_t)b->len) < 0)
+        if (evbuffer_add_file(out, b->fd, (ev_off_t)b->off, (ev_off_t)b->len) < 0)
             goto fail;
         b->fd = -1; /* the evbuffer closes it now */
     }
@@ -350,18 +350,17 @@ void s1_conn_upload_abandon(struct s1_conn *c)
 {
     if (!c->uploading)
         return;
-    commit_tmp_abandon(c->w->sh->commit, c->up_fd, c->up_tmp);
+    commit_body_abandon(c->w->sh->commit, &c->up);
     c->uploading = false;
-    c->up_fd = -1;
 }
 
-/* PUT /files/...: checks the head and opens the temp file; false after answering. */
+/* PUT /files/...: checks the head and gets the body's place ready; false after answering. */
 static bool upload_begin(struct s1_conn *c, const struct http_request *req)
 {
     const struct s1_config *cfg = c->w->sh->cfg;
     struct committer *cm = c->w->sh->commit;
     char ebuf[128];
-    int fd;
+    int rc;
 
     if (cm == NULL) {
         respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
@@ -375,45 +374,38 @@ static bool upload_begin(struct s1_conn *c, const struct http_request *req)
         respond_fatal(c, 413, "upload too large\n");
         return false;
     }
-    fd = commit_tmp_open(cm, c->up_tmp);
-    if (fd < 0) {
-        log_warn("cannot create an upload temp file: %s", strerror_r(-fd, ebuf, sizeof(ebuf)));
-        respond_fatal(c, 500, "cannot store the upload\n");
+    rc = commit_body_begin(cm, &c->up, req->content_length);
+    if (rc < 0) {
+        log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+        respond_fatal(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
+                      "cannot store the upload\n");
         return false;
     }
-    c->up_fd = fd;
     c->uploading = true;
     c->up_left = req->content_length;
     return true;
 }
 
 /*
- * Moves the body bytes received so far from the input buffer into the temp file (the head stays
- * for the handler). Returns the bytes written, or -1 after answering an error.
+ * Moves the body bytes received so far from the input buffer into the upload body (the head
+ * stays for the handler). Returns the bytes taken, or -1 after answering an error.
  */
 static long upload_feed(struct s1_conn *c, size_t head_len)
 {
     char *body = c->in + c->in_start + head_len;
     size_t have = c->in_end - c->in_start - head_len;
     size_t n = have < c->up_left ? have : (size_t)c->up_left;
-    size_t done = 0;
     char ebuf[128];
+    int rc = commit_body_write(&c->up, body, n);
 
-    while (done < n) {
-        ssize_t r = write(c->up_fd, body + done, n - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            log_warn("cannot write an upload: %s", strerror_r(e, ebuf, sizeof(ebuf)));
-            s1_conn_upload_abandon(c);
-            if (e == ENOSPC || e == EDQUOT)
-                respond_fatal(c, 507, "no space left for the upload\n");
-            else
-                respond_fatal(c, 500, "cannot store the upload\n");
-            return -1;
-        }
-        done += (size_t)r;
+    if (rc < 0) {
+        log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+        s1_conn_upload_abandon(c);
+        if (rc == -ENOSPC || rc == -EDQUOT)
+            respond_fatal(c, 507, "no space left for the upload\n");
+        else
+            respond_fatal(c, 500, "cannot store the upload\n");
+        return -1;
     }
     memmove(body, body + n, have - n);
     c->in_end -= n;
@@ -667,7 +659,7 @@ void s1_conn_new(struct s1_worker *w, int fd)
     c->w = w;
     c->fd = fd;
     c->state = S1_CONN_READ;
-    c->up_fd = -1;
+    c->up.fd = -1;
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
     http_parser_init(&c->parser, w->sh->cfg->max_header_bytes);

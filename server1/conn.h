@@ -46,7 +46,7 @@ enum s1_body_kind {
     S1_BODY_NONE,
     S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL, or
                      blob unreferenced once sent if blob != NULL */
-    S1_BODY_FILE, /* fd/len: sent with sendfile; the fd is closed once sent */
+    S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
 };
 
 struct s1_body {
@@ -56,6 +56,7 @@ struct s1_body {
     void *owned;
     struct files_blob *blob;
     int fd;
+    uint64_t off; /* S1_BODY_FILE: where the bytes start in fd */
 };
 
 struct s1_conn {
@@ -97,9 +98,8 @@ struct s1_conn {
     char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
 
     /* PUT body being streamed to disk */
-    bool uploading;         /* up_fd is this request's temp file (until handed to a job) */
-    int up_fd;
-    char up_tmp[COMMIT_TMP_NAME_MAX];
+    bool uploading;         /* up is this request's PUT body (until handed to a job) */
+    struct commit_body up;
     uint64_t up_left;       /* body bytes still to receive */
     struct commit_job *job; /* submitted to the committer; its answer is pending */
 

@@ -10,7 +10,7 @@
  * the committer thread), so the table is guarded by f->lock, held only to look up + take a
  * reference, or to swap one entry's blob (never across I/O). A response keeps its blob
  * referenced until sent, so it finishes on the old bytes; the last unref frees a version.
- * Names whose segments start with FILES_RESERVED_PREFIX (the upload temp dir) are never served.
+ * Names whose segments start with FILES_RESERVED_PREFIX (the upload store) are never served.
  */
 #ifndef FILES_H
 #define FILES_H
@@ -25,7 +25,6 @@
 #define FILES_SEGMENT_MAX 255 /* bytes in one '/'-separated segment */
 #define FILES_ERR_LEN 1600
 #define FILES_RESERVED_PREFIX ".s1" /* segments starting so are internal: never read/written */
-#define FILES_TMP_DIR ".s1tmp"      /* upload temp files, directly under the root */
 
 enum files_mode {
     FILES_PREFETCH, /* everything read into memory at start */

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "account.h"
@@ -299,6 +298,43 @@ static void serve_buffered(struct s1_conn *c, const struct files *f)
     s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
 }
 
+/*
+ * Without --prefetch: answers from the upload store if the name was uploaded or deleted
+ * through the server (true), else leaves it to the operator's files (false). The bytes are
+ * sent from a descriptor of their own, so a later version or a compaction does not change
+ * them.
+ */
+static bool serve_uploaded(struct s1_conn *c)
+{
+    struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
+    struct committer *cm = c->w->sh->commit;
+    uint64_t off, size;
+    int fd = -1;
+    int st;
+
+    if (cm == NULL)
+        return false;
+    st = commit_lookup(cm, c->name, c->name_len, &fd, &off, &size);
+    if (st == STORE_ABSENT)
+        return false;
+    if (st == STORE_WHITEOUT) {
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+    } else if (st < 0) {
+        respond_file_error(c, -st);
+    } else {
+        b.fd = fd;
+        b.off = off;
+        b.len = (size_t)size;
+        if (size == 0 || c->head_only) {
+            close(fd);
+            b.kind = S1_BODY_MEM;
+            b.fd = -1;
+        }
+        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+    }
+    return true;
+}
+
 static void on_verify(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
@@ -311,6 +347,8 @@ static void on_verify(void *arg, enum frame_status st)
             s1_conn_respond_text(c, 404, NULL, "not found\n");
         else if (f->mode == FILES_PREFETCH)
             serve_prefetched(c, f);
+        else if (serve_uploaded(c))
+            ;
         else if (f->mode == FILES_DIRECT)
             serve_direct(c, f);
         else
@@ -407,6 +445,9 @@ static void respond_commit(struct s1_conn *c, int status)
     case 409:
         s1_conn_respond_text(c, 409, NULL, "a directory has that name\n");
         break;
+    case 507:
+        s1_conn_respond_text(c, 507, NULL, "no space left for the change\n");
+        break;
     default:
         s1_conn_respond_text(c, 500, NULL, "cannot store the change\n");
         break;
@@ -416,29 +457,18 @@ static void respond_commit(struct s1_conn *c, int status)
 /* After server2 accepted the credentials: the change goes to the committer. */
 static void submit_change(struct s1_conn *c, enum commit_op op)
 {
-    struct commit_job *job;
-    size_t ulen = strlen(c->user);
+    struct commit_job *job = xcalloc(1, sizeof(*job));
 
-    if (op == COMMIT_PUT &&
-        fsetxattr(c->up_fd, COMMIT_OWNER_XATTR, c->user, ulen, 0) < 0) {
-        log_warn("cannot tag an upload with its owner: %d", errno);
-        s1_conn_upload_abandon(c);
-        s1_conn_respond_text(c, 500, NULL, "cannot store the upload\n");
-        s1_conn_resume(c);
-        return;
-    }
-    job = xcalloc(1, sizeof(*job));
     job->op = op;
     job->w = c->w;
     memcpy(job->name, c->name, c->name_len + 1);
     job->name_len = c->name_len;
-    memcpy(job->user, c->user, ulen + 1);
-    job->tmp_fd = -1;
+    memcpy(job->user, c->user, strlen(c->user) + 1);
+    job->body = (struct commit_body){.fd = -1};
     if (op == COMMIT_PUT) {
-        job->tmp_fd = c->up_fd;
-        memcpy(job->tmp_name, c->up_tmp, sizeof(job->tmp_name));
-        c->uploading = false; /* the committer owns the temp file now */
-        c->up_fd = -1;
+        job->body = c->up; /* the committer owns the body now */
+        c->up = (struct commit_body){.fd = -1};
+        c->uploading = false;
     }
     job->c = c;
     c->job = job;

@@ -2,8 +2,9 @@
  * main.c - server1 entry point: flags -> config, open (and with --prefetch, load) --root, bind
  * one SO_REUSEPORT socket per worker, start the workers, then wait for SIGTERM/SIGINT: the first
  * drains (in-flight requests finish, bounded by --drain-timeout), a second stops at once.
- * Unless --read-only, the committer (commit.h) recovers the upload temp dir before the workers
- * start and is stopped after they are joined, so drained uploads are committed and answered.
+ * Unless --read-only, the committer (commit.h) opens the upload store (replaying its log) before
+ * the workers start and is stopped after they are joined, so drained uploads are committed and
+ * answered.
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags.
  */
 #include <errno.h>
@@ -145,7 +146,6 @@ int main(int argc, char **argv)
                 close(fds[i]);
             goto out_files;
         }
-        commit.use_syncfs = cfg.commit_syncfs;
         have_commit = true;
     }
     s1_config_log(&cfg);

@@ -784,22 +784,29 @@ class Harness:
         return 0 if ok else 1
 
     def sabotage(self, tmp, clients):
-        """Checks the checker: behind the stack's back, delete one acknowledged file and flip a
-        byte of another (server1 reads per request from its --root, DIR/files), so the
-        verification must report lost >= 1 and corrupt >= 1."""
+        """Checks the checker: behind the clients' backs, delete one acknowledged file and
+        replace another with different bytes of the same length (through server1, as their
+        owner, so whatever the storage), so the verification must report lost >= 1 and
+        corrupt >= 1."""
         present = sorted((name, c) for c in clients for name, st in c.files.items()
                          if st.acked != DELETED and not st.maybe)
-        big = [(n, c) for n, c in present
-               if os.path.getsize(os.path.join(tmp, "files", n)) > 0]
+        big = []
+        for n, c in present:
+            r = req(self.port, "GET", "/files/" + n, auth=c.main, timeout=20)
+            if r is not None and r.status == 200 and len(r.body) > 0:
+                big.append((n, c, r.body))
+            if len(big) == 2:
+                break
         if len(big) < 2:
             self.failures.append("sabotage: fewer than 2 non-empty acknowledged files")
             return
-        gone, flipped = big[0][0], big[1][0]
-        os.unlink(os.path.join(tmp, "files", gone))
-        with open(os.path.join(tmp, "files", flipped), "r+b") as f:
-            b = f.read(1)
-            f.seek(0)
-            f.write(bytes([b[0] ^ 0xFF]))
+        (gone, gc, _), (flipped, fc, data) = big
+        r1 = req(self.port, "DELETE", "/files/" + gone, auth=gc.main, timeout=20)
+        r2 = req(self.port, "PUT", "/files/" + flipped, bytes([data[0] ^ 0xFF]) + data[1:],
+                 auth=fc.main, timeout=20)
+        if r1 is None or r1.status != 204 or r2 is None or r2.status != 204:
+            self.failures.append("sabotage: the DELETE or PUT was not acknowledged")
+            return
         log("sabotage: deleted %s, flipped the first byte of %s" % (gone, flipped))
 
     def verify(self, stack, clients, rounds):

@@ -3,12 +3,13 @@
 # 201/204, byte-exact reads of 0 B .. 10 MiB, ownership (403) and --writable-root, limits
 # (411/413/501), traversal and reserved names, 32 concurrent uploads sharing group commits,
 # concurrent PUTs to one name, --prefetch readers finishing on the old bytes, restarts (versions
-# and owners kept), recovery of planted temp files, SIGKILL right after a 201, SIGTERM draining an
-# upload in flight, --group-commit off, and the start-up check for user xattrs.
+# and owners kept), recovery of a torn end of the log and refusal of a damaged one, segments
+# rolling and compaction, SIGKILL right after a 201, SIGTERM draining an upload in flight,
+# --group-commit off, deletes of operator files (whiteouts), and --read-only.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# O_DIRECT and user xattrs need a disk filesystem: keep the run dir off tmpfs.
+# O_DIRECT needs a disk filesystem: keep the run dir off tmpfs.
 if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
     export TMPDIR=/var/tmp
 fi
@@ -85,11 +86,15 @@ stop_s1() {
 # ---- start-up ---------------------------------------------------------------------------------
 log "start-up checks"
 rc=0
-S1_TEST_NO_XATTR=1 timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
-    >/dev/null 2>"$ITEST_DIR/noxattr.err" || rc=$?
-check_eq "filesystem without user xattrs: exit 1" "$rc" 1
-check_ok "  ... with one clear line" grep -q '^server1: .*xattr.*--read-only' "$ITEST_DIR/noxattr.err"
-check_eq "  ... and nothing else on stderr" "$(wc -l <"$ITEST_DIR/noxattr.err")" 1
+mkdir -p "$ROOT/.s1store"
+echo junk >"$ROOT/.s1store/junk.txt"
+timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
+    >/dev/null 2>"$ITEST_DIR/junk.err" || rc=$?
+check_eq "a foreign file in the store: exit 1" "$rc" 1
+check_ok "  ... with one clear line naming it" grep -q '^server1: .*junk.txt.*move it away' "$ITEST_DIR/junk.err"
+check_eq "  ... and nothing else on stderr" "$(wc -l <"$ITEST_DIR/junk.err")" 1
+check_ok "  ... and the file left alone" test -e "$ROOT/.s1store/junk.txt"
+rm -rf "$ROOT/.s1store"
 rc=0
 timeout 10 "$S1_BIN" --root "$ROOT" --group-commit maybe >/dev/null 2>&1 || rc=$?
 check_eq "bad --group-commit: exit 2" "$rc" 2
@@ -97,11 +102,10 @@ rc=0
 timeout 10 "$S1_BIN" --root "$ROOT" --max-upload 5x >/dev/null 2>&1 || rc=$?
 check_eq "bad --max-upload: exit 2" "$rc" 2
 
-rm -rf "$ROOT/.s1tmp"
-S1_TEST_NO_XATTR=1 start_s1 s1-ro --read-only
+start_s1 s1-ro --read-only
 check_eq "--read-only: PUT is 405" "$(put "${ALICE[@]}" "$DATA/small1" ro.txt)" 405
 check_eq "--read-only: GET still works" "$(code "${ALICE[@]}" "$S1/files/op.txt")" 200
-check_ok "--read-only: no temp dir" test ! -e "$ROOT/.s1tmp"
+check_ok "--read-only: no store dir" test ! -e "$ROOT/.s1store"
 stop_s1 "read-only"
 
 # ---- basic PUT/GET/DELETE ---------------------------------------------------------------------
@@ -114,14 +118,15 @@ check_eq "PUT again: 204" "$(put "${ALICE[@]}" "$DATA/small2" a.txt)" 204
 check_get "GET returns the new bytes" a.txt "$DATA/small2"
 check_eq "PUT into a subdirectory: 201" "$(put "${ALICE[@]}" "$DATA/small1" sub/b.txt)" 201
 check_get "  ... readable" sub/b.txt "$DATA/small1"
-check_eq "PUT into a missing directory: 404" "$(put "${ALICE[@]}" "$DATA/small1" nodir/b.txt)" 404
+check_eq "PUT under a directory name that does not exist: 201" "$(put "${ALICE[@]}" "$DATA/small1" nodir/b.txt)" 201
+check_get "  ... readable" nodir/b.txt "$DATA/small1"
 check_eq "0-byte upload: 201" "$(put "${ALICE[@]}" "$DATA/zero" empty)" 201
 check_get "0-byte file reads back empty" empty "$DATA/zero"
 check_eq "2 MiB upload: 201" "$(put "${ALICE[@]}" "$DATA/two" two)" 201
 check_get "2 MiB upload byte-exact" two "$DATA/two"
 check_eq "PUT without credentials: 401" "$(put "$DATA/small1" noauth)" 401
 check_eq "PUT with a wrong password: 401" "$(put -u alice:wrong "$DATA/small1" noauth)" 401
-check_ok "  ... nothing stored" test ! -e "$ROOT/noauth"
+check_eq "  ... nothing stored" "$(code "${ALICE[@]}" "$S1/files/noauth")" 404
 
 log "ownership"
 check_eq "another user's PUT: 403" "$(put "${BOB[@]}" "$DATA/small1" a.txt)" 403
@@ -135,11 +140,11 @@ check_eq "alice cannot replace bob's file: 403" "$(put "${ALICE[@]}" "$DATA/smal
 
 log "limits and bad requests"
 check_eq "over --max-upload: 413" "$(put "${ALICE[@]}" "$DATA/ten" big)" 413
-check_ok "  ... nothing stored" test ! -e "$ROOT/big"
+check_eq "  ... nothing stored" "$(code "${ALICE[@]}" "$S1/files/big")" 404
 check_eq "PUT without Content-Length: 411" "$(code "${ALICE[@]}" -X PUT "$S1/files/nolen")" 411
 check_eq "PUT chunked: 501" \
     "$(code "${ALICE[@]}" -X PUT -H 'Transfer-Encoding: chunked' --data-binary @"$DATA/small1" "$S1/files/te")" 501
-for name in '../escape' '%2e%2e/escape' 'sub/../../escape' '.s1tmp/x' '.s1tmp' 'sub/.s1x' \
+for name in '../escape' '%2e%2e/escape' 'sub/../../escape' '.s1store/x' '.s1store' 'sub/.s1x' \
     '%2fescape' 'a%00b'; do
     check_eq "PUT traversal/reserved '$name': 404" \
         "$(curl -s -o /dev/null -w '%{http_code}' --path-as-is "${ALICE[@]}" -T "$DATA/small1" "$S1/files/$name")" 404
@@ -148,7 +153,9 @@ for name in '../escape' '%2e%2e/escape' 'sub/../../escape' '.s1tmp/x' '.s1tmp' '
 done
 check_ok "nothing written outside the root" test ! -e "$ITEST_DIR/escape"
 check_ok "  ... nor as a reserved name" test ! -e "$ROOT/sub/.s1x"
-check_eq "GET of the temp dir: 404" "$(code --path-as-is "${ALICE[@]}" "$S1/files/.s1tmp")" 404
+check_eq "GET of the store dir: 404" "$(code --path-as-is "${ALICE[@]}" "$S1/files/.s1store")" 404
+check_eq "GET of a store segment: 404" \
+    "$(code --path-as-is "${ALICE[@]}" "$S1/files/.s1store/00000000.seg")" 404
 check_eq "DELETE: 204" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 204
 check_eq "  ... then GET: 404" "$(code "${ALICE[@]}" "$S1/files/sub/b.txt")" 404
 check_eq "  ... DELETE again: 404" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 404
@@ -170,14 +177,10 @@ done
 wait "${pids[@]}"
 bad=0
 for i in $(seq 1 32); do
-    [[ $(cat "$ITEST_DIR/c$i.code") == 201 ]] && cmp -s "$ROOT/c$i" "$DATA/c$i" || bad=$((bad + 1))
+    [[ $(cat "$ITEST_DIR/c$i.code") == 201 ]] &&
+        curl -s "${ALICE[@]}" "$S1/files/c$i" | cmp -s - "$DATA/c$i" || bad=$((bad + 1))
 done
-check_eq "all 32 answered 201 and byte-exact on disk" "$bad" 0
-bad=0
-for i in 1 16 32; do
-    curl -s "${ALICE[@]}" "$S1/files/c$i" | cmp -s - "$DATA/c$i" || bad=$((bad + 1))
-done
-check_eq "  ... and over GET" "$bad" 0
+check_eq "all 32 answered 201 and read back byte-exact" "$bad" 0
 b1=$(metric server1_commit_batches_total)
 j1=$(metric server1_commit_batch_size_sum)
 log "32 uploads took $((b1 - b0)) commit batches"
@@ -198,8 +201,9 @@ for i in $(seq 1 12); do
 done
 check_eq "all 12 acknowledged" "$ok" 12
 match=""
+curl -s "${ALICE[@]}" -o "$ITEST_DIR/same.got" "$S1/files/same"
 for i in $(seq 1 12); do
-    cmp -s "$ROOT/same" "$DATA/c$i" && match=$i
+    cmp -s "$ITEST_DIR/same.got" "$DATA/c$i" && match=$i
 done
 check_ok "final content is one acknowledged body, whole" test -n "$match"
 check_eq "a later PUT wins" "$(put "${ALICE[@]}" "$DATA/small1" same)" 204
@@ -216,13 +220,15 @@ check_get "10 MiB upload byte-exact" ten "$DATA/ten"
 kill -KILL "$S1_PID"
 wait "$S1_PID" 2>/dev/null || true
 
-log "restart serves the last acknowledged versions, owners kept; leftover temp files removed"
-for i in 1 2 3; do
-    echo "half-written $i" >"$ROOT/.s1tmp/up-999-$i"
-done
+log "restart serves the last acknowledged versions, owners kept; a torn end of the log is cut"
+SEG=$(find "$ROOT/.s1store" -name '*.seg' | sort | tail -n 1)
+seg_size=$(stat -c %s "$SEG")
+# the start of a record whose batch never finished: a header, then nothing
+printf 'S1R1\x00\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00half-written' >>"$SEG"
 start_s1 s1-restart
-check_ok "recovery is logged" grep -q 'recovery: removed 3 unfinished uploads' "$S1_LOG"
-check_eq "  ... and the temp dir is empty" "$(find "$ROOT/.s1tmp" -mindepth 1 | wc -l)" 0
+check_ok "recovery is logged with the bytes cut off" \
+    grep -q 'recovery: upload store: .* 28 bytes of an unfinished batch cut off' "$S1_LOG"
+check_eq "  ... and the segment is back to its acknowledged end" "$(stat -c %s "$SEG")" "$seg_size"
 check_get "a.txt: last version" a.txt "$DATA/small2"
 check_get "ten: byte-exact" ten "$DATA/ten"
 check_get "same: last version" same "$DATA/small1"
@@ -238,7 +244,15 @@ check_get "  ... new bytes" op.txt "$DATA/small1"
 check_eq "  ... now alice's: bob gets 403" "$(put "${BOB[@]}" "$DATA/small2" op.txt)" 403
 check_eq "other users' files stay theirs" "$(put "${ALICE[@]}" "$DATA/small2" bob.txt)" 403
 check_eq "PUT over a directory: 409" "$(put "${ALICE[@]}" "$DATA/small1" sub)" 409
+echo "another operator file" >"$ROOT/op2.txt"
+check_eq "operator file DELETE: 204" "$(code "${ALICE[@]}" -X DELETE "$S1/files/op2.txt")" 204
+check_eq "  ... then GET: 404" "$(code "${ALICE[@]}" "$S1/files/op2.txt")" 404
+check_ok "  ... the operator's copy is left on disk" test -s "$ROOT/op2.txt"
 stop_s1 "writable-root"
+start_s1 s1-writable2
+check_eq "the delete survives a restart: 404" "$(code "${ALICE[@]}" "$S1/files/op2.txt")" 404
+check_get "the replaced operator file keeps the upload" op.txt "$DATA/small1"
+stop_s1 "writable-root restart"
 
 log "--prefetch: readers finish on the old bytes"
 start_s1 s1-prefetch --prefetch --max-upload 16M
@@ -279,11 +293,47 @@ check_eq "new file under --prefetch: 201" "$(put "${ALICE[@]}" "$DATA/small2" pf
 check_get "  ... served from memory" pf-new "$DATA/small2"
 stop_s1 "prefetch"
 
-log "--read buffered sees renamed files"
+log "--read buffered and --read direct serve uploads from the store"
 start_s1 s1-buffered --read buffered
 check_eq "PUT: 204" "$(put "${ALICE[@]}" "$DATA/small2" pf-new)" 204
-check_get "  ... next open sees the new file" pf-new "$DATA/small2"
+check_get "  ... the next GET sees the new version" pf-new "$DATA/small2"
+check_eq "  ... HEAD: 200" "$(code "${ALICE[@]}" -I "$S1/files/pf-new")" 200
+check_eq "  ... Content-Length of HEAD" \
+    "$(curl -s -I "${ALICE[@]}" "$S1/files/pf-new" | tr -d '\r' | awk -F': ' 'tolower($1)=="content-length"{print $2}')" \
+    "$(stat -c %s "$DATA/small2")"
 stop_s1 "buffered"
+echo "a third operator file" >"$ROOT/op3.txt"
+start_s1 s1-direct --read direct
+check_get "--read direct: an upload" pf-new "$DATA/small2"
+check_get "--read direct: an operator file" op3.txt "$ROOT/op3.txt"
+stop_s1 "direct"
+
+log "segments roll and compaction keeps the store small"
+S1_TEST_STORE_SEGMENT_BYTES=65536 start_s1 s1-compact
+for r in $(seq 1 12); do
+    for i in 1 2 3 4; do
+        put "${ALICE[@]}" "$DATA/c$(((r + i) % 16 + 1))" "churn$i" >/dev/null
+    done
+done
+check_ok "compactions happened ($(metric server1_store_compactions_total))" \
+    test "$(metric server1_store_compactions_total)" -gt 0
+check_ok "  ... the store holds few segments ($(metric server1_store_segments))" \
+    test "$(metric server1_store_segments)" -le 8
+bad=0
+for i in 1 2 3 4; do
+    curl -s "${ALICE[@]}" "$S1/files/churn$i" | cmp -s - "$DATA/c$(((12 + i) % 16 + 1))" || bad=$((bad + 1))
+done
+check_eq "  ... every name reads its last version" "$bad" 0
+check_get "  ... older uploads are still there" a.txt "$DATA/small1"
+stop_s1 "compaction"
+S1_TEST_STORE_SEGMENT_BYTES=65536 start_s1 s1-compact2
+bad=0
+for i in 1 2 3 4; do
+    curl -s "${ALICE[@]}" "$S1/files/churn$i" | cmp -s - "$DATA/c$(((12 + i) % 16 + 1))" || bad=$((bad + 1))
+done
+check_eq "  ... and after a restart" "$bad" 0
+check_get "  ... a.txt too" a.txt "$DATA/small1"
+stop_s1 "compaction restart"
 
 log "--group-commit off"
 start_s1 s1-nogroup --group-commit off
@@ -296,7 +346,9 @@ wait "${pids[@]}"
 check_eq "16 uploads, 16 batches of one" \
     "$(metric server1_commit_batches_total)/$(metric server1_commit_batch_size_sum)" "16/16"
 bad=0
-for i in $(seq 1 16); do cmp -s "$ROOT/ng$i" "$DATA/c$i" || bad=$((bad + 1)); done
+for i in $(seq 1 16); do
+    curl -s "${ALICE[@]}" "$S1/files/ng$i" | cmp -s - "$DATA/c$i" || bad=$((bad + 1))
+done
 check_eq "  ... all byte-exact" "$bad" 0
 stop_s1 "group-commit off"
 
@@ -336,6 +388,30 @@ rc=0
 wait_pid_exit "$S1_PID" 15 || itest_not_ok "drain: still running"
 wait "$S1_PID" 2>/dev/null || rc=$?
 check_eq "  ... and server1 exits 0" "$rc" 0
-check_ok "  ... and the file is on disk" cmp -s "$ROOT/drained" "$DATA/small2"
+start_s1 s1-after-drain
+check_get "  ... and the upload is there after a restart" drained "$DATA/small2"
+
+log "damage in the middle of the log stops the start"
+stop_s1 "after drain"
+SEG=$(find "$ROOT/.s1store" -name '*.seg' | sort | tail -n 1)
+seg_size=$(stat -c %s "$SEG")
+# flip the first byte of the first record's name (covered by its CRC); records follow it
+python3 - "$SEG" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    magic, crc, dlen, nlen, olen, op, _ = struct.unpack("<IIQHBBI", f.read(24))
+    size = f.seek(0, 2)
+    assert 24 + nlen + olen + dlen < size, "the last segment holds only one record"
+    f.seek(24)
+    b = f.read(1)
+    f.seek(24)
+    f.write(bytes([b[0] ^ 0xFF]))
+EOF
+rc=0
+timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
+    >/dev/null 2>"$ITEST_DIR/damaged.err" || rc=$?
+check_eq "a damaged record with valid ones after it: exit 1" "$rc" 1
+check_ok "  ... saying why" grep -q '^server1: .*damaged.*refusing to cut them off' "$ITEST_DIR/damaged.err"
+check_eq "  ... and nothing cut off" "$(stat -c %s "$SEG")" "$seg_size"
 
 itest_summary

@@ -145,14 +145,14 @@ static bool reserved(const char *name)
 static void test_files_name_is_reserved_cases(void **state)
 {
     (void)state;
-    assert_true(reserved(FILES_TMP_DIR));
-    assert_true(reserved(".s1tmp/up-1-2"));
+    assert_true(reserved(".s1store"));
+    assert_true(reserved(".s1store/00000000.seg"));
     assert_true(reserved(".s1"));
     assert_true(reserved(".s1owner"));
-    assert_true(reserved("a/.s1tmp"));
+    assert_true(reserved("a/.s1store"));
     assert_true(reserved("a/b/.s1x/c"));
-    assert_false(reserved("s1tmp"));
-    assert_false(reserved("a.s1tmp"));
+    assert_false(reserved("s1store"));
+    assert_false(reserved("a.s1store"));
     assert_false(reserved("a/x.s1"));
     assert_false(reserved(".s"));
     assert_false(reserved(".hidden"));

@@ -1,0 +1,827 @@
+/*
+ * store.c - see store.h. Segments are named by a hex id ("0000002a.seg"), records are laid
+ * out as struct rec_hdr + name + owner + data, little-endian (the host order on every target
+ * of this project), with no padding.
+ */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "compat.h"
+#include "log.h"
+#include "xalloc.h"
+
+#define REC_MAGIC 0x31523153u /* "S1R1" */
+#define REC_PUT 1
+#define REC_DELETE 2
+#define COPY_CHUNK (256u << 10)
+#define SEG_SUFFIX ".seg"
+
+struct rec_hdr {
+    uint32_t magic;
+    uint32_t crc;      /* CRC-32 of the record from data_len to the end of the data */
+    uint64_t data_len;
+    uint16_t name_len;
+    uint8_t owner_len;
+    uint8_t op;
+    uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct rec_hdr) == 24, "record header is 24 bytes");
+#define CRC_FROM offsetof(struct rec_hdr, data_len)
+
+struct store_segment {
+    uint32_t id;
+    int fd;
+    uint64_t bytes; /* end of the last good record: where the next one goes */
+    uint64_t live;  /* bytes of records that are some name's newest version */
+};
+
+struct store_entry {
+    struct store_entry *next;
+    uint64_t hash;
+    struct store_pos pos;
+    char owner[STORE_OWNER_MAX + 1];
+    size_t name_len;
+    char name[]; /* NUL-terminated */
+};
+
+static uint64_t name_hash(const char *name, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)name[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static struct store_entry **find_slot(struct store *s, const char *name, size_t len, uint64_t h)
+{
+    struct store_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
+    for (; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->hash == h && (*pp)->name_len == len && memcmp((*pp)->name, name, len) == 0)
+            break;
+    }
+    return pp;
+}
+
+/* Doubles the bucket array; write lock held. */
+static void grow(struct store *s)
+{
+    size_t n = s->nbuckets * 2;
+    struct store_entry **b = xcalloc(n, sizeof(*b));
+
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        struct store_entry *e = s->buckets[i];
+        while (e != NULL) {
+            struct store_entry *next = e->next;
+            e->next = b[e->hash & (n - 1)];
+            b[e->hash & (n - 1)] = e;
+            e = next;
+        }
+    }
+    free(s->buckets);
+    s->buckets = b;
+    s->nbuckets = n;
+}
+
+/* Makes pos the newest version of name, moving the live count; write lock held. */
+static void index_set(struct store *s, const char *name, size_t len, const char *owner,
+                      const struct store_pos *pos)
+{
+    uint64_t h = name_hash(name, len);
+    struct store_entry **pp = find_slot(s, name, len, h);
+    struct store_entry *e = *pp;
+    char own[STORE_OWNER_MAX + 1];
+
+    /* (owner may be e->owner itself: copy it before e changes) */
+    snprintf(own, sizeof(own), "%s", pos->whiteout || owner == NULL ? "" : owner);
+    if (e == NULL) {
+        if (s->count >= s->nbuckets) {
+            grow(s);
+            pp = find_slot(s, name, len, h);
+        }
+        e = xcalloc(1, sizeof(*e) + len + 1);
+        e->hash = h;
+        e->name_len = len;
+        memcpy(e->name, name, len);
+        *pp = e;
+        s->count++;
+    } else {
+        e->pos.seg->live -= e->pos.rec_len;
+    }
+    e->pos = *pos;
+    pos->seg->live += pos->rec_len;
+    memcpy(e->owner, own, sizeof(own));
+}
+
+/* Drops name from the index; write lock held. */
+static void index_drop(struct store *s, const char *name, size_t len)
+{
+    struct store_entry **pp = find_slot(s, name, len, name_hash(name, len));
+    struct store_entry *e = *pp;
+
+    if (e == NULL)
+        return;
+    e->pos.seg->live -= e->pos.rec_len;
+    *pp = e->next;
+    free(e);
+    s->count--;
+}
+
+/* ---- segments ---- */
+
+static void seg_name(uint32_t id, char *out, size_t cap)
+{
+    snprintf(out, cap, "%08x" SEG_SUFFIX, id);
+}
+
+static struct store_segment *seg_add(struct store *s, uint32_t id, int fd, uint64_t bytes)
+{
+    struct store_segment *g = xcalloc(1, sizeof(*g));
+
+    g->id = id;
+    g->fd = fd;
+    g->bytes = bytes;
+    if (s->nsegs == s->segs_cap) {
+        s->segs_cap = s->segs_cap ? s->segs_cap * 2 : 8;
+        s->segs = xrealloc(s->segs, s->segs_cap * sizeof(*s->segs));
+    }
+    s->segs[s->nsegs++] = g;
+    if (id >= s->next_id)
+        s->next_id = id + 1;
+    return g;
+}
+
+/* A new empty segment at the end, its name durable. -errno on failure. */
+static int seg_create(struct store *s)
+{
+    char name[32];
+    int fd;
+
+    seg_name(s->next_id, name, sizeof(name));
+    fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    if (fsync(s->dir_fd) < 0) {
+        int e = errno;
+        close(fd);
+        unlinkat(s->dir_fd, name, 0);
+        return -e;
+    }
+    pthread_rwlock_wrlock(&s->lock);
+    seg_add(s, s->next_id, fd, 0);
+    pthread_rwlock_unlock(&s->lock);
+    return 0;
+}
+
+static struct store_segment *active(struct store *s)
+{
+    return s->segs[s->nsegs - 1];
+}
+
+/* ---- appending ---- */
+
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const char *p = buf;
+
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+    char *p = buf;
+
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return -EIO; /* shorter than expected */
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+static int append(struct store *s, int op, const char *name, size_t len, const char *owner,
+                  const struct store_body *body, struct store_pos *pos)
+{
+    struct store_segment *g = active(s);
+    size_t olen = owner != NULL ? strlen(owner) : 0;
+    uint64_t dlen = body != NULL ? body->len : 0;
+    struct rec_hdr h = {.magic = REC_MAGIC,
+                        .data_len = dlen,
+                        .name_len = (uint16_t)len,
+                        .owner_len = (uint8_t)olen,
+                        .op = (uint8_t)op};
+    uint64_t off = g->bytes;
+    uint64_t head = sizeof(h) + len + olen;
+    uLong crc;
+    int rc;
+
+    if (len == 0 || len > STORE_NAME_MAX || olen > STORE_OWNER_MAX)
+        return -EINVAL;
+    crc = crc32(0L, (const Bytef *)&h + CRC_FROM, (uInt)(sizeof(h) - CRC_FROM));
+    crc = crc32(crc, (const Bytef *)name, (uInt)len);
+    if (olen > 0) /* (crc32 with a NULL buffer would restart the CRC) */
+        crc = crc32(crc, (const Bytef *)owner, (uInt)olen);
+    if (dlen > 0 && body->mem != NULL) {
+        /* one write for the whole record */
+        struct iovec iov[4] = {{&h, sizeof(h)},
+                               {(void *)name, len},
+                               {(void *)owner, olen},
+                               {(void *)body->mem, (size_t)dlen}};
+        uint64_t total = head + dlen;
+        ssize_t w;
+
+        crc = crc32_z(crc, body->mem, (size_t)dlen);
+        h.crc = (uint32_t)crc;
+        do
+            w = pwritev(g->fd, iov, 4, (off_t)off);
+        while (w < 0 && errno == EINTR);
+        if (w < 0)
+            return -errno;
+        if ((uint64_t)w < total) { /* short: write the rest plainly */
+            char *flat = xmalloc((size_t)total);
+            size_t at = 0;
+            for (int i = 0; i < 4; i++) {
+                memcpy(flat + at, iov[i].iov_base, iov[i].iov_len);
+                at += iov[i].iov_len;
+            }
+            rc = pwrite_all(g->fd, flat + w, (size_t)(total - (uint64_t)w), off + (uint64_t)w);
+            free(flat);
+            if (rc < 0)
+                return rc;
+        }
+    } else {
+        /* the data first (from a file, in chunks), then the head with the final CRC */
+        if (dlen > 0) {
+            char *buf = xmalloc(COPY_CHUNK);
+            uint64_t done = 0;
+            rc = 0;
+            while (rc == 0 && done < dlen) {
+                size_t n = dlen - done < COPY_CHUNK ? (size_t)(dlen - done) : COPY_CHUNK;
+                rc = pread_all(body->fd, buf, n, body->off + done);
+                if (rc == 0)
+                    rc = pwrite_all(g->fd, buf, n, off + head + done);
+                crc = crc32_z(crc, (const Bytef *)buf, n);
+                done += n;
+            }
+            free(buf);
+            if (rc < 0)
+                return rc;
+        }
+        h.crc = (uint32_t)crc;
+        {
+            char hb[sizeof(h) + STORE_NAME_MAX + STORE_OWNER_MAX];
+            memcpy(hb, &h, sizeof(h));
+            memcpy(hb + sizeof(h), name, len);
+            memcpy(hb + sizeof(h) + len, owner, olen);
+            rc = pwrite_all(g->fd, hb, (size_t)head, off);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    g->bytes = off + head + dlen;
+    *pos = (struct store_pos){.seg = g,
+                              .rec_off = off,
+                              .rec_len = head + dlen,
+                              .data_off = off + head,
+                              .size = dlen,
+                              .whiteout = op == REC_DELETE};
+    return 0;
+}
+
+int store_append_put(struct store *s, const char *name, size_t len, const char *owner,
+                     const struct store_body *body, struct store_pos *pos)
+{
+    return append(s, REC_PUT, name, len, owner, body, pos);
+}
+
+int store_append_delete(struct store *s, const char *name, size_t len, struct store_pos *pos)
+{
+    return append(s, REC_DELETE, name, len, NULL, NULL, pos);
+}
+
+int store_sync(struct store *s)
+{
+    return fdatasync(active(s)->fd) < 0 ? -errno : 0;
+}
+
+void store_publish(struct store *s, const char *name, size_t len, const char *owner,
+                   const struct store_pos *pos)
+{
+    pthread_rwlock_wrlock(&s->lock);
+    index_set(s, name, len, owner, pos);
+    pthread_rwlock_unlock(&s->lock);
+}
+
+int store_roll(struct store *s)
+{
+    if (active(s)->bytes < s->segment_bytes)
+        return 0;
+    return seg_create(s);
+}
+
+/* ---- reading ---- */
+
+int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
+                 uint64_t *off, uint64_t *size)
+{
+    uint64_t h = name_hash(name, len);
+    struct store_entry *e;
+    int rc = STORE_ABSENT;
+
+    pthread_rwlock_rdlock(&s->lock);
+    e = *find_slot(s, name, len, h);
+    if (e != NULL) {
+        rc = e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE;
+        if (owner != NULL)
+            memcpy(owner, e->owner, sizeof(e->owner));
+        if (rc == STORE_FILE && fd != NULL) {
+            *fd = fcntl(e->pos.seg->fd, F_DUPFD_CLOEXEC, 0);
+            if (*fd < 0)
+                rc = -errno;
+        }
+        if (off != NULL)
+            *off = e->pos.data_off;
+        if (size != NULL)
+            *size = e->pos.size;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
+}
+
+void store_foreach(struct store *s,
+                   void (*fn)(void *arg, const char *name, size_t len, enum store_state st,
+                              int fd, uint64_t off, uint64_t size),
+                   void *arg)
+{
+    pthread_rwlock_rdlock(&s->lock);
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next)
+            fn(arg, e->name, e->name_len, e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE,
+               e->pos.seg->fd, e->pos.data_off, e->pos.size);
+    }
+    pthread_rwlock_unlock(&s->lock);
+}
+
+void store_stats(struct store *s, struct store_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    pthread_rwlock_rdlock(&s->lock);
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
+            if (e->pos.whiteout)
+                st->whiteouts++;
+            else
+                st->files++;
+        }
+    }
+    st->segments = s->nsegs;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        st->bytes += s->segs[i]->bytes;
+        st->live_bytes += s->segs[i]->live;
+    }
+    st->compactions = s->compactions;
+    pthread_rwlock_unlock(&s->lock);
+}
+
+/* ---- compaction ---- */
+
+/* Removes segment i (nothing in the index points at it any more). */
+static int seg_remove(struct store *s, size_t i)
+{
+    struct store_segment *g = s->segs[i];
+    char name[32];
+    int rc = 0;
+
+    seg_name(g->id, name, sizeof(name));
+    if (unlinkat(s->dir_fd, name, 0) < 0)
+        rc = -errno;
+    else if (fsync(s->dir_fd) < 0)
+        rc = -errno;
+    pthread_rwlock_wrlock(&s->lock);
+    memmove(&s->segs[i], &s->segs[i + 1], (s->nsegs - i - 1) * sizeof(*s->segs));
+    s->nsegs--;
+    s->compactions++;
+    pthread_rwlock_unlock(&s->lock);
+    /* readers hold dup'd descriptors of their own: closing ours ends nothing they send */
+    close(g->fd);
+    free(g);
+    return rc;
+}
+
+struct moved {
+    struct store_entry *e;
+    struct store_pos pos;
+};
+
+/* Copies the live records of the oldest segment to the end of the log, then removes it. */
+static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const char *name),
+                          void *arg)
+{
+    struct store_segment *old = s->segs[0];
+    struct moved *mv = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+
+    /* the index changes only on this thread: entries stay put while we copy */
+    for (size_t i = 0; i < s->nbuckets && rc == 0; i++) {
+        for (struct store_entry *e = s->buckets[i]; e != NULL && rc == 0; e = e->next) {
+            struct store_body b;
+            if (e->pos.seg != old)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                mv = xrealloc(mv, cap * sizeof(*mv));
+            }
+            mv[n].e = e;
+            if (e->pos.whiteout) {
+                if (!hide_needed(arg, e->name)) {
+                    mv[n++].pos.seg = NULL; /* dropped: nothing older to hide */
+                    continue;
+                }
+                rc = store_append_delete(s, e->name, e->name_len, &mv[n].pos);
+            } else {
+                b = (struct store_body){.fd = old->fd, .off = e->pos.data_off, .len = e->pos.size};
+                rc = store_append_put(s, e->name, e->name_len, e->owner, &b, &mv[n].pos);
+            }
+            n++;
+        }
+    }
+    if (rc == 0)
+        rc = store_sync(s);
+    if (rc == 0) {
+        pthread_rwlock_wrlock(&s->lock);
+        for (size_t k = 0; k < n; k++) {
+            if (mv[k].pos.seg == NULL)
+                index_drop(s, mv[k].e->name, mv[k].e->name_len);
+            else
+                index_set(s, mv[k].e->name, mv[k].e->name_len, mv[k].e->owner, &mv[k].pos);
+        }
+        pthread_rwlock_unlock(&s->lock);
+        rc = seg_remove(s, 0);
+    }
+    free(mv);
+    return rc;
+}
+
+int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *name), void *arg)
+{
+    int removed = 0;
+
+    for (;;) {
+        uint64_t bytes = 0, live = 0;
+        size_t i;
+        int rc;
+
+        /* a sealed segment with nothing live goes without copying */
+        for (i = 0; i + 1 < s->nsegs; i++) {
+            if (s->segs[i]->live == 0)
+                break;
+        }
+        if (i + 1 < s->nsegs) {
+            rc = seg_remove(s, i);
+            if (rc < 0)
+                return rc;
+            removed++;
+            continue;
+        }
+        for (i = 0; i + 1 < s->nsegs; i++) {
+            bytes += s->segs[i]->bytes;
+            live += s->segs[i]->live;
+        }
+        if (s->nsegs < 2 || bytes <= 2 * live)
+            return removed;
+        rc = compact_oldest(s, hide_needed, arg);
+        if (rc < 0)
+            return rc;
+        removed++;
+    }
+}
+
+/* ---- start-up ---- */
+
+/* One record read back: its header, name and owner (NUL-terminated). */
+struct rec_read {
+    struct rec_hdr h;
+    char name[STORE_NAME_MAX + 1];
+    char owner[STORE_OWNER_MAX + 1];
+};
+
+/*
+ * Reads the record at off of a file of size bytes (buf: COPY_CHUNK bytes of scratch). Returns
+ * its length if it is whole and its CRC matches, 0 if not, or -errno.
+ */
+static int64_t read_record(int fd, uint64_t off, uint64_t size, char *buf, struct rec_read *r)
+{
+    struct rec_hdr *h = &r->h;
+    uint64_t head;
+    uLong crc;
+    int rc;
+
+    if (size - off < sizeof(*h))
+        return 0;
+    if ((rc = pread_all(fd, h, sizeof(*h), off)) < 0)
+        return rc;
+    if (h->magic != REC_MAGIC || h->reserved != 0 || (h->op != REC_PUT && h->op != REC_DELETE) ||
+        h->name_len == 0 || h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
+        (h->op == REC_DELETE && h->data_len != 0))
+        return 0;
+    head = sizeof(*h) + h->name_len + h->owner_len;
+    if (size - off < head || size - off - head < h->data_len)
+        return 0;
+    if ((rc = pread_all(fd, r->name, h->name_len, off + sizeof(*h))) < 0 ||
+        (rc = pread_all(fd, r->owner, h->owner_len, off + sizeof(*h) + h->name_len)) < 0)
+        return rc;
+    r->name[h->name_len] = '\0';
+    r->owner[h->owner_len] = '\0';
+    crc = crc32(0L, (const Bytef *)h + CRC_FROM, (uInt)(sizeof(*h) - CRC_FROM));
+    crc = crc32(crc, (const Bytef *)r->name, h->name_len);
+    if (h->owner_len > 0)
+        crc = crc32(crc, (const Bytef *)r->owner, h->owner_len);
+    for (uint64_t done = 0; done < h->data_len;) {
+        size_t n = h->data_len - done < COPY_CHUNK ? (size_t)(h->data_len - done) : COPY_CHUNK;
+        if ((rc = pread_all(fd, buf, n, off + head + done)) < 0)
+            return rc;
+        crc = crc32_z(crc, (const Bytef *)buf, n);
+        done += n;
+    }
+    if ((uint32_t)crc != h->crc || strlen(r->name) != h->name_len)
+        return 0;
+    return (int64_t)(head + h->data_len);
+}
+
+/*
+ * Replays the records of g from offset 0 into the index. Returns the offset after the last
+ * good record (everything from there on is torn or damaged), or -errno.
+ */
+static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, uint64_t *records)
+{
+    char *buf = xmalloc(COPY_CHUNK);
+    struct rec_read *r = xmalloc(sizeof(*r));
+    uint64_t off = 0;
+    int64_t len;
+
+    while ((len = read_record(g->fd, off, size, buf, r)) > 0) {
+        struct store_pos pos = {.seg = g,
+                                .rec_off = off,
+                                .rec_len = (uint64_t)len,
+                                .data_off = off + (uint64_t)len - r->h.data_len,
+                                .size = r->h.data_len,
+                                .whiteout = r->h.op == REC_DELETE};
+        index_set(s, r->name, r->h.name_len, r->owner, &pos);
+        (*records)++;
+        off += (uint64_t)len;
+    }
+    free(buf);
+    free(r);
+    return len < 0 ? len : (int64_t)off;
+}
+
+/*
+ * Whether a whole, valid record starts anywhere in (from, size) of fd: then the bad bytes at
+ * from are damage in the middle of the log, not the torn end of a batch. 1, 0 or -errno.
+ */
+static int valid_record_after(int fd, uint64_t from, uint64_t size)
+{
+    static const uint32_t magic = REC_MAGIC;
+    char *buf = xmalloc(COPY_CHUNK);
+    char *scratch = xmalloc(COPY_CHUNK);
+    struct rec_read *r = xmalloc(sizeof(*r));
+    uint64_t off = from + 1;
+    int found = 0;
+
+    while (found == 0 && off + sizeof(struct rec_hdr) <= size) {
+        size_t n = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
+        int rc = pread_all(fd, buf, n, off);
+        if (rc < 0) {
+            found = rc;
+            break;
+        }
+        for (size_t i = 0; found == 0 && i + sizeof(magic) <= n; i++) {
+            int64_t len;
+            if (memcmp(buf + i, &magic, sizeof(magic)) != 0)
+                continue;
+            len = read_record(fd, off + i, size, scratch, r);
+            found = len > 0 ? 1 : len < 0 ? (int)len : 0;
+        }
+        off += n > sizeof(magic) ? n - sizeof(magic) + 1 : n;
+    }
+    free(buf);
+    free(scratch);
+    free(r);
+    return found;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ids of the segment files in dir_fd, sorted; other names are an error. */
+static int list_segments(int dir_fd, uint32_t **ids, size_t *n, char *err)
+{
+    int dfd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+    struct dirent *de;
+    size_t cap = 0;
+
+    *ids = NULL;
+    *n = 0;
+    if (d == NULL) {
+        snprintf(err, STORE_ERR_LEN, "cannot list '%s': %s", STORE_DIR, strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    rewinddir(d);
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        unsigned long id;
+
+        if (de->d_name[0] == '.')
+            continue;
+        id = strtoul(de->d_name, &end, 16);
+        if (strlen(de->d_name) != 8 + strlen(SEG_SUFFIX) || end != de->d_name + 8 ||
+            strcmp(end, SEG_SUFFIX) != 0 || id > UINT32_MAX - 1) {
+            snprintf(err, STORE_ERR_LEN,
+                     "'%s/%s' is not a segment of the upload store: move it away", STORE_DIR,
+                     de->d_name);
+            closedir(d);
+            free(*ids);
+            return -1;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *ids = xrealloc(*ids, cap * sizeof(**ids));
+        }
+        (*ids)[(*n)++] = (uint32_t)id;
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*ids, *n, sizeof(**ids), cmp_u32);
+    return 0;
+}
+
+int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct store_recovery *rec,
+               char *err)
+{
+    uint32_t *ids = NULL;
+    size_t nids = 0;
+
+    memset(s, 0, sizeof(*s));
+    memset(rec, 0, sizeof(*rec));
+    s->root_fd = root_fd;
+    s->dir_fd = -1;
+    s->segment_bytes = segment_bytes;
+    s->nbuckets = 1024;
+    s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
+    pthread_rwlock_init(&s->lock, NULL);
+    if (mkdirat(root_fd, STORE_DIR, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, STORE_ERR_LEN, "cannot create '%s' under --root: %s (or use --read-only)",
+                 STORE_DIR, strerror(errno));
+        goto fail;
+    }
+    s->dir_fd = openat(root_fd, STORE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (s->dir_fd < 0) {
+        snprintf(err, STORE_ERR_LEN, "cannot open '%s' under --root: %s", STORE_DIR,
+                 strerror(errno));
+        goto fail;
+    }
+    if (fsync(root_fd) < 0) { /* the store directory itself must survive a crash */
+        snprintf(err, STORE_ERR_LEN, "cannot fsync --root: %s", strerror(errno));
+        goto fail;
+    }
+    if (list_segments(s->dir_fd, &ids, &nids, err) < 0)
+        goto fail;
+    for (size_t i = 0; i < nids; i++) {
+        char name[32];
+        struct stat st;
+        struct store_segment *g;
+        int64_t end;
+        int fd, rc;
+
+        seg_name(ids[i], name, sizeof(name));
+        fd = openat(s->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            snprintf(err, STORE_ERR_LEN, "cannot open '%s/%s': %s", STORE_DIR, name,
+                     fd < 0 ? strerror(errno) : "not a regular file");
+            if (fd >= 0)
+                close(fd);
+            goto fail;
+        }
+        g = seg_add(s, ids[i], fd, 0);
+        end = replay(s, g, (uint64_t)st.st_size, &rec->records);
+        if (end < 0) {
+            snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
+                     strerror((int)-end));
+            goto fail;
+        }
+        g->bytes = (uint64_t)end;
+        if ((uint64_t)end == (uint64_t)st.st_size)
+            continue;
+        if (i + 1 < nids) {
+            /* a sealed segment was synced whole before the next one began */
+            rec->corrupt_bytes += (uint64_t)st.st_size - (uint64_t)end;
+            log_error("store: '%s/%s' is damaged from offset %lld on: %lld bytes skipped",
+                      STORE_DIR, name, (long long)end, (long long)(st.st_size - end));
+            continue;
+        }
+        /* the end of the log: a batch cut short, never acknowledged; unless valid records
+         * follow the bad bytes, which cutting off would lose */
+        rc = valid_record_after(fd, (uint64_t)end, (uint64_t)st.st_size);
+        if (rc != 0) {
+            snprintf(err, STORE_ERR_LEN,
+                     rc > 0 ? "'%s/%s' is damaged at offset %lld and valid records follow: "
+                              "refusing to cut them off (move the store away to start empty)"
+                            : "cannot read '%s/%s' after offset %lld",
+                     STORE_DIR, name, (long long)end);
+            goto fail;
+        }
+        rec->torn_bytes = (uint64_t)st.st_size - (uint64_t)end;
+        if (ftruncate(fd, (off_t)end) < 0 || fsync(fd) < 0) {
+            snprintf(err, STORE_ERR_LEN, "cannot cut the torn end of '%s/%s': %s", STORE_DIR,
+                     name, strerror(errno));
+            goto fail;
+        }
+    }
+    free(ids);
+    ids = NULL;
+    rec->segments = (unsigned)s->nsegs;
+    if (s->nsegs == 0) {
+        int rc = seg_create(s);
+        if (rc < 0) {
+            snprintf(err, STORE_ERR_LEN, "cannot create a segment in '%s': %s", STORE_DIR,
+                     strerror(-rc));
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
+            if (e->pos.whiteout)
+                rec->whiteouts++;
+            else
+                rec->files++;
+        }
+    }
+    return 0;
+
+fail:
+    free(ids);
+    store_close(s);
+    return -1;
+}
+
+void store_close(struct store *s)
+{
+    if (s->buckets == NULL)
+        return;
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        struct store_entry *e = s->buckets[i];
+        while (e != NULL) {
+            struct store_entry *next = e->next;
+            free(e);
+            e = next;
+        }
+    }
+    free(s->buckets);
+    s->buckets = NULL;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        close(s->segs[i]->fd);
+        free(s->segs[i]);
+    }
+    free(s->segs);
+    s->segs = NULL;
+    s->nsegs = 0;
+    if (s->dir_fd >= 0)
+        close(s->dir_fd);
+    s->dir_fd = -1;
+    pthread_rwlock_destroy(&s->lock);
+}

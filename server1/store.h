@@ -1,0 +1,153 @@
+/*
+ * store.h - the upload store: every PUT and DELETE is a record appended to a log of segment
+ * files under <root>/.s1store, and an in-memory index maps each name to its newest version.
+ *
+ * DESIGN: one flush makes a whole group of writes durable: the committer thread appends the
+ * records of a batch to the active segment (store_append_*), calls store_sync once (one
+ * fdatasync of one file: no file creation, rename or directory flush per upload), and only then
+ * publishes the new versions in the index (store_publish) and answers. Readers (any worker)
+ * look a name up under a read lock and get a dup'd descriptor of the segment plus the offset
+ * and size of the bytes (store_lookup); the descriptor keeps the bytes alive even if the
+ * segment is deleted by a later compaction, so a response always finishes on the version it
+ * started with.
+ *
+ * A record: header (magic, CRC-32 of everything after the CRC, op, lengths), name, owner,
+ * data. Start-up (store_open) reads every segment in order and rebuilds the index: the last
+ * record of a name wins; a DELETE leaves a whiteout, which also hides an operator's file of
+ * that name. A torn tail (a batch cut short by a crash: never acknowledged) is cut off; damage
+ * with valid records after it stops the start rather than lose them.
+ *
+ * Segments: the active one takes appends until it holds STORE_SEGMENT_BYTES, then a new one
+ * is started. Compaction (store_compact, committer thread) rewrites the oldest segment's live
+ * records at the end of the log, syncs, repoints the index and deletes the segment, when the
+ * sealed segments hold more than twice their live bytes; a segment with nothing live left is
+ * deleted without copying.
+ *
+ * Thread-safety: store_lookup and store_stats from any thread; everything else from one
+ * thread at a time (the committer, or main before the workers start / after they stop).
+ */
+#ifndef S1_STORE_H
+#define S1_STORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_DIR ".s1store"
+#define STORE_SEGMENT_BYTES (64ull << 20) /* server1's segment size */
+#define STORE_OWNER_MAX 64                /* bytes in an owner name (= ACCOUNT_USER_MAX) */
+#define STORE_NAME_MAX 1024               /* bytes in a name (= FILES_NAME_MAX) */
+#define STORE_ERR_LEN 1600
+
+struct store_segment;
+struct store_entry;
+
+struct store {
+    int root_fd;
+    int dir_fd;                      /* <root>/.s1store */
+    /* lock guards the index (buckets, nbuckets, count) and every segment's live count and
+     * fd while readers look up; the segment list is changed by the one writer thread under
+     * the write lock too */
+    pthread_rwlock_t lock;
+    struct store_entry **buckets;
+    size_t nbuckets;                 /* a power of two */
+    size_t count;                    /* entries (files and whiteouts) */
+    struct store_segment **segs;     /* oldest first; the last one is active */
+    size_t nsegs, segs_cap;
+    uint32_t next_id;
+    uint64_t compactions;            /* segments compacted away (writer thread) */
+    uint64_t segment_bytes;          /* a segment is sealed once it holds this much */
+};
+
+/* Where a record's data lies: set by store_append_*, passed on to store_publish. */
+struct store_pos {
+    struct store_segment *seg;
+    uint64_t rec_off, rec_len;       /* the whole record */
+    uint64_t data_off;               /* its data */
+    uint64_t size;
+    bool whiteout;                   /* a DELETE */
+};
+
+/* A body to store: len bytes, either in mem or (mem == NULL) at offset off of fd. */
+struct store_body {
+    const void *mem;
+    int fd;
+    uint64_t off;
+    uint64_t len;
+};
+
+/* What start-up found. */
+struct store_recovery {
+    unsigned segments;
+    uint64_t records;
+    uint64_t files;                  /* live uploaded files after replay */
+    uint64_t whiteouts;
+    uint64_t torn_bytes;             /* cut off the end of the last segment */
+    uint64_t corrupt_bytes;          /* skipped inside older segments (should be 0) */
+};
+
+enum store_state {
+    STORE_ABSENT,                    /* never uploaded: look at the operator's files */
+    STORE_FILE,
+    STORE_WHITEOUT,                  /* deleted through the server */
+};
+
+/*
+ * Opens (creating if needed) <root>/.s1store and rebuilds the index from the log; new
+ * segments start once the active one holds segment_bytes (STORE_SEGMENT_BYTES in server1).
+ * Bad bytes at the end of the last segment (a batch cut short) are cut off and counted; bad
+ * bytes followed by valid records anywhere in the last segment stop it (-1), as does a file
+ * in the directory that is not a segment. Returns -1 with a one-line reason in err
+ * (STORE_ERR_LEN).
+ */
+int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct store_recovery *rec,
+               char *err);
+void store_close(struct store *s);
+
+/*
+ * The newest state of name (an enum store_state). For STORE_FILE: *fd is a new descriptor of
+ * the segment (close it when done), *off and *size where the bytes are; owner
+ * (STORE_OWNER_MAX + 1 bytes, may be NULL) gets the uploader. fd, off and size may be NULL
+ * when only the state and owner are wanted. Returns -errno if the dup fails. Thread-safe.
+ */
+int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
+                 uint64_t *off, uint64_t *size);
+
+/*
+ * Appends a record (not yet durable, not yet visible). Returns 0, or -errno after which the
+ * caller must not publish anything appended since the last store_sync.
+ */
+int store_append_put(struct store *s, const char *name, size_t len, const char *owner,
+                     const struct store_body *body, struct store_pos *pos);
+int store_append_delete(struct store *s, const char *name, size_t len, struct store_pos *pos);
+/* Makes every record appended so far durable (one fdatasync). 0 or -errno. */
+int store_sync(struct store *s);
+/* Makes a synced record the newest version of name (owner: the uploader). */
+void store_publish(struct store *s, const char *name, size_t len, const char *owner,
+                   const struct store_pos *pos);
+/*
+ * Before a batch: starts a new segment if the active one is full. 0 or -errno (then appends
+ * go on in the old one).
+ */
+int store_roll(struct store *s);
+/*
+ * Deletes segments with nothing live and compacts the oldest one while the sealed segments
+ * hold more than twice their live bytes. Returns how many segments were removed, or -errno.
+ * hide_needed(arg, name) says whether a whiteout must be kept (an operator file has that
+ * name); a whiteout in the oldest segment that hides nothing is dropped.
+ */
+int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *name), void *arg);
+
+/* Calls fn for every entry (file or whiteout); for files fd/off/size say where the bytes are. */
+void store_foreach(struct store *s,
+                   void (*fn)(void *arg, const char *name, size_t len, enum store_state st,
+                              int fd, uint64_t off, uint64_t size),
+                   void *arg);
+
+struct store_stats {
+    uint64_t files, whiteouts, segments, bytes, live_bytes, compactions;
+};
+void store_stats(struct store *s, struct store_stats *st);
+
+#endif /* S1_STORE_H */
