@@ -48,8 +48,14 @@ awk -F, -v dir="$tmp" '
 for f in "$tmp"/xr.*; do sort -n -o "$f" "$f"; done # an auto sweep bisects: N comes unsorted
 for f in "$tmp"/u.*; do { head -n1 "$f"; tail -n +2 "$f" | sort -n; } >"$f.s" && mv "$f.s" "$f"; done
 
-LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB)
-label() { [[ $1 == new ]] && echo "new account (POST /users)" || echo "GET ${1#get-} file"; }
+LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB put-4KB put-1MB)
+label() {
+    case $1 in
+    new) echo "new account (POST /users)" ;;
+    get-*) echo "GET ${1#get-} file" ;;
+    put-*) echo "PUT ${1#put-} durable upload" ;;
+    esac
+}
 common="set terminal $TERM_PNG size 1600,650 font 'sans,11' noenhanced
 set logscale x 2
 set grid

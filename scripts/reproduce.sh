@@ -2,7 +2,8 @@
 # The reproduction run: the 2017 study's bottleneck tables, measured on this machine with one
 # command. Installs what is missing, builds, makes the test files, starts its own Redis and
 # MariaDB, and for each configuration starts server2 + server1 on them and sweeps the number of
-# closed-loop users N with loadgen for every load type. Writes results/<date>-<host>[-quick]/:
+# closed-loop users N with loadgen for every load type (account creation, GETs of each file
+# size, durable 4 KB and 1 MB uploads). Writes results/<date>-<host>[-quick]/:
 # loadgen's raw output per configuration and load, bottleneck.md per configuration,
 # summary.md, machine.md, the merged points.csv and the plots. Stops everything it started,
 # also on Ctrl-C or failure.
@@ -10,12 +11,12 @@
 #   scripts/reproduce.sh [--quick] [--out DIR] [--configs LIST] [--loads LIST]
 #                        [--points LIST] [--duration S] [--warmup S] [--workers N] [--no-build]
 #
-#   --quick        N in {1,4,16} ({1,4} for 100MB), 1.5 s points: about 3.5 minutes
-#                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 30 min)
+#   --quick        N in {1,4,16} ({1,4} for 100MB), 1.5 s points: about 4.5 minutes
+#                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 37 min)
 #   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
 #                  mt-prefetch-redis ours (default all)
 #   --loads        comma list of: new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB
-#                  ("1KB" is short for "get-1KB"; default all)
+#                  put-4KB put-1MB ("1KB" is short for "get-1KB"; default all)
 #   --points       N values for every load, e.g. 1,2 (overrides the sweep)
 #   --duration / --warmup   seconds measured / discarded per point
 #   --workers      server2 workers (threads or processes), default 2 (= cores)
@@ -28,13 +29,14 @@ cd "$TOP"
 export BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
 ALL_CONFIGS=(mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql mt-prefetch-redis ours)
-ALL_LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB)
+ALL_LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB put-4KB put-1MB)
 declare -A FILE_BYTES=([1KB]=1024 [10KB]=10240 [100KB]=102400 [1MB]=1048576
     [10MB]=10485760 [100MB]=104857600)
+declare -A PUT_BYTES=([4KB]=4096 [1MB]=1048576) # put-SIZE: body of each durable upload
 FILES=$TOP/build/files # on the disk, not tmpfs: server1 reads with O_DIRECT
 HASH_COST=min
 
-usage() { sed -n '10,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+usage() { sed -n '11,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 
 ARGS=$*
 quick="" out="" points="" duration="" warmup="" workers=2 build=1
@@ -55,9 +57,12 @@ while (($# > 0)); do
     esac
 done
 for i in "${!loads[@]}"; do
-    [[ ${loads[i]} == new || ${loads[i]} == get-* ]] || loads[i]=get-${loads[i]}
-    [[ ${loads[i]} == new || -n ${FILE_BYTES[${loads[i]#get-}]:-} ]] ||
-        die "unknown load '${loads[i]}' (one of: ${ALL_LOADS[*]})"
+    [[ ${loads[i]} == new || ${loads[i]} == get-* || ${loads[i]} == put-* ]] || loads[i]=get-${loads[i]}
+    case ${loads[i]} in
+    new) ;;
+    get-*) [[ -n ${FILE_BYTES[${loads[i]#get-}]:-} ]] ;;
+    put-*) [[ -n ${PUT_BYTES[${loads[i]#put-}]:-} ]] ;;
+    esac || die "unknown load '${loads[i]}' (one of: ${ALL_LOADS[*]})"
 done
 for c in "${configs[@]}"; do
     [[ " ${ALL_CONFIGS[*]} " == *" $c "* ]] || die "unknown config '$c' (one of: ${ALL_CONFIGS[*]})"
@@ -80,7 +85,8 @@ config() {
     # must open at least one per worker; threads: any worker takes any request.
     local conns=2
     [[ $MODE == threads ]] || conns=$(((workers + 1) / 2))
-    S1FLAGS=(--threads 2 --auth-conns "$conns" "${files[@]}")
+    # --max-upload: room for the put-1MB bodies (and never --read-only: put needs PUT)
+    S1FLAGS=(--threads 2 --auth-conns "$conns" "${files[@]}" --max-upload 2m)
 }
 
 # sweep_args LOAD: sets SWEEP, the loadgen flags for which N and how long each point lasts.
@@ -113,7 +119,7 @@ require_cmd awk gnuplot
 mkdir -p "$FILES"
 [[ $(stat -f -c %T "$FILES") != tmpfs ]] || die "$FILES is on tmpfs: O_DIRECT needs a disk"
 for l in "${loads[@]}"; do
-    [[ $l == new ]] || random_file "$FILES/${l#get-}" "${FILE_BYTES[${l#get-}]}"
+    [[ $l != get-* ]] || random_file "$FILES/${l#get-}" "${FILE_BYTES[${l#get-}]}"
 done
 
 if [[ -z $out ]]; then
@@ -124,6 +130,19 @@ mkdir -p "$out"
 OUT=$(cd "$out" && pwd)
 
 RUN=$(mktemp -d "$TOP/build/reproduce.XXXXXX") # databases' data and the servers' logs
+# make_root DIR: server1's --root for one configuration: hard links to the get files (same
+# inodes, same disk: build/ is one filesystem), and whatever the put loads upload is stored by
+# server1 under DIR (its .s1* directories), so every configuration starts with no uploads of
+# an earlier one (which --prefetch or the store's replay would load at start), two runs never
+# share server1's upload storage, and nothing piles up in build/files: DIR goes with $RUN.
+make_root() {
+    local l
+    mkdir -p "$1"
+    for l in "${loads[@]}"; do
+        [[ $l != get-* || -e $1/${l#get-} ]] || ln "$FILES/${l#get-}" "$1/${l#get-}" ||
+            die "cannot hard-link $FILES/${l#get-} into $1"
+    done
+}
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
@@ -189,7 +208,9 @@ for cfg in "${configs[@]}"; do
     printf '%s\t%s\t%s\t%s\t%s\n' "$cfg" "$BACKEND" "${s2flags[*]}" "${S1FLAGS[*]}" "$(busy_pct)" \
         >>"$OUT/configs.tsv"
     mkdir -p "$OUT/$cfg"
-    url=$(scripts/stack.sh start "$RUN/stack" --backend "$BACKEND" "${s2flags[@]}" --root "$FILES" \
+    root=$RUN/root-$cfg
+    make_root "$root"
+    url=$(scripts/stack.sh start "$RUN/stack" --backend "$BACKEND" "${s2flags[@]}" --root "$root" \
         --port 0 -- "${S1FLAGS[@]}" 2>>"$OUT/$cfg/stack.log") ||
         die "$cfg: the stack did not start (see $OUT/$cfg/stack.log and $RUN/stack/*.log)"
 
@@ -204,12 +225,14 @@ for cfg in "${configs[@]}"; do
 
     for load in "${loads[@]}"; do
         sweep_args "$load"
-        if [[ $load == new ]]; then
-            what=(--type new)
-        else
+        case $load in
+        new) what=(--type new) ;;
+        get-*)
             f=${load#get-}
             what=(--type get --file "$f" --expect-length "${FILE_BYTES[$f]}" --prepare-users 64)
-        fi
+            ;;
+        put-*) what=(--type put --size "${PUT_BYTES[${load#put-}]}" --prepare-users 64) ;;
+        esac
         LG_FLAGS[$load]="${what[*]} ${SWEEP[*]}"
         dir=$OUT/$cfg/$load
         mkdir -p "$dir"
@@ -223,6 +246,7 @@ for cfg in "${configs[@]}"; do
         log "[$done_n/$total] $cfg $load: $(grep -m1 '^N\* =' "$dir/loadgen.log") ($((($(now_ms) - t) / 1000)) s)"
     done
     scripts/stack.sh stop "$RUN/stack" --servers
+    rm -rf "$root" # the uploads of this configuration (the get files stay in $FILES)
     cp "$RUN/stack/server1.log" "$RUN/stack/server2.log" "$OUT/$cfg/"
 done
 scripts/stack.sh stop "$RUN/stack"

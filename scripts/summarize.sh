@@ -5,7 +5,9 @@
 #   RESULTS/table.csv               one row per configuration and load: N*, R at N*, X max,
 #                                   the bottleneck at X max and its U, CPU by process, checks
 #   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
-#   RESULTS/summary.md              X max per load and configuration next to the study's
+#   RESULTS/summary.md              X max per load and configuration next to the study's (the
+#                                   put loads, durable uploads, are not in the study: measured
+#                                   rows only, left out of the comparison)
 #
 #   scripts/summarize.sh RESULTS_DIR
 #
@@ -23,7 +25,7 @@ STUDY=$TOP/results/study-2017.csv
 # argon2id (libsodium crypto_pwhash_str) at --hash-cost min: about 28 us per hash or verify
 # on a 2-vCPU EPYC VM (the design document, "Numbers measured on a machine like yours").
 HASH_US=28
-LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB)
+LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB put-4KB put-1MB)
 
 mapfile -t CONFIGS < <(awk -F'\t' 'NR > 1 { print $1 }' "$R/configs.tsv")
 runinfo() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$R/run.tsv" 2>/dev/null; }
@@ -120,9 +122,10 @@ label() {
     case $1 in
     new) echo "new account" ;;
     get-*) echo "get ${1#get-}" ;;
+    put-*) echo "put ${1#put-}" ;;
     esac
 }
-size() { [[ $1 == new ]] && echo "–" || echo "${1#get-}"; }
+size() { [[ $1 == new ]] && echo "–" || echo "${1#*-}"; }
 study_name() {
     case $1 in
     mp-noprefetch-mysql) echo "MT-MP, no prefetch, MySQL" ;;
@@ -144,17 +147,25 @@ loads_present() {
     done
 }
 mapfile -t PRESENT < <(loads_present)
+# the loads measured here that the study has a row for (it has no put)
+mapfile -t IN_STUDY < <(for l in "${PRESENT[@]}"; do
+    [[ -z $(study load "$l") ]] || echo "$l"
+done)
 header() {
     local c line="| load |" sep="|---|"
     for c in "${CONFIGS[@]}"; do line+=" $c |"; sep+="---:|"; done
     printf '%s\n%s\n' "$line" "$sep"
 }
-# pivot FUNC: a table with a row per load and a column per configuration; FUNC CONFIG LOAD
-# prints one cell.
+# pivot FUNC [study]: a table with a row per load and a column per configuration; FUNC CONFIG
+# LOAD prints one cell. With "study", only the loads the study measured.
 pivot() {
-    local l c line
+    local l c line rows=("${PRESENT[@]}")
+    if [[ ${2:-} == study ]]; then
+        rows=("${IN_STUDY[@]}")
+        ((${#rows[@]} > 0)) || { echo "(none of this run's loads is in the study)"; return; }
+    fi
     header
-    for l in "${PRESENT[@]}"; do
+    for l in "${rows[@]}"; do
         line="| $(label "$l") |"
         for c in "${CONFIGS[@]}"; do line+=" $("$1" "$c" "$l") |"; done
         printf '%s\n' "$line"
@@ -261,6 +272,15 @@ share_check() {
     done
 }
 
+# put_note: a line under the study's table when this run measured loads the study did not
+put_note() {
+    local l s=""
+    for l in "${PRESENT[@]}"; do
+        [[ " ${IN_STUDY[*]} " == *" $l "* ]] || s+="${s:+, }$(label "$l")"
+    done
+    [[ -z $s ]] || printf '\nNot in the study (measured on this machine only): %s.\n' "$s"
+}
+
 # Are the numbers what they should be? (the columns are table.csv's, see its header)
 checks() {
     local busy
@@ -322,11 +342,12 @@ $(pivot cell_x)
 
 ## The study (2017), max throughput (requests/s)
 
-$(pivot cell_study)
+$(pivot cell_study study)
+$(put_note)
 
 ## This machine / the study
 
-$(pivot cell_ratio)
+$(pivot cell_ratio study)
 
 ## N* / mean response time at N*
 
@@ -339,7 +360,7 @@ $(pivot cell_bottleneck)
 ## Share of server2's CPU spent hashing, at N*
 
 Estimate: X(N*) × ${HASH_US} µs / server2's CPU-seconds per second at N*, one argon2id hash (new)
-or verify (get) per request. ${HASH_US} µs is the figure measured for \`--hash-cost min\` on a 2-vCPU
+or verify (get, put) per request. ${HASH_US} µs is the figure measured for \`--hash-cost min\` on a 2-vCPU
 EPYC VM (libsodium, argon2id at its minimum limits); "cache" = the auth cache answers the verifies.
 
 $(pivot cell_share)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# scripts/reproduce.sh end to end on a tiny subset (one configuration on Redis, loads new and
-# get 1KB, N in {1,2}, half-second points; about 20 s), then checks that what it wrote is
-# complete and consistent: every point has its numbers, Little's law holds, the summary's
-# maximum throughput is the maximum of the points, bottleneck.md names a resource of the CSV
-# with its utilization there, the plots exist, and nothing it started is still running.
+# scripts/reproduce.sh end to end on a tiny subset (one configuration on Redis, loads new,
+# get 1KB and the durable uploads put 4KB and put 1MB, N in {1,2}, half-second points; about
+# 25 s), then checks that what it wrote is complete and consistent: every point has its numbers
+# and no errors, Little's law holds, the summary's maximum throughput is the maximum of the
+# points, the put rows are in the tables but not in the comparison with the study, bottleneck.md
+# names a resource of the CSV with its utilization there, the plots exist, the uploads went to
+# the run's own server1 root (nothing written into build/files, the get file untouched), and
+# nothing it started is still running.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init reproduce
@@ -12,21 +15,28 @@ itest_timeout 60
 export BIN_DIR
 OUT=$ITEST_DIR/results
 CFG=mt-prefetch-redis
+FILES=$ITEST_ROOT/build/files # reproduce.sh's test files (hard-linked into server1's --root)
+sum_1kb() { [[ ! -f $FILES/1KB ]] || cksum <"$FILES/1KB"; }
+before_1kb=$(sum_1kb)
+mkdir -p "$FILES"
+touch "$ITEST_DIR/before-run"
 
 rc=0
-"$ITEST_ROOT/scripts/reproduce.sh" --no-build --configs "$CFG" --loads new,1KB --points 1,2 \
-    --duration 0.5 --warmup 0.2 --out "$OUT" >"$ITEST_DIR/reproduce.log" 2>&1 || rc=$?
+"$ITEST_ROOT/scripts/reproduce.sh" --no-build --configs "$CFG" --loads new,1KB,put-4KB,put-1MB \
+    --points 1,2 --duration 0.5 --warmup 0.2 --out "$OUT" >"$ITEST_DIR/reproduce.log" 2>&1 || rc=$?
 check_eq "reproduce.sh exits 0" "$rc" 0
 ((rc == 0)) || itest_fail "reproduce.sh failed: $(tail -n 5 "$ITEST_DIR/reproduce.log")"
 
 for f in points.csv table.csv summary.md machine.md "$CFG/bottleneck.md" "$CFG/new/run.json" \
-    "$CFG/get-1KB/points.csv" plots/new.png plots/get-1KB.png "plots/util-$CFG.png"; do
+    "$CFG/get-1KB/points.csv" "$CFG/put-4KB/points.csv" "$CFG/put-1MB/points.csv" plots/new.png \
+    plots/get-1KB.png plots/put-4KB.png plots/put-1MB.png "plots/util-$CFG.png"; do
     check_ok "$f written" test -s "$OUT/$f"
 done
 
 # col NAME...: those columns of the merged points.csv, one row a line (type "all" rows only)
 col() { csv_get "$OUT/points.csv" 'c["type"] == "all"' "$@"; }
-check_eq "one row per load and N" "$(col load users | tr '\t\n' ': ')" "new:1 new:2 get-1KB:1 get-1KB:2 "
+check_eq "one row per load and N" "$(col load users | tr '\t\n' ': ')" \
+    "new:1 new:2 get-1KB:1 get-1KB:2 put-4KB:1 put-4KB:2 put-1MB:1 put-1MB:2 "
 
 number='^-?[0-9]+(\.[0-9]+)?$'
 bad=0
@@ -36,6 +46,11 @@ done < <(col users x_rps r_mean_ms u_cpu ok errors)
 check_eq "every point has numbers (users, X, R, U, ok, errors)" "$bad" 0
 check_eq "no errors, every point ok > 0" \
     "$(col ok errors | awk '$1 <= 0 || $2 != 0' | wc -l)" 0
+check_eq "put points: ok > 0 and no errors (every PUT answered 201 or 204)" \
+    "$(col load ok errors | awk '$1 ~ /^put-/ && $2 > 0 && $3 == 0' | wc -l)" 4
+check_eq "table.csv: put rows with 0 errors" \
+    "$(csv_get "$OUT/table.csv" 'c["load"] ~ /^put-/ && c["errors"] == 0' load | tr '\n' ' ')" \
+    "put-4KB put-1MB "
 check_eq "X R = N within 20% at every point" \
     "$(col users x_rps r_mean_ms | awk '{ l = $2 * $3 / 1000 / $1; if (l < 0.8 || l > 1.2) print }' | wc -l)" 0
 
@@ -45,12 +60,30 @@ summary_x() {
     awk -F'|' -v row="$1" '/^## Maximum throughput/ { t = 1 } /^## The study/ { t = 0 }
         t && $2 ~ row { gsub(/ /, "", $3); print $3 }' "$OUT/summary.md"
 }
-for l in new:"new account" get-1KB:"get 1KB"; do
+for l in new:"new account" get-1KB:"get 1KB" put-4KB:"put 4KB" put-1MB:"put 1MB"; do
     load=${l%%:*}
     max=$(col load x_rps | awk -v l="$load" '$1 == l && $2 > m { m = $2 }
         END { if (m >= 1000) printf "%.0f\n", m; else printf "%.3g\n", m }')
     check_eq "summary: X max of $load is the max of its points" "$(summary_x "${l#*:}")" "$max"
 done
+
+# The study has no put: its table and the ratios leave the put rows out (no made-up numbers)
+study_rows() {
+    awk -F'|' '/^## The study/ || /^## This machine \// { t = 1; next } /^## / { t = 0 }
+        t && $2 ~ /put/' "$OUT/summary.md" | wc -l
+}
+check_eq "no put rows in the comparison with the study" "$(study_rows)" 0
+check_ok "summary says the put loads are not in the study" \
+    grep -q '^Not in the study (measured on this machine only): put 4KB, put 1MB\.$' "$OUT/summary.md"
+for l in 4KB 1MB; do
+    check_ok "bottleneck.md has the put $l row" grep -q "^| put | $l | " "$OUT/$CFG/bottleneck.md"
+done
+
+# The uploads went to the run's own root (removed with the run dir, checked below): nothing in
+# build/files was written (but 1KB itself, if this run made it), and the get file is unchanged
+check_eq "entries of $FILES written during the run" \
+    "$(find "$FILES" -mindepth 1 -newer "$ITEST_DIR/before-run" ! -path "$FILES/1KB" | wc -l)" 0
+[[ -z $before_1kb ]] || check_eq "get file 1KB unchanged" "$(sum_1kb)" "$before_1kb"
 
 # bottleneck.md: the resource named for get 1KB is a column of the CSV, with that U at X max
 row=$(grep '^| get | 1KB |' "$OUT/$CFG/bottleneck.md" || true)
