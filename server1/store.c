@@ -300,7 +300,8 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
             char hb[sizeof(h) + STORE_NAME_MAX + STORE_OWNER_MAX];
             memcpy(hb, &h, sizeof(h));
             memcpy(hb + sizeof(h), name, len);
-            memcpy(hb + sizeof(h) + len, owner, olen);
+            if (olen > 0)
+                memcpy(hb + sizeof(h) + len, owner, olen);
             rc = pwrite_all(g->fd, hb, (size_t)head, off);
             if (rc < 0)
                 return rc;
@@ -676,6 +677,7 @@ static int list_segments(int dir_fd, uint32_t **ids, size_t *n, char *err)
                      de->d_name);
             closedir(d);
             free(*ids);
+            *ids = NULL;
             return -1;
         }
         if (*n == cap) {

@@ -1,0 +1,1139 @@
+/*
+ * test_store.c - cmocka tests for the upload store (server1/store): open on an empty root,
+ * put/delete visible only after sync + publish, bodies from memory and from a descriptor
+ * (bigger than the copy chunk), overwrites and whiteouts, the index rebuilt on reopen with the
+ * right recovery counts, a torn tail cut off, damage followed by valid records refused, a
+ * foreign file refused, segments rolling, compaction (bounded size, latest bytes kept,
+ * whiteouts dropped or kept as hide_needed says), a reader's descriptor outliving the
+ * compacted segment, and store_foreach.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../server1/store.h"
+
+#define BIG_SEG (64ull << 20)
+#define SMALL_SEG 4096ull
+
+/* ---- fixture: a temp root per test ---- */
+
+struct fx {
+    char dir[PATH_MAX];
+    int root_fd;
+    struct store s;
+    bool open;
+    struct store_recovery rec;
+    char err[STORE_ERR_LEN];
+};
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void rm_rf(const char *path)
+{
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    const char *tmp = getenv("TMPDIR");
+
+    if (f == NULL)
+        return -1;
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/var/tmp";
+    snprintf(f->dir, sizeof(f->dir), "%s/test_store.XXXXXX", tmp);
+    if (mkdtemp(f->dir) == NULL) {
+        snprintf(f->dir, sizeof(f->dir), "/tmp/test_store.XXXXXX");
+        if (mkdtemp(f->dir) == NULL) {
+            free(f);
+            return -1;
+        }
+    }
+    f->root_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f->root_fd < 0) {
+        rm_rf(f->dir);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    if (f == NULL)
+        return 0;
+    if (f->open)
+        store_close(&f->s);
+    close(f->root_fd);
+    rm_rf(f->dir);
+    free(f);
+    return 0;
+}
+
+static void fx_open(struct fx *f, uint64_t segment_bytes)
+{
+    assert_false(f->open);
+    f->err[0] = '\0';
+    if (store_open(&f->s, f->root_fd, segment_bytes, &f->rec, f->err) != 0)
+        fail_msg("store_open: %s", f->err);
+    f->open = true;
+}
+
+/* Expects store_open to fail; returns err. */
+static const char *fx_open_fails(struct fx *f, uint64_t segment_bytes)
+{
+    assert_false(f->open);
+    f->err[0] = '\0';
+    assert_int_equal(store_open(&f->s, f->root_fd, segment_bytes, &f->rec, f->err), -1);
+    assert_true(f->err[0] != '\0');
+    return f->err;
+}
+
+static void fx_close(struct fx *f)
+{
+    assert_true(f->open);
+    store_close(&f->s);
+    f->open = false;
+}
+
+static void fx_reopen(struct fx *f, uint64_t segment_bytes)
+{
+    fx_close(f);
+    fx_open(f, segment_bytes);
+}
+
+/* ---- helpers ---- */
+
+static void fill(char *buf, size_t len, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (size_t i = 0; i < len; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (char)(x >> 16);
+    }
+}
+
+static void put_mem(struct store *s, const char *name, const char *owner, const void *data,
+                    size_t len)
+{
+    struct store_body b = {.mem = data, .fd = -1, .off = 0, .len = len};
+    struct store_pos pos;
+
+    assert_int_equal(store_append_put(s, name, strlen(name), owner, &b, &pos), 0);
+    assert_int_equal(store_sync(s), 0);
+    store_publish(s, name, strlen(name), owner, &pos);
+}
+
+static void del(struct store *s, const char *name)
+{
+    struct store_pos pos;
+
+    assert_int_equal(store_append_delete(s, name, strlen(name), &pos), 0);
+    assert_int_equal(store_sync(s), 0);
+    store_publish(s, name, strlen(name), NULL, &pos);
+}
+
+static int state_of(struct store *s, const char *name)
+{
+    return store_lookup(s, name, strlen(name), NULL, NULL, NULL, NULL);
+}
+
+/* name must be a file owned by owner holding exactly data[0..len). */
+static void check_file(struct store *s, const char *name, const char *owner, const void *data,
+                       size_t len)
+{
+    char own[STORE_OWNER_MAX + 1];
+    int fd = -1;
+    uint64_t off = 0, size = 0;
+    char *got;
+    int st;
+
+    memset(own, 'x', sizeof(own));
+    st = store_lookup(s, name, strlen(name), own, &fd, &off, &size);
+    if (st != STORE_FILE)
+        fail_msg("'%s': state %d, expected STORE_FILE", name, st);
+    assert_true(fd >= 0);
+    assert_string_equal(own, owner);
+    assert_int_equal(size, len);
+    got = malloc(len + 1);
+    assert_non_null(got);
+    if (len > 0)
+        assert_int_equal(pread(fd, got, len, (off_t)off), (ssize_t)len);
+    assert_memory_equal(got, data, len);
+    free(got);
+    close(fd);
+}
+
+static void seg_path(struct fx *f, uint32_t id, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/" STORE_DIR "/%08x.seg", f->dir, id);
+}
+
+/* The files in <root>/.s1store: how many, and (if non-NULL) the highest segment id. */
+static size_t list_store(struct fx *f, uint32_t *max_id, uint64_t *total_bytes)
+{
+    char path[PATH_MAX + 16];
+    DIR *d;
+    struct dirent *de;
+    size_t n = 0;
+
+    snprintf(path, sizeof(path), "%s/" STORE_DIR, f->dir);
+    d = opendir(path);
+    assert_non_null(d);
+    if (max_id != NULL)
+        *max_id = 0;
+    if (total_bytes != NULL)
+        *total_bytes = 0;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        char p[PATH_MAX + 300];
+        if (de->d_name[0] == '.')
+            continue;
+        n++;
+        if (max_id != NULL) {
+            uint32_t id = (uint32_t)strtoul(de->d_name, NULL, 16);
+            if (id > *max_id)
+                *max_id = id;
+        }
+        snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+        assert_int_equal(stat(p, &st), 0);
+        if (total_bytes != NULL)
+            *total_bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return n;
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+static void append_bytes(const char *path, const void *buf, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+}
+
+/* ---- 1. open on an empty root ---- */
+
+static void test_store_open_empty(void **state)
+{
+    struct fx *f = *state;
+    char path[PATH_MAX + 32];
+    struct stat st;
+    struct store_stats ss;
+
+    fx_open(f, BIG_SEG);
+    seg_path(f, 0, path, sizeof(path));
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, 0);
+    assert_int_equal(list_store(f, NULL, NULL), 1);
+    assert_int_equal(f->rec.segments, 0);
+    assert_int_equal(f->rec.records, 0);
+    assert_int_equal(f->rec.files, 0);
+    assert_int_equal(f->rec.whiteouts, 0);
+    assert_int_equal(f->rec.torn_bytes, 0);
+    assert_int_equal(f->rec.corrupt_bytes, 0);
+    assert_int_equal(state_of(&f->s, "a"), STORE_ABSENT);
+    assert_int_equal(state_of(&f->s, "dir/some file.txt"), STORE_ABSENT);
+    store_stats(&f->s, &ss);
+    assert_int_equal(ss.files, 0);
+    assert_int_equal(ss.whiteouts, 0);
+    assert_int_equal(ss.segments, 1);
+    assert_int_equal(ss.bytes, 0);
+    /* reopening the empty store finds its one segment */
+    fx_reopen(f, BIG_SEG);
+    assert_int_equal(f->rec.segments, 1);
+    assert_int_equal(f->rec.records, 0);
+    assert_int_equal(list_store(f, NULL, NULL), 1);
+}
+
+/* ---- 2. put, visibility, bodies ---- */
+
+static void test_store_put_visibility(void **state)
+{
+    struct fx *f = *state;
+    char data[3000];
+    struct store_body b = {.mem = data, .fd = -1, .len = sizeof(data)};
+    struct store_pos pos;
+
+    fill(data, sizeof(data), 1);
+    fx_open(f, BIG_SEG);
+    assert_int_equal(store_append_put(&f->s, "hello.txt", 9, "alice", &b, &pos), 0);
+    assert_int_equal(pos.size, sizeof(data));
+    assert_false(pos.whiteout);
+    /* appended, not yet synced or published: invisible */
+    assert_int_equal(state_of(&f->s, "hello.txt"), STORE_ABSENT);
+    assert_int_equal(store_sync(&f->s), 0);
+    /* durable but not published: still invisible */
+    assert_int_equal(state_of(&f->s, "hello.txt"), STORE_ABSENT);
+    store_publish(&f->s, "hello.txt", 9, "alice", &pos);
+    check_file(&f->s, "hello.txt", "alice", data, sizeof(data));
+    /* only the exact name */
+    assert_int_equal(state_of(&f->s, "hello.tx"), STORE_ABSENT);
+    assert_int_equal(state_of(&f->s, "hello.txt2"), STORE_ABSENT);
+    /* the length given counts, not a NUL */
+    assert_int_equal(store_lookup(&f->s, "hello.txtXYZ", 9, NULL, NULL, NULL, NULL), STORE_FILE);
+}
+
+static void test_store_put_empty_body(void **state)
+{
+    struct fx *f = *state;
+    struct store_body b = {.mem = NULL, .fd = -1, .len = 0};
+    struct store_body b2 = {.mem = "", .fd = -1, .len = 0};
+    struct store_pos pos;
+
+    fx_open(f, BIG_SEG);
+    assert_int_equal(store_append_put(&f->s, "empty", 5, "bob", &b, &pos), 0);
+    assert_int_equal(store_sync(&f->s), 0);
+    store_publish(&f->s, "empty", 5, "bob", &pos);
+    check_file(&f->s, "empty", "bob", "", 0);
+    assert_int_equal(store_append_put(&f->s, "empty2", 6, "carol", &b2, &pos), 0);
+    assert_int_equal(store_sync(&f->s), 0);
+    store_publish(&f->s, "empty2", 6, "carol", &pos);
+    check_file(&f->s, "empty2", "carol", "", 0);
+    fx_reopen(f, BIG_SEG);
+    assert_int_equal(f->rec.records, 2);
+    assert_int_equal(f->rec.files, 2);
+    check_file(&f->s, "empty", "bob", "", 0);
+    check_file(&f->s, "empty2", "carol", "", 0);
+}
+
+static void test_store_put_from_fd(void **state)
+{
+    struct fx *f = *state;
+    const size_t skip = 1237, len = 600u * 1024 + 123;
+    char path[PATH_MAX + 16];
+    char *data = malloc(skip + len);
+    struct store_body b;
+    struct store_pos pos;
+    int fd;
+
+    assert_non_null(data);
+    fill(data, skip + len, 7);
+    snprintf(path, sizeof(path), "%s/body.tmp", f->dir);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, skip + len), (ssize_t)(skip + len));
+    fx_open(f, BIG_SEG);
+    b = (struct store_body){.mem = NULL, .fd = fd, .off = skip, .len = len};
+    assert_int_equal(store_append_put(&f->s, "big.bin", 7, "dave", &b, &pos), 0);
+    assert_int_equal(store_sync(&f->s), 0);
+    store_publish(&f->s, "big.bin", 7, "dave", &pos);
+    close(fd);
+    unlink(path);
+    check_file(&f->s, "big.bin", "dave", data + skip, len);
+    /* and a small one after it from memory, then both survive a reopen (CRC over chunks) */
+    put_mem(&f->s, "small", "eve", data, 100);
+    fx_reopen(f, BIG_SEG);
+    assert_int_equal(f->rec.records, 2);
+    assert_int_equal(f->rec.torn_bytes, 0);
+    check_file(&f->s, "big.bin", "dave", data + skip, len);
+    check_file(&f->s, "small", "eve", data, 100);
+    free(data);
+}
+
+/* ---- 3. overwrite, delete, put again ---- */
+
+static void test_store_overwrite_delete(void **state)
+{
+    struct fx *f = *state;
+    char d1[500], d2[700], d3[10];
+    char own[STORE_OWNER_MAX + 1];
+    int fd = -12345;
+
+    fill(d1, sizeof(d1), 11);
+    fill(d2, sizeof(d2), 12);
+    fill(d3, sizeof(d3), 13);
+    fx_open(f, BIG_SEG);
+    put_mem(&f->s, "x", "alice", d1, sizeof(d1));
+    check_file(&f->s, "x", "alice", d1, sizeof(d1));
+    put_mem(&f->s, "x", "bob", d2, sizeof(d2));
+    check_file(&f->s, "x", "bob", d2, sizeof(d2));
+    del(&f->s, "x");
+    assert_int_equal(store_lookup(&f->s, "x", 1, own, &fd, NULL, NULL), STORE_WHITEOUT);
+    assert_int_equal(fd, -12345); /* no descriptor for a whiteout */
+    assert_string_equal(own, "");
+    /* deleting a name never uploaded leaves a whiteout too (it hides an operator file) */
+    del(&f->s, "operator-file");
+    assert_int_equal(state_of(&f->s, "operator-file"), STORE_WHITEOUT);
+    put_mem(&f->s, "x", "carol", d3, sizeof(d3));
+    check_file(&f->s, "x", "carol", d3, sizeof(d3));
+    {
+        struct store_stats ss;
+        store_stats(&f->s, &ss);
+        assert_int_equal(ss.files, 1);
+        assert_int_equal(ss.whiteouts, 1);
+    }
+}
+
+/* ---- 4. reopen rebuilds the index ---- */
+
+struct expect {
+    const char *name;
+    int state;
+    const char *owner;
+    unsigned seed;
+    size_t len;
+};
+
+static void check_expect(struct store *s, const struct expect *ex, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ex[i].state == STORE_FILE) {
+            char *buf = malloc(ex[i].len + 1);
+            assert_non_null(buf);
+            fill(buf, ex[i].len, ex[i].seed);
+            check_file(s, ex[i].name, ex[i].owner, buf, ex[i].len);
+            free(buf);
+        } else {
+            int st = state_of(s, ex[i].name);
+            if (st != ex[i].state)
+                fail_msg("'%s': state %d, expected %d", ex[i].name, st, ex[i].state);
+        }
+    }
+}
+
+static void do_put(struct store *s, const char *name, const char *owner, unsigned seed, size_t len,
+                   bool roll)
+{
+    char *buf = malloc(len + 1);
+    assert_non_null(buf);
+    fill(buf, len, seed);
+    if (roll)
+        assert_int_equal(store_roll(s), 0);
+    put_mem(s, name, owner, buf, len);
+    free(buf);
+}
+
+static void do_del(struct store *s, const char *name, bool roll)
+{
+    if (roll)
+        assert_int_equal(store_roll(s), 0);
+    del(s, name);
+}
+
+static void run_reopen(struct fx *f, uint64_t seg_bytes, bool roll)
+{
+    static const struct expect ex[] = {
+        {"a", STORE_FILE, "o2", 104, 1100},
+        {"b", STORE_WHITEOUT, NULL, 0, 0},
+        {"c", STORE_FILE, "o1", 106, 900},
+        {"d", STORE_FILE, "o3", 107, 0},
+        {"dir/e", STORE_WHITEOUT, NULL, 0, 0},
+        {"f", STORE_FILE, "owner-with-a-rather-long-name-0123456789", 109, 1500},
+        {"g", STORE_ABSENT, NULL, 0, 0},
+    };
+    struct store_stats before, after;
+    uint64_t disk;
+    size_t nfiles;
+
+    fx_open(f, seg_bytes);
+    do_put(&f->s, "a", "o1", 101, 1000, roll);
+    do_put(&f->s, "b", "o2", 102, 1000, roll);
+    do_put(&f->s, "c", "o1", 103, 1000, roll);
+    do_put(&f->s, "a", "o2", 104, 1100, roll); /* overwrite, other owner */
+    do_del(&f->s, "b", roll);
+    do_put(&f->s, "c", "o1", 106, 900, roll);
+    do_put(&f->s, "d", "o3", 107, 0, roll);
+    do_del(&f->s, "dir/e", roll);
+    do_put(&f->s, "f", "o1", 108, 1000, roll);
+    do_put(&f->s, "f", "owner-with-a-rather-long-name-0123456789", 109, 1500, roll);
+    /* 10 records */
+    check_expect(&f->s, ex, sizeof(ex) / sizeof(ex[0]));
+    store_stats(&f->s, &before);
+    assert_int_equal(before.files, 4);
+    assert_int_equal(before.whiteouts, 2);
+    nfiles = list_store(f, NULL, &disk);
+    assert_int_equal(nfiles, before.segments);
+    assert_int_equal(disk, before.bytes);
+
+    fx_reopen(f, seg_bytes);
+    assert_int_equal(f->rec.records, 10);
+    assert_int_equal(f->rec.files, 4);
+    assert_int_equal(f->rec.whiteouts, 2);
+    assert_int_equal(f->rec.segments, before.segments);
+    assert_int_equal(f->rec.torn_bytes, 0);
+    assert_int_equal(f->rec.corrupt_bytes, 0);
+    check_expect(&f->s, ex, sizeof(ex) / sizeof(ex[0]));
+    store_stats(&f->s, &after);
+    assert_int_equal(after.files, before.files);
+    assert_int_equal(after.whiteouts, before.whiteouts);
+    assert_int_equal(after.segments, before.segments);
+    assert_int_equal(after.bytes, before.bytes);
+    assert_int_equal(after.live_bytes, before.live_bytes);
+    if (roll)
+        assert_true(after.segments > 1);
+    else
+        assert_int_equal(after.segments, 1);
+}
+
+static void test_store_reopen(void **state)
+{
+    run_reopen(*state, BIG_SEG, false);
+}
+
+static void test_store_reopen_segments(void **state)
+{
+    run_reopen(*state, SMALL_SEG, true);
+}
+
+/* ---- 5. torn tail ---- */
+
+static void run_torn(struct fx *f, bool partial_record)
+{
+    char d1[800], d2[300], d3[1234];
+    char path[PATH_MAX + 32];
+    char garbage[100];
+    size_t ngarbage;
+    off_t size;
+    uint32_t last;
+
+    fill(d1, sizeof(d1), 21);
+    fill(d2, sizeof(d2), 22);
+    fill(d3, sizeof(d3), 23);
+    fx_open(f, BIG_SEG);
+    put_mem(&f->s, "one", "alice", d1, sizeof(d1));
+    put_mem(&f->s, "two", "bob", d2, sizeof(d2));
+    put_mem(&f->s, "one", "carol", d2, sizeof(d2));
+    fx_close(f);
+    list_store(f, &last, NULL);
+    seg_path(f, last, path, sizeof(path));
+    size = file_size(path);
+    if (partial_record) {
+        /* the first 30 bytes of a valid record: a write cut short */
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        ngarbage = 30;
+        assert_int_equal(pread(fd, garbage, ngarbage, 0), (ssize_t)ngarbage);
+        close(fd);
+    } else {
+        ngarbage = sizeof(garbage);
+        fill(garbage, ngarbage, 99);
+    }
+    append_bytes(path, garbage, ngarbage);
+    assert_int_equal(file_size(path), size + (off_t)ngarbage);
+
+    fx_open(f, BIG_SEG);
+    assert_int_equal(f->rec.torn_bytes, ngarbage);
+    assert_int_equal(f->rec.corrupt_bytes, 0);
+    assert_int_equal(f->rec.records, 3);
+    assert_int_equal(f->rec.files, 2);
+    assert_int_equal(file_size(path), size);
+    check_file(&f->s, "one", "carol", d2, sizeof(d2));
+    check_file(&f->s, "two", "bob", d2, sizeof(d2));
+    /* the log goes on where the good records end */
+    put_mem(&f->s, "three", "dave", d3, sizeof(d3));
+    check_file(&f->s, "three", "dave", d3, sizeof(d3));
+    fx_reopen(f, BIG_SEG);
+    assert_int_equal(f->rec.torn_bytes, 0);
+    assert_int_equal(f->rec.records, 4);
+    assert_int_equal(f->rec.files, 3);
+    check_file(&f->s, "one", "carol", d2, sizeof(d2));
+    check_file(&f->s, "two", "bob", d2, sizeof(d2));
+    check_file(&f->s, "three", "dave", d3, sizeof(d3));
+}
+
+static void test_store_torn_partial_record(void **state)
+{
+    run_torn(*state, true);
+}
+
+static void test_store_torn_garbage(void **state)
+{
+    run_torn(*state, false);
+}
+
+/* A damaged LAST record (nothing valid after it) is a torn tail: cut off, previous version. */
+static void test_store_torn_last_record_damaged(void **state)
+{
+    struct fx *f = *state;
+    char d1[600], d2[700];
+    char path[PATH_MAX + 32];
+    uint64_t off1 = 0, off = 0, size = 0;
+    off_t fsize;
+    int fd = -1, wfd;
+    char c;
+
+    fill(d1, sizeof(d1), 31);
+    fill(d2, sizeof(d2), 32);
+    fx_open(f, BIG_SEG);
+    put_mem(&f->s, "k", "alice", d1, sizeof(d1));
+    assert_int_equal(store_lookup(&f->s, "k", 1, NULL, NULL, &off1, NULL), STORE_FILE);
+    put_mem(&f->s, "k", "bob", d2, sizeof(d2));
+    assert_int_equal(store_lookup(&f->s, "k", 1, NULL, &fd, &off, &size), STORE_FILE);
+    close(fd);
+    fx_close(f);
+    seg_path(f, 0, path, sizeof(path));
+    fsize = file_size(path);
+    assert_int_equal((uint64_t)fsize, off + size);
+    wfd = open(path, O_RDWR | O_CLOEXEC);
+    assert_true(wfd >= 0);
+    assert_int_equal(pread(wfd, &c, 1, (off_t)off + 10), 1);
+    c ^= 0x40;
+    assert_int_equal(pwrite(wfd, &c, 1, (off_t)off + 10), 1);
+    close(wfd);
+    fx_open(f, BIG_SEG);
+    assert_int_equal(f->rec.records, 1);
+    /* the whole second record went: the file ends where the first record's data ends */
+    assert_int_equal(f->rec.torn_bytes, (uint64_t)fsize - (off1 + sizeof(d1)));
+    assert_int_equal(file_size(path), (off_t)(off1 + sizeof(d1)));
+    check_file(&f->s, "k", "alice", d1, sizeof(d1));
+}
+
+/* ---- 6. damage followed by valid records ---- */
+
+static void test_store_damage_refused(void **state)
+{
+    struct fx *f = *state;
+    char d[1000];
+    char path[PATH_MAX + 32];
+    char *before, *after;
+    uint64_t off = 0, size = 0;
+    off_t fsize;
+    uint32_t last;
+    int fd = -1, wfd;
+    struct stat st1, st2;
+    const char *err;
+    char c;
+
+    fx_open(f, SMALL_SEG);
+    /* fill a first segment, then three records in the second (last) one */
+    for (unsigned i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%u", i);
+        do_put(&f->s, name, "alice", 40 + i, sizeof(d), true);
+    }
+    do_put(&f->s, "n5", "bob", 45, 200, true);
+    do_put(&f->s, "n6", "bob", 46, 300, true);
+    assert_int_equal(list_store(f, &last, NULL), 2);
+    assert_int_equal(last, 1);
+    /* n4 is the first record of the last segment */
+    assert_int_equal(store_lookup(&f->s, "n4", 2, NULL, &fd, &off, &size), STORE_FILE);
+    seg_path(f, last, path, sizeof(path));
+    assert_int_equal(fstat(fd, &st1), 0);
+    assert_int_equal(stat(path, &st2), 0);
+    assert_int_equal(st1.st_ino, st2.st_ino);
+    assert_true(off < 100); /* the first record */
+    close(fd);
+    fx_close(f);
+
+    fsize = file_size(path);
+    wfd = open(path, O_RDWR | O_CLOEXEC);
+    assert_true(wfd >= 0);
+    assert_int_equal(pread(wfd, &c, 1, (off_t)(off + size / 2)), 1);
+    c ^= 0x01;
+    assert_int_equal(pwrite(wfd, &c, 1, (off_t)(off + size / 2)), 1);
+    before = malloc((size_t)fsize);
+    assert_non_null(before);
+    assert_int_equal(pread(wfd, before, (size_t)fsize, 0), (ssize_t)fsize);
+    close(wfd);
+
+    err = fx_open_fails(f, SMALL_SEG);
+    if (strstr(err, "damaged") == NULL || strstr(err, "refusing") == NULL)
+        fail_msg("unexpected error: %s", err);
+    assert_non_null(strstr(err, "00000001.seg"));
+    /* nothing was cut off or changed */
+    assert_int_equal(file_size(path), fsize);
+    after = malloc((size_t)fsize);
+    assert_non_null(after);
+    wfd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(wfd >= 0);
+    assert_int_equal(pread(wfd, after, (size_t)fsize, 0), (ssize_t)fsize);
+    close(wfd);
+    assert_memory_equal(before, after, (size_t)fsize);
+    /* and again: still refused */
+    fx_open_fails(f, SMALL_SEG);
+    assert_int_equal(file_size(path), fsize);
+    free(before);
+    free(after);
+}
+
+/* ---- 7. a foreign file ---- */
+
+static void test_store_foreign_file(void **state)
+{
+    struct fx *f = *state;
+    char path[PATH_MAX + 32];
+    const char *err;
+    int fd;
+
+    fx_open(f, SMALL_SEG);
+    /* several segments, so that readdir meets some of them before the foreign file */
+    for (unsigned i = 0; i < 24; i++)
+        do_put(&f->s, "filler", "alice", 600 + i, 1024, true);
+    put_mem(&f->s, "a", "alice", "abc", 3);
+    assert_true(list_store(f, NULL, NULL) >= 5);
+    fx_close(f);
+    snprintf(path, sizeof(path), "%s/" STORE_DIR "/junk.txt", f->dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    err = fx_open_fails(f, BIG_SEG);
+    if (strstr(err, "junk.txt") == NULL)
+        fail_msg("error does not name the file: %s", err);
+    /* a near-miss of a segment name is foreign too */
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/" STORE_DIR "/00000001.seg.bak", f->dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    err = fx_open_fails(f, BIG_SEG);
+    if (strstr(err, "00000001.seg.bak") == NULL)
+        fail_msg("error does not name the file: %s", err);
+    unlink(path);
+    fx_open(f, SMALL_SEG);
+    check_file(&f->s, "a", "alice", "abc", 3);
+}
+
+/* ---- 8. segments roll ---- */
+
+static void test_store_roll(void **state)
+{
+    struct fx *f = *state;
+    struct store_stats ss;
+    uint64_t disk;
+    uint32_t last;
+    size_t n;
+
+    fx_open(f, SMALL_SEG);
+    /* roll on a fresh store does nothing */
+    assert_int_equal(store_roll(&f->s), 0);
+    assert_int_equal(list_store(f, NULL, NULL), 1);
+    for (unsigned i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%u", i);
+        do_put(&f->s, name, "alice", 300 + i, 1024, true);
+    }
+    store_stats(&f->s, &ss);
+    n = list_store(f, &last, &disk);
+    assert_true(ss.segments > 1);
+    assert_true(ss.segments >= 20 * 1024 / SMALL_SEG);
+    assert_int_equal(n, ss.segments);
+    assert_int_equal(last, ss.segments - 1);
+    assert_int_equal(disk, ss.bytes);
+    assert_int_equal(ss.files, 20);
+    assert_int_equal(ss.live_bytes, ss.bytes);
+    /* a segment is sealed once it reaches segment_bytes: none is much bigger */
+    for (uint32_t id = 0; id < last; id++) {
+        char path[PATH_MAX + 32];
+        seg_path(f, id, path, sizeof(path));
+        assert_true((uint64_t)file_size(path) >= SMALL_SEG);
+        assert_true((uint64_t)file_size(path) < SMALL_SEG + 1200);
+    }
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(f->rec.segments, ss.segments);
+    assert_int_equal(f->rec.records, 20);
+    for (unsigned i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "r%u", i);
+        char buf[1024];
+        fill(buf, sizeof(buf), 300 + i);
+        check_file(&f->s, name, "alice", buf, sizeof(buf));
+    }
+}
+
+/* ---- 9. compaction ---- */
+
+struct hide {
+    const char *keep; /* the one name whose whiteout hides an operator file */
+    unsigned calls;
+};
+
+static bool hide_needed(void *arg, const char *name)
+{
+    struct hide *h = arg;
+    h->calls++;
+    return h->keep != NULL && strcmp(name, h->keep) == 0;
+}
+
+/* One batch as the committer does it: roll, append, sync, publish, compact. */
+static void commit_put(struct store *s, struct hide *h, const char *name, const char *owner,
+                       unsigned seed, size_t len)
+{
+    do_put(s, name, owner, seed, len, true);
+    assert_true(store_compact(s, hide_needed, h) >= 0);
+}
+
+static void commit_del(struct store *s, struct hide *h, const char *name)
+{
+    do_del(s, name, true);
+    assert_true(store_compact(s, hide_needed, h) >= 0);
+}
+
+static const char *hot_names[] = {"hot/a", "hot/b", "hot/c"};
+
+static void check_hot(struct store *s, const unsigned *seeds)
+{
+    for (unsigned k = 0; k < 3; k++) {
+        char buf[1024];
+        fill(buf, sizeof(buf), seeds[k]);
+        check_file(s, hot_names[k], k == 1 ? "bob" : "alice", buf, sizeof(buf));
+    }
+}
+
+static void test_store_compaction(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {0};
+    struct store_stats ss;
+    unsigned seeds[3] = {0};
+    uint64_t disk;
+    size_t n;
+
+    fx_open(f, SMALL_SEG);
+    for (unsigned i = 0; i < 200; i++) {
+        unsigned k = i % 3;
+        seeds[k] = 1000 + i;
+        commit_put(&f->s, &h, hot_names[k], k == 1 ? "bob" : "alice", seeds[k], 1024);
+        store_stats(&f->s, &ss);
+        if (ss.segments > 6 || ss.bytes > 8 * SMALL_SEG)
+            fail_msg("after put %u: %llu segments, %llu bytes", i,
+                     (unsigned long long)ss.segments, (unsigned long long)ss.bytes);
+    }
+    store_stats(&f->s, &ss);
+    assert_true(ss.compactions > 0);
+    assert_true(ss.segments <= 6);
+    assert_true(ss.bytes <= 8 * SMALL_SEG);
+    assert_int_equal(ss.files, 3);
+    assert_int_equal(ss.whiteouts, 0);
+    n = list_store(f, NULL, &disk);
+    assert_int_equal(n, ss.segments);
+    assert_int_equal(disk, ss.bytes);
+    check_hot(&f->s, seeds);
+    /* store_compact reports nothing more to do right after */
+    assert_int_equal(store_compact(&f->s, hide_needed, &h), 0);
+
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(f->rec.files, 3);
+    assert_int_equal(f->rec.whiteouts, 0);
+    assert_int_equal(f->rec.segments, ss.segments);
+    assert_int_equal(f->rec.torn_bytes, 0);
+    assert_int_equal(f->rec.corrupt_bytes, 0);
+    check_hot(&f->s, seeds);
+    {
+        struct store_stats s2;
+        store_stats(&f->s, &s2);
+        assert_int_equal(s2.bytes, ss.bytes);
+        assert_int_equal(s2.live_bytes, ss.live_bytes);
+    }
+    /* and it goes on compacting after the reopen */
+    for (unsigned i = 200; i < 260; i++) {
+        unsigned k = i % 3;
+        seeds[k] = 1000 + i;
+        commit_put(&f->s, &h, hot_names[k], k == 1 ? "bob" : "alice", seeds[k], 1024);
+    }
+    store_stats(&f->s, &ss);
+    assert_true(ss.compactions > 0);
+    assert_true(ss.segments <= 6);
+    check_hot(&f->s, seeds);
+}
+
+static void test_store_compaction_whiteouts(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {.keep = "kept"};
+    struct store_stats ss;
+    unsigned seeds[3] = {0};
+    char path[PATH_MAX + 32];
+    struct stat st;
+
+    fx_open(f, SMALL_SEG);
+    commit_put(&f->s, &h, "gone", "alice", 1, 1024);
+    commit_put(&f->s, &h, "kept", "alice", 2, 1024);
+    commit_del(&f->s, &h, "gone");
+    commit_del(&f->s, &h, "kept");
+    assert_int_equal(state_of(&f->s, "gone"), STORE_WHITEOUT);
+    assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
+    for (unsigned i = 0; i < 120; i++) {
+        unsigned k = i % 3;
+        seeds[k] = 5000 + i;
+        commit_put(&f->s, &h, hot_names[k], k == 1 ? "bob" : "alice", seeds[k], 1024);
+    }
+    /* the segment that held both whiteouts (and the puts before them) is gone */
+    seg_path(f, 0, path, sizeof(path));
+    assert_int_equal(stat(path, &st), -1);
+    seg_path(f, 1, path, sizeof(path));
+    assert_int_equal(stat(path, &st), -1);
+    assert_true(h.calls > 0);
+    assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
+    assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
+    store_stats(&f->s, &ss);
+    assert_int_equal(ss.files, 3);
+    assert_int_equal(ss.whiteouts, 1);
+    check_hot(&f->s, seeds);
+
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(f->rec.files, 3);
+    assert_int_equal(f->rec.whiteouts, 1);
+    assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
+    assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
+    check_hot(&f->s, seeds);
+    /* the kept whiteout is carried forward again and again, still there after more traffic */
+    for (unsigned i = 120; i < 240; i++) {
+        unsigned k = i % 3;
+        seeds[k] = 5000 + i;
+        commit_put(&f->s, &h, hot_names[k], k == 1 ? "bob" : "alice", seeds[k], 1024);
+    }
+    assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
+    assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
+    assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
+    check_hot(&f->s, seeds);
+}
+
+/* ---- 10. a reader's descriptor outlives compaction ---- */
+
+static bool seg_file_has_inode(struct fx *f, ino_t ino)
+{
+    char path[PATH_MAX + 16];
+    DIR *d;
+    struct dirent *de;
+    bool found = false;
+
+    snprintf(path, sizeof(path), "%s/" STORE_DIR, f->dir);
+    d = opendir(path);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.' && de->d_ino == ino)
+            found = true;
+    }
+    closedir(d);
+    return found;
+}
+
+static void test_store_reader_survives_compaction(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {0};
+    char old[1024], buf[1024];
+    uint64_t off = 0, size = 0;
+    unsigned seeds[3] = {0};
+    struct stat st;
+    int fd = -1;
+    unsigned i;
+
+    fx_open(f, SMALL_SEG);
+    fill(old, sizeof(old), 777);
+    assert_int_equal(store_roll(&f->s), 0);
+    put_mem(&f->s, "hot/a", "alice", old, sizeof(old));
+    assert_int_equal(store_lookup(&f->s, "hot/a", 5, NULL, &fd, &off, &size), STORE_FILE);
+    assert_int_equal(size, sizeof(old));
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_true(st.st_nlink > 0);
+    assert_true(seg_file_has_inode(f, st.st_ino));
+    for (i = 0; i < 300; i++) {
+        unsigned k = i % 3;
+        seeds[k] = 9000 + i;
+        commit_put(&f->s, &h, hot_names[k], k == 1 ? "bob" : "alice", seeds[k], 1024);
+        assert_int_equal(fstat(fd, &st), 0);
+        if (st.st_nlink == 0)
+            break;
+    }
+    if (i == 300)
+        fail_msg("the reader's segment was never compacted away");
+    assert_false(seg_file_has_inode(f, st.st_ino));
+    assert_int_equal(pread(fd, buf, sizeof(buf), (off_t)off), (ssize_t)sizeof(buf));
+    assert_memory_equal(buf, old, sizeof(old));
+    /* and the index moved on */
+    check_hot(&f->s, seeds);
+    close(fd);
+}
+
+/* ---- 11. store_foreach ---- */
+
+struct seen {
+    char name[32];
+    int state;
+    int count;
+    char data[64];
+    uint64_t size;
+};
+
+struct visit {
+    struct seen seen[16];
+    size_t n;
+};
+
+static void visit_fn(void *arg, const char *name, size_t len, enum store_state st, int fd,
+                     uint64_t off, uint64_t size)
+{
+    struct visit *v = arg;
+    struct seen *e = NULL;
+
+    assert_true(len < sizeof(v->seen[0].name));
+    assert_int_equal(strlen(name), len);
+    for (size_t i = 0; i < v->n; i++) {
+        if (strcmp(v->seen[i].name, name) == 0)
+            e = &v->seen[i];
+    }
+    if (e == NULL) {
+        assert_true(v->n < 16);
+        e = &v->seen[v->n++];
+        memcpy(e->name, name, len);
+        e->name[len] = '\0';
+    }
+    e->count++;
+    e->state = (int)st;
+    e->size = size;
+    if (st == STORE_FILE) {
+        assert_true(size <= sizeof(e->data));
+        if (size > 0)
+            assert_int_equal(pread(fd, e->data, (size_t)size, (off_t)off), (ssize_t)size);
+    }
+}
+
+static void check_visit(struct store *s)
+{
+    static const struct {
+        const char *name;
+        int state;
+        const char *data;
+    } want[] = {
+        {"a", STORE_FILE, "alpha"},   {"b", STORE_WHITEOUT, NULL},
+        {"c", STORE_FILE, "gamma-2"}, {"d", STORE_FILE, ""},
+        {"e", STORE_WHITEOUT, NULL},  {"x/y/z", STORE_FILE, "zed"},
+    };
+    const size_t nwant = sizeof(want) / sizeof(want[0]);
+    struct visit v;
+
+    memset(&v, 0, sizeof(v));
+    store_foreach(s, visit_fn, &v);
+    assert_int_equal(v.n, nwant);
+    for (size_t i = 0; i < nwant; i++) {
+        struct seen *e = NULL;
+        for (size_t j = 0; j < v.n; j++) {
+            if (strcmp(v.seen[j].name, want[i].name) == 0)
+                e = &v.seen[j];
+        }
+        if (e == NULL)
+            fail_msg("'%s' not visited", want[i].name);
+        assert_int_equal(e->count, 1);
+        assert_int_equal(e->state, want[i].state);
+        if (want[i].state == STORE_FILE) {
+            assert_int_equal(e->size, strlen(want[i].data));
+            assert_memory_equal(e->data, want[i].data, e->size);
+        }
+    }
+}
+
+static void test_store_foreach(void **state)
+{
+    struct fx *f = *state;
+    struct visit v;
+
+    fx_open(f, BIG_SEG);
+    memset(&v, 0, sizeof(v));
+    store_foreach(&f->s, visit_fn, &v);
+    assert_int_equal(v.n, 0);
+    put_mem(&f->s, "a", "u", "alpha", 5);
+    put_mem(&f->s, "b", "u", "beta", 4);
+    put_mem(&f->s, "c", "u", "gamma", 5);
+    del(&f->s, "b");
+    put_mem(&f->s, "c", "u", "gamma-2", 7);
+    put_mem(&f->s, "d", "u", "", 0);
+    del(&f->s, "e");
+    put_mem(&f->s, "x/y/z", "u", "zed", 3);
+    check_visit(&f->s);
+    fx_reopen(f, BIG_SEG);
+    check_visit(&f->s);
+}
+
+/* Many names: the index grows its bucket array and still finds every one. */
+static void test_store_many_names(void **state)
+{
+    struct fx *f = *state;
+    char name[32], data[32];
+    struct store_stats ss;
+
+    fx_open(f, BIG_SEG);
+    for (unsigned i = 0; i < 3000; i++) {
+        struct store_body b = {.mem = data, .fd = -1};
+        struct store_pos pos;
+        snprintf(name, sizeof(name), "file-%u", i);
+        snprintf(data, sizeof(data), "data-%u", i * 7);
+        b.len = strlen(data);
+        assert_int_equal(store_append_put(&f->s, name, strlen(name), "u", &b, &pos), 0);
+        /* one sync for the whole group is enough: publish after it */
+        if (i % 100 == 99)
+            assert_int_equal(store_sync(&f->s), 0);
+        store_publish(&f->s, name, strlen(name), "u", &pos);
+    }
+    assert_int_equal(store_sync(&f->s), 0);
+    store_stats(&f->s, &ss);
+    assert_int_equal(ss.files, 3000);
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned i = 0; i < 3000; i++) {
+            snprintf(name, sizeof(name), "file-%u", i);
+            snprintf(data, sizeof(data), "data-%u", i * 7);
+            check_file(&f->s, name, "u", data, strlen(data));
+        }
+        assert_int_equal(state_of(&f->s, "file-3000"), STORE_ABSENT);
+        if (pass == 0) {
+            fx_reopen(f, BIG_SEG);
+            assert_int_equal(f->rec.files, 3000);
+            assert_int_equal(f->rec.records, 3000);
+        }
+    }
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_store_open_empty),
+        T(test_store_put_visibility),
+        T(test_store_put_empty_body),
+        T(test_store_put_from_fd),
+        T(test_store_overwrite_delete),
+        T(test_store_reopen),
+        T(test_store_reopen_segments),
+        T(test_store_torn_partial_record),
+        T(test_store_torn_garbage),
+        T(test_store_torn_last_record_damaged),
+        T(test_store_damage_refused),
+        T(test_store_roll),
+        T(test_store_compaction),
+        T(test_store_compaction_whiteouts),
+        T(test_store_reader_survives_compaction),
+        T(test_store_foreach),
+        T(test_store_many_names),
+        /* last: with the double free in store_open's error path this one aborts the run */
+        T(test_store_foreign_file),
+    };
+    return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
