@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "clock.h"
 #include "log.h"
@@ -66,6 +67,7 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n)
 {
     const char *q = p;
 
+    b->crc = (uint32_t)crc32_z(b->crc, p, n);
     if (b->mem != NULL) {
         memcpy(b->mem + b->have, p, n);
         b->have += n;
@@ -108,12 +110,18 @@ int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd, u
 
 void commit_submit(struct committer *cm, struct commit_job *job)
 {
+    bool wake;
+
     pthread_mutex_lock(&cm->lock);
     STAILQ_INSERT_TAIL(&cm->queue, job, link);
-    cm->queued++;
-    if (job->op == COMMIT_PUT) /* received: no longer company worth waiting for */
-        atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
-    pthread_cond_signal(&cm->cond);
+    /* wake the committer only if it sleeps for want of work, or waits for company that is
+     * no longer coming: a wake-up per upload costs it more than it gains */
+    wake = cm->queued++ == 0;
+    if (job->op == COMMIT_PUT && /* received: no longer company worth waiting for */
+        atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed) == 1)
+        wake = true;
+    if (wake)
+        pthread_cond_signal(&cm->cond);
     pthread_mutex_unlock(&cm->lock);
 }
 
@@ -148,6 +156,7 @@ static void record_batch(struct committer *cm, size_t n, uint64_t ns)
 struct batch {
     struct commit_job *jobs[256];
     struct store_pos pos[256];
+    struct files_blob *blobs[256]; /* --prefetch: the new versions' bytes */
     size_t n;
 };
 
@@ -239,6 +248,8 @@ static struct files_blob *body_blob(struct commit_job *job)
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
+            log_error("cannot read back the upload '%s' for --prefetch: %s", job->name,
+                      r < 0 ? strerror(errno) : "short file");
             free(buf);
             return NULL;
         }
@@ -259,21 +270,35 @@ static void fail_accepted(struct batch *b, int e)
 static void run_batch(struct committer *cm, struct batch *b)
 {
     uint64_t t0 = clock_now_ns();
+    uint64_t tail;
     size_t appended = 0;
     int rc = 0;
 
     for (size_t k = 0; k < b->n; k++) {
         b->jobs[k]->status = 0;
+        b->blobs[k] = NULL;
         decide(cm, b, k);
     }
     if ((rc = store_roll(&cm->store)) < 0)
         log_warn("cannot start a new store segment: %s", strerror(-rc));
+    tail = store_tail(&cm->store);
     rc = 0;
     for (size_t k = 0; k < b->n && rc == 0; k++) {
         struct commit_job *job = b->jobs[k];
-        struct store_body body = {.mem = job->body.mem, .fd = job->body.fd, .len = job->body.len};
+        struct store_body body = {.mem = job->body.mem,
+                                  .fd = job->body.fd,
+                                  .len = job->body.len,
+                                  .has_crc = true,
+                                  .data_crc = job->body.crc};
         if (!accepted(job))
             continue;
+        if (job->op == COMMIT_PUT && cm->files->mode == FILES_PREFETCH &&
+            (b->blobs[k] = body_blob(job)) == NULL) {
+            job->status = 500;
+            continue;
+        }
+        if (b->blobs[k] != NULL && b->blobs[k]->data != NULL)
+            body.mem = b->blobs[k]->data; /* the blob took the memory body over */
         if (job->op == COMMIT_PUT)
             rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
                                   &b->pos[k]);
@@ -284,7 +309,9 @@ static void run_batch(struct committer *cm, struct batch *b)
     if (rc == 0 && appended > 0)
         rc = store_sync(&cm->store);
     if (rc < 0) {
-        log_error("cannot make a batch of %zu changes durable: %s", appended, strerror(-rc));
+        int rw = store_rewind(&cm->store, tail);
+        log_error("cannot make a batch of %zu changes durable: %s; %s", appended, strerror(-rc),
+                  rw == 0 ? "its records were dropped" : "and dropping its records failed too");
         fail_accepted(b, -rc);
     }
     for (size_t k = 0; k < b->n; k++) {
@@ -292,9 +319,10 @@ static void run_batch(struct committer *cm, struct batch *b)
         if (accepted(job)) {
             store_publish(&cm->store, job->name, job->name_len, job->user, &b->pos[k]);
             if (cm->files->mode == FILES_PREFETCH)
-                files_replace(cm->files, job->name, job->name_len,
-                              job->op == COMMIT_PUT ? body_blob(job) : NULL);
+                files_replace(cm->files, job->name, job->name_len, b->blobs[k]);
+            b->blobs[k] = NULL; /* the table's reference now */
         }
+        files_blob_unref(b->blobs[k]);
         if (job->op == COMMIT_PUT)
             body_release(&job->body);
     }

@@ -48,6 +48,7 @@ struct commit_body {
     int fd;        /* else an unnamed temp file in the store directory; else -1 */
     uint64_t len;  /* Content-Length */
     uint64_t have; /* bytes received so far */
+    uint32_t crc;  /* CRC-32 of those bytes (for the store record, computed on the worker) */
 };
 
 struct commit_job {

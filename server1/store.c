@@ -249,6 +249,8 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
     crc = crc32(crc, (const Bytef *)name, (uInt)len);
     if (olen > 0) /* (crc32 with a NULL buffer would restart the CRC) */
         crc = crc32(crc, (const Bytef *)owner, (uInt)olen);
+    if (dlen > 0 && body->has_crc) /* computed while the body arrived */
+        crc = crc32_combine(crc, body->data_crc, (z_off_t)dlen);
     if (dlen > 0 && body->mem != NULL) {
         /* one write for the whole record */
         struct iovec iov[4] = {{&h, sizeof(h)},
@@ -258,7 +260,8 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         uint64_t total = head + dlen;
         ssize_t w;
 
-        crc = crc32_z(crc, body->mem, (size_t)dlen);
+        if (!body->has_crc)
+            crc = crc32_z(crc, body->mem, (size_t)dlen);
         h.crc = (uint32_t)crc;
         do
             w = pwritev(g->fd, iov, 4, (off_t)off);
@@ -288,7 +291,8 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
                 rc = pread_all(body->fd, buf, n, body->off + done);
                 if (rc == 0)
                     rc = pwrite_all(g->fd, buf, n, off + head + done);
-                crc = crc32_z(crc, (const Bytef *)buf, n);
+                if (!body->has_crc)
+                    crc = crc32_z(crc, (const Bytef *)buf, n);
                 done += n;
             }
             free(buf);
@@ -326,6 +330,21 @@ int store_append_put(struct store *s, const char *name, size_t len, const char *
 int store_append_delete(struct store *s, const char *name, size_t len, struct store_pos *pos)
 {
     return append(s, REC_DELETE, name, len, NULL, NULL, pos);
+}
+
+uint64_t store_tail(struct store *s)
+{
+    return active(s)->bytes;
+}
+
+int store_rewind(struct store *s, uint64_t tail)
+{
+    struct store_segment *g = active(s);
+
+    if (tail > g->bytes)
+        return -EINVAL;
+    g->bytes = tail;
+    return ftruncate(g->fd, (off_t)tail) < 0 ? -errno : 0;
 }
 
 int store_sync(struct store *s)

@@ -69,12 +69,17 @@ struct store_pos {
     bool whiteout;                   /* a DELETE */
 };
 
-/* A body to store: len bytes, either in mem or (mem == NULL) at offset off of fd. */
+/*
+ * A body to store: len bytes, either in mem or (mem == NULL) at offset off of fd; data_crc is
+ * their CRC-32 (zlib's crc32) if has_crc, else the store computes it.
+ */
 struct store_body {
     const void *mem;
     int fd;
     uint64_t off;
     uint64_t len;
+    bool has_crc;
+    uint32_t data_crc;
 };
 
 /* What start-up found. */
@@ -121,6 +126,13 @@ int store_lookup(struct store *s, const char *name, size_t len, char *owner, int
 int store_append_put(struct store *s, const char *name, size_t len, const char *owner,
                      const struct store_body *body, struct store_pos *pos);
 int store_append_delete(struct store *s, const char *name, size_t len, struct store_pos *pos);
+/*
+ * Where the next record goes in the active segment; after a failed append or sync,
+ * store_rewind(s, tail) drops everything appended since (nothing of it was published).
+ * 0 or -errno.
+ */
+uint64_t store_tail(struct store *s);
+int store_rewind(struct store *s, uint64_t tail);
 /* Makes every record appended so far durable (one fdatasync). 0 or -errno. */
 int store_sync(struct store *s);
 /* Makes a synced record the newest version of name (owner: the uploader). */
