@@ -47,13 +47,27 @@ static int tmpfile_open(struct committer *cm)
     return fd;
 }
 
+/* Takes len bytes of the --upload-memory budget; false if they are not there. */
+static bool mem_take(struct committer *cm, uint64_t len)
+{
+    uint64_t used = atomic_fetch_add_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+
+    if (len <= COMMIT_MEM_BODY_MAX && used + len <= cm->mem_budget)
+        return true;
+    atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+    return false;
+}
+
 int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
 {
     *b = (struct commit_body){.fd = -1, .len = len};
-    if (len <= COMMIT_MEM_BODY_MAX) {
+    if (mem_take(cm, len)) {
         b->mem = malloc(len > 0 ? (size_t)len : 1);
-        if (b->mem == NULL)
+        if (b->mem == NULL) {
+            atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
             return -ENOMEM;
+        }
+        b->counted = true;
     } else {
         b->fd = tmpfile_open(cm);
         if (b->fd < 0)
@@ -86,9 +100,12 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n)
     return 0;
 }
 
-/* Frees what b holds (no counting). */
-static void body_release(struct commit_body *b)
+/* Frees what b holds and gives its memory back to the budget. */
+static void body_release(struct committer *cm, struct commit_body *b)
 {
+    if (b->counted)
+        atomic_fetch_sub_explicit(&cm->mem_in_use, b->len, memory_order_relaxed);
+    b->counted = false;
     free(b->mem);
     b->mem = NULL;
     if (b->fd >= 0)
@@ -98,7 +115,7 @@ static void body_release(struct commit_body *b)
 
 void commit_body_abandon(struct committer *cm, struct commit_body *b)
 {
-    body_release(b);
+    body_release(cm, b);
     atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
 }
 
@@ -324,7 +341,7 @@ static void run_batch(struct committer *cm, struct batch *b)
         }
         files_blob_unref(b->blobs[k]);
         if (job->op == COMMIT_PUT)
-            body_release(&job->body);
+            body_release(cm, &job->body);
     }
     record_batch(cm, b->n, clock_now_ns() - t0);
     for (size_t k = 0; k < b->n; k++)
@@ -403,7 +420,7 @@ static void overlay_one(void *arg, const char *name, size_t len, enum store_stat
 }
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, char *err)
+                   bool writable_root, uint64_t mem_budget, char *err)
 {
     struct store_recovery rec;
     pthread_condattr_t ca;
@@ -415,6 +432,7 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     cm->group = group;
     cm->window_ns = window_ns;
     cm->writable_root = writable_root;
+    cm->mem_budget = mem_budget;
     STAILQ_INIT(&cm->queue);
     /* test hook: small segments, so that tests see segments roll and compaction run */
     if ((seg_env = getenv("S1_TEST_STORE_SEGMENT_BYTES")) != NULL && atoll(seg_env) > 0)

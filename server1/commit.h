@@ -3,8 +3,8 @@
  * and DELETEs durable in groups (group commit) in the upload store (store.h) before they are
  * acknowledged.
  *
- * DESIGN: a worker receives a PUT body into memory (up to COMMIT_MEM_BODY_MAX) or into an
- * unnamed temp file (commit_body_*), then, once server2 accepted the credentials, hands a
+ * DESIGN: a worker receives a PUT body into memory (each up to COMMIT_MEM_BODY_MAX, all of
+ * them together up to --upload-memory) or else into an unnamed temp file (commit_body_*), then, once server2 accepted the credentials, hands a
  * struct commit_job to commit_submit. The committer thread takes every queued job (after
  * waiting up to --commit-window while other uploads are still being received) and, for the
  * whole batch: decides each job in queue order (ownership: the store's owner of the name, or an
@@ -29,7 +29,7 @@
 #include "files.h"
 #include "store.h"
 
-#define COMMIT_MEM_BODY_MAX (256u << 10) /* larger PUT bodies go to a temp file */
+#define COMMIT_MEM_BODY_MAX (16u << 20) /* larger PUT bodies always go to a temp file */
 #define COMMIT_SECONDS_BOUNDS                                                                      \
     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 #define COMMIT_SECONDS_NBOUNDS 15
@@ -49,6 +49,7 @@ struct commit_body {
     uint64_t len;  /* Content-Length */
     uint64_t have; /* bytes received so far */
     uint32_t crc;  /* CRC-32 of those bytes (for the store record, computed on the worker) */
+    bool counted;  /* mem holds len bytes of the --upload-memory budget */
 };
 
 struct commit_job {
@@ -82,6 +83,8 @@ struct committer {
     uint64_t window_ns;         /* --commit-window */
     bool writable_root;         /* --writable-root */
     _Atomic int open_uploads;        /* bodies being received or waiting for auth */
+    uint64_t mem_budget;             /* --upload-memory */
+    _Atomic uint64_t mem_in_use;     /* bytes of bodies held in memory now */
     struct commit_stats stats;       /* committer writes, /metrics reads (relaxed) */
     pthread_t thread;
     bool started;
@@ -107,7 +110,7 @@ bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t no
  * with a reason in err (FILES_ERR_LEN).
  */
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, char *err);
+                   bool writable_root, uint64_t mem_budget, char *err);
 int committer_start(struct committer *cm);
 /* Commits everything queued, then ends the thread. */
 void committer_stop(struct committer *cm);

@@ -34,6 +34,7 @@ enum {
     OPT_LOG_LEVEL,
     OPT_READ_ONLY,
     OPT_MAX_UPLOAD,
+    OPT_UPLOAD_MEMORY,
     OPT_WRITABLE_ROOT,
     OPT_GROUP_COMMIT,
     OPT_COMMIT_WINDOW,
@@ -60,6 +61,7 @@ static const struct option long_opts[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"read-only", no_argument, NULL, OPT_READ_ONLY},
     {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
+    {"upload-memory", required_argument, NULL, OPT_UPLOAD_MEMORY},
     {"writable-root", no_argument, NULL, OPT_WRITABLE_ROOT},
     {"group-commit", required_argument, NULL, OPT_GROUP_COMMIT},
     {"commit-window", required_argument, NULL, OPT_COMMIT_WINDOW},
@@ -102,6 +104,7 @@ void s1_config_defaults(struct s1_config *c)
     c->log_level = LOG_INFO;
     c->read_only = false;
     c->max_upload = 64u << 20;
+    c->upload_memory = 256u << 20;
     c->writable_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
@@ -160,6 +163,9 @@ void s1_config_usage(FILE *out)
             "                             (default %s)\n"
             "      --read-only            refuse PUT/DELETE (no upload store under --root)\n"
             "      --max-upload SZ        PUT body limit, else 413 (default %s)\n"
+            "      --upload-memory SZ     PUT bodies being received or committed are held in\n"
+            "                             memory up to this total (each up to 16M), the rest\n"
+            "                             in unnamed temp files (default %s)\n"
             "      --writable-root        let uploads replace/delete files without an owner\n"
             "                             (the operator's files under --root; default: 403)\n"
             "      --group-commit on|off  make concurrent uploads durable with one flush\n"
@@ -178,7 +184,7 @@ void s1_config_usage(FILE *out)
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
-            "64M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
+            "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
 }
 
 static void print_version(void)
@@ -353,6 +359,11 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--max-upload", perr);
             c->max_upload = v;
             break;
+        case OPT_UPLOAD_MEMORY:
+            if (opts_parse_size(optarg, 0, 1ull << 40, &v, perr) < 0)
+                return value_error(err, "--upload-memory", perr);
+            c->upload_memory = v;
+            break;
         case OPT_WRITABLE_ROOT:
             c->writable_root = true;
             break;
@@ -421,7 +432,8 @@ void s1_config_log(const struct s1_config *c)
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
              "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s uploads=%s "
-             "max-upload=%llu writable-root=%s group-commit=%s commit-window=%s",
+             "max-upload=%llu upload-memory=%llu writable-root=%s group-commit=%s "
+             "commit-window=%s",
              c->listen, c->port, c->root,
              c->prefetch ? "prefetch"
                          : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
@@ -429,6 +441,7 @@ void s1_config_log(const struct s1_config *c)
              c->authc.max_inflight, c->max_header_bytes, c->max_body, c->max_conns,
              dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
              dur(c->drain_timeout_us, t4, sizeof(t4)), c->read_only ? "off" : "on",
-             (unsigned long long)c->max_upload, c->writable_root ? "yes" : "no",
+             (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
+             c->writable_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
 }

@@ -40,6 +40,7 @@ struct s1_config {
     enum log_level log_level;    /* --log-level, -v */
     bool read_only;              /* --read-only: no PUT/DELETE, no upload store */
     uint64_t max_upload;         /* --max-upload: PUT body limit */
+    uint64_t upload_memory;      /* --upload-memory: bodies held in memory, in total */
     bool writable_root;          /* --writable-root: files without owner may be replaced */
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     }
     if (!cfg.read_only) {
         if (committer_init(&commit, &files, cfg.group_commit, cfg.commit_window_us * 1000,
-                           cfg.writable_root, err) < 0) {
+                           cfg.writable_root, cfg.upload_memory, err) < 0) {
             fprintf(stderr, "server1: %s\n", err);
             for (unsigned i = 0; i < cfg.threads; i++)
                 close(fds[i]);

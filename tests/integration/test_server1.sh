@@ -141,7 +141,7 @@ missing=""
 for flag in --listen --port --root --prefetch --read --threads --auth --auth-conns \
     --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
     --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
-    --read-only --max-upload --writable-root --group-commit --commit-window; do
+    --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""

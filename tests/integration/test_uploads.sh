@@ -335,6 +335,19 @@ check_eq "  ... and after a restart" "$bad" 0
 check_get "  ... a.txt too" a.txt "$DATA/small1"
 stop_s1 "compaction restart"
 
+log "--upload-memory: bodies beyond it go to temp files"
+start_s1 s1-lowmem --upload-memory 1m --max-upload 16M
+check_eq "2 MiB upload with 1 MiB of upload memory: 201" "$(put "${ALICE[@]}" "$DATA/two" viafile)" 201
+check_get "  ... byte-exact" viafile "$DATA/two"
+check_eq "10 MiB upload: 201" "$(put "${ALICE[@]}" "$DATA/ten" viafile10)" 201
+check_get "  ... byte-exact" viafile10 "$DATA/ten"
+check_eq "a small one still from memory: 201" "$(put "${ALICE[@]}" "$DATA/small1" viamem)" 201
+check_get "  ... byte-exact" viamem "$DATA/small1"
+stop_s1 "upload-memory"
+rc=0
+timeout 10 "$S1_BIN" --root "$ROOT" --upload-memory lots >/dev/null 2>&1 || rc=$?
+check_eq "bad --upload-memory: exit 2" "$rc" 2
+
 log "--group-commit off"
 start_s1 s1-nogroup --group-commit off
 pids=()
