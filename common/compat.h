@@ -1,9 +1,13 @@
 /*
  * compat.h - small macros every module uses: UNUSED, ARRAY_SIZE, branch hints, the
- * printf-format attribute, and the hex-digit value that every percent-decoder needs.
+ * printf-format attribute, the hex-digit value that every percent-decoder needs, and the
+ * FNV-1a hash of the name tables.
  */
 #ifndef COMPAT_H
 #define COMPAT_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #define UNUSED(x) ((void)(x))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -21,6 +25,17 @@ static inline int hex_digit_value(unsigned char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+/* 64-bit FNV-1a of len bytes of s. */
+static inline uint64_t fnv1a64(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
 }
 
 #endif /* COMPAT_H */

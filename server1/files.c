@@ -184,16 +184,6 @@ long files_read_direct(const struct files *f, int fd, size_t size, void **buf)
 
 /* ---- prefetch table ---- */
 
-static uint64_t hash_name(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 bool files_name_is_reserved(const char *name, size_t len)
 {
     size_t plen = sizeof(FILES_RESERVED_PREFIX) - 1;
@@ -223,7 +213,7 @@ static struct files_entry *slot_of(struct files_entry *table, size_t cap, const 
 
 struct files_blob *files_acquire(struct files *f, const char *name, size_t len)
 {
-    uint64_t h = hash_name(name, len);
+    uint64_t h = fnv1a64(name, len);
     struct files_blob *b = NULL;
     struct files_entry *e;
 
@@ -274,7 +264,7 @@ static void table_grow(struct files *f)
 
 void files_replace(struct files *f, const char *name, size_t len, struct files_blob *nb)
 {
-    uint64_t h = hash_name(name, len);
+    uint64_t h = fnv1a64(name, len);
     struct files_blob *old = NULL;
     struct files_entry *e;
     char *copy = NULL;
@@ -412,7 +402,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
     ld->list[ld->n++] = (struct files_entry){
         .name = xstrdup(rel),
         .name_len = rel_len,
-        .hash = hash_name(rel, rel_len),
+        .hash = fnv1a64(rel, rel_len),
         .blob = files_blob_new(buf, (size_t)got),
     };
     f->count++;

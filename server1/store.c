@@ -54,16 +54,6 @@ struct store_entry {
     char name[]; /* NUL-terminated */
 };
 
-static uint64_t name_hash(const char *name, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)name[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static struct store_entry **find_slot(struct store *s, const char *name, size_t len, uint64_t h)
 {
     struct store_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
@@ -98,7 +88,7 @@ static void grow(struct store *s)
 static void index_set(struct store *s, const char *name, size_t len, const char *owner,
                       const struct store_pos *pos)
 {
-    uint64_t h = name_hash(name, len);
+    uint64_t h = fnv1a64(name, len);
     struct store_entry **pp = find_slot(s, name, len, h);
     struct store_entry *e = *pp;
     char own[STORE_OWNER_MAX + 1];
@@ -127,7 +117,7 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
 /* Drops name from the index; write lock held. */
 static void index_drop(struct store *s, const char *name, size_t len)
 {
-    struct store_entry **pp = find_slot(s, name, len, name_hash(name, len));
+    struct store_entry **pp = find_slot(s, name, len, fnv1a64(name, len));
     struct store_entry *e = *pp;
 
     if (e == NULL)
@@ -372,7 +362,7 @@ int store_roll(struct store *s)
 int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
                  uint64_t *off, uint64_t *size)
 {
-    uint64_t h = name_hash(name, len);
+    uint64_t h = fnv1a64(name, len);
     struct store_entry *e;
     int rc = STORE_ABSENT;
 

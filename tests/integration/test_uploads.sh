@@ -319,19 +319,20 @@ check_ok "compactions happened ($(metric server1_store_compactions_total))" \
     test "$(metric server1_store_compactions_total)" -gt 0
 check_ok "  ... the store holds few segments ($(metric server1_store_segments))" \
     test "$(metric server1_store_segments)" -le 8
-bad=0
-for i in 1 2 3 4; do
-    curl -s "${ALICE[@]}" "$S1/files/churn$i" | cmp -s - "$DATA/c$(((12 + i) % 16 + 1))" || bad=$((bad + 1))
-done
-check_eq "  ... every name reads its last version" "$bad" 0
+# check_churn DESC: each churn name reads back the body of its last PUT (round 12).
+check_churn() {
+    local bad=0 i
+    for i in 1 2 3 4; do
+        curl -s "${ALICE[@]}" "$S1/files/churn$i" | cmp -s - "$DATA/c$(((12 + i) % 16 + 1))" ||
+            bad=$((bad + 1))
+    done
+    check_eq "$1" "$bad" 0
+}
+check_churn "  ... every name reads its last version"
 check_get "  ... older uploads are still there" a.txt "$DATA/small1"
 stop_s1 "compaction"
 S1_TEST_STORE_SEGMENT_BYTES=65536 start_s1 s1-compact2
-bad=0
-for i in 1 2 3 4; do
-    curl -s "${ALICE[@]}" "$S1/files/churn$i" | cmp -s - "$DATA/c$(((12 + i) % 16 + 1))" || bad=$((bad + 1))
-done
-check_eq "  ... and after a restart" "$bad" 0
+check_churn "  ... and after a restart"
 check_get "  ... a.txt too" a.txt "$DATA/small1"
 stop_s1 "compaction restart"
 

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/compat.h"
 #include "../../server1/store.h"
 
 #define BIG_SEG (64ull << 20)
@@ -685,6 +686,7 @@ static void test_store_damage_refused(void **state)
 
 static void test_store_foreign_file(void **state)
 {
+    static const char *const foreign[] = {"junk.txt", "00000001.seg.bak"};
     struct fx *f = *state;
     char path[PATH_MAX + 32];
     const char *err;
@@ -697,23 +699,17 @@ static void test_store_foreign_file(void **state)
     put_mem(&f->s, "a", "alice", "abc", 3);
     assert_true(list_store(f, NULL, NULL) >= 5);
     fx_close(f);
-    snprintf(path, sizeof(path), "%s/" STORE_DIR "/junk.txt", f->dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    close(fd);
-    err = fx_open_fails(f, BIG_SEG);
-    if (strstr(err, "junk.txt") == NULL)
-        fail_msg("error does not name the file: %s", err);
     /* a near-miss of a segment name is foreign too */
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/" STORE_DIR "/00000001.seg.bak", f->dir);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    close(fd);
-    err = fx_open_fails(f, BIG_SEG);
-    if (strstr(err, "00000001.seg.bak") == NULL)
-        fail_msg("error does not name the file: %s", err);
-    unlink(path);
+    for (size_t i = 0; i < ARRAY_SIZE(foreign); i++) {
+        snprintf(path, sizeof(path), "%s/" STORE_DIR "/%s", f->dir, foreign[i]);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        err = fx_open_fails(f, BIG_SEG);
+        if (strstr(err, foreign[i]) == NULL)
+            fail_msg("error does not name the file: %s", err);
+        unlink(path);
+    }
     fx_open(f, SMALL_SEG);
     check_file(&f->s, "a", "alice", "abc", 3);
 }
