@@ -24,6 +24,7 @@
 #define REC_PUT 1
 #define REC_DELETE 2
 #define COPY_CHUNK (256u << 10)
+#define COMPACT_STEP (8u << 20) /* bytes copied by one compaction step, about */
 #define SEG_SUFFIX ".seg"
 
 struct rec_hdr {
@@ -451,17 +452,23 @@ struct moved {
     struct store_pos pos;
 };
 
-/* Copies the live records of the oldest segment to the end of the log, then removes it. */
+/*
+ * One step of compaction: copies live records of the oldest segment (about COMPACT_STEP bytes)
+ * to the end of the log, syncs, repoints the index; removes the segment once nothing in it is
+ * live. Steps are bounded so that a batch never waits behind a whole segment's copy. Returns
+ * 1 if the segment was removed, 0 if not yet, or -errno.
+ */
 static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const char *name),
                           void *arg)
 {
     struct store_segment *old = s->segs[0];
+    uint64_t tail = store_tail(s), copied = 0;
     struct moved *mv = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
 
     /* the index changes only on this thread: entries stay put while we copy */
-    for (size_t i = 0; i < s->nbuckets && rc == 0; i++) {
+    for (size_t i = 0; i < s->nbuckets && rc == 0 && copied < COMPACT_STEP; i++) {
         for (struct store_entry *e = s->buckets[i]; e != NULL && rc == 0; e = e->next) {
             struct store_body b;
             if (e->pos.seg != old)
@@ -481,58 +488,57 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
                 b = (struct store_body){.fd = old->fd, .off = e->pos.data_off, .len = e->pos.size};
                 rc = store_append_put(s, e->name, e->name_len, e->owner, &b, &mv[n].pos);
             }
+            copied += e->pos.rec_len;
             n++;
         }
     }
     if (rc == 0)
         rc = store_sync(s);
-    if (rc == 0) {
-        pthread_rwlock_wrlock(&s->lock);
-        for (size_t k = 0; k < n; k++) {
-            if (mv[k].pos.seg == NULL)
-                index_drop(s, mv[k].e->name, mv[k].e->name_len);
-            else
-                index_set(s, mv[k].e->name, mv[k].e->name_len, mv[k].e->owner, &mv[k].pos);
-        }
-        pthread_rwlock_unlock(&s->lock);
-        rc = seg_remove(s, 0);
+    if (rc < 0) {
+        store_rewind(s, tail); /* the copies were not published: drop them */
+        free(mv);
+        return rc;
     }
+    pthread_rwlock_wrlock(&s->lock);
+    for (size_t k = 0; k < n; k++) {
+        if (mv[k].pos.seg == NULL)
+            index_drop(s, mv[k].e->name, mv[k].e->name_len);
+        else
+            index_set(s, mv[k].e->name, mv[k].e->name_len, mv[k].e->owner, &mv[k].pos);
+    }
+    pthread_rwlock_unlock(&s->lock);
     free(mv);
-    return rc;
+    if (old->live > 0)
+        return 0; /* more steps to come */
+    rc = seg_remove(s, 0);
+    return rc < 0 ? rc : 1;
 }
 
 int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *name), void *arg)
 {
+    uint64_t bytes = 0, live = 0;
     int removed = 0;
+    size_t i = 0;
+    int rc;
 
-    for (;;) {
-        uint64_t bytes = 0, live = 0;
-        size_t i;
-        int rc;
-
-        /* a sealed segment with nothing live goes without copying */
-        for (i = 0; i + 1 < s->nsegs; i++) {
-            if (s->segs[i]->live == 0)
-                break;
-        }
-        if (i + 1 < s->nsegs) {
-            rc = seg_remove(s, i);
-            if (rc < 0)
-                return rc;
-            removed++;
+    /* sealed segments with nothing live go without copying */
+    while (i + 1 < s->nsegs) {
+        if (s->segs[i]->live > 0) {
+            i++;
             continue;
         }
-        for (i = 0; i + 1 < s->nsegs; i++) {
-            bytes += s->segs[i]->bytes;
-            live += s->segs[i]->live;
-        }
-        if (s->nsegs < 2 || bytes <= 2 * live)
-            return removed;
-        rc = compact_oldest(s, hide_needed, arg);
-        if (rc < 0)
+        if ((rc = seg_remove(s, i)) < 0)
             return rc;
         removed++;
     }
+    for (i = 0; i + 1 < s->nsegs; i++) {
+        bytes += s->segs[i]->bytes;
+        live += s->segs[i]->live;
+    }
+    if (s->nsegs < 2 || bytes <= 2 * live)
+        return removed;
+    rc = compact_oldest(s, hide_needed, arg);
+    return rc < 0 ? rc : removed + rc;
 }
 
 /* ---- start-up ---- */

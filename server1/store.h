@@ -19,9 +19,9 @@
  *
  * Segments: the active one takes appends until it holds STORE_SEGMENT_BYTES, then a new one
  * is started. Compaction (store_compact, committer thread) rewrites the oldest segment's live
- * records at the end of the log, syncs, repoints the index and deletes the segment, when the
- * sealed segments hold more than twice their live bytes; a segment with nothing live left is
- * deleted without copying.
+ * records at the end of the log in bounded steps, syncing and repointing the index after each,
+ * and deletes the segment when nothing in it is live, while the sealed segments hold more than
+ * twice their live bytes; a segment with nothing live left is deleted without copying.
  *
  * Thread-safety: store_lookup and store_stats from any thread; everything else from one
  * thread at a time (the committer, or main before the workers start / after they stop).
@@ -144,8 +144,9 @@ void store_publish(struct store *s, const char *name, size_t len, const char *ow
  */
 int store_roll(struct store *s);
 /*
- * Deletes segments with nothing live and compacts the oldest one while the sealed segments
- * hold more than twice their live bytes. Returns how many segments were removed, or -errno.
+ * Deletes sealed segments with nothing live, then, if the sealed segments hold more than twice
+ * their live bytes, takes one bounded step (about 8 MiB copied) of compacting the oldest one.
+ * Called after every batch. Returns how many segments were removed, or -errno.
  * hide_needed(arg, name) says whether a whiteout must be kept (an operator file has that
  * name); a whiteout in the oldest segment that hides nothing is dropped.
  */
