@@ -171,9 +171,9 @@ static void record_batch(struct committer *cm, size_t n, uint64_t ns)
 /* ---- one batch ---- */
 
 struct batch {
-    struct commit_job *jobs[256];
-    struct store_pos pos[256];
-    struct files_blob *blobs[256]; /* --prefetch: the new versions' bytes */
+    struct commit_job *jobs[COMMIT_BATCH_MAX];
+    struct store_pos pos[COMMIT_BATCH_MAX];
+    struct files_blob *blobs[COMMIT_BATCH_MAX]; /* --prefetch: the new versions' bytes */
     size_t n;
 };
 
@@ -284,6 +284,27 @@ static void fail_accepted(struct batch *b, int e)
     }
 }
 
+/* Returns every job of the batch to its worker: one list and one wake-up per worker. */
+static void answer(struct batch *b)
+{
+    struct commit_job_list list;
+    bool sent[COMMIT_BATCH_MAX] = {false};
+
+    for (size_t k = 0; k < b->n; k++) {
+        struct s1_worker *w = b->jobs[k]->w;
+        if (sent[k])
+            continue;
+        STAILQ_INIT(&list);
+        for (size_t i = k; i < b->n; i++) {
+            if (!sent[i] && b->jobs[i]->w == w) {
+                STAILQ_INSERT_TAIL(&list, b->jobs[i], link);
+                sent[i] = true;
+            }
+        }
+        s1_worker_commit_done(w, &list);
+    }
+}
+
 static void run_batch(struct committer *cm, struct batch *b)
 {
     uint64_t t0 = clock_now_ns();
@@ -344,8 +365,7 @@ static void run_batch(struct committer *cm, struct batch *b)
             body_release(cm, &job->body);
     }
     record_batch(cm, b->n, clock_now_ns() - t0);
-    for (size_t k = 0; k < b->n; k++)
-        s1_worker_commit_done(b->jobs[k]->w, b->jobs[k]);
+    answer(b);
     b->n = 0;
     if (appended > 0 && (rc = store_compact(&cm->store, operator_has, cm)) < 0)
         log_error("store compaction failed: %s", strerror(-rc));

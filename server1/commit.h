@@ -30,6 +30,7 @@
 #include "store.h"
 
 #define COMMIT_MEM_BODY_MAX (16u << 20) /* larger PUT bodies always go to a temp file */
+#define COMMIT_BATCH_MAX 256              /* changes made durable by one flush, at most */
 #define COMMIT_SECONDS_BOUNDS                                                                      \
     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 #define COMMIT_SECONDS_NBOUNDS 15

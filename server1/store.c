@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -218,6 +219,41 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off)
     return 0;
 }
 
+/* Writes n iovecs at off, all of them (short writes go on where they stopped). */
+static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwritev(fd, iov, n < IOV_MAX ? n : IOV_MAX, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        off += (uint64_t)w;
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+/* Writes the staged records (one pwritev for the lot). */
+static int flush_stage(struct store *s)
+{
+    int rc = 0;
+
+    if (s->stage_niov > 0)
+        rc = pwritev_all(active(s)->fd, s->stage_iov, s->stage_niov, s->stage_off);
+    s->stage_niov = 0;
+    s->stage_nrec = 0;
+    return rc;
+}
+
 static int append(struct store *s, int op, const char *name, size_t len, const char *owner,
                   const struct store_body *body, struct store_pos *pos)
 {
@@ -242,54 +278,51 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         crc = crc32(crc, (const Bytef *)owner, (uInt)olen);
     if (dlen > 0 && body->has_crc) /* computed while the body arrived */
         crc = crc32_combine(crc, body->data_crc, (z_off_t)dlen);
-    if (dlen > 0 && body->mem != NULL) {
-        /* one write for the whole record */
-        struct iovec iov[4] = {{&h, sizeof(h)},
-                               {(void *)name, len},
-                               {(void *)owner, olen},
-                               {(void *)body->mem, (size_t)dlen}};
-        uint64_t total = head + dlen;
-        ssize_t w;
+    if (dlen == 0 || body->mem != NULL) {
+        /* staged: written with the others of the batch by one pwritev in store_sync */
+        struct rec_hdr *sh;
+        struct iovec *v;
+        int nv = 2;
 
-        if (!body->has_crc)
+        if (s->stage_nrec == STORE_STAGE_RECORDS && (rc = flush_stage(s)) < 0)
+            return rc;
+        if (s->stage_nrec == 0)
+            s->stage_off = off;
+        if (dlen > 0 && !body->has_crc)
             crc = crc32_z(crc, body->mem, (size_t)dlen);
         h.crc = (uint32_t)crc;
-        do
-            w = pwritev(g->fd, iov, 4, (off_t)off);
-        while (w < 0 && errno == EINTR);
-        if (w < 0)
-            return -errno;
-        if ((uint64_t)w < total) { /* short: write the rest plainly */
-            char *flat = xmalloc((size_t)total);
-            size_t at = 0;
-            for (int i = 0; i < 4; i++) {
-                memcpy(flat + at, iov[i].iov_base, iov[i].iov_len);
-                at += iov[i].iov_len;
-            }
-            rc = pwrite_all(g->fd, flat + w, (size_t)(total - (uint64_t)w), off + (uint64_t)w);
-            free(flat);
-            if (rc < 0)
-                return rc;
-        }
+        sh = (struct rec_hdr *)s->stage_hdrs + s->stage_nrec++;
+        *sh = h;
+        v = s->stage_iov + s->stage_niov;
+        v[0] = (struct iovec){sh, sizeof(*sh)};
+        v[1] = (struct iovec){(void *)name, len};
+        if (olen > 0)
+            v[nv++] = (struct iovec){(void *)owner, olen};
+        if (dlen > 0)
+            v[nv++] = (struct iovec){(void *)body->mem, (size_t)dlen};
+        s->stage_niov += nv;
     } else {
-        /* the data first (from a file, in chunks), then the head with the final CRC */
-        if (dlen > 0) {
-            char *buf = xmalloc(COPY_CHUNK);
-            uint64_t done = 0;
-            rc = 0;
-            while (rc == 0 && done < dlen) {
-                size_t n = dlen - done < COPY_CHUNK ? (size_t)(dlen - done) : COPY_CHUNK;
-                rc = pread_all(body->fd, buf, n, body->off + done);
-                if (rc == 0)
-                    rc = pwrite_all(g->fd, buf, n, off + head + done);
-                if (!body->has_crc)
-                    crc = crc32_z(crc, (const Bytef *)buf, n);
-                done += n;
-            }
-            free(buf);
-            if (rc < 0)
-                return rc;
+        /* data from a file: what is staged first, then the data in chunks, then the head with
+         * the final CRC */
+        char *buf;
+        uint64_t done = 0;
+
+        if ((rc = flush_stage(s)) < 0)
+            return rc;
+        buf = xmalloc(COPY_CHUNK);
+        rc = 0;
+        while (rc == 0 && done < dlen) {
+            size_t n = dlen - done < COPY_CHUNK ? (size_t)(dlen - done) : COPY_CHUNK;
+            rc = pread_all(body->fd, buf, n, body->off + done);
+            if (rc == 0)
+                rc = pwrite_all(g->fd, buf, n, off + head + done);
+            if (!body->has_crc)
+                crc = crc32_z(crc, (const Bytef *)buf, n);
+            done += n;
         }
+        free(buf);
+        if (rc < 0)
+            return rc;
         h.crc = (uint32_t)crc;
         {
             char hb[sizeof(h) + STORE_NAME_MAX + STORE_OWNER_MAX];
@@ -334,12 +367,18 @@ int store_rewind(struct store *s, uint64_t tail)
 
     if (tail > g->bytes)
         return -EINVAL;
+    s->stage_niov = 0; /* staged records are dropped unwritten */
+    s->stage_nrec = 0;
     g->bytes = tail;
     return ftruncate(g->fd, (off_t)tail) < 0 ? -errno : 0;
 }
 
 int store_sync(struct store *s)
 {
+    int rc = flush_stage(s);
+
+    if (rc < 0)
+        return rc;
     return fdatasync(active(s)->fd) < 0 ? -errno : 0;
 }
 
@@ -353,8 +392,12 @@ void store_publish(struct store *s, const char *name, size_t len, const char *ow
 
 int store_roll(struct store *s)
 {
+    int rc;
+
     if (active(s)->bytes < s->segment_bytes)
         return 0;
+    if ((rc = store_sync(s)) < 0) /* (nothing is staged between batches: a no-op then) */
+        return rc;
     return seg_create(s);
 }
 
@@ -720,6 +763,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
     s->segment_bytes = segment_bytes;
     s->nbuckets = 1024;
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
+    s->stage_hdrs = xcalloc(STORE_STAGE_RECORDS, sizeof(struct rec_hdr));
+    s->stage_iov = xcalloc(STORE_STAGE_RECORDS * 4, sizeof(*s->stage_iov));
     pthread_rwlock_init(&s->lock, NULL);
     if (mkdirat(root_fd, STORE_DIR, 0700) < 0 && errno != EEXIST) {
         snprintf(err, STORE_ERR_LEN, "cannot create '%s' under --root: %s (or use --read-only)",
@@ -830,6 +875,10 @@ void store_close(struct store *s)
     }
     free(s->buckets);
     s->buckets = NULL;
+    free(s->stage_hdrs);
+    free(s->stage_iov);
+    s->stage_hdrs = NULL;
+    s->stage_iov = NULL;
     for (size_t i = 0; i < s->nsegs; i++) {
         close(s->segs[i]->fd);
         free(s->segs[i]);

@@ -33,12 +33,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define STORE_DIR ".s1store"
 #define STORE_SEGMENT_BYTES (64ull << 20) /* server1's segment size */
 #define STORE_OWNER_MAX 64                /* bytes in an owner name (= ACCOUNT_USER_MAX) */
 #define STORE_NAME_MAX 1024               /* bytes in a name (= FILES_NAME_MAX) */
 #define STORE_ERR_LEN 1600
+#define STORE_STAGE_RECORDS 256           /* records written by one pwritev, at most */
 
 struct store_segment;
 struct store_entry;
@@ -58,6 +60,12 @@ struct store {
     uint32_t next_id;
     uint64_t compactions;            /* segments compacted away (writer thread) */
     uint64_t segment_bytes;          /* a segment is sealed once it holds this much */
+    /* records appended from memory but not yet written (writer thread): one pwritev for the
+     * lot in store_sync */
+    void *stage_hdrs;                /* STORE_STAGE_RECORDS record headers */
+    struct iovec *stage_iov;         /* 4 per record: header, name, owner, data */
+    int stage_nrec, stage_niov;
+    uint64_t stage_off;              /* where the first staged record goes */
 };
 
 /* Where a record's data lies: set by store_append_*, passed on to store_publish. */
@@ -120,8 +128,10 @@ int store_lookup(struct store *s, const char *name, size_t len, char *owner, int
                  uint64_t *off, uint64_t *size);
 
 /*
- * Appends a record (not yet durable, not yet visible). Returns 0, or -errno after which the
- * caller must not publish anything appended since the last store_sync.
+ * Appends a record (not yet durable, not yet visible). A record whose data is in memory (or
+ * empty) is only staged: name, owner and body->mem must stay unchanged until the next
+ * store_sync or store_rewind, which write it. Returns 0, or -errno after which the caller must
+ * not publish anything appended since the last store_sync (and should store_rewind).
  */
 int store_append_put(struct store *s, const char *name, size_t len, const char *owner,
                      const struct store_body *body, struct store_pos *pos);

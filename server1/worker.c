@@ -159,14 +159,17 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-void s1_worker_commit_done(struct s1_worker *w, struct commit_job *job)
+void s1_worker_commit_done(struct s1_worker *w, struct commit_job_list *jobs)
 {
     uint64_t one = 1;
+    bool notify;
 
     pthread_mutex_lock(&w->done_lock);
-    STAILQ_INSERT_TAIL(&w->done_jobs, job, link);
+    /* a non-empty list has been signalled already and not yet taken by the worker */
+    notify = STAILQ_EMPTY(&w->done_jobs);
+    STAILQ_CONCAT(&w->done_jobs, jobs);
     pthread_mutex_unlock(&w->done_lock);
-    if (write(w->done_fd, &one, sizeof(one)) < 0)
+    if (notify && write(w->done_fd, &one, sizeof(one)) < 0)
         log_debug("commit notify write: %d", errno);
 }
 

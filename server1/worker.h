@@ -7,7 +7,7 @@
  * and connections. main talks to a worker only through stop_level (atomic) plus a write to
  * notify_fd (an eventfd registered in the worker's base). The committer thread returns
  * finished uploads the same way: s1_worker_commit_done appends to done_jobs under done_lock and
- * writes done_fd. Workers read one another's metrics (relaxed atomics) to answer /metrics.
+ * writes done_fd if the list was empty. Workers read one another's metrics (relaxed atomics) to answer /metrics.
  */
 #ifndef S1_WORKER_H
 #define S1_WORKER_H
@@ -79,8 +79,11 @@ void s1_worker_stop(struct s1_worker *w, int level);
 void s1_worker_join(struct s1_worker *w);
 void s1_worker_release(struct s1_worker *w);
 
-/* For the committer thread: job is finished; the owner answers it. Thread-safe. */
-void s1_worker_commit_done(struct s1_worker *w, struct commit_job *job);
+/*
+ * For the committer thread: the jobs (all of this worker's) are finished; the worker answers
+ * them. Takes them out of jobs. One wake-up for the lot. Thread-safe.
+ */
+void s1_worker_commit_done(struct s1_worker *w, struct commit_job_list *jobs);
 
 /* For conn: a connection ended (already unlinked from the list by s1_conn_free). */
 void s1_worker_conn_closed(struct s1_worker *w);

@@ -110,7 +110,8 @@ stop_s1 "read-only"
 
 # ---- basic PUT/GET/DELETE ---------------------------------------------------------------------
 log "PUT, GET, DELETE"
-start_s1 s1-main --max-upload 4M
+# a commit window long enough that the 32 concurrent uploads below surely share flushes
+start_s1 s1-main --max-upload 4M --commit-window 20ms
 check_eq "create user bob" "$(code -d 'username=bob&password=hunter22' "$S1/users")" 201
 check_eq "PUT new: 201" "$(put "${ALICE[@]}" "$DATA/small1" a.txt)" 201
 check_get "GET returns the uploaded bytes" a.txt "$DATA/small1"

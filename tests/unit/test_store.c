@@ -1072,23 +1072,28 @@ static void test_store_foreach(void **state)
 static void test_store_many_names(void **state)
 {
     struct fx *f = *state;
+    static char names[100][32], datas[100][32];
+    struct store_pos pos[100];
     char name[32], data[32];
     struct store_stats ss;
 
     fx_open(f, BIG_SEG);
-    for (unsigned i = 0; i < 3000; i++) {
-        struct store_body b = {.mem = data, .fd = -1};
-        struct store_pos pos;
-        snprintf(name, sizeof(name), "file-%u", i);
-        snprintf(data, sizeof(data), "data-%u", i * 7);
-        b.len = strlen(data);
-        assert_int_equal(store_append_put(&f->s, name, strlen(name), "u", &b, &pos), 0);
-        /* one sync for the whole group is enough: publish after it */
-        if (i % 100 == 99)
-            assert_int_equal(store_sync(&f->s), 0);
-        store_publish(&f->s, name, strlen(name), "u", &pos);
+    /* groups of 100 as the committer makes them: the buffers stay put until the one sync
+     * (which writes the staged records), then all are published */
+    for (unsigned g = 0; g < 30; g++) {
+        for (unsigned k = 0; k < 100; k++) {
+            unsigned i = g * 100 + k;
+            struct store_body b = {.mem = datas[k], .fd = -1};
+            snprintf(names[k], sizeof(names[k]), "file-%u", i);
+            snprintf(datas[k], sizeof(datas[k]), "data-%u", i * 7);
+            b.len = strlen(datas[k]);
+            assert_int_equal(
+                store_append_put(&f->s, names[k], strlen(names[k]), "u", &b, &pos[k]), 0);
+        }
+        assert_int_equal(store_sync(&f->s), 0);
+        for (unsigned k = 0; k < 100; k++)
+            store_publish(&f->s, names[k], strlen(names[k]), "u", &pos[k]);
     }
-    assert_int_equal(store_sync(&f->s), 0);
     store_stats(&f->s, &ss);
     assert_int_equal(ss.files, 3000);
     for (int pass = 0; pass < 2; pass++) {
