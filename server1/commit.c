@@ -119,10 +119,10 @@ void commit_body_abandon(struct committer *cm, struct commit_body *b)
     atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
 }
 
-int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd, uint64_t *off,
-                  uint64_t *size)
+int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
+                  struct store_segment **pin, uint64_t *off, uint64_t *size)
 {
-    return store_lookup(&cm->store, name, len, NULL, fd, off, size);
+    return store_lookup(&cm->store, name, len, NULL, fd, pin, off, size);
 }
 
 void commit_submit(struct committer *cm, struct commit_job *job)
@@ -203,7 +203,8 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k, cha
         memcpy(owner, p->user, sizeof(p->user));
         return 1;
     }
-    st_store = store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL);
+    st_store =
+        store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL, NULL);
     if (st_store == STORE_FILE)
         return 1;
     if (st_store == STORE_WHITEOUT)
@@ -287,21 +288,23 @@ static void fail_accepted(struct batch *b, int e)
 /* Returns every job of the batch to its worker: one list and one wake-up per worker. */
 static void answer(struct batch *b)
 {
+    struct s1_worker *w[COMMIT_BATCH_MAX]; /* a job may be freed as soon as it is handed over */
     struct commit_job_list list;
-    bool sent[COMMIT_BATCH_MAX] = {false};
 
+    for (size_t k = 0; k < b->n; k++)
+        w[k] = b->jobs[k]->w;
     for (size_t k = 0; k < b->n; k++) {
-        struct s1_worker *w = b->jobs[k]->w;
-        if (sent[k])
-            continue;
+        struct s1_worker *to = w[k];
+        if (to == NULL)
+            continue; /* sent with an earlier job's list */
         STAILQ_INIT(&list);
         for (size_t i = k; i < b->n; i++) {
-            if (!sent[i] && b->jobs[i]->w == w) {
+            if (w[i] == to) {
                 STAILQ_INSERT_TAIL(&list, b->jobs[i], link);
-                sent[i] = true;
+                w[i] = NULL;
             }
         }
-        s1_worker_commit_done(w, &list);
+        s1_worker_commit_done(to, &list);
     }
 }
 
@@ -460,10 +463,11 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     if (store_open(&cm->store, f->root_fd, segment_bytes, &rec, err) < 0)
         return -1;
     log_info("recovery: upload store: %u segments, %llu records replayed, %llu files, "
-             "%llu deletions; %llu bytes of an unfinished batch cut off; %llu damaged bytes",
+             "%llu deletions; %llu bytes of an unfinished batch dropped; %u segments "
+             "started anew",
              rec.segments, (unsigned long long)rec.records, (unsigned long long)rec.files,
              (unsigned long long)rec.whiteouts, (unsigned long long)rec.torn_bytes,
-             (unsigned long long)rec.corrupt_bytes);
+             rec.restarted);
     if (f->mode == FILES_PREFETCH)
         store_foreach(&cm->store, overlay_one, cm);
     pthread_condattr_init(&ca);

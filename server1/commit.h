@@ -125,10 +125,11 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n);
 void commit_body_abandon(struct committer *cm, struct commit_body *b);
 /*
  * The uploaded state of name (enum store_state, or -errno): for STORE_FILE a new fd of the
- * bytes (close it) at *off, *size bytes. Thread-safe.
+ * bytes (close it) at *off, *size bytes, and a pin to drop with store_unpin once they are sent.
+ * Thread-safe.
  */
-int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd, uint64_t *off,
-                  uint64_t *size);
+int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
+                  struct store_segment **pin, uint64_t *off, uint64_t *size);
 /* Queues job (ownership passes to the committer until it comes back). Thread-safe. */
 void commit_submit(struct committer *cm, struct commit_job *job);
 /* Appends the commit metrics in Prometheus text to a malloc'd string (len in *len). */

@@ -139,6 +139,9 @@ static void body_discard(struct s1_body *b)
     b->blob = NULL;
     if (b->kind == S1_BODY_FILE && b->fd >= 0)
         close(b->fd);
+    if (b->kind == S1_BODY_FILE)
+        store_unpin(b->pin);
+    b->pin = NULL;
     b->kind = S1_BODY_NONE;
 }
 
@@ -154,6 +157,13 @@ static void unref_blob(const void *data, size_t len, void *blob)
     UNUSED(data);
     UNUSED(len);
     files_blob_unref(blob);
+}
+
+static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
+{
+    UNUSED(seg);
+    UNUSED(flags);
+    store_unpin(pin);
 }
 
 static struct evbuffer *out_buf(struct s1_conn *c)
@@ -189,9 +199,19 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
         b->owned = NULL; /* the evbuffer frees it now */
         b->blob = NULL;  /* ... or drops the reference once sent */
     } else if (b->kind == S1_BODY_FILE && b->len > 0) {
-        if (evbuffer_add_file(out, b->fd, (ev_off_t)b->off, (ev_off_t)b->len) < 0)
+        struct evbuffer_file_segment *seg = evbuffer_file_segment_new(
+            b->fd, (ev_off_t)b->off, (ev_off_t)b->len, EVBUF_FS_CLOSE_ON_FREE);
+        int rc;
+        if (seg == NULL)
             goto fail;
-        b->fd = -1; /* the evbuffer closes it now */
+        b->fd = -1; /* the segment closes it now */
+        if (b->pin != NULL) /* ... and drops the pin once the bytes are sent */
+            evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->pin);
+        b->pin = NULL;
+        rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
+        evbuffer_file_segment_free(seg); /* the evbuffer holds its own reference */
+        if (rc < 0)
+            goto fail;
     }
     body_discard(b);
     return;

@@ -57,6 +57,7 @@ struct s1_body {
     struct files_blob *blob;
     int fd;
     uint64_t off; /* S1_BODY_FILE: where the bytes start in fd */
+    struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
 };
 
 struct s1_conn {

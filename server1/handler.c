@@ -308,13 +308,14 @@ static bool serve_uploaded(struct s1_conn *c)
 {
     struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
     struct committer *cm = c->w->sh->commit;
+    struct store_segment *pin = NULL;
     uint64_t off, size;
     int fd = -1;
     int st;
 
     if (cm == NULL)
         return false;
-    st = commit_lookup(cm, c->name, c->name_len, &fd, &off, &size);
+    st = commit_lookup(cm, c->name, c->name_len, &fd, &pin, &off, &size);
     if (st == STORE_ABSENT)
         return false;
     if (st == STORE_WHITEOUT) {
@@ -325,10 +326,11 @@ static bool serve_uploaded(struct s1_conn *c)
         b.fd = fd;
         b.off = off;
         b.len = (size_t)size;
+        b.pin = pin; /* dropped once the bytes are sent, or the response dropped */
         if (size == 0 || c->head_only) {
             close(fd);
-            b.kind = S1_BODY_MEM;
-            b.fd = -1;
+            store_unpin(pin);
+            b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)size};
         }
         s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
     }

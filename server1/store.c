@@ -8,11 +8,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <limits.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -22,11 +25,44 @@
 #include "xalloc.h"
 
 #define REC_MAGIC 0x31523153u /* "S1R1" */
+#define SEG_MAGIC 0x47533153u /* "S1SG" */
+#define BATCH_MAGIC 0x54423153u /* "S1BT" */
 #define REC_PUT 1
 #define REC_DELETE 2
 #define COPY_CHUNK (256u << 10)
 #define COMPACT_STEP (8u << 20) /* bytes copied by one compaction step, about */
 #define SEG_SUFFIX ".seg"
+#define SPARE_SUFFIX ".spare" /* a dead segment kept for reuse */
+
+/*
+ * The first bytes of every segment. The salt is drawn at random each time the file starts a
+ * segment (new or reused), and every record carries it: records left in a reused file from its
+ * previous life, or bytes an upload crafted to look like records, never pass for this one's.
+ */
+struct seg_hdr {
+    uint32_t magic;
+    uint32_t crc; /* CRC-32 of the rest */
+    uint32_t id;  /* = the file name's */
+    uint32_t salt;
+    uint64_t reserved[2];
+};
+_Static_assert(sizeof(struct seg_hdr) == STORE_SEG_HDR_BYTES, "segment header size");
+
+/*
+ * Before every batch (the records one store_sync makes durable). A batch counts only if its
+ * header and all its records are whole: a crash during a flush can leave any subset of the
+ * batch's pages on disk, and none of it was acknowledged. The committer writes a batch only
+ * after the previous one is durable, so a whole batch after a broken one means damage.
+ */
+struct batch_hdr {
+    uint32_t magic;
+    uint32_t crc;   /* CRC-32 of the rest */
+    uint32_t salt;  /* the segment's */
+    uint32_t nrec;  /* records in the batch */
+    uint64_t len;   /* bytes of records after this header */
+    uint64_t reserved;
+};
+_Static_assert(sizeof(struct batch_hdr) == STORE_BATCH_HDR_BYTES, "batch header size");
 
 struct rec_hdr {
     uint32_t magic;
@@ -35,13 +71,16 @@ struct rec_hdr {
     uint16_t name_len;
     uint8_t owner_len;
     uint8_t op;
-    uint32_t reserved; /* 0 */
+    uint32_t salt;     /* the segment's */
 };
-_Static_assert(sizeof(struct rec_hdr) == 24, "record header is 24 bytes");
+_Static_assert(sizeof(struct rec_hdr) == STORE_REC_HDR_BYTES, "record header size");
 #define CRC_FROM offsetof(struct rec_hdr, data_len)
 
 struct store_segment {
     uint32_t id;
+    uint32_t salt;
+    _Atomic unsigned readers; /* pins held by responses being sent from it */
+    struct store_segment *next_zombie;
     int fd;
     uint64_t bytes; /* end of the last good record: where the next one goes */
     uint64_t live;  /* bytes of records that are some name's newest version */
@@ -132,9 +171,54 @@ static void index_drop(struct store *s, const char *name, size_t len)
 
 /* ---- segments ---- */
 
+static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const char *p = buf;
+
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
 static void seg_name(uint32_t id, char *out, size_t cap)
 {
     snprintf(out, cap, "%08x" SEG_SUFFIX, id);
+}
+
+static void spare_name(uint32_t id, char *out, size_t cap)
+{
+    snprintf(out, cap, "%08x" SPARE_SUFFIX, id);
+}
+
+static uint32_t seg_hdr_crc(const struct seg_hdr *h)
+{
+    return (uint32_t)crc32(0L, (const Bytef *)h + 8, (uInt)(sizeof(*h) - 8));
+}
+
+/* Starts segment id in fd: a new salt in a new header, synced. The salt, or -errno. */
+static int64_t seg_init(int fd, uint32_t id)
+{
+    struct seg_hdr h = {.magic = SEG_MAGIC, .id = id};
+    struct timespec ts;
+    int rc;
+
+    if (getrandom(&h.salt, sizeof(h.salt), 0) != (ssize_t)sizeof(h.salt)) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        h.salt = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ (long)getpid() << 16);
+    }
+    h.crc = seg_hdr_crc(&h);
+    rc = pwrite_all(fd, &h, sizeof(h), 0);
+    if (rc == 0 && fdatasync(fd) < 0)
+        rc = -errno;
+    return rc < 0 ? rc : (int64_t)h.salt;
 }
 
 static struct store_segment *seg_add(struct store *s, uint32_t id, int fd, uint64_t bytes)
@@ -154,24 +238,41 @@ static struct store_segment *seg_add(struct store *s, uint32_t id, int fd, uint6
     return g;
 }
 
-/* A new empty segment at the end, its name durable. -errno on failure. */
+/*
+ * A new empty segment at the end, header and name durable. A spare (a dead segment kept by
+ * seg_remove) is reused if there is one: its blocks are allocated and its size is already
+ * there, so a flush of records written over it has no size or block allocation to record.
+ * -errno on failure.
+ */
 static int seg_create(struct store *s)
 {
-    char name[32];
+    char name[32], spare[32];
+    struct store_segment *g;
+    int64_t salt;
     int fd;
 
     seg_name(s->next_id, name, sizeof(name));
-    fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s->nspares > 0) {
+        spare_name(s->spares[s->nspares - 1], spare, sizeof(spare));
+        if (renameat(s->dir_fd, spare, s->dir_fd, name) < 0)
+            return -errno;
+        s->nspares--;
+        fd = openat(s->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    } else {
+        fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
     if (fd < 0)
         return -errno;
-    if (fsync(s->dir_fd) < 0) {
-        int e = errno;
+    salt = seg_init(fd, s->next_id);
+    if (salt < 0 || fsync(s->dir_fd) < 0) {
+        /* the file stays: a last segment without a valid header starts anew at start-up */
+        int e = salt < 0 ? (int)-salt : errno;
         close(fd);
-        unlinkat(s->dir_fd, name, 0);
         return -e;
     }
     pthread_rwlock_wrlock(&s->lock);
-    seg_add(s, s->next_id, fd, 0);
+    g = seg_add(s, s->next_id, fd, sizeof(struct seg_hdr));
+    g->salt = (uint32_t)salt;
     pthread_rwlock_unlock(&s->lock);
     return 0;
 }
@@ -182,23 +283,6 @@ static struct store_segment *active(struct store *s)
 }
 
 /* ---- appending ---- */
-
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-    const char *p = buf;
-
-    while (n > 0) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
 
 static int pread_all(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -264,14 +348,22 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
                         .data_len = dlen,
                         .name_len = (uint16_t)len,
                         .owner_len = (uint8_t)olen,
-                        .op = (uint8_t)op};
-    uint64_t off = g->bytes;
+                        .op = (uint8_t)op,
+                        .salt = g->salt};
+    uint64_t off;
     uint64_t head = sizeof(h) + len + olen;
     uLong crc;
     int rc;
 
     if (len == 0 || len > STORE_NAME_MAX || olen > STORE_OWNER_MAX)
         return -EINVAL;
+    if (!s->in_batch) { /* room for the batch header, written by store_sync */
+        s->in_batch = true;
+        s->batch_off = g->bytes;
+        s->batch_nrec = 0;
+        g->bytes += sizeof(struct batch_hdr);
+    }
+    off = g->bytes;
     crc = crc32(0L, (const Bytef *)&h + CRC_FROM, (uInt)(sizeof(h) - CRC_FROM));
     crc = crc32(crc, (const Bytef *)name, (uInt)len);
     if (olen > 0) /* (crc32 with a NULL buffer would restart the CRC) */
@@ -336,6 +428,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         }
     }
     g->bytes = off + head + dlen;
+    s->batch_nrec++;
     *pos = (struct store_pos){.seg = g,
                               .rec_off = off,
                               .rec_len = head + dlen,
@@ -369,17 +462,34 @@ int store_rewind(struct store *s, uint64_t tail)
         return -EINVAL;
     s->stage_niov = 0; /* staged records are dropped unwritten */
     s->stage_nrec = 0;
+    s->in_batch = false;
     g->bytes = tail;
     return ftruncate(g->fd, (off_t)tail) < 0 ? -errno : 0;
 }
 
+static uint32_t batch_hdr_crc(const struct batch_hdr *h)
+{
+    return (uint32_t)crc32(0L, (const Bytef *)h + 8, (uInt)(sizeof(*h) - 8));
+}
+
 int store_sync(struct store *s)
 {
+    struct store_segment *g = active(s);
     int rc = flush_stage(s);
 
     if (rc < 0)
         return rc;
-    return fdatasync(active(s)->fd) < 0 ? -errno : 0;
+    if (s->in_batch) {
+        struct batch_hdr h = {.magic = BATCH_MAGIC,
+                              .salt = g->salt,
+                              .nrec = s->batch_nrec,
+                              .len = g->bytes - s->batch_off - sizeof(h)};
+        h.crc = batch_hdr_crc(&h);
+        if ((rc = pwrite_all(g->fd, &h, sizeof(h), s->batch_off)) < 0)
+            return rc;
+        s->in_batch = false;
+    }
+    return fdatasync(g->fd) < 0 ? -errno : 0;
 }
 
 void store_publish(struct store *s, const char *name, size_t len, const char *owner,
@@ -404,7 +514,7 @@ int store_roll(struct store *s)
 /* ---- reading ---- */
 
 int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
-                 uint64_t *off, uint64_t *size)
+                 struct store_segment **pin, uint64_t *off, uint64_t *size)
 {
     uint64_t h = fnv1a64(name, len);
     struct store_entry *e;
@@ -418,8 +528,14 @@ int store_lookup(struct store *s, const char *name, size_t len, char *owner, int
             memcpy(owner, e->owner, sizeof(e->owner));
         if (rc == STORE_FILE && fd != NULL) {
             *fd = fcntl(e->pos.seg->fd, F_DUPFD_CLOEXEC, 0);
-            if (*fd < 0)
+            if (*fd < 0) {
                 rc = -errno;
+            } else {
+                /* under the read lock: the writer, which removes segments under the write
+                 * lock, sees the pin before it decides whether the file may be reused */
+                atomic_fetch_add_explicit(&e->pos.seg->readers, 1, memory_order_relaxed);
+                *pin = e->pos.seg;
+            }
         }
         if (off != NULL)
             *off = e->pos.data_off;
@@ -428,6 +544,12 @@ int store_lookup(struct store *s, const char *name, size_t len, char *owner, int
     }
     pthread_rwlock_unlock(&s->lock);
     return rc;
+}
+
+void store_unpin(struct store_segment *g)
+{
+    if (g != NULL)
+        atomic_fetch_sub_explicit(&g->readers, 1, memory_order_release);
 }
 
 void store_foreach(struct store *s,
@@ -472,21 +594,41 @@ static int seg_remove(struct store *s, size_t i)
 {
     struct store_segment *g = s->segs[i];
     char name[32];
+    bool pinned;
     int rc = 0;
 
     seg_name(g->id, name, sizeof(name));
-    if (unlinkat(s->dir_fd, name, 0) < 0)
-        rc = -errno;
-    else if (fsync(s->dir_fd) < 0)
-        rc = -errno;
     pthread_rwlock_wrlock(&s->lock);
     memmove(&s->segs[i], &s->segs[i + 1], (s->nsegs - i - 1) * sizeof(*s->segs));
     s->nsegs--;
     s->compactions++;
     pthread_rwlock_unlock(&s->lock);
+    /* no new pin can come now; a segment still pinned is not reused (its readers would send
+     * the new bytes) but unlinked, its struct kept until the last pin goes */
+    pinned = atomic_load_explicit(&g->readers, memory_order_acquire) > 0;
+    if (!pinned && s->nspares < STORE_SPARES) {
+        /* kept for reuse: no block freeing now (with -o discard, a synchronous discard of the
+         * whole segment), and no block allocation or size change to flush when it is reused */
+        char spare[32];
+        spare_name(g->id, spare, sizeof(spare));
+        if (renameat(s->dir_fd, name, s->dir_fd, spare) < 0)
+            rc = -errno;
+        else
+            s->spares[s->nspares++] = g->id;
+    } else if (unlinkat(s->dir_fd, name, 0) < 0) {
+        rc = -errno;
+    }
+    if (rc == 0 && fsync(s->dir_fd) < 0)
+        rc = -errno;
     /* readers hold dup'd descriptors of their own: closing ours ends nothing they send */
     close(g->fd);
-    free(g);
+    g->fd = -1;
+    if (pinned) {
+        g->next_zombie = s->zombies;
+        s->zombies = g;
+    } else {
+        free(g);
+    }
     return rc;
 }
 
@@ -557,6 +699,22 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
     return rc < 0 ? rc : 1;
 }
 
+/* Frees removed segments whose last pin has gone (none can come back). */
+static void free_zombies(struct store *s)
+{
+    struct store_segment **pp = &s->zombies;
+
+    while (*pp != NULL) {
+        struct store_segment *g = *pp;
+        if (atomic_load_explicit(&g->readers, memory_order_acquire) > 0) {
+            pp = &g->next_zombie;
+            continue;
+        }
+        *pp = g->next_zombie;
+        free(g);
+    }
+}
+
 int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *name), void *arg)
 {
     uint64_t bytes = 0, live = 0;
@@ -564,6 +722,7 @@ int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *na
     size_t i = 0;
     int rc;
 
+    free_zombies(s);
     /* sealed segments with nothing live go without copying */
     while (i + 1 < s->nsegs) {
         if (s->segs[i]->live > 0) {
@@ -586,6 +745,23 @@ int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *na
 
 /* ---- start-up ---- */
 
+/* Reads segment id's header from fd: 1 (valid, *salt set), 0 (missing or not valid), -errno. */
+static int seg_read_hdr(int fd, uint32_t id, uint32_t *salt)
+{
+    struct seg_hdr h;
+    ssize_t r;
+
+    do
+        r = pread(fd, &h, sizeof(h), 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return -errno;
+    if ((size_t)r < sizeof(h) || h.magic != SEG_MAGIC || h.crc != seg_hdr_crc(&h) || h.id != id)
+        return 0;
+    *salt = h.salt;
+    return 1;
+}
+
 /* One record read back: its header, name and owner (NUL-terminated). */
 struct rec_read {
     struct rec_hdr h;
@@ -597,7 +773,8 @@ struct rec_read {
  * Reads the record at off of a file of size bytes (buf: COPY_CHUNK bytes of scratch). Returns
  * its length if it is whole and its CRC matches, 0 if not, or -errno.
  */
-static int64_t read_record(int fd, uint64_t off, uint64_t size, char *buf, struct rec_read *r)
+static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, char *buf,
+                           struct rec_read *r)
 {
     struct rec_hdr *h = &r->h;
     uint64_t head;
@@ -608,7 +785,7 @@ static int64_t read_record(int fd, uint64_t off, uint64_t size, char *buf, struc
         return 0;
     if ((rc = pread_all(fd, h, sizeof(*h), off)) < 0)
         return rc;
-    if (h->magic != REC_MAGIC || h->reserved != 0 || (h->op != REC_PUT && h->op != REC_DELETE) ||
+    if (h->magic != REC_MAGIC || h->salt != salt || (h->op != REC_PUT && h->op != REC_DELETE) ||
         h->name_len == 0 || h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
         (h->op == REC_DELETE && h->data_len != 0))
         return 0;
@@ -636,66 +813,143 @@ static int64_t read_record(int fd, uint64_t off, uint64_t size, char *buf, struc
     return (int64_t)(head + h->data_len);
 }
 
+struct replayed {
+    struct store_pos pos;
+    char owner[STORE_OWNER_MAX + 1];
+    char *name;
+    uint16_t name_len;
+};
+
 /*
- * Replays the records of g from offset 0 into the index. Returns the offset after the last
- * good record (everything from there on is torn or damaged), or -errno.
+ * Reads the batch at off of g (size bytes in all): 1 if it is whole (its records in *out,
+ * *n of them, names malloc'd; *end where it ends), 0 if not, -errno.
+ */
+static int read_batch(int fd, uint32_t salt, uint64_t off, uint64_t size, char *buf,
+                      struct rec_read *r, struct replayed **out, size_t *cap, size_t *n,
+                      uint64_t *end)
+{
+    struct batch_hdr h;
+    uint64_t p, stop;
+    int rc;
+
+    *n = 0;
+    if (size - off < sizeof(h))
+        return 0;
+    if ((rc = pread_all(fd, &h, sizeof(h), off)) < 0)
+        return rc;
+    if (h.magic != BATCH_MAGIC || h.salt != salt || h.crc != batch_hdr_crc(&h) ||
+        h.len > size - off - sizeof(h))
+        return 0;
+    p = off + sizeof(h);
+    stop = p + h.len;
+    while (p < stop) {
+        int64_t len = read_record(fd, salt, p, stop, buf, r);
+        if (len <= 0) {
+            rc = (int)len;
+            goto bad;
+        }
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *out = xrealloc(*out, *cap * sizeof(**out));
+        }
+        (*out)[*n] = (struct replayed){.pos = {.rec_off = p,
+                                               .rec_len = (uint64_t)len,
+                                               .data_off = p + (uint64_t)len - r->h.data_len,
+                                               .size = r->h.data_len,
+                                               .whiteout = r->h.op == REC_DELETE},
+                                       .name = xstrdup(r->name),
+                                       .name_len = r->h.name_len};
+        memcpy((*out)[*n].owner, r->owner, sizeof(r->owner));
+        (*n)++;
+        p += (uint64_t)len;
+    }
+    if (*n != h.nrec) {
+        rc = 0;
+        goto bad;
+    }
+    *end = stop;
+    return 1;
+bad:
+    for (size_t i = 0; i < *n; i++)
+        free((*out)[i].name);
+    *n = 0;
+    return rc;
+}
+
+/*
+ * Replays the whole batches of g (after its header) into the index. Returns the offset after
+ * the last one (everything from there on is an unfinished batch, damage, or the old contents
+ * of a reused segment), or -errno.
  */
 static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, uint64_t *records)
 {
     char *buf = xmalloc(COPY_CHUNK);
     struct rec_read *r = xmalloc(sizeof(*r));
-    uint64_t off = 0;
-    int64_t len;
+    struct replayed *rs = NULL;
+    size_t cap = 0, n = 0;
+    uint64_t off = sizeof(struct seg_hdr), end = 0;
+    int rc;
 
-    while ((len = read_record(g->fd, off, size, buf, r)) > 0) {
-        struct store_pos pos = {.seg = g,
-                                .rec_off = off,
-                                .rec_len = (uint64_t)len,
-                                .data_off = off + (uint64_t)len - r->h.data_len,
-                                .size = r->h.data_len,
-                                .whiteout = r->h.op == REC_DELETE};
-        index_set(s, r->name, r->h.name_len, r->owner, &pos);
-        (*records)++;
-        off += (uint64_t)len;
+    while ((rc = read_batch(g->fd, g->salt, off, size, buf, r, &rs, &cap, &n, &end)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            rs[i].pos.seg = g;
+            index_set(s, rs[i].name, rs[i].name_len, rs[i].owner, &rs[i].pos);
+            free(rs[i].name);
+        }
+        *records += n;
+        off = end;
     }
     free(buf);
     free(r);
-    return len < 0 ? len : (int64_t)off;
+    free(rs);
+    return rc < 0 ? rc : (int64_t)off;
 }
 
 /*
- * Whether a whole, valid record starts anywhere in (from, size) of fd: then the bad bytes at
- * from are damage in the middle of the log, not the torn end of a batch. 1, 0 or -errno.
+ * Whether a whole batch starts anywhere in (from, size) of fd: then the bad bytes at from are
+ * damage in the middle of the log, not the end of a batch cut short. 1, 0 or -errno.
  */
-static int valid_record_after(int fd, uint64_t from, uint64_t size)
+static int valid_batch_after(int fd, uint32_t salt, uint64_t from, uint64_t size)
 {
-    static const uint32_t magic = REC_MAGIC;
+    static const uint32_t magic = BATCH_MAGIC;
     char *buf = xmalloc(COPY_CHUNK);
     char *scratch = xmalloc(COPY_CHUNK);
     struct rec_read *r = xmalloc(sizeof(*r));
-    uint64_t off = from + 1;
+    struct replayed *rs = NULL;
+    size_t cap = 0, n = 0;
+    uint64_t off = from + 1, end;
     int found = 0;
 
-    while (found == 0 && off + sizeof(struct rec_hdr) <= size) {
-        size_t n = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
-        int rc = pread_all(fd, buf, n, off);
+    while (found == 0 && off + sizeof(struct batch_hdr) <= size) {
+        size_t len = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
+        int rc = pread_all(fd, buf, len, off);
         if (rc < 0) {
             found = rc;
             break;
         }
-        for (size_t i = 0; found == 0 && i + sizeof(magic) <= n; i++) {
-            int64_t len;
+        for (size_t i = 0; found == 0 && i + sizeof(magic) <= len; i++) {
             if (memcmp(buf + i, &magic, sizeof(magic)) != 0)
                 continue;
-            len = read_record(fd, off + i, size, scratch, r);
-            found = len > 0 ? 1 : len < 0 ? (int)len : 0;
+            found = read_batch(fd, salt, off + i, size, scratch, r, &rs, &cap, &n, &end);
+            for (size_t k = 0; k < n; k++)
+                free(rs[k].name);
         }
-        off += n > sizeof(magic) ? n - sizeof(magic) + 1 : n;
+        off += len > sizeof(magic) ? len - sizeof(magic) + 1 : len;
     }
     free(buf);
     free(scratch);
     free(r);
+    free(rs);
     return found;
+}
+
+/* Whether an unfinished batch of this segment (its salt) starts at off. */
+static bool batch_started_at(int fd, uint32_t salt, uint64_t off, uint64_t size)
+{
+    struct batch_hdr h;
+
+    return size - off >= 12 && pread_all(fd, &h, 12, off) == 0 && h.magic == BATCH_MAGIC &&
+           h.salt == salt;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -704,8 +958,11 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The ids of the segment files in dir_fd, sorted; other names are an error. */
-static int list_segments(int dir_fd, uint32_t **ids, size_t *n, char *err)
+/*
+ * The ids of the segment files in dir_fd, sorted; spares (up to STORE_SPARES; more are
+ * removed) go to s->spares. Other names are an error.
+ */
+static int list_segments(struct store *s, int dir_fd, uint32_t **ids, size_t *n, char *err)
 {
     int dfd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
     DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
@@ -728,6 +985,15 @@ static int list_segments(int dir_fd, uint32_t **ids, size_t *n, char *err)
         if (de->d_name[0] == '.')
             continue;
         id = strtoul(de->d_name, &end, 16);
+        if (end == de->d_name + 8 && strcmp(end, SPARE_SUFFIX) == 0 && id <= UINT32_MAX - 1) {
+            if (s->nspares < STORE_SPARES)
+                s->spares[s->nspares++] = (uint32_t)id;
+            else
+                unlinkat(dir_fd, de->d_name, 0);
+            if (id >= s->next_id) /* its name is not reused: a spare becomes a new id */
+                s->next_id = (uint32_t)id + 1;
+            continue;
+        }
         if (strlen(de->d_name) != 8 + strlen(SEG_SUFFIX) || end != de->d_name + 8 ||
             strcmp(end, SEG_SUFFIX) != 0 || id > UINT32_MAX - 1) {
             snprintf(err, STORE_ERR_LEN,
@@ -781,7 +1047,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
         snprintf(err, STORE_ERR_LEN, "cannot fsync --root: %s", strerror(errno));
         goto fail;
     }
-    if (list_segments(s->dir_fd, &ids, &nids, err) < 0)
+    if (list_segments(s, s->dir_fd, &ids, &nids, err) < 0)
         goto fail;
     for (size_t i = 0; i < nids; i++) {
         char name[32];
@@ -799,7 +1065,33 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
                 close(fd);
             goto fail;
         }
-        g = seg_add(s, ids[i], fd, 0);
+        g = seg_add(s, ids[i], fd, sizeof(struct seg_hdr));
+        rc = seg_read_hdr(fd, ids[i], &g->salt);
+        if (rc < 0) {
+            snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
+                     strerror(-rc));
+            goto fail;
+        }
+        if (rc == 0 && i + 1 < nids) {
+            snprintf(err, STORE_ERR_LEN,
+                     "'%s/%s' has no valid segment header but later segments exist: refusing "
+                     "to guess (move the store away to start empty)",
+                     STORE_DIR, name);
+            goto fail;
+        }
+        if (rc == 0) {
+            /* the crash came while this segment was being started: nothing in it was ever
+             * acknowledged */
+            int64_t salt = seg_init(fd, ids[i]);
+            if (salt < 0) {
+                snprintf(err, STORE_ERR_LEN, "cannot start '%s/%s' anew: %s", STORE_DIR, name,
+                         strerror((int)-salt));
+                goto fail;
+            }
+            g->salt = (uint32_t)salt;
+            rec->restarted++;
+            continue;
+        }
         end = replay(s, g, (uint64_t)st.st_size, &rec->records);
         if (end < 0) {
             snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
@@ -809,30 +1101,22 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
         g->bytes = (uint64_t)end;
         if ((uint64_t)end == (uint64_t)st.st_size)
             continue;
-        if (i + 1 < nids) {
-            /* a sealed segment was synced whole before the next one began */
-            rec->corrupt_bytes += (uint64_t)st.st_size - (uint64_t)end;
-            log_error("store: '%s/%s' is damaged from offset %lld on: %lld bytes skipped",
-                      STORE_DIR, name, (long long)end, (long long)(st.st_size - end));
-            continue;
-        }
-        /* the end of the log: a batch cut short, never acknowledged; unless valid records
-         * follow the bad bytes, which cutting off would lose */
-        rc = valid_record_after(fd, (uint64_t)end, (uint64_t)st.st_size);
+        /* after the last whole batch: a batch cut short (never acknowledged), or the old
+         * contents of a reused segment; but a whole batch further on means the bad bytes are
+         * damage to acknowledged ones, and going on would lose that batch */
+        rc = valid_batch_after(fd, g->salt, (uint64_t)end, (uint64_t)st.st_size);
         if (rc != 0) {
             snprintf(err, STORE_ERR_LEN,
-                     rc > 0 ? "'%s/%s' is damaged at offset %lld and valid records follow: "
+                     rc > 0 ? "'%s/%s' is damaged at offset %lld and whole batches follow: "
                               "refusing to cut them off (move the store away to start empty)"
                             : "cannot read '%s/%s' after offset %lld",
                      STORE_DIR, name, (long long)end);
             goto fail;
         }
-        rec->torn_bytes = (uint64_t)st.st_size - (uint64_t)end;
-        if (ftruncate(fd, (off_t)end) < 0 || fsync(fd) < 0) {
-            snprintf(err, STORE_ERR_LEN, "cannot cut the torn end of '%s/%s': %s", STORE_DIR,
-                     name, strerror(errno));
-            goto fail;
-        }
+        if (i + 1 == nids && batch_started_at(fd, g->salt, (uint64_t)end, (uint64_t)st.st_size))
+            rec->torn_bytes = (uint64_t)st.st_size - (uint64_t)end;
+        /* nothing is cut off: the next batch is written over it, and neither it nor what
+         * follows can pass for a batch of this segment */
     }
     free(ids);
     ids = NULL;
@@ -886,6 +1170,11 @@ void store_close(struct store *s)
     free(s->segs);
     s->segs = NULL;
     s->nsegs = 0;
+    while (s->zombies != NULL) { /* (no response is being sent any more) */
+        struct store_segment *g = s->zombies;
+        s->zombies = g->next_zombie;
+        free(g);
+    }
     if (s->dir_fd >= 0)
         close(s->dir_fd);
     s->dir_fd = -1;

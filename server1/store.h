@@ -6,22 +6,29 @@
  * records of a batch to the active segment (store_append_*), calls store_sync once (one
  * fdatasync of one file: no file creation, rename or directory flush per upload), and only then
  * publishes the new versions in the index (store_publish) and answers. Readers (any worker)
- * look a name up under a read lock and get a dup'd descriptor of the segment plus the offset
- * and size of the bytes (store_lookup); the descriptor keeps the bytes alive even if the
- * segment is deleted by a later compaction, so a response always finishes on the version it
- * started with.
+ * look a name up under a read lock and get a dup'd descriptor of the segment, the offset and
+ * size of the bytes, and a pin (store_lookup); the descriptor keeps the bytes alive even if the
+ * segment is deleted by a later compaction, and the pin keeps the file from being reused, so a
+ * response always finishes on the version it started with.
  *
- * A record: header (magic, CRC-32 of everything after the CRC, op, lengths), name, owner,
- * data. Start-up (store_open) reads every segment in order and rebuilds the index: the last
- * record of a name wins; a DELETE leaves a whiteout, which also hides an operator's file of
- * that name. A torn tail (a batch cut short by a crash: never acknowledged) is cut off; damage
- * with valid records after it stops the start rather than lose them.
+ * A segment: a header (magic, id, random salt), then batches. A batch: a header (magic,
+ * salt, record count, length, CRC-32), then its records. A record: header (magic, CRC-32 of
+ * everything after the CRC, op, lengths, salt), name, owner, data. Start-up (store_open)
+ * reads every segment in order and rebuilds the index from its whole batches: the last record
+ * of a name wins; a DELETE leaves a whiteout, which also hides an operator's file of that name.
+ * A batch cut short by a crash (never acknowledged: any of its pages may be missing) ends the
+ * log and is written over; a whole batch after a broken one means damage to acknowledged
+ * data, and stops the start rather than lose it.
  *
  * Segments: the active one takes appends until it holds STORE_SEGMENT_BYTES, then a new one
  * is started. Compaction (store_compact, committer thread) rewrites the oldest segment's live
  * records at the end of the log in bounded steps, syncing and repointing the index after each,
  * and deletes the segment when nothing in it is live, while the sealed segments hold more than
- * twice their live bytes; a segment with nothing live left is deleted without copying.
+ * twice their live bytes; a segment with nothing live left is deleted without copying. A
+ * deleted segment nobody reads is kept as a spare (up to STORE_SPARES) and reused for the next
+ * segment, under a new random salt that every record carries: its blocks are allocated and its
+ * size set, so flushing records written over it has no metadata to write, and deleting it does
+ * not free (and, with -o discard, synchronously discard) 64 MiB on the committer's time.
  *
  * Thread-safety: store_lookup and store_stats from any thread; everything else from one
  * thread at a time (the committer, or main before the workers start / after they stop).
@@ -41,6 +48,10 @@
 #define STORE_NAME_MAX 1024               /* bytes in a name (= FILES_NAME_MAX) */
 #define STORE_ERR_LEN 1600
 #define STORE_STAGE_RECORDS 256           /* records written by one pwritev, at most */
+#define STORE_SPARES 2                    /* dead segments kept for reuse */
+#define STORE_SEG_HDR_BYTES 32            /* a segment's header; its batches follow */
+#define STORE_BATCH_HDR_BYTES 32          /* a batch's header; its records follow */
+#define STORE_REC_HDR_BYTES 24            /* a record's header; name, owner, data follow */
 
 struct store_segment;
 struct store_entry;
@@ -58,6 +69,9 @@ struct store {
     struct store_segment **segs;     /* oldest first; the last one is active */
     size_t nsegs, segs_cap;
     uint32_t next_id;
+    uint32_t spares[STORE_SPARES];   /* ids of the dead segments kept for reuse (writer) */
+    unsigned nspares;
+    struct store_segment *zombies;   /* removed but still pinned by a reader (writer) */
     uint64_t compactions;            /* segments compacted away (writer thread) */
     uint64_t segment_bytes;          /* a segment is sealed once it holds this much */
     /* records appended from memory but not yet written (writer thread): one pwritev for the
@@ -66,6 +80,9 @@ struct store {
     struct iovec *stage_iov;         /* 4 per record: header, name, owner, data */
     int stage_nrec, stage_niov;
     uint64_t stage_off;              /* where the first staged record goes */
+    bool in_batch;                   /* records appended since the last store_sync */
+    uint64_t batch_off;              /* where their batch header goes */
+    uint32_t batch_nrec;
 };
 
 /* Where a record's data lies: set by store_append_*, passed on to store_publish. */
@@ -96,8 +113,9 @@ struct store_recovery {
     uint64_t records;
     uint64_t files;                  /* live uploaded files after replay */
     uint64_t whiteouts;
-    uint64_t torn_bytes;             /* cut off the end of the last segment */
-    uint64_t corrupt_bytes;          /* skipped inside older segments (should be 0) */
+    uint64_t torn_bytes;             /* an unfinished batch at the end of the log (ignored,
+                                        then written over) */
+    unsigned restarted;              /* last segments started anew (crash while starting it) */
 };
 
 enum store_state {
@@ -120,12 +138,16 @@ void store_close(struct store *s);
 
 /*
  * The newest state of name (an enum store_state). For STORE_FILE: *fd is a new descriptor of
- * the segment (close it when done), *off and *size where the bytes are; owner
- * (STORE_OWNER_MAX + 1 bytes, may be NULL) gets the uploader. fd, off and size may be NULL
- * when only the state and owner are wanted. Returns -errno if the dup fails. Thread-safe.
+ * the segment, *off and *size where the bytes are, and *pin a pin on the segment: while it is
+ * held the file is not reused for new records (it may be deleted: the descriptor keeps the
+ * bytes). Close fd and store_unpin(*pin) when done. owner (STORE_OWNER_MAX + 1 bytes, may be
+ * NULL) gets the uploader. fd (then pin too), off and size may be NULL when only the state
+ * and owner are wanted. Returns -errno if the dup fails. Thread-safe.
  */
 int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
-                 uint64_t *off, uint64_t *size);
+                 struct store_segment **pin, uint64_t *off, uint64_t *size);
+/* Drops a pin of store_lookup (accepts NULL). Thread-safe. */
+void store_unpin(struct store_segment *pin);
 
 /*
  * Appends a record (not yet durable, not yet visible). A record whose data is in memory (or

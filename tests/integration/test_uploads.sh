@@ -221,15 +221,20 @@ check_get "10 MiB upload byte-exact" ten "$DATA/ten"
 kill -KILL "$S1_PID"
 wait "$S1_PID" 2>/dev/null || true
 
-log "restart serves the last acknowledged versions, owners kept; a torn end of the log is cut"
+log "restart serves the last acknowledged versions, owners kept; an unfinished batch is dropped"
 SEG=$(find "$ROOT/.s1store" -name '*.seg' | sort | tail -n 1)
-seg_size=$(stat -c %s "$SEG")
-# the start of a record whose batch never finished: a header, then nothing
-printf 'S1R1\x00\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00half-written' >>"$SEG"
+# the start of a batch that never finished: its header's first bytes (with the segment's salt,
+# bytes 12-15 of the segment header), then nothing
+python3 - "$SEG" <<'EOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    salt = f.read(16)[12:16]
+    f.seek(0, 2)
+    f.write(b"S1BT" + b"\0" * 4 + salt + b"half-written" + b"\0" * 4)
+EOF
 start_s1 s1-restart
-check_ok "recovery is logged with the bytes cut off" \
-    grep -q 'recovery: upload store: .* 28 bytes of an unfinished batch cut off' "$S1_LOG"
-check_eq "  ... and the segment is back to its acknowledged end" "$(stat -c %s "$SEG")" "$seg_size"
+check_ok "recovery is logged with the unfinished batch" \
+    grep -q 'recovery: upload store: .* 28 bytes of an unfinished batch dropped' "$S1_LOG"
 check_get "a.txt: last version" a.txt "$DATA/small2"
 check_get "ten: byte-exact" ten "$DATA/ten"
 check_get "same: last version" same "$DATA/small1"
@@ -410,23 +415,25 @@ log "damage in the middle of the log stops the start"
 stop_s1 "after drain"
 SEG=$(find "$ROOT/.s1store" -name '*.seg' | sort | tail -n 1)
 seg_size=$(stat -c %s "$SEG")
-# flip the first byte of the first record's name (covered by its CRC); records follow it
+# flip the first byte of the first record's name (covered by its CRC) in the first batch
+# (segment header 32 bytes, batch header 32, record header 24); whole batches follow it
 python3 - "$SEG" <<'EOF'
 import struct, sys
 with open(sys.argv[1], "r+b") as f:
-    magic, crc, dlen, nlen, olen, op, _ = struct.unpack("<IIQHBBI", f.read(24))
+    f.seek(32)
+    magic, crc, salt, nrec, blen, _ = struct.unpack("<IIIIQQ", f.read(32))
     size = f.seek(0, 2)
-    assert 24 + nlen + olen + dlen < size, "the last segment holds only one record"
-    f.seek(24)
+    assert magic == 0x54423153 and 64 + blen < size, "the last segment holds only one batch"
+    f.seek(88)
     b = f.read(1)
-    f.seek(24)
+    f.seek(88)
     f.write(bytes([b[0] ^ 0xFF]))
 EOF
 rc=0
 timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
     >/dev/null 2>"$ITEST_DIR/damaged.err" || rc=$?
 check_eq "a damaged record with valid ones after it: exit 1" "$rc" 1
-check_ok "  ... saying why" grep -q '^server1: .*damaged.*refusing to cut them off' "$ITEST_DIR/damaged.err"
+check_ok "  ... saying why" grep -q '^server1: .*damaged.*whole batches follow.*refusing' "$ITEST_DIR/damaged.err"
 check_eq "  ... and nothing cut off" "$(stat -c %s "$SEG")" "$seg_size"
 
 itest_summary
