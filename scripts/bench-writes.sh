@@ -6,7 +6,8 @@
 # at 1, 16 and 64 users (connections), in interleaved rounds; prints the medians of ops/s and
 # p99, the ratios group/oneflush and group/redis, and whether the targets are met (group >= 5x
 # oneflush at 64 users, group >= 1.0x Redis durable SET, p99 < 200 ms at every point). Targets
-# are reported, never enforced (exit 0 unless a measurement itself failed).
+# are reported, never enforced (exit 0 unless a measurement itself failed). Both server1s are
+# first brought to the steady state of their upload store (PUTs until a dead segment is reused).
 #
 #   scripts/bench-writes.sh [--rounds N] [--duration S] [--users "1 16 64"] [--size BYTES]
 #                           [--server1-flags "FLAGS"] [--out DIR] [--keep]
@@ -148,6 +149,26 @@ redis_point() {
     [[ $rps =~ ^[0-9.]+$ && $p99 =~ ^[0-9.]+$ ]] || { log "cannot parse redis-benchmark: $line"; return 1; }
     echo "$round,redis,$users,$rps,$p99,0," >>"$RAW"
 }
+
+# steady_state CONFIG: PUTs until the server's upload store reuses dead segments, as any store
+# that has run for a while does (fresh segments are appended to; reused ones are written over,
+# which makes each flush cheaper): measuring a young store against an old one would be unfair.
+steady_state() {
+    local cfg=$1 t0 reused
+    t0=$(now_ms)
+    while :; do
+        reused=$(curl -s --max-time 5 "${URL[$cfg]}/metrics" |
+            awk '$1 == "server1_store_segments_reused_total" { print $2 }')
+        [[ ${reused:-0} -ge 1 ]] && break
+        (($(now_ms) - t0 < 180000)) || die "$cfg: no segment reused after 180 s of PUTs"
+        timeout -k 5 60 "$BIN_DIR/loadgen" --url "${URL[$cfg]}/" --type put --size "$SIZE" \
+            --users 64 --prepare-users 64 --duration 3 --warmup 0 --timeout 10 \
+            -o "$RUN/steady-$cfg" >/dev/null 2>>"$RUN/steady.log" || die "$cfg: warm-up PUTs failed"
+    done
+    log "$cfg: upload store in steady state (segments reused) after $((($(now_ms) - t0) / 1000)) s"
+}
+steady_state group
+steady_state oneflush
 
 CONFIGS="group oneflush redis"
 started=$(now_ms)

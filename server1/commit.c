@@ -560,10 +560,14 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# TYPE server1_store_live_bytes gauge\nserver1_store_live_bytes %llu\n"
             "# HELP server1_store_compactions_total Segments removed by compaction.\n"
             "# TYPE server1_store_compactions_total counter\n"
-            "server1_store_compactions_total %llu\n",
+            "server1_store_compactions_total %llu\n"
+            "# HELP server1_store_segments_reused_total Segments started in a dead one's file.\n"
+            "# TYPE server1_store_segments_reused_total counter\n"
+            "server1_store_segments_reused_total %llu\n",
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
-            (unsigned long long)st.live_bytes, (unsigned long long)st.compactions);
+            (unsigned long long)st.live_bytes, (unsigned long long)st.compactions,
+            (unsigned long long)st.reused);
     }
 #undef PUT
     *len = n;

@@ -107,7 +107,7 @@ void s1_config_defaults(struct s1_config *c)
     c->upload_memory = 256u << 20;
     c->writable_root = false;
     c->group_commit = true;
-    c->commit_window_us = 0;
+    c->commit_window_us = 1000;
 }
 
 static const char *dur(uint64_t us, char *buf, size_t len)

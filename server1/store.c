@@ -248,6 +248,7 @@ static int seg_create(struct store *s)
 {
     char name[32], spare[32];
     struct store_segment *g;
+    bool reusing = s->nspares > 0;
     int64_t salt;
     int fd;
 
@@ -273,6 +274,8 @@ static int seg_create(struct store *s)
     pthread_rwlock_wrlock(&s->lock);
     g = seg_add(s, s->next_id, fd, sizeof(struct seg_hdr));
     g->salt = (uint32_t)salt;
+    if (reusing)
+        s->reused++;
     pthread_rwlock_unlock(&s->lock);
     return 0;
 }
@@ -584,6 +587,7 @@ void store_stats(struct store *s, struct store_stats *st)
         st->live_bytes += s->segs[i]->live;
     }
     st->compactions = s->compactions;
+    st->reused = s->reused;
     pthread_rwlock_unlock(&s->lock);
 }
 

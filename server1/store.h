@@ -73,6 +73,7 @@ struct store {
     unsigned nspares;
     struct store_segment *zombies;   /* removed but still pinned by a reader (writer) */
     uint64_t compactions;            /* segments compacted away (writer thread) */
+    uint64_t reused;                 /* segments started in a spare (writer thread) */
     uint64_t segment_bytes;          /* a segment is sealed once it holds this much */
     /* records appended from memory but not yet written (writer thread): one pwritev for the
      * lot in store_sync */
@@ -191,7 +192,7 @@ void store_foreach(struct store *s,
                    void *arg);
 
 struct store_stats {
-    uint64_t files, whiteouts, segments, bytes, live_bytes, compactions;
+    uint64_t files, whiteouts, segments, bytes, live_bytes, compactions, reused;
 };
 void store_stats(struct store *s, struct store_stats *st);
 
