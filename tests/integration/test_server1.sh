@@ -6,11 +6,10 @@
 # timeouts, clients vanishing mid-request, and a graceful SIGTERM during in-flight requests.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=s1lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/s1lib.sh"
 
-# O_DIRECT needs a disk filesystem: keep the run dir off tmpfs.
-if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
-    export TMPDIR=/var/tmp
-fi
+itest_off_tmpfs
 itest_init server1
 itest_timeout 300
 require_cmd curl python3 cmp
@@ -61,40 +60,9 @@ statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9]' | awk '{print $2}' | tr '\n
 
 FAKE_PID=""
 FAKE_PORT=""
-start_fake() {
-    local port=${1:-0} log=$ITEST_DIR/fake_server2.log
-    : >"$log"
-    python3 "$HERE/fake_server2.py" --port "$port" --unavailable-file "$UNAVAIL" \
-        --blackhole-file "$BLACKHOLE" --slow-delay 2 >>"$log" 2>&1 &
-    FAKE_PID=$!
-    itest_bg "$FAKE_PID"
-    wait_until 10 grep -q 'listening on ' "$log" || itest_fail "fake server2 did not start"
-    FAKE_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
-    FAKE_PORT=${FAKE_PORT##*:}
-}
-
-# start_s1 NAME ARGS...: start server1 in this shell (so `wait` gets its exit status); sets
-# S1_PID, S1_PORT, S1 (base URL); waits for "listening on".
-start_s1() {
-    local name=$1 log=$ITEST_DIR/$1.log
-    shift
-    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
-        >"$log" 2>&1 &
-    S1_PID=$!
-    itest_bg "$S1_PID"
-    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
-    S1_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
-    S1_PORT=${S1_PORT##*:}
-    S1=http://127.0.0.1:$S1_PORT
-}
-
-# stop_s1 DESC [SECONDS]: SIGTERM; it must exit 0 within SECONDS (default 15).
-stop_s1() {
-    local desc=$1 secs=${2:-15} rc=0
-    kill -TERM "$S1_PID"
-    wait_pid_exit "$S1_PID" "$secs" || itest_not_ok "$desc: still running $secs s after SIGTERM"
-    wait "$S1_PID" 2>/dev/null || rc=$?
-    check_eq "$desc: exit status after SIGTERM" "$rc" 0
+# fake_server2 with the test's switches: UNAVAIL / BLACKHOLE files, 2 s for "slow" users
+start_fake_s2() {
+    start_fake "${1:-0}" --unavailable-file "$UNAVAIL" --blackhole-file "$BLACKHOLE" --slow-delay 2
 }
 
 # run_s1 ARGS...: run server1 in the foreground (start-up checks); sets RUN_RC and RUN_ERR.
@@ -197,7 +165,7 @@ if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs ]]; then
 fi
 
 # ---- the default server: --read direct -------------------------------------------------------
-start_fake
+start_fake_s2
 log "fake server2 on $FAKE_PORT"
 start_s1 s1-main --log-level debug
 log "server1 (direct) on $S1_PORT"
@@ -405,7 +373,7 @@ check_eq "/healthz 503 with server2 killed" "$(code "$S1/healthz")" 503
 t0=$(now_ms)
 code "${AUTH[@]}" "$S1/files/f1" >/dev/null
 check_ok "503 is fast (< 1 s) when no connection is up" test $(($(now_ms) - t0)) -lt 1000
-start_fake "$FAKE_PORT"
+start_fake_s2 "$FAKE_PORT"
 check_ok "200 again within 5 s of server2 coming back" \
     wait_until 5 code_is 200 "${AUTH[@]}" "$S1/files/f1"
 check_ok "/healthz 200 again" wait_until 5 code_is 200 "$S1/healthz"

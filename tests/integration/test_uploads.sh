@@ -8,11 +8,10 @@
 # --group-commit off, deletes of operator files (whiteouts), and --read-only.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=s1lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/s1lib.sh"
 
-# O_DIRECT needs a disk filesystem: keep the run dir off tmpfs.
-if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
-    export TMPDIR=/var/tmp
-fi
+itest_off_tmpfs
 itest_init uploads
 itest_timeout 300
 require_cmd curl python3 cmp
@@ -54,34 +53,7 @@ check_get() {
 }
 metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
 
-FAKE_LOG=$ITEST_DIR/fake_server2.log
-python3 "$HERE/fake_server2.py" --port 0 >"$FAKE_LOG" 2>&1 &
-itest_bg $!
-wait_until 10 grep -q 'listening on ' "$FAKE_LOG" || itest_fail "fake server2 did not start"
-FAKE_PORT=$(grep -m1 -o 'listening on [^ ]*' "$FAKE_LOG")
-FAKE_PORT=${FAKE_PORT##*:}
-
-# start_s1 NAME ARGS...: sets S1_PID, S1; waits for "listening on".
-start_s1() {
-    local name=$1 log=$ITEST_DIR/$1.log
-    shift
-    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
-        >"$log" 2>&1 &
-    S1_PID=$!
-    S1_LOG=$log
-    itest_bg "$S1_PID"
-    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
-    local port
-    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
-    S1=http://127.0.0.1:${port##*:}
-}
-stop_s1() {
-    local desc=$1 rc=0
-    kill -TERM "$S1_PID"
-    wait_pid_exit "$S1_PID" 15 || itest_not_ok "$desc: still running 15 s after SIGTERM"
-    wait "$S1_PID" 2>/dev/null || rc=$?
-    check_eq "$desc: exit status after SIGTERM" "$rc" 0
-}
+start_fake 0
 
 # ---- start-up ---------------------------------------------------------------------------------
 log "start-up checks"

@@ -1,0 +1,52 @@
+# shellcheck shell=bash disable=SC2034  # (S1, S1_LOG, FAKE_PID, ...: set here for the sourcing test)
+# tests/integration/s1lib.sh - helpers shared by the tests that run server1 against
+# fake_server2.py (test_server1.sh, test_uploads.sh). Source it after lib.sh; it expects
+# ITEST_DIR (itest_init), HERE (this directory), S1_BIN and ROOT to be set by the caller.
+
+# itest_off_tmpfs: O_DIRECT needs a disk filesystem, so the run dir must not be on tmpfs.
+# Call before itest_init.
+itest_off_tmpfs() {
+    if [[ $(stat -f -c %T "${TMPDIR:-/tmp}") == tmpfs ]]; then
+        export TMPDIR=/var/tmp
+    fi
+}
+
+# start_fake PORT [FLAGS...]: fake_server2.py on PORT (0: a free one) with FLAGS, logging to
+# $ITEST_DIR/fake_server2.log (emptied first); sets FAKE_PID and FAKE_PORT.
+start_fake() {
+    local port=$1 log=$ITEST_DIR/fake_server2.log
+    shift
+    : >"$log"
+    python3 "$HERE/fake_server2.py" --port "$port" "$@" >>"$log" 2>&1 &
+    FAKE_PID=$!
+    itest_bg "$FAKE_PID"
+    wait_until 10 grep -q 'listening on ' "$log" || itest_fail "fake server2 did not start"
+    FAKE_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    FAKE_PORT=${FAKE_PORT##*:}
+}
+
+# start_s1 NAME ARGS...: server1 on a free port against the fake server2, started in this shell
+# (so `wait` gets its exit status); its log is $ITEST_DIR/NAME.log. Sets S1_PID, S1_PORT, S1
+# (base URL) and S1_LOG; waits for "listening on".
+start_s1() {
+    local name=$1 log=$ITEST_DIR/$1.log
+    shift
+    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
+        >"$log" 2>&1 &
+    S1_PID=$!
+    S1_LOG=$log
+    itest_bg "$S1_PID"
+    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
+    S1_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    S1_PORT=${S1_PORT##*:}
+    S1=http://127.0.0.1:$S1_PORT
+}
+
+# stop_s1 DESC [SECONDS]: SIGTERM; it must exit 0 within SECONDS (default 15).
+stop_s1() {
+    local desc=$1 secs=${2:-15} rc=0
+    kill -TERM "$S1_PID"
+    wait_pid_exit "$S1_PID" "$secs" || itest_not_ok "$desc: still running $secs s after SIGTERM"
+    wait "$S1_PID" 2>/dev/null || rc=$?
+    check_eq "$desc: exit status after SIGTERM" "$rc" 0
+}
