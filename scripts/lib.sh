@@ -87,6 +87,36 @@ print(s.getsockname()[1])' 2>/dev/null) && [[ $port =~ ^[0-9]+$ ]]; then
     die "free_port: no free port found in 100 tries"
 }
 
+# nginx_conf DIR SERVER...: writes DIR/nginx.conf for an nginx run in the foreground from DIR
+# (2 workers, no access log, pid/error log/temp files under DIR) serving DIR/www; each SERVER is
+# what goes in one server block besides the root, e.g. "listen 127.0.0.1:8080;".
+nginx_conf() {
+    local dir=$1 srv
+    shift
+    mkdir -p "$dir/tmp" "$dir/www"
+    {
+        cat <<EOF
+daemon off;
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/nginx.err warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+EOF
+        for srv in "$@"; do
+            echo "    server { $srv root $dir/www; }"
+        done
+        echo "}"
+    } >"$dir/nginx.conf"
+}
+
 check_sock_path() {
     ((${#1} < 108)) || die "socket path too long (${#1} bytes, max 107): $1 -- use a shorter directory"
 }

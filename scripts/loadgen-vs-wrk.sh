@@ -45,23 +45,7 @@ mkdir -p "$dir/www/files" "$dir/tmp"
 head -c 1024 /dev/urandom >"$dir/www/files/1k"
 chmod -R a+rX "$dir" # nginx's workers run as another user when we are root
 port=$(free_port)
-cat >"$dir/nginx.conf" <<EOF
-daemon off;
-worker_processes 2;
-pid $dir/nginx.pid;
-error_log $dir/nginx.err warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
-    server { listen 127.0.0.1:$port; root $dir/www; }
-}
-EOF
+nginx_conf "$dir" "listen 127.0.0.1:$port;"
 "$NGINX" -e "$dir/nginx.err" -p "$dir" -c "$dir/nginx.conf" >"$dir/nginx.log" 2>&1 &
 nginx_pid=$!
 wait_port 127.0.0.1 "$port" 10 || die "nginx did not start: $(cat "$dir/nginx.err" "$dir/nginx.log" 2>/dev/null)"

@@ -29,24 +29,8 @@ chmod -R a+rX "$ITEST_DIR" # nginx workers run as another user when we are root
 PORT=$(free_port)
 CLOSE_PORT=$(free_port)
 while [[ $CLOSE_PORT == "$PORT" ]]; do CLOSE_PORT=$(free_port); done
-cat >"$ITEST_DIR/nginx.conf" <<EOF
-daemon off;
-worker_processes 2;
-pid $ITEST_DIR/nginx.pid;
-error_log $ITEST_DIR/nginx.err warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 100000;
-    client_body_temp_path $ITEST_DIR/tmp/body;
-    proxy_temp_path $ITEST_DIR/tmp/proxy;
-    fastcgi_temp_path $ITEST_DIR/tmp/fastcgi;
-    uwsgi_temp_path $ITEST_DIR/tmp/uwsgi;
-    scgi_temp_path $ITEST_DIR/tmp/scgi;
-    server { listen 127.0.0.1:$PORT; root $ITEST_DIR/www; }
-    server { listen 127.0.0.1:$CLOSE_PORT; root $ITEST_DIR/www; keepalive_timeout 0; }
-}
-EOF
+nginx_conf "$ITEST_DIR" "listen 127.0.0.1:$PORT;" \
+    "listen 127.0.0.1:$CLOSE_PORT; keepalive_timeout 0;"
 "$NGINX" -e "$ITEST_DIR/nginx.err" -p "$ITEST_DIR" -c "$ITEST_DIR/nginx.conf" \
     >"$ITEST_DIR/nginx.log" 2>&1 &
 itest_bg $!
