@@ -252,6 +252,7 @@ static struct files_blob *body_blob(struct commit_job *job)
 {
     struct commit_body *b = &job->body;
     void *buf;
+    int rc;
 
     if (b->len == 0)
         return files_blob_new(NULL, 0);
@@ -261,17 +262,11 @@ static struct files_blob *body_blob(struct commit_job *job)
         return files_blob_new(buf, (size_t)b->len);
     }
     buf = xmalloc((size_t)b->len);
-    for (uint64_t got = 0; got < b->len;) {
-        ssize_t r = pread(b->fd, (char *)buf + got, (size_t)(b->len - got), (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            log_error("cannot read back the upload '%s' for --prefetch: %s", job->name,
-                      r < 0 ? strerror(errno) : "short file");
-            free(buf);
-            return NULL;
-        }
-        got += (uint64_t)r;
+    if ((rc = store_pread(b->fd, buf, (size_t)b->len, 0)) < 0) {
+        log_error("cannot read back the upload '%s' for --prefetch: %s", job->name,
+                  strerror(-rc));
+        free(buf);
+        return NULL;
     }
     return files_blob_new(buf, (size_t)b->len);
 }
@@ -414,32 +409,38 @@ static void *committer_thread_main(void *arg)
 
 /* ---- start-up ---- */
 
+struct overlay {
+    struct committer *cm;
+    char *err;  /* FILES_ERR_LEN; set on the first failure */
+    bool failed;
+};
+
 /* With --prefetch: lays one uploaded version (or whiteout) over the prefetched files. */
 static void overlay_one(void *arg, const char *name, size_t len, enum store_state st, int fd,
                         uint64_t off, uint64_t size)
 {
-    struct committer *cm = arg;
+    struct overlay *o = arg;
     void *buf = NULL;
+    int rc;
 
+    if (o->failed)
+        return;
     if (st == STORE_WHITEOUT) {
-        files_replace(cm->files, name, len, NULL);
+        files_replace(o->cm->files, name, len, NULL);
         return;
     }
     if (size > 0) {
         buf = xmalloc((size_t)size);
-        for (uint64_t got = 0; got < size;) {
-            ssize_t r = pread(fd, (char *)buf + got, (size_t)(size - got), (off_t)(off + got));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                log_error("cannot read the upload '%s' from the store", name);
-                free(buf);
-                return;
-            }
-            got += (uint64_t)r;
+        if ((rc = store_pread(fd, buf, (size_t)size, off)) < 0) {
+            /* serving without it would answer 404 for an acknowledged upload */
+            snprintf(o->err, FILES_ERR_LEN, "cannot read the upload '%s' from '%s': %s", name,
+                     STORE_DIR, strerror(-rc));
+            o->failed = true;
+            free(buf);
+            return;
         }
     }
-    files_replace(cm->files, name, len, files_blob_new(buf, (size_t)size));
+    files_replace(o->cm->files, name, len, files_blob_new(buf, (size_t)size));
 }
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
@@ -468,8 +469,14 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
              rec.segments, (unsigned long long)rec.records, (unsigned long long)rec.files,
              (unsigned long long)rec.whiteouts, (unsigned long long)rec.torn_bytes,
              rec.restarted);
-    if (f->mode == FILES_PREFETCH)
-        store_foreach(&cm->store, overlay_one, cm);
+    if (f->mode == FILES_PREFETCH) {
+        struct overlay o = {.cm = cm, .err = err};
+        store_foreach(&cm->store, overlay_one, &o);
+        if (o.failed) {
+            store_close(&cm->store);
+            return -1;
+        }
+    }
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cm->cond, &ca);

@@ -287,7 +287,7 @@ static struct store_segment *active(struct store *s)
 
 /* ---- appending ---- */
 
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+int store_pread(int fd, void *buf, size_t n, uint64_t off)
 {
     char *p = buf;
 
@@ -408,7 +408,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         rc = 0;
         while (rc == 0 && done < dlen) {
             size_t n = dlen - done < COPY_CHUNK ? (size_t)(dlen - done) : COPY_CHUNK;
-            rc = pread_all(body->fd, buf, n, body->off + done);
+            rc = store_pread(body->fd, buf, n, body->off + done);
             if (rc == 0)
                 rc = pwrite_all(g->fd, buf, n, off + head + done);
             if (!body->has_crc)
@@ -787,7 +787,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
 
     if (size - off < sizeof(*h))
         return 0;
-    if ((rc = pread_all(fd, h, sizeof(*h), off)) < 0)
+    if ((rc = store_pread(fd, h, sizeof(*h), off)) < 0)
         return rc;
     if (h->magic != REC_MAGIC || h->salt != salt || (h->op != REC_PUT && h->op != REC_DELETE) ||
         h->name_len == 0 || h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
@@ -796,8 +796,8 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
     head = sizeof(*h) + h->name_len + h->owner_len;
     if (size - off < head || size - off - head < h->data_len)
         return 0;
-    if ((rc = pread_all(fd, r->name, h->name_len, off + sizeof(*h))) < 0 ||
-        (rc = pread_all(fd, r->owner, h->owner_len, off + sizeof(*h) + h->name_len)) < 0)
+    if ((rc = store_pread(fd, r->name, h->name_len, off + sizeof(*h))) < 0 ||
+        (rc = store_pread(fd, r->owner, h->owner_len, off + sizeof(*h) + h->name_len)) < 0)
         return rc;
     r->name[h->name_len] = '\0';
     r->owner[h->owner_len] = '\0';
@@ -807,7 +807,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
         crc = crc32(crc, (const Bytef *)r->owner, h->owner_len);
     for (uint64_t done = 0; done < h->data_len;) {
         size_t n = h->data_len - done < COPY_CHUNK ? (size_t)(h->data_len - done) : COPY_CHUNK;
-        if ((rc = pread_all(fd, buf, n, off + head + done)) < 0)
+        if ((rc = store_pread(fd, buf, n, off + head + done)) < 0)
             return rc;
         crc = crc32_z(crc, (const Bytef *)buf, n);
         done += n;
@@ -839,7 +839,7 @@ static int read_batch(int fd, uint32_t salt, uint64_t off, uint64_t size, char *
     *n = 0;
     if (size - off < sizeof(h))
         return 0;
-    if ((rc = pread_all(fd, &h, sizeof(h), off)) < 0)
+    if ((rc = store_pread(fd, &h, sizeof(h), off)) < 0)
         return rc;
     if (h.magic != BATCH_MAGIC || h.salt != salt || h.crc != batch_hdr_crc(&h) ||
         h.len > size - off - sizeof(h))
@@ -926,7 +926,7 @@ static int valid_batch_after(int fd, uint32_t salt, uint64_t from, uint64_t size
 
     while (found == 0 && off + sizeof(struct batch_hdr) <= size) {
         size_t len = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
-        int rc = pread_all(fd, buf, len, off);
+        int rc = store_pread(fd, buf, len, off);
         if (rc < 0) {
             found = rc;
             break;
@@ -952,7 +952,7 @@ static bool batch_started_at(int fd, uint32_t salt, uint64_t off, uint64_t size)
 {
     struct batch_hdr h;
 
-    return size - off >= 12 && pread_all(fd, &h, 12, off) == 0 && h.magic == BATCH_MAGIC &&
+    return size - off >= 12 && store_pread(fd, &h, 12, off) == 0 && h.magic == BATCH_MAGIC &&
            h.salt == salt;
 }
 

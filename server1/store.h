@@ -147,6 +147,8 @@ void store_close(struct store *s);
  */
 int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
                  struct store_segment **pin, uint64_t *off, uint64_t *size);
+/* Reads exactly n bytes of fd at off: 0, or -errno (-EIO if the file is shorter). */
+int store_pread(int fd, void *buf, size_t n, uint64_t off);
 /* Drops a pin of store_lookup (accepts NULL). Thread-safe. */
 void store_unpin(struct store_segment *pin);
 
