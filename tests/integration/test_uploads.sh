@@ -323,6 +323,12 @@ check_get "  ... byte-exact" viafile10 "$DATA/ten"
 check_eq "a small one still from memory: 201" "$(put "${ALICE[@]}" "$DATA/small1" viamem)" 201
 check_get "  ... byte-exact" viamem "$DATA/small1"
 stop_s1 "upload-memory"
+start_s1 s1-bigbody --max-upload 32M
+head -c $((17 << 20)) /dev/urandom >"$DATA/seventeen"
+check_eq "17 MiB upload (over the 16 MiB a body may hold in memory): 201" \
+    "$(put "${ALICE[@]}" "$DATA/seventeen" big17)" 201
+check_get "  ... byte-exact" big17 "$DATA/seventeen"
+stop_s1 "big body"
 rc=0
 timeout 10 "$S1_BIN" --root "$ROOT" --upload-memory lots >/dev/null 2>&1 || rc=$?
 check_eq "bad --upload-memory: exit 2" "$rc" 2

@@ -814,6 +814,25 @@ static void check_hot(struct store *s, const unsigned *seeds)
     }
 }
 
+/* Dead segments kept for reuse (NNNNNNNN.spare) in the store directory. */
+static unsigned count_spares(struct fx *f)
+{
+    char path[PATH_MAX + 16];
+    struct dirent *de;
+    unsigned n = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "%s/" STORE_DIR, f->dir);
+    d = opendir(path);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        size_t nl = strlen(de->d_name);
+        n += nl > 6 && strcmp(de->d_name + nl - 6, ".spare") == 0;
+    }
+    closedir(d);
+    return n;
+}
+
 static void test_store_compaction(void **state)
 {
     struct fx *f = *state;
@@ -836,6 +855,9 @@ static void test_store_compaction(void **state)
     store_stats(&f->s, &ss);
     assert_true(ss.compactions > 0);
     assert_true(ss.segments <= 6);
+    /* dead segments were reused, and no more than STORE_SPARES are kept */
+    assert_true(ss.reused > 0);
+    assert_true(count_spares(f) <= STORE_SPARES);
     assert_true(ss.bytes <= 8 * SMALL_SEG);
     assert_int_equal(ss.files, 3);
     assert_int_equal(ss.whiteouts, 0);
@@ -1088,17 +1110,18 @@ static void test_store_foreach(void **state)
 static void test_store_many_names(void **state)
 {
     struct fx *f = *state;
-    static char names[100][32], datas[100][32];
-    struct store_pos pos[100];
+    /* groups of 300: more records than one pwritev takes (STORE_STAGE_RECORDS) */
+    static char names[300][32], datas[300][32];
+    struct store_pos pos[300];
     char name[32], data[32];
     struct store_stats ss;
 
     fx_open(f, BIG_SEG);
     /* groups of 100 as the committer makes them: the buffers stay put until the one sync
      * (which writes the staged records), then all are published */
-    for (unsigned g = 0; g < 30; g++) {
-        for (unsigned k = 0; k < 100; k++) {
-            unsigned i = g * 100 + k;
+    for (unsigned g = 0; g < 10; g++) {
+        for (unsigned k = 0; k < 300; k++) {
+            unsigned i = g * 300 + k;
             struct store_body b = {.mem = datas[k], .fd = -1};
             snprintf(names[k], sizeof(names[k]), "file-%u", i);
             snprintf(datas[k], sizeof(datas[k]), "data-%u", i * 7);
@@ -1107,7 +1130,7 @@ static void test_store_many_names(void **state)
                 store_append_put(&f->s, names[k], strlen(names[k]), "u", &b, &pos[k]), 0);
         }
         assert_int_equal(store_sync(&f->s), 0);
-        for (unsigned k = 0; k < 100; k++)
+        for (unsigned k = 0; k < 300; k++)
             store_publish(&f->s, names[k], strlen(names[k]), "u", &pos[k]);
     }
     store_stats(&f->s, &ss);
