@@ -23,7 +23,7 @@ ifneq ($(filter asan tsan,$(VARIANT)),)
 OPT := -O1
 endif
 
-PKGS := libevent libevent_pthreads hiredis libmariadb libsodium zlib
+PKGS := libevent libevent_pthreads hiredis libmariadb libsodium zlib libisal
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)

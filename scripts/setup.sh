@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 packages=(
     build-essential pkg-config
-    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev zlib1g-dev
+    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev zlib1g-dev libisal-dev
     redis-server mariadb-server
     gnuplot-nox curl python3
     nginx-light wrk

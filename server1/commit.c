@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "clock.h"
 #include "log.h"
@@ -81,7 +80,7 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n)
 {
     const char *q = p;
 
-    b->crc = (uint32_t)crc32_z(b->crc, p, n);
+    b->crc = store_crc32(b->crc, p, n);
     if (b->mem != NULL) {
         memcpy(b->mem + b->have, p, n);
         b->have += n;

@@ -25,6 +25,7 @@
 
 #define S1_IN_INIT 4096
 #define S1_IN_MIN_READ 1024
+#define S1_READS_PER_EVENT 4 /* bounds one connection's turn in its thread */
 #define S1_OUT_HIGH_WATER (256 * 1024) /* stop handling pipelined requests above this */
 
 static void conn_settle(struct s1_conn *c);
@@ -614,22 +615,29 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         conn_settle(c);
         return;
     }
-    if (make_space(c) == 0) {
-        conn_settle(c); /* pauses reading */
-        return;
+    /* a read that fills the buffer is followed by another at once (an upload's head and
+     * body rarely fit the first): one wake-up per request, not two */
+    for (int reads = 0; reads < S1_READS_PER_EVENT; reads++) {
+        size_t space = make_space(c);
+        if (space == 0)
+            break; /* conn_settle pauses reading */
+        n = recv(fd, c->in + c->in_end, space, 0);
+        if (n > 0) {
+            c->in_end += (size_t)n;
+        } else if (n == 0) {
+            c->peer_eof = true;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            if (reads == 0)
+                return;
+            break;
+        } else {
+            c->dead = true; /* ECONNRESET and friends */
+        }
+        if (c->state == S1_CONN_READ)
+            conn_process(c);
+        if (n < (ssize_t)space || c->dead || c->state != S1_CONN_READ)
+            break;
     }
-    n = recv(fd, c->in + c->in_end, c->in_cap - c->in_end, 0);
-    if (n > 0) {
-        c->in_end += (size_t)n;
-    } else if (n == 0) {
-        c->peer_eof = true;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-        return;
-    } else {
-        c->dead = true; /* ECONNRESET and friends */
-    }
-    if (c->state == S1_CONN_READ)
-        conn_process(c);
     conn_settle(c);
 }
 

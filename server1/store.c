@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <isa-l/crc.h>
 #include <zlib.h>
 
 #include "compat.h"
@@ -198,9 +199,15 @@ static void spare_name(uint32_t id, char *out, size_t cap)
     snprintf(out, cap, "%08x" SPARE_SUFFIX, id);
 }
 
+/* ISA-L's CRC-32 is zlib's (same polynomial, reflection and chaining), ten times faster */
+uint32_t store_crc32(uint32_t crc, const void *p, size_t n)
+{
+    return n > 0 ? crc32_gzip_refl(crc, (unsigned char *)p, (uint64_t)n) : crc;
+}
+
 static uint32_t seg_hdr_crc(const struct seg_hdr *h)
 {
-    return (uint32_t)crc32(0L, (const Bytef *)h + 8, (uInt)(sizeof(*h) - 8));
+    return store_crc32(0, (const char *)h + 8, sizeof(*h) - 8);
 }
 
 /* Starts segment id in fd: a new salt in a new header, synced. The salt, or -errno. */
@@ -355,7 +362,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
                         .salt = g->salt};
     uint64_t off;
     uint64_t head = sizeof(h) + len + olen;
-    uLong crc;
+    uint32_t crc;
     int rc;
 
     if (len == 0 || len > STORE_NAME_MAX || olen > STORE_OWNER_MAX)
@@ -367,12 +374,11 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         g->bytes += sizeof(struct batch_hdr);
     }
     off = g->bytes;
-    crc = crc32(0L, (const Bytef *)&h + CRC_FROM, (uInt)(sizeof(h) - CRC_FROM));
-    crc = crc32(crc, (const Bytef *)name, (uInt)len);
-    if (olen > 0) /* (crc32 with a NULL buffer would restart the CRC) */
-        crc = crc32(crc, (const Bytef *)owner, (uInt)olen);
+    crc = store_crc32(0, (const char *)&h + CRC_FROM, sizeof(h) - CRC_FROM);
+    crc = store_crc32(crc, name, len);
+    crc = store_crc32(crc, owner, olen);
     if (dlen > 0 && body->has_crc) /* computed while the body arrived */
-        crc = crc32_combine(crc, body->data_crc, (z_off_t)dlen);
+        crc = (uint32_t)crc32_combine(crc, body->data_crc, (z_off_t)dlen);
     if (dlen == 0 || body->mem != NULL) {
         /* staged: written with the others of the batch by one pwritev in store_sync */
         struct rec_hdr *sh;
@@ -384,8 +390,8 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         if (s->stage_nrec == 0)
             s->stage_off = off;
         if (dlen > 0 && !body->has_crc)
-            crc = crc32_z(crc, body->mem, (size_t)dlen);
-        h.crc = (uint32_t)crc;
+            crc = store_crc32(crc, body->mem, (size_t)dlen);
+        h.crc = crc;
         sh = (struct rec_hdr *)s->stage_hdrs + s->stage_nrec++;
         *sh = h;
         v = s->stage_iov + s->stage_niov;
@@ -412,13 +418,13 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
             if (rc == 0)
                 rc = pwrite_all(g->fd, buf, n, off + head + done);
             if (!body->has_crc)
-                crc = crc32_z(crc, (const Bytef *)buf, n);
+                crc = store_crc32(crc, buf, n);
             done += n;
         }
         free(buf);
         if (rc < 0)
             return rc;
-        h.crc = (uint32_t)crc;
+        h.crc = crc;
         {
             char hb[sizeof(h) + STORE_NAME_MAX + STORE_OWNER_MAX];
             memcpy(hb, &h, sizeof(h));
@@ -472,7 +478,7 @@ int store_rewind(struct store *s, uint64_t tail)
 
 static uint32_t batch_hdr_crc(const struct batch_hdr *h)
 {
-    return (uint32_t)crc32(0L, (const Bytef *)h + 8, (uInt)(sizeof(*h) - 8));
+    return store_crc32(0, (const char *)h + 8, sizeof(*h) - 8);
 }
 
 int store_sync(struct store *s)
@@ -782,7 +788,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
 {
     struct rec_hdr *h = &r->h;
     uint64_t head;
-    uLong crc;
+    uint32_t crc;
     int rc;
 
     if (size - off < sizeof(*h))
@@ -801,18 +807,17 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
         return rc;
     r->name[h->name_len] = '\0';
     r->owner[h->owner_len] = '\0';
-    crc = crc32(0L, (const Bytef *)h + CRC_FROM, (uInt)(sizeof(*h) - CRC_FROM));
-    crc = crc32(crc, (const Bytef *)r->name, h->name_len);
-    if (h->owner_len > 0)
-        crc = crc32(crc, (const Bytef *)r->owner, h->owner_len);
+    crc = store_crc32(0, (const char *)h + CRC_FROM, sizeof(*h) - CRC_FROM);
+    crc = store_crc32(crc, r->name, h->name_len);
+    crc = store_crc32(crc, r->owner, h->owner_len);
     for (uint64_t done = 0; done < h->data_len;) {
         size_t n = h->data_len - done < COPY_CHUNK ? (size_t)(h->data_len - done) : COPY_CHUNK;
         if ((rc = store_pread(fd, buf, n, off + head + done)) < 0)
             return rc;
-        crc = crc32_z(crc, (const Bytef *)buf, n);
+        crc = store_crc32(crc, buf, n);
         done += n;
     }
-    if ((uint32_t)crc != h->crc || strlen(r->name) != h->name_len)
+    if (crc != h->crc || strlen(r->name) != h->name_len)
         return 0;
     return (int64_t)(head + h->data_len);
 }

@@ -97,7 +97,7 @@ struct store_pos {
 
 /*
  * A body to store: len bytes, either in mem or (mem == NULL) at offset off of fd; data_crc is
- * their CRC-32 (zlib's crc32) if has_crc, else the store computes it.
+ * their CRC-32 (store_crc32) if has_crc, else the store computes it.
  */
 struct store_body {
     const void *mem;
@@ -149,6 +149,8 @@ int store_lookup(struct store *s, const char *name, size_t len, char *owner, int
                  struct store_segment **pin, uint64_t *off, uint64_t *size);
 /* Reads exactly n bytes of fd at off: 0, or -errno (-EIO if the file is shorter). */
 int store_pread(int fd, void *buf, size_t n, uint64_t off);
+/* The CRC-32 of zlib and gzip over n bytes at p, continuing crc (0 to start). */
+uint32_t store_crc32(uint32_t crc, const void *p, size_t n);
 /* Drops a pin of store_lookup (accepts NULL). Thread-safe. */
 void store_unpin(struct store_segment *pin);
 
