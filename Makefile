@@ -66,6 +66,16 @@ $(O)/obj/%.o: %.c
 	$(Q)mkdir -p $(dir $@)
 	$(qcc)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The version and flags that --version and the results print: the stamp is rewritten only when
+# they change, and the files that print them are rebuilt then.
+VERSION_STAMP := $(O)/version.stamp
+$(VERSION_STAMP): FORCE
+	$(Q)mkdir -p $(dir $@)
+	$(Q)echo '$(VERSION) $(OPT) $(SAN)' | cmp -s - $@ || echo '$(VERSION) $(OPT) $(SAN)' >$@
+$(call obj,server1/config.c server2/config.c loadgen/config.c loadgen/report.c): $(VERSION_STAMP)
+.PHONY: FORCE
+FORCE:
+
 $(O)/libcommon.a: $(call obj,$(COMMON_SRC))
 $(O)/libserver1.a: $(call obj,$(S1_SRC))
 $(O)/libserver2.a: $(call obj,$(S2_SRC))
