@@ -97,12 +97,19 @@ for u in $USERS; do ((u > MAX_USERS)) && MAX_USERS=$u; done
 RAW=$RUN/raw.csv
 echo "round,config,users,ops_s,p99_ms,errors,per_flush" >"$RAW"
 
+# metrics CONFIG NAME...: the values of server1's metrics NAME..., on one line (0 if absent).
+metrics() {
+    local cfg=$1
+    shift
+    curl -s --max-time 5 "${URL[$cfg]}/metrics" | awk -v names="$*" '
+        BEGIN { n = split(names, want, " ") }
+        { v[$1] = $2 }
+        END { for (i = 1; i <= n; i++) printf "%s%s", (want[i] in v ? v[want[i]] : 0), (i < n ? " " : "\n") }'
+}
+
 # batch_counts CONFIG: "sum count" of server1_commit_batch_size (writes made durable, flushes).
 batch_counts() {
-    curl -s --max-time 5 "${URL[$1]}/metrics" | awk '
-        $1 == "server1_commit_batch_size_sum" { s = $2 }
-        $1 == "server1_commit_batch_size_count" { c = $2 }
-        END { print (s == "" ? 0 : s) " " (c == "" ? 0 : c) }'
+    metrics "$1" server1_commit_batch_size_sum server1_commit_batch_size_count
 }
 
 # loadgen_point CONFIG USERS ROUND: one loadgen run (prepares its own accounts), appends to raw.
@@ -157,8 +164,7 @@ steady_state() {
     local cfg=$1 t0 reused
     t0=$(now_ms)
     while :; do
-        reused=$(curl -s --max-time 5 "${URL[$cfg]}/metrics" |
-            awk '$1 == "server1_store_segments_reused_total" { print $2 }')
+        reused=$(metrics "$cfg" server1_store_segments_reused_total)
         [[ ${reused:-0} -ge 1 ]] && break
         (($(now_ms) - t0 < 180000)) || die "$cfg: no segment reused after 180 s of PUTs"
         timeout -k 5 60 "$BIN_DIR/loadgen" --url "${URL[$cfg]}/" --type put --size "$SIZE" \
