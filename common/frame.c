@@ -187,6 +187,6 @@ size_t frame_encode_cred(enum frame_type type, uint32_t id, const char *user, si
 const char *frame_status_name(enum frame_status st)
 {
     static const char *names[] = {"ok",          "exists",   "denied",     "invalid",
-                                  "unavailable", "internal", "bad-version"};
+                                  "unavailable", "internal", "bad-version", "expired"};
     return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
 }

@@ -34,6 +34,7 @@ enum frame_status {
     FRAME_ST_UNAVAILABLE = 4, /* the database is unreachable; retry later */
     FRAME_ST_INTERNAL = 5,    /* any other server-side failure */
     FRAME_ST_BAD_VERSION = 6, /* HELLO_ACK: version not supported; the server closes */
+    FRAME_ST_EXPIRED = 7,     /* the request's deadline passed before it was worked on */
 };
 
 struct frame {

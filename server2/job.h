@@ -14,7 +14,8 @@
 struct s2_job {
     uint32_t conn_slot; /* index in the I/O loop's connection table */
     uint32_t conn_gen;  /* generation of that slot when the job was read */
-    uint32_t id;        /* request id, echoed in the reply */
+    uint64_t id;        /* request id, echoed in the reply */
+    uint64_t deadline_ns; /* clock_now_ns() after which the answer is of no use; 0 = none */
     uint8_t type;       /* FRAME_CREATE or FRAME_VERIFY */
     uint8_t status;     /* out: enum frame_status */
     uint8_t user_len;
@@ -26,7 +27,7 @@ struct s2_job {
 struct s2_reply {
     uint32_t conn_slot;
     uint32_t conn_gen;
-    uint32_t id;
+    uint64_t id;
     uint8_t status; /* enum frame_status */
 };
 
