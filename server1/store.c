@@ -83,9 +83,17 @@ struct store_segment {
     _Atomic unsigned readers; /* pins held by responses being sent from it */
     struct store_segment *next_zombie;
     int fd;
-    uint64_t bytes; /* end of the last good record: where the next one goes */
+    /* end of the last good record: where the next one goes. Written by the one writer thread
+     * without the lock (seg_bytes_set), read by store_stats from any thread */
+    uint64_t bytes;
     uint64_t live;  /* bytes of records that are some name's newest version */
 };
+
+/* A relaxed atomic store: /metrics may read a segment's size while the writer moves it. */
+static inline void seg_bytes_set(struct store_segment *g, uint64_t v)
+{
+    __atomic_store_n(&g->bytes, v, __ATOMIC_RELAXED);
+}
 
 struct store_entry {
     struct store_entry *next;
@@ -246,10 +254,31 @@ static struct store_segment *seg_add(struct store *s, uint32_t id, int fd, uint6
 }
 
 /*
+ * Undoes what a failed seg_create made, so that the next attempt (the next batch's roll, or a
+ * compaction step) starts clean: a spare taken for the segment goes back to being a spare, a
+ * file it created is removed (its header may be half-written: a disk that was full), and the
+ * id moves on either way, so that a name left behind (a file we could not remove, or a stray
+ * one that made O_EXCL fail) never blocks every later segment. Returns rc (-errno).
+ */
+static int seg_create_failed(struct store *s, int rc, const char *name, const char *spare)
+{
+    if (name != NULL && spare != NULL) {
+        if (renameat(s->dir_fd, name, s->dir_fd, spare) == 0)
+            s->nspares++;
+        else
+            unlinkat(s->dir_fd, name, 0);
+    } else if (name != NULL) {
+        unlinkat(s->dir_fd, name, 0);
+    }
+    s->next_id++;
+    return rc;
+}
+
+/*
  * A new empty segment at the end, header and name durable. A spare (a dead segment kept by
  * seg_remove) is reused if there is one: its blocks are allocated and its size is already
  * there, so a flush of records written over it has no size or block allocation to record.
- * -errno on failure.
+ * -errno on failure, with nothing left behind (seg_create_failed).
  */
 static int seg_create(struct store *s)
 {
@@ -257,26 +286,29 @@ static int seg_create(struct store *s)
     struct store_segment *g;
     bool reusing = s->nspares > 0;
     int64_t salt;
-    int fd;
+    int fd, e;
 
     seg_name(s->next_id, name, sizeof(name));
-    if (s->nspares > 0) {
+    if (reusing) {
         spare_name(s->spares[s->nspares - 1], spare, sizeof(spare));
         if (renameat(s->dir_fd, spare, s->dir_fd, name) < 0)
-            return -errno;
+            return seg_create_failed(s, -errno, NULL, NULL);
         s->nspares--;
         fd = openat(s->dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     } else {
         fd = openat(s->dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return seg_create_failed(s, -errno, NULL, NULL);
     }
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        e = -errno;
+        return seg_create_failed(s, e, name, reusing ? spare : NULL);
+    }
     salt = seg_init(fd, s->next_id);
     if (salt < 0 || fsync(s->dir_fd) < 0) {
-        /* the file stays: a last segment without a valid header starts anew at start-up */
-        int e = salt < 0 ? (int)-salt : errno;
+        e = salt < 0 ? (int)salt : -errno;
         close(fd);
-        return -e;
+        return seg_create_failed(s, e, name, reusing ? spare : NULL);
     }
     pthread_rwlock_wrlock(&s->lock);
     g = seg_add(s, s->next_id, fd, sizeof(struct seg_hdr));
@@ -371,7 +403,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         s->in_batch = true;
         s->batch_off = g->bytes;
         s->batch_nrec = 0;
-        g->bytes += sizeof(struct batch_hdr);
+        seg_bytes_set(g, g->bytes + sizeof(struct batch_hdr));
     }
     off = g->bytes;
     crc = store_crc32(0, (const char *)&h + CRC_FROM, sizeof(h) - CRC_FROM);
@@ -436,7 +468,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
                 return rc;
         }
     }
-    g->bytes = off + head + dlen;
+    seg_bytes_set(g, off + head + dlen);
     s->batch_nrec++;
     *pos = (struct store_pos){.seg = g,
                               .rec_off = off,
@@ -472,7 +504,7 @@ int store_rewind(struct store *s, uint64_t tail)
     s->stage_niov = 0; /* staged records are dropped unwritten */
     s->stage_nrec = 0;
     s->in_batch = false;
-    g->bytes = tail;
+    seg_bytes_set(g, tail);
     return ftruncate(g->fd, (off_t)tail) < 0 ? -errno : 0;
 }
 
@@ -589,7 +621,7 @@ void store_stats(struct store *s, struct store_stats *st)
     }
     st->segments = s->nsegs;
     for (size_t i = 0; i < s->nsegs; i++) {
-        st->bytes += s->segs[i]->bytes;
+        st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
         st->live_bytes += s->segs[i]->live;
     }
     st->compactions = s->compactions;

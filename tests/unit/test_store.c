@@ -23,6 +23,10 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1003,6 +1007,132 @@ static bool seg_file_has_inode(struct fx *f, ino_t ino)
     return found;
 }
 
+
+/* ---- 9b. a segment that cannot be created leaves nothing behind ---- */
+
+/* store_roll with every write past 16 bytes of a file refused (EFBIG, as a full disk would
+ * refuse it with ENOSPC): the new segment's header cannot be written. */
+static int roll_with_writes_refused(struct store *s)
+{
+    struct rlimit old, tiny;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    int rc;
+
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    tiny = (struct rlimit){.rlim_cur = 16, .rlim_max = old.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+    rc = store_roll(s);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    return rc;
+}
+
+static void test_store_roll_after_failed_create(void **state)
+{
+    struct fx *f = *state;
+    struct store_stats ss;
+    uint32_t last;
+
+    fx_open(f, SMALL_SEG);
+    do_put(&f->s, "a", "alice", 1, 5000, true); /* fills segment 0 past SMALL_SEG */
+    assert_true(roll_with_writes_refused(&f->s) < 0);
+    /* the half-made segment is gone, and the store still writes into the full one */
+    assert_int_equal(list_store(f, NULL, NULL), 1);
+    do_put(&f->s, "b", "alice", 2, 100, false);
+    /* the next roll works (it failed for good with "File exists" when the file stayed) */
+    assert_int_equal(store_roll(&f->s), 0);
+    do_put(&f->s, "c", "bob", 3, 5000, false);
+    do_put(&f->s, "d", "bob", 4, 100, true);
+    store_stats(&f->s, &ss);
+    assert_int_equal(list_store(f, &last, NULL), ss.segments);
+    assert_true(ss.segments >= 3);
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(f->rec.records, 4);
+    {
+        char a[5000], b[100], c[5000], d[100];
+        fill(a, sizeof(a), 1);
+        fill(b, sizeof(b), 2);
+        fill(c, sizeof(c), 3);
+        fill(d, sizeof(d), 4);
+        check_file(&f->s, "a", "alice", a, sizeof(a));
+        check_file(&f->s, "b", "alice", b, sizeof(b));
+        check_file(&f->s, "c", "bob", c, sizeof(c));
+        check_file(&f->s, "d", "bob", d, sizeof(d));
+    }
+}
+
+/* The same with a spare to reuse: the spare goes back to being a spare, not lost. */
+static void test_store_roll_failed_keeps_spare(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {NULL, 0};
+    unsigned spares;
+
+    fx_open(f, SMALL_SEG);
+    /* overwrite one name until compaction has left a spare */
+    for (unsigned i = 0; i < 40 && count_spares(f) == 0; i++) {
+        do_put(&f->s, "x", "alice", 10 + i, 3000, true);
+        assert_true(store_compact(&f->s, hide_needed, &h) >= 0);
+    }
+    spares = count_spares(f);
+    assert_true(spares > 0);
+    do_put(&f->s, "y", "alice", 99, 5000, true);
+    assert_true(roll_with_writes_refused(&f->s) < 0);
+    assert_int_equal(count_spares(f), spares);
+    assert_int_equal(store_roll(&f->s), 0);
+    assert_int_equal(count_spares(f), spares - 1);
+    do_put(&f->s, "z", "bob", 100, 100, false);
+    fx_reopen(f, SMALL_SEG);
+    {
+        char y[5000], z[100];
+        fill(y, sizeof(y), 99);
+        fill(z, sizeof(z), 100);
+        check_file(&f->s, "y", "alice", y, sizeof(y));
+        check_file(&f->s, "z", "bob", z, sizeof(z));
+    }
+}
+
+/* ---- 9c. stats read while the writer appends (ThreadSanitizer checks this one) ---- */
+
+struct stats_reader {
+    struct store *s;
+    _Atomic bool stop;
+    unsigned long reads;
+};
+
+static void *stats_loop(void *arg)
+{
+    struct stats_reader *r = arg;
+    struct store_stats ss;
+
+    while (!atomic_load(&r->stop)) {
+        store_stats(r->s, &ss);
+        r->reads++;
+    }
+    return NULL;
+}
+
+static void test_store_stats_during_appends(void **state)
+{
+    struct fx *f = *state;
+    struct stats_reader r = {.s = &f->s};
+    struct store_stats ss;
+    pthread_t t;
+
+    fx_open(f, SMALL_SEG);
+    assert_int_equal(pthread_create(&t, NULL, stats_loop, &r), 0);
+    for (unsigned i = 0; i < 200; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "s%u", i % 7);
+        do_put(&f->s, name, "alice", 500 + i, 700, true);
+    }
+    atomic_store(&r.stop, true);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(r.reads > 0);
+    store_stats(&f->s, &ss);
+    assert_int_equal(ss.files, 7);
+}
+
 static void test_store_reader_survives_compaction(void **state)
 {
     struct fx *f = *state;
@@ -1207,6 +1337,9 @@ int main(void)
         T(test_store_compaction),
         T(test_store_compaction_whiteouts),
         T(test_store_reader_survives_compaction),
+        T(test_store_roll_after_failed_create),
+        T(test_store_roll_failed_keeps_spare),
+        T(test_store_stats_during_appends),
         T(test_store_foreach),
         T(test_store_many_names),
         /* last: with the double free in store_open's error path this one aborts the run */
