@@ -182,8 +182,17 @@ _itest_cleanup() {
             }
             ;;
         redis | mysql) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
+        mount) umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null || true ;;
         esac
     done < <(tac "$ITEST_DIR/.cleanup")
+}
+
+# itest_mount_tmpfs DIR SIZE: a tmpfs of SIZE (e.g. 6m) on DIR, unmounted at exit (before the
+# run dir is removed). Fails (status 1) where mounting is not allowed.
+itest_mount_tmpfs() {
+    mkdir -p "$1"
+    mount -t tmpfs -o "size=$2,mode=0755" tmpfs "$1" 2>/dev/null || return 1
+    printf 'mount %s\n' "$1" >>"$ITEST_DIR/.cleanup"
 }
 
 _itest_print_logs() {
