@@ -4,6 +4,7 @@
 #   make unit       cmocka unit tests only          make itest   integration tests only
 #   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
 #   make test-asan / test-tsan   the tests against a sanitizer build
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each; make fuzz-short: 10 s
 #   V=1 shows full commands; WERROR=1 turns warnings into errors.
 
 VARIANT ?= release
@@ -18,9 +19,16 @@ WARN += -Werror
 endif
 SAN_address := -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_thread := -fsanitize=thread
+SAN_fuzz := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 SAN := $(if $(filter asan,$(VARIANT)),$(SAN_address),$(if $(filter tsan,$(VARIANT)),$(SAN_thread),))
 ifneq ($(filter asan tsan,$(VARIANT)),)
 OPT := -O1
+endif
+# The fuzz targets (tests/fuzz/) are built by clang with libFuzzer, ASan and UBSan.
+ifeq ($(VARIANT),fuzz)
+CC := clang
+OPT := -O1
+SAN := $(SAN_fuzz)
 endif
 
 PKGS := libevent libevent_pthreads hiredis libmariadb libsodium zlib libisal
@@ -43,6 +51,9 @@ obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 PROGS := $(if $(wildcard server1/main.c),$(O)/server1) $(if $(wildcard server2/main.c),$(O)/server2) \
          $(if $(wildcard loadgen/main.c),$(O)/loadgen)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
 
 ifneq ($(V),1)
 Q := @
@@ -50,7 +61,8 @@ qcc = @echo "  CC      $<";
 qld = @echo "  LD      $@";
 endif
 
-.PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test
+.PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
+        fuzz fuzz-short fuzz-build
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -97,6 +109,18 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL) -lcmocka
 
+# A fuzz target links its own object, the program archives and libFuzzer's main.
+$(O)/fuzz/%: $(O)/obj/tests/fuzz/%.o $(TEST_LIBS)
+	$(Q)mkdir -p $(dir $@)
+	$(qld)$(CC) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-build:
+	$(Q)$(MAKE) --no-print-directory VARIANT=fuzz $(FUZZ_BINS)
+fuzz: fuzz-build
+	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+fuzz-short: fuzz-build
+	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz 10
+
 setup:
 	$(Q)bash scripts/setup.sh
 
@@ -109,6 +133,7 @@ itest: all
 test: setup
 	$(Q)$(MAKE) --no-print-directory build
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory fuzz-short
 	$(Q)$(MAKE) --no-print-directory itest
 
 test-asan: setup
@@ -131,6 +156,6 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# //'
+	@sed -n '2,9p' Makefile | sed 's/^# //'
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -14,6 +14,7 @@ packages=(
     redis-server mariadb-server
     gnuplot-nox curl python3
     nginx-light wrk
+    clang libfuzzer-14-dev
 )
 
 missing=()
