@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 
 #include <cmocka.h>
@@ -165,6 +166,50 @@ static void test_full_buckets_are_free_slots(void **state)
     ratelimit_free(rl);
 }
 
+struct taker {
+    struct ratelimit *rl;
+    int taken;
+    int checked_ok;
+};
+
+static void *take_many(void *arg)
+{
+    struct taker *t = arg;
+    for (int i = 0; i < 20000; i++) {
+        if (ratelimit_take(t->rl, "shared", 6, T0) == 0)
+            t->taken++;
+        /* a reader of the same set alongside the writers: "other" stays over its limit */
+        if (ratelimit_check(t->rl, "other", 5, T0) > 0)
+            t->checked_ok++;
+    }
+    return NULL;
+}
+
+/* Four threads take from one key at once: exactly `count` tokens are handed out in all. */
+static void test_concurrent_takes(void **state)
+{
+    struct ratelimit *rl = table(1000, 3600, 1); /* one set: every key shares its lock */
+    struct taker t[4];
+    pthread_t th[4];
+    int total = 0;
+    (void)state;
+
+    for (int i = 0; i < 1000; i++)
+        ratelimit_take(rl, "other", 5, T0);
+
+    for (int i = 0; i < 4; i++) {
+        t[i] = (struct taker){.rl = rl};
+        assert_int_equal(pthread_create(&th[i], NULL, take_many, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        total += t[i].taken;
+        assert_int_equal(t[i].checked_ok, 20000);
+    }
+    assert_int_equal(total, 1000);
+    ratelimit_free(rl);
+}
+
 static void addr6(const char *s, uint8_t key[RATELIMIT_ADDR_LEN])
 {
     struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
@@ -297,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_refill),
         cmocka_unit_test(test_eviction_keeps_limited_keys),
         cmocka_unit_test(test_full_buckets_are_free_slots),
+        cmocka_unit_test(test_concurrent_takes),
         cmocka_unit_test(test_addr_keys),
         cmocka_unit_test(test_addr_keys_limit_together),
         cmocka_unit_test(test_connlimit),
