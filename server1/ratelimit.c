@@ -168,7 +168,7 @@ uint64_t ratelimit_check(struct ratelimit *rl, const void *key, size_t len, uint
     struct ratelimit_set *set = &rl->sets[fp & rl->mask];
     uint64_t tat = 0;
     uint64_t s1;
-    uint64_t s2;
+    uint64_t s2 = 0;
 
     do {
         s1 = atomic_load_explicit(&set->seq, memory_order_acquire);
