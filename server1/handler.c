@@ -419,9 +419,10 @@ static bool serve_uploaded(struct s1_conn *c)
 
 /*
  * --private-uploads: true if c->name is an upload of another account (answered 404 like a
- * missing file, so names do not leak). The operator's files stay readable by every account.
- * (The version served is looked up again after this: a name deleted by its owner and uploaded
- * by someone else in between is the only way past, and needs both accounts' cooperation.)
+ * missing name, so a GET does not tell whether it is taken). The operator's files stay
+ * readable by every account. (The version served is looked up again after this: only a name
+ * that its owner deletes and another account uploads again, both committed in the moment
+ * between the two lookups, could get past.)
  */
 static bool upload_hidden(struct s1_conn *c)
 {

@@ -1,8 +1,9 @@
 /*
  * worker.c - see worker.h. Accepting: each worker drains its own SO_REUSEPORT socket; past
  * --max-conns (counted process-wide) or --max-conns-per-ip (IPv6 by /64) a connection gets a
- * canned 503 and is closed at once; on EMFILE/ENFILE accepting pauses for 100 ms instead of spinning. Draining: stop accepting, close
- * idle connections, let busy ones finish (bounded by --drain-timeout), then leave the loop.
+ * canned 503 and is closed at once; on EMFILE/ENFILE accepting pauses for 100 ms instead of
+ * spinning. Draining: stop accepting, close idle connections, let busy ones finish (bounded by
+ * --drain-timeout), then leave the loop.
  */
 #include "worker.h"
 
@@ -41,7 +42,7 @@ static void reject(struct s1_worker *w, int fd)
     metrics_add(&w->metrics.connections_rejected, 1);
 }
 
-/* Over --max-conns-per-ip: like reject, without reading anything the client sent. */
+/* Over --max-conns-per-ip: like reject, with its own message and counter. */
 static void reject_per_ip(struct s1_worker *w, int fd)
 {
     static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
