@@ -38,6 +38,12 @@ enum {
     OPT_WRITABLE_ROOT,
     OPT_GROUP_COMMIT,
     OPT_COMMIT_WINDOW,
+    OPT_LOGIN_FAIL_LIMIT,
+    OPT_LOGIN_FAIL_ADDR_LIMIT,
+    OPT_SIGNUP_LIMIT,
+    OPT_RATELIMIT_ENTRIES,
+    OPT_MAX_CONNS_PER_IP,
+    OPT_PRIVATE_UPLOADS,
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +71,12 @@ static const struct option long_opts[] = {
     {"writable-root", no_argument, NULL, OPT_WRITABLE_ROOT},
     {"group-commit", required_argument, NULL, OPT_GROUP_COMMIT},
     {"commit-window", required_argument, NULL, OPT_COMMIT_WINDOW},
+    {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
+    {"login-fail-addr-limit", required_argument, NULL, OPT_LOGIN_FAIL_ADDR_LIMIT},
+    {"signup-limit", required_argument, NULL, OPT_SIGNUP_LIMIT},
+    {"ratelimit-entries", required_argument, NULL, OPT_RATELIMIT_ENTRIES},
+    {"max-conns-per-ip", required_argument, NULL, OPT_MAX_CONNS_PER_IP},
+    {"private-uploads", no_argument, NULL, OPT_PRIVATE_UPLOADS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -108,6 +120,12 @@ void s1_config_defaults(struct s1_config *c)
     c->writable_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
+    c->login_fail_user = (struct ratelimit_rate){20, 60000000};
+    c->login_fail_addr = (struct ratelimit_rate){100, 60000000};
+    c->signup = (struct ratelimit_rate){10, 60000000};
+    c->ratelimit_entries = 65536;
+    c->max_conns_per_ip = 256;
+    c->private_uploads = false;
 }
 
 static const char *dur(uint64_t us, char *buf, size_t len)
@@ -129,6 +147,9 @@ void s1_config_usage(FILE *out)
     char t3[32];
     char t4[32];
     char t5[32];
+    char r1[48];
+    char r2[48];
+    char r3[48];
 
     s1_config_defaults(&d);
     fprintf(out,
@@ -185,6 +206,24 @@ void s1_config_usage(FILE *out)
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
             "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
+    fprintf(out,
+            "\nPer-client limits (N/DUR: a burst of N, then N per DUR; 0 turns one off; beyond,\n"
+            "429 + Retry-After without asking server2; IPv6 clients count by their /64):\n"
+            "      --login-fail-limit N/DUR       failed logins per username; once over, every\n"
+            "                                     login as that user waits (default %s)\n"
+            "      --login-fail-addr-limit N/DUR  failed logins per client address (default %s)\n"
+            "      --signup-limit N/DUR           POST /users per client address (default %s)\n"
+            "      --ratelimit-entries N          keys each of those limits tracks; the least\n"
+            "                                     useful is forgotten beyond (default %u)\n"
+            "      --max-conns-per-ip N           open connections per client address; beyond,\n"
+            "                                     503 and close; 0 = off (default %u)\n"
+            "      --private-uploads              only the uploader may GET/HEAD an upload\n"
+            "                                     (others: 404); default: uploads are shared by\n"
+            "                                     all accounts\n",
+            ratelimit_rate_format(&d.login_fail_user, r1, sizeof(r1)),
+            ratelimit_rate_format(&d.login_fail_addr, r2, sizeof(r2)),
+            ratelimit_rate_format(&d.signup, r3, sizeof(r3)), d.ratelimit_entries,
+            d.max_conns_per_ip);
 }
 
 static void print_version(void)
@@ -246,6 +285,15 @@ static int value_error(char *err, const char *flag, const char *why)
 {
     snprintf(err, S1_CONFIG_ERR_LEN, "%s: %s", flag, why);
     return -1;
+}
+
+static int parse_rate(const char *flag, const char *s, struct ratelimit_rate *r, char *err)
+{
+    char rerr[RATELIMIT_ERR_LEN];
+
+    if (ratelimit_rate_parse(s, r, rerr) < 0)
+        return value_error(err, flag, rerr);
+    return 0;
 }
 
 enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv, char *err)
@@ -380,6 +428,31 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--commit-window", perr);
             c->commit_window_us = v;
             break;
+        case OPT_LOGIN_FAIL_LIMIT:
+            if (parse_rate("--login-fail-limit", optarg, &c->login_fail_user, err) < 0)
+                return S1_CONFIG_ERROR;
+            break;
+        case OPT_LOGIN_FAIL_ADDR_LIMIT:
+            if (parse_rate("--login-fail-addr-limit", optarg, &c->login_fail_addr, err) < 0)
+                return S1_CONFIG_ERROR;
+            break;
+        case OPT_SIGNUP_LIMIT:
+            if (parse_rate("--signup-limit", optarg, &c->signup, err) < 0)
+                return S1_CONFIG_ERROR;
+            break;
+        case OPT_RATELIMIT_ENTRIES:
+            if (opts_parse_u64(optarg, 64, 1u << 24, &v, perr) < 0)
+                return value_error(err, "--ratelimit-entries", perr);
+            c->ratelimit_entries = (unsigned)v;
+            break;
+        case OPT_MAX_CONNS_PER_IP:
+            if (opts_parse_u64(optarg, 0, 1000000, &v, perr) < 0)
+                return value_error(err, "--max-conns-per-ip", perr);
+            c->max_conns_per_ip = (unsigned)v;
+            break;
+        case OPT_PRIVATE_UPLOADS:
+            c->private_uploads = true;
+            break;
         case 'v':
             if (c->log_level < LOG_DEBUG)
                 c->log_level = (enum log_level)(c->log_level + 1);
@@ -428,6 +501,9 @@ void s1_config_log(const struct s1_config *c)
     char t3[32];
     char t4[32];
     char t5[32];
+    char r1[48];
+    char r2[48];
+    char r3[48];
 
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
@@ -444,4 +520,10 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
              c->writable_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
+    log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
+             "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s",
+             ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
+             ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
+             ratelimit_rate_format(&c->signup, r3, sizeof(r3)), c->ratelimit_entries,
+             c->max_conns_per_ip, c->private_uploads ? "yes" : "no");
 }

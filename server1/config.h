@@ -14,6 +14,7 @@
 #include "authclient.h"
 #include "files.h"
 #include "log.h"
+#include "ratelimit.h"
 
 #define S1_CONFIG_ERR_LEN 512
 
@@ -44,6 +45,13 @@ struct s1_config {
     bool writable_root;          /* --writable-root: files without owner may be replaced */
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */
+    /* per-client limits (ratelimit.h); a count of 0 turns one off */
+    struct ratelimit_rate login_fail_user; /* --login-fail-limit: failed logins per username */
+    struct ratelimit_rate login_fail_addr; /* --login-fail-addr-limit: ... per client address */
+    struct ratelimit_rate signup;          /* --signup-limit: account creations per address */
+    unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
+    unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
+    bool private_uploads;                  /* --private-uploads: only the owner reads an upload */
 };
 
 enum s1_config_result {
@@ -57,7 +65,7 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
 void s1_config_usage(FILE *out);
 /* The files mode implied by --prefetch and --read. */
 enum files_mode s1_config_files_mode(const struct s1_config *c);
-/* Logs the effective configuration on one line (info). */
+/* Logs the effective configuration (info): one line, and one for the per-client limits. */
 void s1_config_log(const struct s1_config *c);
 
 #endif /* S1_CONFIG_H */

@@ -100,6 +100,7 @@ static const char *reason(int status)
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -680,12 +681,13 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-void s1_conn_new(struct s1_worker *w, int fd)
+void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
     c->w = w;
     c->fd = fd;
+    memcpy(c->peer, peer, sizeof(c->peer));
     c->state = S1_CONN_READ;
     c->up.fd = -1;
     c->in_cap = S1_IN_INIT;
@@ -727,6 +729,8 @@ void s1_conn_free(struct s1_conn *c)
     metrics_gauge_add(&w->metrics.connections, -1);
     TAILQ_REMOVE(&w->conns, c, link);
     w->nconns--;
+    if (w->sh->conns_per_ip != NULL)
+        connlimit_release(w->sh->conns_per_ip, c->peer);
     free(c);
     s1_worker_conn_closed(w);
 }

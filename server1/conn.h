@@ -32,6 +32,7 @@
 #include "files.h"
 #include "http_parser.h"
 #include "metrics.h"
+#include "ratelimit.h"
 
 struct s1_worker;
 struct evbuffer;
@@ -64,6 +65,7 @@ struct s1_conn {
     struct s1_worker *w;
     TAILQ_ENTRY(s1_conn) link;
     int fd;
+    uint8_t peer[RATELIMIT_ADDR_LEN]; /* the client's address key (per-client limits) */
     enum s1_conn_state state;
     struct event rd_ev;
     struct event wr_ev;
@@ -110,8 +112,11 @@ struct s1_conn {
     bool dead;         /* free at the end of the current entry point */
 };
 
-/* Takes an accepted, non-blocking socket. */
-void s1_conn_new(struct s1_worker *w, int fd);
+/*
+ * Takes an accepted, non-blocking socket from the client with address key peer (counted in
+ * w->sh->conns_per_ip, if on, until the conn is freed).
+ */
+void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN]);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */

@@ -7,6 +7,10 @@
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. PUT and DELETE /files/{name} follow the same rule, then go to the
  * committer (commit.h), whose answer (s1_handler_commit_done) completes the request.
+ * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
+ * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
+ * Retry-After and server2 never sees the request. Only failures and creations write to the
+ * tables; the check before each login is a lock-free read.
  */
 #include "handler.h"
 
@@ -20,8 +24,10 @@
 #include "account.h"
 #include "authclient.h"
 #include "basic_auth.h"
+#include "clock.h"
 #include "form.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "worker.h"
 #include "xalloc.h"
 
@@ -94,6 +100,78 @@ static void respond_unavailable(struct s1_conn *c)
     s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable, retry later\n");
 }
 
+/* ---- per-client limits ---- */
+
+/* 429 with Retry-After (seconds until a token returns); server2 is not asked. */
+static void respond_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t wait_ns,
+                            const char *text)
+{
+    char hdr[48];
+
+    snprintf(hdr, sizeof(hdr), "Retry-After: %llu\r\n",
+             (unsigned long long)ratelimit_retry_after_s(wait_ns));
+    metrics_add(&c->w->metrics.ratelimited[kind], 1);
+    s1_conn_respond_text(c, 429, hdr, text);
+}
+
+/*
+ * Before a login (c->user set): true after answering 429 if the username or the client address
+ * is over its failed-login limit. A lockout holds every login as that user, the right password
+ * too: otherwise the answer would tell a guesser when a guess was right.
+ */
+static bool login_limited(struct s1_conn *c)
+{
+    const struct s1_shared *sh = c->w->sh;
+    uint64_t wait_user = 0;
+    uint64_t wait_addr = 0;
+    uint64_t now;
+
+    if (sh->login_fail_user == NULL && sh->login_fail_addr == NULL)
+        return false;
+    now = clock_now_ns();
+    if (sh->login_fail_user != NULL)
+        wait_user = ratelimit_check(sh->login_fail_user, c->user, strlen(c->user), now);
+    if (sh->login_fail_addr != NULL)
+        wait_addr = ratelimit_check(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+    if (wait_user == 0 && wait_addr == 0)
+        return false;
+    if (wait_user >= wait_addr)
+        respond_limited(c, METRICS_LIMIT_LOGIN_USER, wait_user,
+                        "too many failed logins for this user, retry later\n");
+    else
+        respond_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait_addr,
+                        "too many failed logins from your address, retry later\n");
+    return true;
+}
+
+/* server2 refused c->user's credentials: one token less for the user and the address. */
+static void login_failed(struct s1_conn *c)
+{
+    const struct s1_shared *sh = c->w->sh;
+    uint64_t now = clock_now_ns();
+
+    if (sh->login_fail_user != NULL)
+        ratelimit_take(sh->login_fail_user, c->user, strlen(c->user), now);
+    if (sh->login_fail_addr != NULL)
+        ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+}
+
+/* Before a CREATE: takes a token of the address; false after answering 429 if it had none. */
+static bool signup_allowed(struct s1_conn *c)
+{
+    struct ratelimit *rl = c->w->sh->signup;
+    uint64_t wait;
+
+    if (rl == NULL)
+        return true;
+    wait = ratelimit_take(rl, c->peer, sizeof(c->peer), clock_now_ns());
+    if (wait == 0)
+        return true;
+    respond_limited(c, METRICS_LIMIT_SIGNUP, wait,
+                    "too many accounts created from your address, retry later\n");
+    return false;
+}
+
 /* ---- POST /users ---- */
 
 static void on_create(void *arg, enum frame_status st)
@@ -160,6 +238,8 @@ static enum s1_dispatch create_user(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 400, NULL, "password must be 1-256 bytes without NUL\n");
         goto out;
     }
+    if (!signup_allowed(c)) /* every CREATE costs server2 a hash, taken or not */
+        goto out;
     if (authclient_submit(c->w->auth, FRAME_CREATE, user, fields[0].len, pass, fields[1].len,
                           on_create, c, &c->auth_handle) < 0) {
         respond_unavailable(c);
@@ -337,6 +417,26 @@ static bool serve_uploaded(struct s1_conn *c)
     return true;
 }
 
+/*
+ * --private-uploads: true if c->name is an upload of another account (answered 404 like a
+ * missing name, so a GET does not tell whether it is taken). The operator's files stay
+ * readable by every account. (The version served is looked up again after this: only a name
+ * that its owner deletes and another account uploads again, both committed in the moment
+ * between the two lookups, could get past.)
+ */
+static bool upload_hidden(struct s1_conn *c)
+{
+    struct committer *cm = c->w->sh->commit;
+    char owner[STORE_OWNER_MAX + 1];
+
+    if (!c->w->sh->cfg->private_uploads || cm == NULL)
+        return false;
+    if (store_lookup(&cm->store, c->name, c->name_len, owner, NULL, NULL, NULL, NULL) !=
+        STORE_FILE)
+        return false;
+    return owner[0] != '\0' && strcmp(owner, c->user) != 0;
+}
+
 static void on_verify(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
@@ -345,7 +445,7 @@ static void on_verify(void *arg, enum frame_status st)
     c->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
-        if (!c->name_ok)
+        if (!c->name_ok || upload_hidden(c))
             s1_conn_respond_text(c, 404, NULL, "not found\n");
         else if (f->mode == FILES_PREFETCH)
             serve_prefetched(c, f);
@@ -358,6 +458,7 @@ static void on_verify(void *arg, enum frame_status st)
         break;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
+        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         break;
     default:
@@ -408,6 +509,8 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
     ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
     memcpy(c->user, cred.user, ulen); /* longer names are refused by server2 anyway */
     c->user[ulen] = '\0';
+    if (login_limited(c))
+        goto out;
     if (authclient_submit(c->w->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->auth_handle) < 0) {
         respond_unavailable(c);
@@ -501,6 +604,7 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
         return;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
+        login_failed(c);
         s1_conn_upload_abandon(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         s1_conn_resume(c);

@@ -75,6 +75,32 @@ static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uin
     return 0;
 }
 
+/* The per-client limits that are on (a count or N > 0); false if out of memory. */
+static bool limits_init(const struct s1_config *cfg, struct s1_shared *sh)
+{
+    if (cfg->login_fail_user.count > 0 &&
+        (sh->login_fail_user = ratelimit_new(&cfg->login_fail_user, cfg->ratelimit_entries)) == NULL)
+        return false;
+    if (cfg->login_fail_addr.count > 0 &&
+        (sh->login_fail_addr = ratelimit_new(&cfg->login_fail_addr, cfg->ratelimit_entries)) == NULL)
+        return false;
+    if (cfg->signup.count > 0 &&
+        (sh->signup = ratelimit_new(&cfg->signup, cfg->ratelimit_entries)) == NULL)
+        return false;
+    if (cfg->max_conns_per_ip > 0 &&
+        (sh->conns_per_ip = connlimit_new(cfg->max_conns_per_ip, cfg->max_conns)) == NULL)
+        return false;
+    return true;
+}
+
+static void limits_release(struct s1_shared *sh)
+{
+    ratelimit_free(sh->login_fail_user);
+    ratelimit_free(sh->login_fail_addr);
+    ratelimit_free(sh->signup);
+    connlimit_free(sh->conns_per_ip);
+}
+
 static bool all_done(struct s1_worker *ws, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -159,6 +185,13 @@ int main(int argc, char **argv)
     sh.metrics = all;
     sh.nworkers = cfg.threads;
     atomic_init(&sh.nconns, 0);
+    if (!limits_init(&cfg, &sh)) {
+        fprintf(stderr, "server1: out of memory for the per-client limits\n");
+        for (unsigned i = 0; i < cfg.threads; i++)
+            close(fds[i]);
+        cfg.threads = 0;
+        goto out_workers;
+    }
     for (unsigned i = 0; i < cfg.threads; i++) {
         if (s1_worker_init(&ws[i], i, &sh, fds[i]) < 0) {
             fprintf(stderr, "server1: cannot create worker %u: %s\n", i,
@@ -220,6 +253,7 @@ out_workers:
         committer_stop(&commit); /* commits what is queued; answers go to the workers' lists */
     for (unsigned i = 0; i < cfg.threads; i++)
         s1_worker_release(&ws[i]);
+    limits_release(&sh);
     if (rc == 0)
         log_info("stopped");
 out_files:

@@ -14,6 +14,7 @@ static const char *const route_names[METRICS_NROUTES] = {"files", "users", "heal
                                                          "other"};
 #define METRICS_STATUS_CODE(code) code,
 static const int status_codes[METRICS_NSTATUS] = {METRICS_STATUS_LIST(METRICS_STATUS_CODE) 0};
+static const char *const limit_names[METRICS_NLIMITS] = {"login_user", "login_addr", "signup"};
 static const double rtt_bounds[METRICS_RTT_NBOUNDS] = METRICS_RTT_BOUNDS;
 
 void metrics_init(struct metrics *m)
@@ -127,6 +128,22 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
             "# TYPE server1_connections_rejected_total counter\n"
             "server1_connections_rejected_total %llu\n",
             (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, connections_rejected_per_ip));
+    fprintf(out,
+            "# HELP server1_connections_rejected_per_ip_total Connections closed at once over "
+            "--max-conns-per-ip.\n"
+            "# TYPE server1_connections_rejected_per_ip_total counter\n"
+            "server1_connections_rejected_per_ip_total %llu\n",
+            (unsigned long long)sum_u);
+    fputs("# HELP server1_ratelimited_total Requests answered 429 without asking server2, by "
+          "the limit they were over.\n"
+          "# TYPE server1_ratelimited_total counter\n",
+          out);
+    for (int k = 0; k < METRICS_NLIMITS; k++) {
+        sum_u = sum_counter(all, n, offsetof(struct metrics, ratelimited[k]));
+        fprintf(out, "server1_ratelimited_total{kind=\"%s\"} %llu\n", limit_names[k],
+                (unsigned long long)sum_u);
+    }
     sum_u = sum_counter(all, n, offsetof(struct metrics, bytes_sent));
     fprintf(out,
             "# HELP server1_bytes_sent_total Bytes written to client sockets.\n"

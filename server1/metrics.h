@@ -26,9 +26,17 @@ enum metrics_route {
 /* The statuses server1 can answer; anything else is counted as "other". */
 #define METRICS_STATUS_LIST(X)                                                                     \
     X(100) X(200) X(201) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(411)           \
-    X(413) X(415) X(431) X(500) X(501) X(503) X(505) X(507)
+    X(413) X(415) X(429) X(431) X(500) X(501) X(503) X(505) X(507)
 #define METRICS_STATUS_ENUM(code) METRICS_ST_##code,
 enum { METRICS_STATUS_LIST(METRICS_STATUS_ENUM) METRICS_ST_OTHER, METRICS_NSTATUS };
+
+/* what a 429 (or a refused connection) was over: server1_ratelimited_total{kind} */
+enum metrics_limit {
+    METRICS_LIMIT_LOGIN_USER, /* --login-fail-limit */
+    METRICS_LIMIT_LOGIN_ADDR, /* --login-fail-addr-limit */
+    METRICS_LIMIT_SIGNUP,     /* --signup-limit */
+    METRICS_NLIMITS,
+};
 
 /* auth RTT histogram upper bounds in seconds; one more bucket for +Inf */
 #define METRICS_RTT_BOUNDS                                                                         \
@@ -41,6 +49,8 @@ struct metrics {
     _Atomic int64_t inflight;    /* requests parsed but not yet answered */
     _Atomic int64_t connections; /* open client connections */
     _Atomic uint64_t connections_rejected; /* over --max-conns */
+    _Atomic uint64_t connections_rejected_per_ip; /* over --max-conns-per-ip */
+    _Atomic uint64_t ratelimited[METRICS_NLIMITS]; /* requests answered 429, by limit */
     _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;

@@ -1,8 +1,9 @@
 /*
  * worker.c - see worker.h. Accepting: each worker drains its own SO_REUSEPORT socket; past
- * --max-conns (counted process-wide) a connection gets a canned 503 and is closed at once; on
- * EMFILE/ENFILE accepting pauses for 100 ms instead of spinning. Draining: stop accepting, close
- * idle connections, let busy ones finish (bounded by --drain-timeout), then leave the loop.
+ * --max-conns (counted process-wide) or --max-conns-per-ip (IPv6 by /64) a connection gets a
+ * canned 503 and is closed at once; on EMFILE/ENFILE accepting pauses for 100 ms instead of
+ * spinning. Draining: stop accepting, close idle connections, let busy ones finish (bounded by
+ * --drain-timeout), then leave the loop.
  */
 #include "worker.h"
 
@@ -41,6 +42,18 @@ static void reject(struct s1_worker *w, int fd)
     metrics_add(&w->metrics.connections_rejected, 1);
 }
 
+/* Over --max-conns-per-ip: like reject, with its own message and counter. */
+static void reject_per_ip(struct s1_worker *w, int fd)
+{
+    static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
+                              "Retry-After: 1\r\nContent-Length: 40\r\nConnection: close\r\n\r\n"
+                              "too many connections from your address\r\n";
+    if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+        log_debug("503 to rejected connection: %d", errno);
+    close(fd);
+    metrics_add(&w->metrics.connections_rejected_per_ip, 1);
+}
+
 static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
 {
     struct s1_worker *w = arg;
@@ -57,7 +70,10 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
     UNUSED(what);
 
     for (int i = 0; i < S1_ACCEPT_BATCH; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t peer_len = sizeof(peer);
+        uint8_t key[RATELIMIT_ADDR_LEN];
+        int fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             char ebuf[128];
             uint64_t now;
@@ -82,7 +98,13 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
             reject(w, fd);
             continue;
         }
-        s1_conn_new(w, fd);
+        ratelimit_addr_key((struct sockaddr *)&peer, peer_len, key);
+        if (w->sh->conns_per_ip != NULL && !connlimit_acquire(w->sh->conns_per_ip, key)) {
+            atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+            reject_per_ip(w, fd);
+            continue;
+        }
+        s1_conn_new(w, fd, key); /* released by s1_conn_free */
     }
 }
 

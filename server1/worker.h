@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "files.h"
 #include "metrics.h"
+#include "ratelimit.h"
 
 /* Shared by all workers; immutable after the workers start, except where noted. */
 struct s1_shared {
@@ -34,6 +35,11 @@ struct s1_shared {
     struct metrics *const *metrics; /* every worker's metrics, for /metrics */
     size_t nworkers;
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
+    /* per-client limits, NULL when off; thread-safe (ratelimit.h) */
+    struct ratelimit *login_fail_user; /* --login-fail-limit */
+    struct ratelimit *login_fail_addr; /* --login-fail-addr-limit */
+    struct ratelimit *signup;          /* --signup-limit */
+    struct connlimit *conns_per_ip;    /* --max-conns-per-ip */
     pthread_barrier_t ready;        /* nworkers + 1 (main) */
 };
 

@@ -9,6 +9,7 @@ of common/account.h give INVALID. Knobs for tests:
   --blackhole-file PATH     while PATH exists, CREATE/VERIFY get no answer at all
   --slow-delay SECONDS      VERIFY for "slowpoke" is answered after this delay (default 2), for
                             "sloth" after twice as long, so answers come back out of order
+  --log-requests            print "request CREATE|VERIFY USER" on stderr for each one received
 Prints "listening on HOST:PORT" on stderr once ready (--port 0 picks a free port).
 """
 import argparse
@@ -75,6 +76,9 @@ async def serve(reader, writer):
             if 3 + ulen + pwlen != plen:
                 break
             user, pw = payload[3:3 + ulen], payload[3 + ulen:]
+            if args.log_requests:
+                print("request %s %s" % ("CREATE" if ftype == CREATE else "VERIFY",
+                                         user.decode("ascii", "replace")), file=sys.stderr, flush=True)
             if args.blackhole_file and os.path.exists(args.blackhole_file):
                 continue
             if args.unavailable_file and os.path.exists(args.unavailable_file):
@@ -111,6 +115,7 @@ async def main():
     ap.add_argument("--unavailable-file")
     ap.add_argument("--blackhole-file")
     ap.add_argument("--slow-delay", type=float, default=2.0)
+    ap.add_argument("--log-requests", action="store_true")
     args = ap.parse_args()
     server = await asyncio.start_server(serve, args.host, args.port, reuse_address=True)
     port = server.sockets[0].getsockname()[1]

@@ -27,12 +27,16 @@ start_fake() {
 
 # start_s1 NAME ARGS...: server1 on a free port against the fake server2, started in this shell
 # (so `wait` gets its exit status); its log is $ITEST_DIR/NAME.log. Sets S1_PID, S1_PORT, S1
-# (base URL) and S1_LOG; waits for "listening on".
+# (base URL) and S1_LOG; waits for "listening on". The per-client limits are off unless ARGS
+# turn them on (the tests sign up and guess from one address far more often than they allow;
+# test_limits.sh tests them).
+S1_NO_CLIENT_LIMITS=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0
+    --max-conns-per-ip 0)
 start_s1() {
     local name=$1 log=$ITEST_DIR/$1.log
     shift
-    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "$@" \
-        >"$log" 2>&1 &
+    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" \
+        "${S1_NO_CLIENT_LIMITS[@]}" "$@" >"$log" 2>&1 &
     S1_PID=$!
     S1_LOG=$log
     itest_bg "$S1_PID"
