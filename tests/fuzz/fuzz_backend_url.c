@@ -78,14 +78,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (u.password[0] != '\0' && !has_span)
         abort(); /* a password the masking would not hide */
-    /* describe never prints the password field: mark it with bytes no URL field holds */
+    /* describe never prints the password field: mark it with a byte no other field holds */
     {
         struct backend_url marked = u;
         size_t pl = strlen(marked.password);
-        memset(marked.password, 0x01, pl);
-        backend_url_describe(&marked, desc, sizeof(desc));
-        if (pl > 0 && memchr(desc, 0x01, strlen(desc)) != NULL)
-            abort();
+        int mark = 1;
+        while (mark < 256 && (memchr(u.host, mark, strlen(u.host)) != NULL ||
+                              memchr(u.user, mark, strlen(u.user)) != NULL ||
+                              memchr(u.db, mark, strlen(u.db)) != NULL ||
+                              memchr(u.socket, mark, strlen(u.socket)) != NULL))
+            mark++;
+        if (mark < 256 && pl > 0) {
+            memset(marked.password, mark, pl);
+            backend_url_describe(&marked, desc, sizeof(desc));
+            if (memchr(desc, mark, strlen(desc)) != NULL)
+                abort();
+        }
     }
     backend_url_wipe(&u);
     if (u.password[0] != '\0')
