@@ -196,6 +196,35 @@ check_eq "--idle-timeout 1s: a silent connection is closed" "$(cl idle 4)" close
 grep -q 'max-conns' "$S2_LOG" || itest_not_ok "limits: no --max-conns warning in the log"
 stop_s2 limits
 
+# ---- answers per request, not per batch; unknown users cost a hash ------------------------------
+# One worker at interactive cost (~80 ms a hash): 40 pipelined verifies are answered one by
+# one as each is hashed, so the first comes long before the last, and every right password
+# among many wrong ones is accepted. (A worker that answered its whole batch at once sent all
+# 40 together after ~3 s.)
+for mode in threads processes; do
+    start_s2 "spread-$mode" --backend "$redis_url" --hash-cost interactive --workers 1 \
+        --mode "$mode"
+    check_eq "spread-$mode: create" "$(cl create "spread$mode" "$PW")" ok
+    out=$(cl spread 36 4 "spread$mode" "$PW")
+    log "spread-$mode: $out"
+    read -r _ right _ first _ last <<<"$out"
+    check_eq "spread-$mode: every right password among wrong ones is ok" "$right" 4/4
+    [[ $first =~ ^[0-9]+$ && $last =~ ^[0-9]+$ ]] || itest_fail "spread-$mode: bad output '$out'"
+    check_ok "spread-$mode: answers one by one (first $first ms, last $last ms)" \
+        test $((first * 4)) -lt "$last"
+    if [[ $mode == threads ]]; then
+        # An unknown user is checked against a dummy hash of the same cost: no shortcut.
+        out=$(cl timing 5 "spread$mode" "$PW")
+        log "spread-$mode: timing $out"
+        read -r _ wrong _ unknown <<<"$out"
+        [[ $wrong =~ ^[0-9.]+$ && $unknown =~ ^[0-9.]+$ ]] || itest_fail "timing: bad output '$out'"
+        check_ok "unknown user ($unknown ms) costs at least a quarter of a wrong password ($wrong ms)" \
+            awk -v u="$unknown" -v w="$wrong" 'BEGIN { exit !(u * 4 >= w) }'
+    fi
+    stop_s2 "spread-$mode"
+    no_secrets "spread-$mode"
+done
+
 # ---- auth cache ------------------------------------------------------------------------------
 start_s2 cache --backend "$redis_url" --hash-cost min --auth-cache 100
 check_eq "cache: create" "$(cl create cacheuser "$PW")" ok
