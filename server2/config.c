@@ -123,6 +123,7 @@ void s2_config_usage(FILE *out)
             "  -b, --backend URL        required; one of\n"
             "                             redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
             "                             redis:///path/to/redis.sock[?db=N]\n"
+            "                             redis://USER@HOST[:PORT][/DB]   (an ACL user)\n"
             "                             mysql://USER@HOST[:PORT]/DB   (port 3306)\n"
             "                             mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
             "                           a URL with a password is refused (argv is public)\n"
@@ -376,6 +377,9 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
             c->backend.has_password = true;
         }
     }
+    if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
+        return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "
+                        "or %s)", S2_BACKEND_PASSWORD_ENV);
     c->log_level = level + verbose > LOG_DEBUG ? LOG_DEBUG : (enum log_level)(level + verbose);
     return S2_CONFIG_OK;
 }

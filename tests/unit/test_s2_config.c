@@ -203,7 +203,12 @@ static void test_s2_config_password_file_env(void **state)
                            NULL),
                      S2_CONFIG_OK);
     assert_string_equal(c.backend.password, "f1le-pw");
+    /* a redis ACL user with its password from the environment; without one: refused */
+    assert_int_equal(parse(&c, err, "-b", "redis://acl@127.0.0.1", NULL), S2_CONFIG_OK);
+    assert_string_equal(c.backend.user, "acl");
+    assert_string_equal(c.backend.password, "env-pw");
     unsetenv(S2_BACKEND_PASSWORD_ENV);
+    expect_error("a redis user needs a password", parse(&c, err, "-b", "redis://acl@h", NULL), err);
     assert_int_equal(parse(&c, err, "-b", "redis://127.0.0.1", NULL), S2_CONFIG_OK);
     assert_false(c.backend.has_password);
 
