@@ -167,8 +167,10 @@ for u in "mysql://auth:$URLPW@127.0.0.1/auth" "redis://:$URLPW@127.0.0.1:6379"; 
     check_eq "password in the URL refused: one line" "$(printf '%s\n' "$out" | wc -l)" 1
     check_eq "password in the URL refused: password not echoed" \
         "$(grep -c -F -e "$URLPW" <<<"$out" || true)" 0
-    grep -q -- '--backend-password-file' <<<"$out" && grep -q S2_BACKEND_PASSWORD <<<"$out" ||
-        itest_not_ok "password in the URL refused: '$out' names neither alternative"
+    if ! grep -q -- '--backend-password-file' <<<"$out" || ! grep -q S2_BACKEND_PASSWORD <<<"$out"
+    then
+        itest_not_ok "password in the URL refused: '$out' does not name both alternatives"
+    fi
 done
 rc=0
 out=$("$S2" --backend redis://127.0.0.1:1 --backend-password-file "$ITEST_DIR/nonexistent" 2>&1) ||
