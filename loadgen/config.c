@@ -176,6 +176,7 @@ void lg_config_usage(FILE *out)
         "  --watch-comm C1,C2,...  every process whose comm is C (summed per name), e.g.\n"
         "                          server1,server2,redis-server,mariadbd\n"
         "  --redis-port P          also sample Redis INFO commandstats on 127.0.0.1:P\n"
+        "                          (password, if any, from the environment: REDISCLI_AUTH)\n"
         "  (loadgen itself, the machine's CPU, disks and loopback are always sampled)\n"
         "\n"
         "Output:\n"

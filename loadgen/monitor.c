@@ -225,9 +225,35 @@ int lg_monitor_parse_cmdstats(const char *text, uint64_t *calls, uint64_t *usec)
     return lines;
 }
 
+/*
+ * AUTH with the password in REDISCLI_AUTH (the variable redis-cli reads; the scripts' Redis
+ * requires a password), as a RESP array so any byte may be in it. 0 if accepted.
+ */
+static int redis_auth(int fd, char *buf, const char *pw)
+{
+    size_t n = strlen(pw);
+    size_t len = 0;
+    int k = snprintf(buf, LG_REDIS_BUF, "*2\r\n$4\r\nAUTH\r\n$%zu\r\n", n);
+
+    if (k < 0 || (size_t)k + n + 2 >= LG_REDIS_BUF)
+        return -1;
+    memcpy(buf + k, pw, n);
+    memcpy(buf + k + n, "\r\n", 2);
+    if (send(fd, buf, (size_t)k + n + 2, MSG_NOSIGNAL) != (ssize_t)((size_t)k + n + 2))
+        return -1;
+    while (len < 5) {
+        ssize_t r = recv(fd, buf + len, 5 - len, 0);
+        if (r <= 0)
+            return -1;
+        len += (size_t)r;
+    }
+    return memcmp(buf, "+OK\r\n", 5) == 0 ? 0 : -1;
+}
+
 /* INFO commandstats over a fresh connection to 127.0.0.1:port (1 s timeouts). */
 static int redis_info(char *buf, uint16_t port, uint64_t *calls, uint64_t *usec)
 {
+    const char *pw = getenv("REDISCLI_AUTH");
     static const char req[] = "INFO commandstats\r\n";
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
     struct timeval tv = {.tv_sec = 1, .tv_usec = 0};
@@ -242,6 +268,7 @@ static int redis_info(char *buf, uint16_t port, uint64_t *calls, uint64_t *usec)
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
         connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        (pw != NULL && pw[0] != '\0' && redis_auth(fd, buf, pw) < 0) ||
         send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1))
         goto out;
     while (len < LG_REDIS_BUF - 1) {

@@ -89,7 +89,8 @@ URL[group]=$("$TOP/scripts/stack.sh" start "$RUN/group" --backend redis --hash-c
 URL[oneflush]=$("$TOP/scripts/stack.sh" start "$RUN/oneflush" --backend redis --hash-cost min \
     --auth-cache 100000 --port 0 -- --max-upload 1m --group-commit off "${extra[@]}" \
     2>>"$RUN/stack.log")
-REDIS_PORT=$("$TOP/scripts/redis.sh" start "$RUN/redis" 2>>"$RUN/stack.log")
+# No accounts in this one, and redis-benchmark takes a password only in argv: none.
+REDIS_PORT=$(REDIS_NO_PASSWORD=1 "$TOP/scripts/redis.sh" start "$RUN/redis" 2>>"$RUN/stack.log")
 [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" config get appendfsync | tail -n 1) == always ]] ||
     die "the benchmark Redis is not appendfsync always"
 grep -q 'group-commit=on' "$RUN/group/server1.log" || log "warning: 'group-commit=on' not in server1's config line"

@@ -15,6 +15,8 @@
 #   server_main ACTION DIR [PORT]  the start|stop|restart command line of redis.sh and mysql.sh
 #   stop_process NAME PID SECS        SIGTERM, and SIGKILL if PID is still there SECS later
 #   random_file PATH BYTES        make PATH BYTES random bytes long, unless it already is
+#   ensure_password FILE  make FILE (mode 0600) hold a random 32-character password, unless it
+#                         exists; print nothing (read it with $(<FILE), never put it in argv)
 #   csv_get FILE COND COL...      print columns COL (by header name) of the rows where the awk
 #                                 expression COND over c[NAME] holds, tab-separated
 
@@ -160,6 +162,15 @@ stop_process() {
     log "$name (pid $pid) still running $secs s after SIGTERM, killing it"
     kill -KILL "$pid" 2>/dev/null || true
     wait_pid_exit "$pid" 5 || die "$name (pid $pid) does not die"
+}
+
+ensure_password() {
+    local f=$1 pw
+    [[ -s $f ]] && { chmod 600 "$f"; return 0; }
+    # letters and digits only: safe in a config file, in SQL quotes and in a URL
+    pw=$(LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32) || true
+    ((${#pw} == 32)) || die "cannot make a random password"
+    (umask 077 && printf '%s\n' "$pw" >"$f.tmp") && mv -f "$f.tmp" "$f"
 }
 
 # server_main ACTION DIR [PORT]: the command line shared by redis.sh and mysql.sh. Sets the global

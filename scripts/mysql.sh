@@ -7,10 +7,12 @@
 #   mysql.sh stop DIR           stop it (nothing running: no-op)
 #   mysql.sh restart DIR        stop, then start on the same port with the same data
 # DIR holds my.cnf, data/, tmp/, mysqld.sock, mysqld.pid, mysqld.err (error log).
-# Schema: database auth, table auth.users(username, hash); user 'auth' with no
-# password at localhost (socket) and 127.0.0.1 (TCP), e.g.
-#   mariadb --defaults-file=DIR/my.cnf -u auth auth     (socket)
-#   mariadb -h 127.0.0.1 -P PORT -u auth auth           (TCP)
+# Schema: database auth, table auth.users(username, hash); user 'auth' at localhost
+# (socket) and 127.0.0.1 (TCP) with the password in DIR/password (mode 0600, made at the
+# first start, set again at every start), e.g.
+#   MYSQL_PWD=$(<DIR/password) mariadb --defaults-file=DIR/my.cnf -u auth auth   (socket)
+#   MYSQL_PWD=$(<DIR/password) mariadb -h 127.0.0.1 -P PORT -u auth auth         (TCP)
+# server2 takes it with --backend-password-file DIR/password.
 # Admin: mariadb --defaults-file=DIR/my.cnf -u "$(id -un)" (unix_socket auth).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -86,14 +88,20 @@ try_start() {
 }
 
 create_schema() {
-    sql <<'SQL'
+    local pw
+    ensure_password "$dir/password"
+    pw=$(<"$dir/password")
+    # on stdin, never in argv
+    sql <<SQL
 CREATE DATABASE IF NOT EXISTS auth;
 CREATE TABLE IF NOT EXISTS auth.users (
     username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
     hash VARCHAR(255) CHARACTER SET ascii NOT NULL
 ) ENGINE=InnoDB;
-CREATE USER IF NOT EXISTS 'auth'@'localhost' IDENTIFIED BY '';
-CREATE USER IF NOT EXISTS 'auth'@'127.0.0.1' IDENTIFIED BY '';
+CREATE USER IF NOT EXISTS 'auth'@'localhost' IDENTIFIED BY '$pw';
+CREATE USER IF NOT EXISTS 'auth'@'127.0.0.1' IDENTIFIED BY '$pw';
+ALTER USER 'auth'@'localhost' IDENTIFIED BY '$pw';
+ALTER USER 'auth'@'127.0.0.1' IDENTIFIED BY '$pw';
 GRANT SELECT, INSERT, UPDATE, DELETE ON auth.* TO 'auth'@'localhost', 'auth'@'127.0.0.1';
 SQL
 }
@@ -115,7 +123,7 @@ cmd_start() {
             flush=$(sql -e 'SELECT @@innodb_flush_log_at_trx_commit')
             printf '%s: innodb_flush_log_at_trx_commit=%s\n' "${0##*/}" "$flush" >>"$dir/mysqld.err"
             [[ $flush == 1 ]] || die "innodb_flush_log_at_trx_commit is $flush, not 1"
-            mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$p" -u auth -e 'SELECT 1' auth >/dev/null ||
+            MYSQL_PWD=$(<"$dir/password") mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$p" -u auth -e 'SELECT 1' auth >/dev/null ||
                 die "user auth cannot connect over TCP to 127.0.0.1:$p"
             printf '%s\n' "$p" >"$dir/port"
             printf '%s\n' "$p"

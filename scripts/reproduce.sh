@@ -189,6 +189,9 @@ done
 db_watch=()
 if [[ -n $need_redis ]]; then
     redis_port=$(scripts/redis.sh start "$RUN/stack/redis")
+    # loadgen's INFO sampling authenticates with it (the variable redis-cli reads; not argv)
+    REDISCLI_AUTH=$(<"$RUN/stack/redis/password")
+    export REDISCLI_AUTH
     db_watch+=(--watch "redis-server=$(cat "$RUN/stack/redis/redis.pid")")
     log "redis on :$redis_port"
 fi

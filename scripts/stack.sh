@@ -81,17 +81,22 @@ cmd_start() {
         mkdir -p "$root"
         [[ -f $root/hello.txt ]] || echo "hello from server1" >"$root/hello.txt"
     fi
-    local url
+    local url pwfile
     case $backend in
-    redis) url=redis://127.0.0.1:$("$TOP/scripts/redis.sh" start "$dir/redis") ;;
+    redis)
+        url=redis://127.0.0.1:$("$TOP/scripts/redis.sh" start "$dir/redis")
+        pwfile=$dir/redis/password
+        ;;
     mysql)
         "$TOP/scripts/mysql.sh" start "$dir/mysql" >/dev/null
         url="mysql://auth@localhost/auth?socket=$dir/mysql/mysqld.sock"
+        pwfile=$dir/mysql/password
         ;;
     *) die "--backend must be redis or mysql, not '$backend'" ;;
     esac
     local p2 p1
-    p2=$(start_prog "$dir" server2 --port 0 --backend "$url" --mode "$mode" --workers "$workers" \
+    p2=$(start_prog "$dir" server2 --port 0 --backend "$url" \
+        --backend-password-file "$pwfile" --mode "$mode" --workers "$workers" \
         --hash-cost "$cost" --auth-cache "$cache")
     p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" "$@")
     echo "http://127.0.0.1:$p1" | tee "$dir/url"

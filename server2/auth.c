@@ -34,8 +34,14 @@ struct s2_auth {
     struct backend_op *ops;
     struct dedupe_slot *dedupe;
     size_t dedupe_cap;
+    struct s2_auth_hasher hasher;
+    const char *dummy; /* pwhash_dummy(cost), made at the first need if not at start */
+    const struct s2_auth_sink *sink;
+    size_t unflushed; /* jobs handed to sink->settled since its last flush */
     struct s2_auth_stats st;
 };
+
+static const struct s2_auth_hasher default_hasher = {.hash = pwhash_hash, .verify = pwhash_verify};
 
 struct s2_auth *s2_auth_new(const struct backend_ops *ops, const struct backend_url *url,
                             struct backend_health *health, struct authcache *cache,
@@ -56,6 +62,8 @@ struct s2_auth *s2_auth_new(const struct backend_ops *ops, const struct backend_
     while (a->dedupe_cap < 2 * a->batch_max)
         a->dedupe_cap *= 2;
     a->dedupe = xcalloc(a->dedupe_cap, sizeof(*a->dedupe));
+    a->hasher = default_hasher;
+    a->dummy = pwhash_dummy(cost);
     return a;
 }
 
@@ -91,6 +99,16 @@ void s2_auth_get_stats(const struct s2_auth *a, struct s2_auth_stats *out)
 const struct backend_session *s2_auth_session(const struct s2_auth *a)
 {
     return &a->session;
+}
+
+void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h)
+{
+    a->hasher = h ? *h : default_hasher;
+}
+
+size_t s2_auth_take_max(const struct s2_auth *a)
+{
+    return a->cost == PWHASH_MIN ? a->batch_max : 1;
 }
 
 static uint64_t fnv1a(uint8_t kind, const char *s, size_t n)
@@ -142,75 +160,147 @@ static uint8_t status_of_op(enum backend_op_status st)
     }
 }
 
+static bool expired(const struct s2_job *j, uint64_t now_ns)
+{
+    return j->deadline_ns != 0 && now_ns >= j->deadline_ns;
+}
+
+/* Job j's status is final: hand it on. */
+static void settle(struct s2_auth *a, struct s2_job *j, uint8_t status)
+{
+    j->status = status;
+    if (status == FRAME_ST_UNAVAILABLE)
+        a->st.unavailable++;
+    else if (status == FRAME_ST_EXPIRED)
+        a->st.expired++;
+    if (a->sink && a->sink->settled) {
+        a->sink->settled(a->sink->arg, j);
+        a->unflushed++;
+    }
+}
+
+/* Before CPU-heavy work: let the caller send what is settled so far. */
+static void flush(struct s2_auth *a)
+{
+    if (a->unflushed > 0 && a->sink && a->sink->flush)
+        a->sink->flush(a->sink->arg);
+    a->unflushed = 0;
+}
+
 static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct backend_op *op,
                           const struct authcache_key *key)
 {
     if (op->status == BACKEND_ST_NOTFOUND) {
-        j->status = FRAME_ST_DENIED;
         if (a->cache)
             authcache_remove(a->cache, key);
+        if (expired(j, clock_now_ns())) {
+            settle(a, j, FRAME_ST_EXPIRED);
+            return;
+        }
+        if (a->dummy == NULL)
+            a->dummy = pwhash_dummy(a->cost);
+        if (a->dummy != NULL) {
+            flush(a);
+            a->st.dummy_verifies++;
+            (void)a->hasher.verify(a->dummy, j->pass, j->pass_len);
+        }
+        settle(a, j, FRAME_ST_DENIED);
         return;
     }
     if (op->status != BACKEND_ST_OK) {
-        j->status = status_of_op(op->status);
+        settle(a, j, status_of_op(op->status));
         return;
     }
     if (a->cache && authcache_check(a->cache, key, op->stored, clock_now_ns())) {
         a->st.cache_hits++;
-        j->status = FRAME_ST_OK;
+        settle(a, j, FRAME_ST_OK);
         return;
     }
+    if (expired(j, clock_now_ns())) {
+        settle(a, j, FRAME_ST_EXPIRED);
+        return;
+    }
+    flush(a);
     a->st.verifies++;
-    if (pwhash_verify(op->stored, j->pass, j->pass_len)) {
-        j->status = FRAME_ST_OK;
+    if (a->hasher.verify(op->stored, j->pass, j->pass_len)) {
         if (a->cache)
             authcache_put(a->cache, key, op->stored, clock_now_ns());
+        settle(a, j, FRAME_ST_OK);
     } else {
-        j->status = FRAME_ST_DENIED;
+        settle(a, j, FRAME_ST_DENIED);
     }
 }
 
-void s2_auth_batch(struct s2_auth *a, struct s2_job *jobs, size_t n)
+/* Marks a job that is not settled yet (its status until then). */
+#define PENDING 0xff
+
+/*
+ * Works one group starting at jobs[start] (see auth.h for the steps); returns the index after
+ * the group's last job.
+ */
+static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, size_t n)
 {
+    uint64_t hash_ns = 0;
     size_t nops = 0;
+    size_t end;
     int rc;
 
-    if (n > a->batch_max)
-        n = a->batch_max; /* caller bug; the rest keep their status */
-    a->batch_no++;
-    a->st.batches++;
-    a->st.jobs += n;
+    a->batch_no++; /* repeats are found within a group only */
 
-    /* 1-2: validate, find repeats, hash distinct creates (creates go first in ops). */
-    for (size_t i = 0; i < n; i++) {
-        struct s2_job *j = &jobs[i];
-        a->op_of_job[i] = NO_INDEX;
-        a->first_of[i] = NO_INDEX;
-        j->status = FRAME_ST_INTERNAL;
+    /* 1-3: validate, drop the expired, hash distinct creates one at a time. */
+    for (end = start; end < n; end++) {
+        struct s2_job *j = &jobs[end];
+        if (end > start && (hash_ns >= AUTH_GROUP_HASH_NS ||
+                            (hash_ns > 0 && a->cost != PWHASH_MIN)))
+            break;
+        a->op_of_job[end] = NO_INDEX;
+        a->first_of[end] = NO_INDEX;
+        j->status = PENDING;
         if ((j->type != FRAME_CREATE && j->type != FRAME_VERIFY) ||
             !account_username_valid(j->user, j->user_len) ||
             !account_password_valid(j->pass, j->pass_len)) {
-            j->status = FRAME_ST_INVALID;
+            settle(a, j, FRAME_ST_INVALID);
+            continue;
+        }
+        if (expired(j, clock_now_ns())) {
+            settle(a, j, FRAME_ST_EXPIRED);
             continue;
         }
         if (j->type != FRAME_CREATE)
             continue;
-        a->first_of[i] = dedupe(a, jobs, (int)i, FRAME_CREATE);
-        if (a->first_of[i] != NO_INDEX)
+        a->first_of[end] = dedupe(a, jobs, (int)end, FRAME_CREATE);
+        if (a->first_of[end] != NO_INDEX)
             continue;
+        uint64_t t0 = clock_now_ns();
+        flush(a);
         a->st.hashes++;
-        if (pwhash_hash(a->cost, j->pass, j->pass_len, a->hashes[i]) < 0)
-            continue; /* INTERNAL: out of memory for argon2 */
+        if (a->hasher.hash(a->cost, j->pass, j->pass_len, a->hashes[end]) < 0)
+            settle(a, j, FRAME_ST_INTERNAL); /* out of memory for argon2 */
+        hash_ns += clock_now_ns() - t0;
+    }
+
+    /* Just before the round trip: drop what expired meanwhile, then collect the ops. */
+    uint64_t now = clock_now_ns();
+    for (size_t i = start; i < end; i++) {
+        struct s2_job *j = &jobs[i];
+        if (j->status != PENDING)
+            continue;
+        if (expired(j, now) && !(j->type == FRAME_CREATE && a->first_of[i] != NO_INDEX)) {
+            settle(a, j, FRAME_ST_EXPIRED);
+            continue;
+        }
+        if (j->type != FRAME_CREATE || a->first_of[i] != NO_INDEX)
+            continue;
         a->ops[nops] = (struct backend_op){.kind = BACKEND_OP_CREATE,
                                            .user = j->user,
                                            .user_len = j->user_len,
                                            .hash = a->hashes[i]};
         a->op_of_job[i] = (int)nops++;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = start; i < end; i++) {
         struct s2_job *j = &jobs[i];
         int first;
-        if (j->type != FRAME_VERIFY || j->status == FRAME_ST_INVALID)
+        if (j->type != FRAME_VERIFY || j->status != PENDING)
             continue;
         if (a->cache)
             authcache_key(a->cache, j->user, j->user_len, j->pass, j->pass_len, &a->keys[i]);
@@ -227,31 +317,49 @@ void s2_auth_batch(struct s2_auth *a, struct s2_job *jobs, size_t n)
     /* 4: one round trip. */
     rc = nops > 0 ? backend_session_batch(&a->session, a->ops, nops, clock_now_ns()) : 0;
 
-    /* 5: statuses. */
-    for (size_t i = 0; i < n; i++) {
+    /* Creates first (no more CPU work for them), then their repeats. */
+    for (size_t i = start; i < end; i++) {
         struct s2_job *j = &jobs[i];
         int o = a->op_of_job[i];
-        if (j->status == FRAME_ST_INVALID)
+        if (j->type != FRAME_CREATE || j->status != PENDING || a->first_of[i] != NO_INDEX)
             continue;
-        if (j->type == FRAME_CREATE && a->first_of[i] != NO_INDEX)
-            continue; /* repeats are settled below, once their first is */
-        if (o == NO_INDEX)
-            continue; /* hashing failed: INTERNAL */
-        if (rc < 0)
-            j->status = FRAME_ST_UNAVAILABLE;
-        else if (j->type == FRAME_CREATE)
-            j->status = status_of_op(a->ops[o].status);
-        else
-            finish_verify(a, j, &a->ops[o], &a->keys[i]);
+        settle(a, j, rc < 0 ? FRAME_ST_UNAVAILABLE : status_of_op(a->ops[o].status));
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = start; i < end; i++) {
         struct s2_job *j = &jobs[i];
-        if (j->type != FRAME_CREATE || j->status == FRAME_ST_INVALID || a->first_of[i] == NO_INDEX)
+        if (j->type != FRAME_CREATE || j->status != PENDING)
             continue;
         uint8_t first = jobs[a->first_of[i]].status;
-        j->status = (first == FRAME_ST_OK || first == FRAME_ST_EXISTS) ? FRAME_ST_EXISTS : first;
+        settle(a, j, (first == FRAME_ST_OK || first == FRAME_ST_EXISTS) ? FRAME_ST_EXISTS : first);
     }
-    for (size_t i = 0; i < n; i++)
-        if (jobs[i].status == FRAME_ST_UNAVAILABLE)
-            a->st.unavailable++;
+    /* 5: verifies, one hash at a time, each answered when done. */
+    for (size_t i = start; i < end; i++) {
+        struct s2_job *j = &jobs[i];
+        if (j->type != FRAME_VERIFY || j->status != PENDING)
+            continue;
+        if (rc < 0)
+            settle(a, j, FRAME_ST_UNAVAILABLE);
+        else
+            finish_verify(a, j, &a->ops[a->op_of_job[i]], &a->keys[i]);
+    }
+    return end;
+}
+
+void s2_auth_run(struct s2_auth *a, struct s2_job *jobs, size_t n, const struct s2_auth_sink *sink)
+{
+    if (n > a->batch_max)
+        n = a->batch_max; /* caller bug; the rest keep their status */
+    a->st.batches++;
+    a->st.jobs += n;
+    a->sink = sink;
+    a->unflushed = 0;
+    for (size_t i = 0; i < n;)
+        i = run_group(a, jobs, i, n);
+    flush(a);
+    a->sink = NULL;
+}
+
+void s2_auth_batch(struct s2_auth *a, struct s2_job *jobs, size_t n)
+{
+    s2_auth_run(a, jobs, n, NULL);
 }

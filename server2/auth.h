@@ -5,17 +5,25 @@
  * DESIGN
  * One s2_auth per worker (thread or process); it owns one backend session, so it must only be
  * used by one thread at a time. The auth cache, if any, is shared and thread-safe.
- * For a batch of n jobs:
- *  1. bad usernames/passwords get INVALID and never reach the database;
- *  2. a CREATE repeated for the same name within the batch is sent once; its repeats get EXISTS
- *     if the first was created or existed, else the first's failure status;
- *     VERIFYs of the same name share one lookup;
- *  3. each distinct CREATE is hashed (argon2id, CPU) before the write;
- *  4. ONE backend round trip runs every CREATE, then every LOOKUP; if the backend is down or
- *     the connection breaks, every job that needed it gets UNAVAILABLE;
+ * A batch of n jobs is worked in groups; each group shares ONE database round trip, and each
+ * job's answer is handed to the caller's sink as soon as that job is settled, before any
+ * further argon2 work, so a cheap answer is never held behind other jobs' hashing:
+ *  1. bad usernames/passwords get INVALID and never reach the database; a job whose
+ *     deadline_ns has passed gets EXPIRED without any hashing or database work (checked when
+ *     the group is formed, again before the round trip, and again before each hash);
+ *  2. a CREATE repeated for the same name within a group is sent once; its repeats get EXISTS
+ *     if the first was created or existed, else the first's failure status; VERIFYs of the
+ *     same name share one lookup;
+ *  3. each distinct CREATE is hashed (argon2id, CPU) before the write, one at a time; a group
+ *     stops taking jobs once its hashing has taken AUTH_GROUP_HASH_NS, or after one hash at a
+ *     cost above min, so the first create of a pop never waits for many others' hashes;
+ *  4. ONE backend round trip runs the group's CREATEs, then its LOOKUPs; if the backend is
+ *     down or the connection breaks, every job that needed it gets UNAVAILABLE;
  *  5. each VERIFY whose user exists is checked: an auth cache hit (same user+password verified
  *     earlier against exactly the hash the database returned now) skips argon2; otherwise
- *     crypto_pwhash_str_verify, and a success is cached.
+ *     crypto_pwhash_str_verify, and a success is cached. A VERIFY whose user does not exist is
+ *     checked against a dummy hash of the same cost (pwhash_dummy) and DENIED, so that its
+ *     answer takes as long as a wrong password's.
  */
 #ifndef AUTH_H
 #define AUTH_H
@@ -38,6 +46,28 @@ struct s2_auth_stats {
     uint64_t verifies;    /* argon2 verifications computed */
     uint64_t cache_hits;  /* verifications skipped thanks to the auth cache */
     uint64_t unavailable; /* jobs answered UNAVAILABLE */
+    uint64_t expired;     /* jobs answered EXPIRED, unworked */
+    uint64_t dummy_verifies; /* verifications against the dummy hash (no such user) */
+};
+
+/* A group's hashing budget: stop adding jobs to a group once its hashes took this long. */
+#define AUTH_GROUP_HASH_NS 2000000ull
+
+/*
+ * Where settled jobs go: settled() for each job as soon as its status is final (the job is
+ * valid only during the call), flush() before every argon2 operation and at the end of a
+ * batch, so the caller can hand on what it collected at the moments it would otherwise wait.
+ */
+struct s2_auth_sink {
+    void (*settled)(void *arg, const struct s2_job *job);
+    void (*flush)(void *arg); /* may be NULL */
+    void *arg;
+};
+
+/* The password functions auth.c calls; tests replace them to count and slow them. */
+struct s2_auth_hasher {
+    int (*hash)(enum pwhash_cost cost, const char *pass, size_t len, char *out);
+    bool (*verify)(const char *stored, const char *pass, size_t len);
 };
 
 /* batch_max bounds n in s2_auth_batch. cache may be NULL. */
@@ -48,6 +78,17 @@ void s2_auth_free(struct s2_auth *a);
 
 /* Sets jobs[i].status for every job; n <= batch_max. */
 void s2_auth_batch(struct s2_auth *a, struct s2_job *jobs, size_t n);
+/* The same, handing each job to sink as soon as it is settled (sink may be NULL). */
+void s2_auth_run(struct s2_auth *a, struct s2_job *jobs, size_t n, const struct s2_auth_sink *sink);
+
+/*
+ * How many jobs a single-threaded caller (processes mode) should take at a time, so that an
+ * answer waits for at most about one group's hashing: batch_max at cost min, else 1.
+ */
+size_t s2_auth_take_max(const struct s2_auth *a);
+
+/* Replaces the password functions (NULL restores libsodium's); for tests. */
+void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h);
 
 /* Idle probe: connects now if not connected (see backend.h); true if connected. */
 bool s2_auth_connect(struct s2_auth *a);

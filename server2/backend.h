@@ -95,6 +95,10 @@ void backend_library_end(void);
 /* Their MySQL part, in backend_mysql.c. */
 int backend_mysql_library_init(void);
 void backend_mysql_library_end(void);
+/* The client flags backend_mysql connects with (never CLIENT_MULTI_STATEMENTS). */
+unsigned long backend_mysql_client_flags(void);
+/* The number of rows a prepared statement for n names is made for: n rounded up to 2^k. */
+size_t backend_mysql_stmt_rows(size_t n);
 
 enum backend_state {
     BACKEND_STATE_UNKNOWN = 0,

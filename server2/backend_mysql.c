@@ -1,14 +1,22 @@
 /*
  * backend_mysql.c - backend_ops on MariaDB/MySQL (Connector/C) and the table
- * auth.users(username PRIMARY KEY, hash). A batch is ONE round trip: one COM_QUERY holding
- *   INSERT IGNORE INTO users (username, hash) VALUES (u1,h1),(u2,h2),...;   -- if any CREATE
- *   SELECT username, hash FROM users WHERE username IN (every username of the batch)
- * sent with CLIENT_MULTI_STATEMENTS. With autocommit on, the INSERT commits (and InnoDB flushes
- * its log) before the SELECT runs. A CREATE succeeded iff the row now holds the hash this batch
- * generated: argon2 salts are random, so an equal string can only be ours; any other row means
- * the name was taken. The caller never puts the same name in two CREATEs of one batch.
- * Client errors (CR_*, lost connection, timeouts) make the connection unusable (-1); server
- * errors fail the batch's ops on a connection that stays usable.
+ * auth.users(username PRIMARY KEY, hash). Only prepared statements, and the connection is
+ * made without CLIENT_MULTI_STATEMENTS, so no byte of a request is ever parsed as SQL and one
+ * statement can never carry a second. A batch is at most two round trips:
+ *   INSERT IGNORE INTO users (username, hash) VALUES (?,?),(?,?),...      -- if any CREATE
+ *   SELECT username, hash FROM users WHERE username IN (?,?,...)          -- every name
+ * Each statement is prepared for a number of rows rounded up to a power of two (the unused
+ * places repeat the last row: a repeated IN value changes nothing, a repeated insert row is
+ * ignored as a duplicate key of the same row), on first use, and kept per connection, so at
+ * most 2 * 11 statements per connection and a new connection (after any reconnect) prepares
+ * its own. With autocommit on, the INSERT commits (and InnoDB flushes its log) before the
+ * SELECT runs. A CREATE succeeded iff the row now holds the hash this batch generated: argon2
+ * salts are random, so an equal string can only be ours; any other row means the name was
+ * taken (INSERT IGNORE's affected-rows count could not say which rows were ours; this can).
+ * The caller never puts the same name in two CREATEs of one batch.
+ * Client errors (CR_*, lost connection, timeouts, a statement the server no longer knows)
+ * make the connection unusable (-1); server errors fail the batch's ops on a connection that
+ * stays usable.
  */
 #include "backend.h"
 
@@ -19,16 +27,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account.h"
 #include "xalloc.h"
+
+#define STMT_SIZES 11 /* statements for 1, 2, 4, ... 1024 rows (S2_BATCH_MAX) */
 
 struct mysql_conn {
     MYSQL *m;
-    char *q; /* query buffer, grown as needed */
+    MYSQL_STMT *select[STMT_SIZES]; /* by log2 of the number of names; NULL until used */
+    MYSQL_STMT *insert[STMT_SIZES];
+    MYSQL_BIND *params; /* grown as needed */
+    size_t params_cap;
+    char *q; /* SQL text buffer for a prepare */
     size_t qcap;
     size_t qlen;
     size_t *order; /* op indices sorted by username */
     size_t order_cap;
 };
+
+unsigned long backend_mysql_client_flags(void)
+{
+    return 0; /* in particular never CLIENT_MULTI_STATEMENTS */
+}
+
+size_t backend_mysql_stmt_rows(size_t n)
+{
+    size_t r = 1;
+    while (r < n)
+        r *= 2;
+    return r;
+}
 
 int backend_mysql_library_init(void)
 {
@@ -72,7 +100,7 @@ static void *my_connect(const struct backend_url *u, char *err)
     }
     if (mysql_real_connect(m, u->host, u->user, u->has_password ? u->password : NULL, u->db,
                            u->port, u->socket[0] ? u->socket : NULL,
-                           CLIENT_MULTI_STATEMENTS) == NULL) {
+                           backend_mysql_client_flags()) == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "%s (error %u)", mysql_error(m), mysql_errno(m));
         mysql_close(m);
         return NULL;
@@ -87,7 +115,14 @@ static void my_close(void *conn)
     struct mysql_conn *mc = conn;
     if (mc == NULL)
         return;
+    for (int i = 0; i < STMT_SIZES; i++) {
+        if (mc->select[i])
+            mysql_stmt_close(mc->select[i]);
+        if (mc->insert[i])
+            mysql_stmt_close(mc->insert[i]);
+    }
     mysql_close(mc->m);
+    free(mc->params);
     free(mc->q);
     free(mc->order);
     free(mc);
@@ -114,16 +149,6 @@ static void q_lit(struct mysql_conn *mc, const char *s)
     q_reserve(mc, n);
     memcpy(mc->q + mc->qlen, s, n + 1);
     mc->qlen += n;
-}
-
-/* Appends 'escaped s' (a quoted SQL string literal). */
-static void q_str(struct mysql_conn *mc, const char *s, size_t n)
-{
-    q_reserve(mc, 2 * n + 3);
-    mc->q[mc->qlen++] = '\'';
-    mc->qlen += mysql_real_escape_string(mc->m, mc->q + mc->qlen, s, (unsigned long)n);
-    mc->q[mc->qlen++] = '\'';
-    mc->q[mc->qlen] = '\0';
 }
 
 /* Orders ops by username: bytewise, then shorter first. */
@@ -170,17 +195,17 @@ static size_t lower_bound(const struct mysql_conn *mc, const struct backend_op *
     return lo;
 }
 
-static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, MYSQL_ROW row,
+/* lens[1] > BACKEND_HASH_MAX - 1 means the stored hash did not fit (and was truncated). */
+static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, char *row[2],
                       const unsigned long *lens)
 {
-    if (row[0] == NULL || row[1] == NULL)
-        return;
     for (size_t k = lower_bound(mc, ops, n, row[0], lens[0]); k < n; k++) {
         struct backend_op *op = &ops[mc->order[k]];
         if (op->user_len != lens[0] || memcmp(op->user, row[0], lens[0]) != 0)
             break;
         if (op->kind == BACKEND_OP_CREATE) {
-            bool ours = strlen(op->hash) == lens[1] && memcmp(op->hash, row[1], lens[1]) == 0;
+            bool ours = strlen(op->hash) == lens[1] && lens[1] < BACKEND_HASH_MAX &&
+                        memcmp(op->hash, row[1], lens[1]) == 0;
             op->status = ours ? BACKEND_ST_OK : BACKEND_ST_EXISTS;
         } else {
             op->status = BACKEND_ST_OK;
@@ -197,7 +222,8 @@ static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, M
 static bool connection_error(unsigned int e)
 {
     return (e >= CR_MIN_ERROR && e <= CR_MAX_ERROR) || e == ER_SERVER_SHUTDOWN ||
-           e == ER_CONNECTION_KILLED || e == ER_QUERY_INTERRUPTED || e == ER_CON_COUNT_ERROR;
+           e == ER_CONNECTION_KILLED || e == ER_QUERY_INTERRUPTED || e == ER_CON_COUNT_ERROR ||
+           e == ER_UNKNOWN_STMT_HANDLER || e == ER_NEED_REPREPARE;
 }
 
 static bool transient_error(unsigned int e)
@@ -207,37 +233,160 @@ static bool transient_error(unsigned int e)
 }
 
 /*
- * The last call failed: -1 if the connection is unusable, else marks every op failed, skips
- * what is left of the multi-statement results, and returns 0. Parse errors quote the query,
- * which holds hashes, so their message is never copied.
+ * A statement call failed: -1 if the connection is unusable, else marks every op failed and
+ * returns 0. Statement errors never quote the values (they are bound, not in the text).
  */
-static int fail_batch(struct mysql_conn *mc, struct backend_op *ops, size_t n, char *err)
+static int fail_batch(MYSQL_STMT *st, struct backend_op *ops, size_t n, char *err)
 {
-    unsigned int e = mysql_errno(mc->m);
+    unsigned int e = mysql_stmt_errno(st);
 
-    if (e == 0 || connection_error(e)) {
-        snprintf(err, BACKEND_ERR_LEN, "%s (error %u)", e ? mysql_error(mc->m) : "unknown", e);
+    snprintf(err, BACKEND_ERR_LEN, "%s (error %u, SQLSTATE %s)", e ? mysql_stmt_error(st) : "unknown",
+             e, mysql_stmt_sqlstate(st));
+    if (e == 0 || connection_error(e))
         return -1;
-    }
-    if (e == ER_PARSE_ERROR)
-        snprintf(err, BACKEND_ERR_LEN, "error %u (SQLSTATE %s)", e, mysql_sqlstate(mc->m));
-    else
-        snprintf(err, BACKEND_ERR_LEN, "%s (error %u, SQLSTATE %s)", mysql_error(mc->m), e,
-                 mysql_sqlstate(mc->m));
     for (size_t i = 0; i < n; i++)
         ops[i].status = transient_error(e) ? BACKEND_ST_UNAVAILABLE : BACKEND_ST_ERROR;
-    while (mysql_more_results(mc->m)) {
-        MYSQL_RES *res;
-        if (mysql_next_result(mc->m) != 0)
-            break;
-        res = mysql_store_result(mc->m);
-        if (res != NULL)
-            mysql_free_result(res);
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return 0;
+}
+
+static void q_rows(struct mysql_conn *mc, const char *head, const char *row, size_t rows)
+{
+    mc->qlen = 0;
+    q_lit(mc, head);
+    for (size_t i = 0; i < rows; i++) {
+        if (i > 0)
+            q_lit(mc, ",");
+        q_lit(mc, row);
     }
-    if (mysql_more_results(mc->m)) {
-        snprintf(err, BACKEND_ERR_LEN, "cannot skip the rest of a failed batch");
+}
+
+/* The statement for `rows` rows of this kind, prepared now if it is not yet; NULL + err. */
+static MYSQL_STMT *stmt_for(struct mysql_conn *mc, bool insert, size_t rows, char *err)
+{
+    size_t k = 0;
+    MYSQL_STMT **slot;
+
+    while (((size_t)1 << k) < rows)
+        k++;
+    if (k >= STMT_SIZES) {
+        snprintf(err, BACKEND_ERR_LEN, "a batch of %zu names is larger than supported", rows);
+        return NULL;
+    }
+    slot = insert ? &mc->insert[k] : &mc->select[k];
+    if (*slot != NULL)
+        return *slot;
+    if (insert) {
+        q_rows(mc, "INSERT IGNORE INTO users (username, hash) VALUES ", "(?,?)", rows);
+    } else {
+        q_rows(mc, "SELECT username, hash FROM users WHERE username IN (", "?", rows);
+        q_lit(mc, ")");
+    }
+    *slot = mysql_stmt_init(mc->m);
+    if (*slot == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "mysql_stmt_init: out of memory");
+        return NULL;
+    }
+    if (mysql_stmt_prepare(*slot, mc->q, (unsigned long)mc->qlen) != 0) {
+        snprintf(err, BACKEND_ERR_LEN, "prepare: %s (error %u)", mysql_stmt_error(*slot),
+                 mysql_stmt_errno(*slot));
+        mysql_stmt_close(*slot);
+        *slot = NULL;
+        return NULL;
+    }
+    return *slot;
+}
+
+static MYSQL_BIND *params(struct mysql_conn *mc, size_t n)
+{
+    if (mc->params_cap < n) {
+        mc->params = xrealloc(mc->params, n * sizeof(*mc->params));
+        mc->params_cap = n;
+    }
+    memset(mc->params, 0, n * sizeof(*mc->params));
+    return mc->params;
+}
+
+static void bind_str(MYSQL_BIND *b, const char *s, size_t len)
+{
+    b->buffer_type = MYSQL_TYPE_STRING;
+    b->buffer = (void *)s;
+    b->buffer_length = (unsigned long)len;
+}
+
+/* INSERT IGNORE of every CREATE: 0, -1 (connection unusable), or 1 (ops failed, err set). */
+static int run_insert(struct mysql_conn *mc, struct backend_op *ops, size_t n, size_t ncreate,
+                      char *err)
+{
+    size_t rows = backend_mysql_stmt_rows(ncreate);
+    MYSQL_STMT *st = stmt_for(mc, true, rows, err);
+    MYSQL_BIND *b;
+    size_t r = 0;
+    const struct backend_op *last = NULL;
+
+    if (st == NULL)
         return -1;
+    b = params(mc, 2 * rows);
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].kind != BACKEND_OP_CREATE)
+            continue;
+        last = &ops[i];
+        bind_str(&b[2 * r], last->user, last->user_len);
+        bind_str(&b[2 * r + 1], last->hash, strlen(last->hash));
+        r++;
     }
+    for (; r < rows; r++) {
+        bind_str(&b[2 * r], last->user, last->user_len);
+        bind_str(&b[2 * r + 1], last->hash, strlen(last->hash));
+    }
+    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0)
+        return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
+    return 0;
+}
+
+/* SELECT of every name: 0, -1 (connection unusable), or 1 (ops failed, err set). */
+static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, char *err)
+{
+    size_t rows = backend_mysql_stmt_rows(n);
+    MYSQL_STMT *st = stmt_for(mc, false, rows, err);
+    char user[ACCOUNT_USER_MAX + 1];
+    char hash[BACKEND_HASH_MAX];
+    unsigned long lens[2];
+    char *row[2] = {user, hash};
+    MYSQL_BIND out[2];
+    MYSQL_BIND *b;
+    int rc;
+
+    if (st == NULL)
+        return -1;
+    b = params(mc, rows);
+    for (size_t r = 0; r < rows; r++) {
+        const struct backend_op *op = &ops[r < n ? r : n - 1];
+        bind_str(&b[r], op->user, op->user_len);
+    }
+    memset(out, 0, sizeof(out));
+    out[0].buffer_type = MYSQL_TYPE_STRING;
+    out[0].buffer = user;
+    out[0].buffer_length = sizeof(user);
+    out[0].length = &lens[0];
+    out[1].buffer_type = MYSQL_TYPE_STRING;
+    out[1].buffer = hash;
+    out[1].buffer_length = sizeof(hash);
+    out[1].length = &lens[1];
+    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
+        mysql_stmt_bind_result(st, out) != 0 || mysql_stmt_store_result(st) != 0)
+        return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
+    while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+        if (lens[0] >= sizeof(user))
+            continue; /* longer than any valid name: cannot be one of ours */
+        if (lens[1] >= sizeof(hash))
+            lens[1] = sizeof(hash); /* did not fit: marked as such for apply_row */
+        apply_row(mc, ops, n, row, lens);
+    }
+    if (rc != MYSQL_NO_DATA)
+        return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
+    mysql_stmt_free_result(st);
     return 0;
 }
 
@@ -245,64 +394,25 @@ static int my_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
     struct mysql_conn *mc = conn;
     size_t ncreate = 0;
-    bool first;
-    bool got_rows = false;
-    int st;
+    int rc;
 
     err[0] = '\0';
     if (n == 0)
         return 0;
-    mc->qlen = 0;
     for (size_t i = 0; i < n; i++) {
-        if (ops[i].kind != BACKEND_OP_CREATE)
-            continue;
-        q_lit(mc, ncreate == 0 ? "INSERT IGNORE INTO users (username, hash) VALUES (" : ",(");
-        q_str(mc, ops[i].user, ops[i].user_len);
-        q_lit(mc, ",");
-        q_str(mc, ops[i].hash, strlen(ops[i].hash));
-        q_lit(mc, ")");
-        ncreate++;
-    }
-    if (ncreate > 0)
-        q_lit(mc, ";");
-    q_lit(mc, "SELECT username, hash FROM users WHERE username IN (");
-    first = true;
-    for (size_t i = 0; i < n; i++) {
-        if (!first)
-            q_lit(mc, ",");
-        q_str(mc, ops[i].user, ops[i].user_len);
-        first = false;
-    }
-    q_lit(mc, ")");
-
-    for (size_t i = 0; i < n; i++)
         ops[i].status = ops[i].kind == BACKEND_OP_CREATE ? BACKEND_ST_ERROR : BACKEND_ST_NOTFOUND;
-    sort_order(mc, ops, n);
-
-    if (mysql_real_query(mc->m, mc->q, (unsigned long)mc->qlen) != 0)
-        return fail_batch(mc, ops, n, err);
-    do {
-        MYSQL_RES *res = mysql_store_result(mc->m);
-        if (res != NULL) {
-            MYSQL_ROW row;
-            while ((row = mysql_fetch_row(res)) != NULL) {
-                const unsigned long *lens = mysql_fetch_lengths(res);
-                if (lens != NULL && mysql_num_fields(res) == 2)
-                    apply_row(mc, ops, n, row, lens);
-            }
-            mysql_free_result(res);
-            got_rows = true;
-        } else if (mysql_field_count(mc->m) != 0) {
-            return fail_batch(mc, ops, n, err);
-        }
-        st = mysql_next_result(mc->m);
-    } while (st == 0);
-    if (st > 0)
-        return fail_batch(mc, ops, n, err);
-    if (!got_rows) {
-        snprintf(err, BACKEND_ERR_LEN, "the SELECT of a batch returned no result set");
-        return -1;
+        if (ops[i].kind == BACKEND_OP_CREATE)
+            ncreate++;
     }
+    sort_order(mc, ops, n);
+    if (ncreate > 0) {
+        rc = run_insert(mc, ops, n, ncreate, err);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
+    rc = run_select(mc, ops, n, err);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     for (size_t i = 0; i < n; i++) {
         if (ops[i].kind == BACKEND_OP_CREATE && ops[i].status == BACKEND_ST_ERROR)
             snprintf(err, BACKEND_ERR_LEN, "a row inserted by INSERT IGNORE is missing");

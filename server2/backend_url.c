@@ -268,9 +268,9 @@ static int parse_redis(struct backend_url *u, struct span auth, struct span path
     bool has_port;
     bool db_seen = false;
 
-    if (has_at && u->user[0] != '\0' && !u->has_password)
-        return fail(err, "a redis user needs a password (redis://USER:PASSWORD@HOST...)");
-    if (has_at && !u->has_password)
+    /* A user without a password here is fine: server2 takes passwords from a file or the
+     * environment, and refuses a user that ends up without one (config.c). */
+    if (has_at && u->user[0] == '\0' && !u->has_password)
         return fail(err, "empty user info before '@'");
     if (parse_hostport(auth, quote, u, &has_port, err) < 0)
         return -1;

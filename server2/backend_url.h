@@ -1,7 +1,7 @@
 /*
  * backend_url.h - parses server2's --backend URL into a struct backend_url. Pure functions,
  * thread-safe. Forms:
- *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]       TCP, PORT default 6379, DB default 0
+ *   redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]       TCP, PORT default 6379, DB default 0
  *   redis://[[USER]:PASSWORD@]/path/to/redis.sock[?db=N]   unix socket (note the third '/')
  *   mysql://USER[:PASSWORD]@HOST[:PORT]/DB          TCP, PORT default 3306 (mariadb:// too)
  *   mysql://USER[:PASSWORD]@localhost/DB?socket=/path/mysqld.sock   unix socket

@@ -10,8 +10,10 @@
 #include <hiredis.h>
 #include <inttypes.h>
 #include <mysql.h>
+#include <errno.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,12 +36,14 @@ enum {
     OPT_MAX_CONNS,
     OPT_IDLE_TIMEOUT,
     OPT_LOG_LEVEL,
+    OPT_BACKEND_PASSWORD_FILE,
 };
 
 static const struct option long_opts[] = {
     {"listen", required_argument, NULL, 'l'},
     {"port", required_argument, NULL, 'p'},
     {"backend", required_argument, NULL, 'b'},
+    {"backend-password-file", required_argument, NULL, OPT_BACKEND_PASSWORD_FILE},
     {"mode", required_argument, NULL, 'm'},
     {"workers", required_argument, NULL, 'w'},
     {"hash-cost", required_argument, NULL, OPT_HASH_COST},
@@ -119,10 +123,14 @@ void s2_config_usage(FILE *out)
             "  -b, --backend URL        required; one of\n"
             "                             redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
             "                             redis:///path/to/redis.sock[?db=N]\n"
-            "                             redis://[USER]:PASSWORD@HOST[:PORT][/DB]\n"
-            "                             mysql://USER[:PASSWORD]@HOST[:PORT]/DB   (port 3306)\n"
+            "                             redis://USER@HOST[:PORT][/DB]   (an ACL user)\n"
+            "                             mysql://USER@HOST[:PORT]/DB   (port 3306)\n"
             "                             mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
-            "                           escape '?' or '%%' in a password as %%3F / %%25\n"
+            "                           a URL with a password is refused (argv is public)\n"
+            "      --backend-password-file PATH\n"
+            "                           the database password: the file's first line; if\n"
+            "                           not given, the environment variable\n"
+            "                           %s; default: no password\n"
             "  -l, --listen ADDR        address to listen on (default %s)\n"
             "  -p, --port N             port to listen on, 0 = any (default %u)\n"
             "  -m, --mode MODE          threads | processes (default %s)\n"
@@ -146,7 +154,7 @@ void s2_config_usage(FILE *out)
             "  -h, --help               print this help, exit\n"
             "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting,\n"
             "answer every request already read, exit 0.\n",
-            d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
+            S2_BACKEND_PASSWORD_ENV, d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
             pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
             d.max_inflight, d.max_conns, idle, level_names[d.log_level]);
 }
@@ -192,9 +200,43 @@ static int parse_dur(const char *flag, const char *s, uint64_t *out, char *err)
     return 0;
 }
 
+/*
+ * The password from PATH (its first line, without the newline) into u. The file should be
+ * readable by server2's user only; that is the operator's to set up (the scripts make it 0600).
+ */
+static int read_password_file(const char *path, struct backend_url *u, char *err)
+{
+    char buf[BACKEND_URL_PASS_MAX + 2];
+    size_t n;
+    FILE *f = fopen(path, "re");
+
+    if (f == NULL) {
+        char ebuf[128];
+        snprintf(err, S2_CONFIG_ERR_LEN, "--backend-password-file: cannot open %s: %s", path,
+                 strerror_r(errno, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    n = strcspn(buf, "\r\n");
+    buf[n] = '\0';
+    if (n > BACKEND_URL_PASS_MAX) {
+        sodium_memzero(buf, sizeof(buf));
+        snprintf(err, S2_CONFIG_ERR_LEN, "--backend-password-file: %s: password longer than %d bytes",
+                 path, BACKEND_URL_PASS_MAX);
+        return -1;
+    }
+    memcpy(u->password, buf, n + 1);
+    u->has_password = true;
+    sodium_memzero(buf, sizeof(buf));
+    return 0;
+}
+
 enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err)
 {
     enum log_level level = c->log_level;
+    const char *password_file = NULL;
     unsigned verbose = 0;
     uint64_t v;
     int opt;
@@ -226,9 +268,21 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
             backend_url_mask_inplace(optarg);
             if (rc < 0)
                 return bad(err, "bad --backend URL: %s", why);
+            if (c->backend.has_password) {
+                backend_url_wipe(&c->backend);
+                return bad(err,
+                           "--backend: a password in the URL is visible to every user (ps); "
+                           "give it with --backend-password-file PATH or %s",
+                           S2_BACKEND_PASSWORD_ENV);
+            }
             c->backend_arg = optarg;
             break;
         }
+        case OPT_BACKEND_PASSWORD_FILE:
+            if (optarg[0] == '\0')
+                return bad(err, "--backend-password-file: empty path");
+            password_file = optarg;
+            break;
         case 'm':
             if (strcmp(optarg, "threads") == 0)
                 c->mode = S2_MODE_THREADS;
@@ -310,6 +364,22 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         return bad(err, "unexpected argument '%s' (see --help)", argv[optind]);
     if (c->backend_arg == NULL)
         return bad(err, "--backend URL is required (see --help)");
+    if (password_file != NULL) {
+        if (read_password_file(password_file, &c->backend, err) < 0)
+            return S2_CONFIG_ERROR;
+    } else {
+        const char *env = getenv(S2_BACKEND_PASSWORD_ENV);
+        if (env != NULL && env[0] != '\0') {
+            if (strlen(env) > BACKEND_URL_PASS_MAX)
+                return bad(err, "%s: password longer than %d bytes", S2_BACKEND_PASSWORD_ENV,
+                           BACKEND_URL_PASS_MAX);
+            snprintf(c->backend.password, sizeof(c->backend.password), "%s", env);
+            c->backend.has_password = true;
+        }
+    }
+    if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
+        return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "
+                        "or %s)", S2_BACKEND_PASSWORD_ENV);
     c->log_level = level + verbose > LOG_DEBUG ? LOG_DEBUG : (enum log_level)(level + verbose);
     return S2_CONFIG_OK;
 }

@@ -16,6 +16,8 @@
 #define S2_CONFIG_ERR_LEN 512
 #define S2_WORKERS_MAX 256
 #define S2_BATCH_MAX 1024
+/* Where the database password comes from when --backend-password-file is not given. */
+#define S2_BACKEND_PASSWORD_ENV "S2_BACKEND_PASSWORD"
 
 enum s2_mode {
     S2_MODE_THREADS = 0,   /* one I/O thread + a pool of worker threads */

@@ -9,8 +9,11 @@
  * spin), and on SIGTERM/SIGINT forwards SIGTERM to every child and waits for them all (SIGKILL
  * after KILL_AFTER_MS). Exit code 0 iff every child exited 0 after the stop.
  * Child: its own event loop (ioloop.h) on the inherited listening socket, its own backend
- * session and auth cache; each read's jobs (at most --batch at a time) are answered
- * synchronously in the loop: one database round trip per group. The children share, in one
+ * session and auth cache. The jobs a read yields are queued in the child and worked from a
+ * zero-delay timer, s2_auth_take_max at a time (all of --batch at cost min, else one): one
+ * database round trip per group, and the loop gets to write each group's replies (and read
+ * more) before the next group is hashed, so no answer waits behind a long run of argon2.
+ * The children share, in one
  * MAP_SHARED region made before the first fork: the array of connection counts that spreads
  * connections evenly (see ioloop.h), and the backend health record (backend.h), so a restart
  * of the database is logged once and every child drops its pre-restart connection before
@@ -39,6 +42,7 @@
 #include "clock.h"
 #include "ioloop.h"
 #include "log.h"
+#include "workq.h"
 #include "xalloc.h"
 
 #define RESTART_DELAY_MS 1000
@@ -62,22 +66,59 @@ struct child_slot {
 struct child_ctx {
     const struct s2_config *cfg;
     struct s2_auth *auth;
+    struct s2_workq queue;    /* jobs read and not yet worked (this thread only) */
+    struct s2_job *jobs;      /* cfg->batch entries */
     struct s2_reply *replies; /* cfg->batch entries */
+    size_t nreplies;
+    struct event *work;       /* zero-delay timer: work the next group */
     struct s2_ioloop *loop;
 };
+
+static const struct timeval zero_tv = {0, 0};
+
+static void child_settled(void *arg, const struct s2_job *j)
+{
+    struct child_ctx *cc = arg;
+    cc->replies[cc->nreplies++] = (struct s2_reply){
+        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+}
+
+static void child_flush(void *arg)
+{
+    struct child_ctx *cc = arg;
+    if (cc->nreplies > 0)
+        s2_ioloop_reply(cc->loop, cc->replies, cc->nreplies);
+    cc->nreplies = 0;
+}
+
+/* A timer rather than event_active: timers run after the loop has polled, so the replies
+ * queued by the previous group are written first. */
+static void on_child_work(evutil_socket_t fd, short what, void *arg)
+{
+    struct child_ctx *cc = arg;
+    const struct s2_auth_sink sink = {.settled = child_settled, .flush = child_flush, .arg = cc};
+    bool closed;
+    size_t n;
+
+    UNUSED(fd);
+    UNUSED(what);
+    n = s2_workq_pop(&cc->queue, cc->jobs, s2_auth_take_max(cc->auth), 0, &closed);
+    if (n == 0)
+        return;
+    s2_auth_run(cc->auth, cc->jobs, n, &sink);
+    sodium_memzero(cc->jobs, n * sizeof(*cc->jobs));
+    if (cc->queue.len > 0)
+        evtimer_add(cc->work, &zero_tv);
+}
 
 static void on_child_dispatch(struct s2_ioloop *loop, struct s2_job *jobs, size_t n, void *arg)
 {
     struct child_ctx *cc = arg;
 
-    s2_auth_batch(cc->auth, jobs, n);
-    for (size_t i = 0; i < n; i++) {
-        cc->replies[i] = (struct s2_reply){.conn_slot = jobs[i].conn_slot,
-                                           .conn_gen = jobs[i].conn_gen,
-                                           .id = jobs[i].id,
-                                           .status = jobs[i].status};
-    }
-    s2_ioloop_reply(loop, cc->replies, n);
+    UNUSED(loop);
+    s2_workq_push(&cc->queue, jobs, n);
+    if (!evtimer_pending(cc->work, NULL))
+        evtimer_add(cc->work, &zero_tv);
 }
 
 static void on_reconnect_timer(evutil_socket_t fd, short what, void *arg)
@@ -118,10 +159,17 @@ static int child_main(const struct s2_config *cfg, int listen_fd, unsigned index
     if (cfg->auth_cache_entries > 0)
         cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
     cc.replies = xcalloc(cfg->batch, sizeof(*cc.replies));
+    cc.jobs = xcalloc(cfg->batch, sizeof(*cc.jobs));
+    s2_workq_init(&cc.queue);
     cc.auth = s2_auth_new(ops, &cfg->backend, &sh->health, cache, cfg->hash_cost, cfg->batch);
     cc.loop = s2_ioloop_new(&lp);
     if (cc.loop == NULL)
         goto out;
+    cc.work = evtimer_new(s2_ioloop_base(cc.loop), on_child_work, &cc);
+    if (cc.work == NULL) {
+        log_error("cannot create the work timer");
+        goto out;
+    }
     reconnect = event_new(s2_ioloop_base(cc.loop), -1, EV_PERSIST, on_reconnect_timer, &cc);
     if (reconnect == NULL || event_add(reconnect, &every) < 0) {
         log_error("cannot arm the reconnect timer");
@@ -130,14 +178,19 @@ static int child_main(const struct s2_config *cfg, int listen_fd, unsigned index
     s2_auth_connect(cc.auth);
     rc = s2_ioloop_run(cc.loop) == 0 ? 0 : 1;
     s2_auth_get_stats(cc.auth, &st);
-    log_debug("worker %u done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64 " cache hits",
-              index, st.jobs, st.batches, st.cache_hits);
+    log_debug("worker %u done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
+              " cache hits, %" PRIu64 " verifications for unknown users, %" PRIu64 " expired",
+              index, st.jobs, st.batches, st.cache_hits, st.dummy_verifies, st.expired);
 
 out:
     if (reconnect)
         event_free(reconnect);
+    if (cc.work)
+        event_free(cc.work);
     s2_ioloop_free(cc.loop);
     s2_auth_free(cc.auth);
+    s2_workq_release(&cc.queue);
+    free(cc.jobs);
     free(cc.replies);
     authcache_free(cache);
     if (ops->thread_end)
@@ -217,6 +270,9 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
         return 1;
     }
     backend_health_init(&sh->health, &cfg->backend, true);
+    /* Made once here, before the forks, so every child (and every restart) inherits it. */
+    if (pwhash_dummy(cfg->hash_cost) == NULL)
+        log_warn("cannot make the dummy password hash yet (out of memory); will retry");
     for (unsigned i = 0; i < n; i++)
         atomic_store(&sh->counts[i], S2_IOLOOP_ABSENT);
 

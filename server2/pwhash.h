@@ -28,4 +28,14 @@ int pwhash_hash(enum pwhash_cost cost, const char *pass, size_t len, char *out);
 /* True if pass[0..len) matches the stored string (false also for a malformed string). */
 bool pwhash_verify(const char *stored, const char *pass, size_t len);
 
+/*
+ * A hash at `cost` of a random password nobody knows, made on the first call for that cost
+ * and kept for the life of the process (call it once at start, before any fork, so that every
+ * worker shares it). A VERIFY for a user that does not exist is checked against it, so that it
+ * costs what a wrong password for an existing user costs and the answer time does not tell
+ * which usernames exist. NULL only if argon2 ran out of memory (then the caller retries on a
+ * later call).
+ */
+const char *pwhash_dummy(enum pwhash_cost cost);
+
 #endif /* PWHASH_H */

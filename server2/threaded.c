@@ -3,8 +3,10 @@
  *
  * DESIGN
  *   I/O thread (this one): ioloop -> dispatch -> s2_workq_push
- *   worker i: s2_workq_pop (fair share, <= --batch) -> s2_auth_batch (cache, one database
- *             round trip, argon2) -> s2_doneq_push -> eventfd
+ *   worker i: s2_workq_pop (fair share, <= --batch) -> s2_auth_run (cache, one database
+ *             round trip per group, argon2 one job at a time) -> each settled job's reply to
+ *             s2_doneq_push before the next argon2 operation -> eventfd (only when the done
+ *             queue was empty, so the wake-ups stay coalesced)
  *   I/O thread: eventfd readable -> s2_doneq_take -> s2_ioloop_reply
  * Workers own their s2_auth (and so their database connection), made and freed on their own
  * thread between the backend's thread_init and thread_end. The auth cache and the backend
@@ -59,6 +61,28 @@ struct s2_threaded {
     struct s2_worker *workers;
 };
 
+/* Replies a worker collects between two argon2 operations. */
+struct worker_out {
+    struct s2_threaded *srv;
+    struct s2_reply *replies; /* --batch entries */
+    size_t n;
+};
+
+static void worker_settled(void *arg, const struct s2_job *j)
+{
+    struct worker_out *o = arg;
+    o->replies[o->n++] = (struct s2_reply){
+        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+}
+
+static void worker_flush(void *arg)
+{
+    struct worker_out *o = arg;
+    if (o->n > 0)
+        s2_doneq_push(&o->srv->doneq, o->replies, o->n);
+    o->n = 0;
+}
+
 static void *worker_thread_main(void *arg)
 {
     struct s2_worker *w = arg;
@@ -67,6 +91,9 @@ static void *worker_thread_main(void *arg)
     struct s2_job *jobs = xcalloc(cfg->batch, sizeof(*jobs));
     struct s2_reply *replies = xcalloc(cfg->batch, sizeof(*replies));
     struct s2_auth *auth;
+    struct worker_out out = {.srv = srv, .replies = replies};
+    const struct s2_auth_sink sink = {
+        .settled = worker_settled, .flush = worker_flush, .arg = &out};
     char name[16];
 
     snprintf(name, sizeof(name), "s2-wrk-%u", w->index);
@@ -86,15 +113,8 @@ static void *worker_thread_main(void *arg)
             s2_auth_connect(auth);
             continue;
         }
-        s2_auth_batch(auth, jobs, n);
-        for (size_t i = 0; i < n; i++) {
-            replies[i] = (struct s2_reply){.conn_slot = jobs[i].conn_slot,
-                                           .conn_gen = jobs[i].conn_gen,
-                                           .id = jobs[i].id,
-                                           .status = jobs[i].status};
-        }
+        s2_auth_run(auth, jobs, n, &sink);
         sodium_memzero(jobs, n * sizeof(*jobs));
-        s2_doneq_push(&srv->doneq, replies, n);
     }
     s2_auth_get_stats(auth, &w->stats);
     s2_auth_free(auth);
@@ -169,10 +189,14 @@ static void stop_workers(struct s2_threaded *srv)
         sum.verifies += w->stats.verifies;
         sum.cache_hits += w->stats.cache_hits;
         sum.unavailable += w->stats.unavailable;
+        sum.expired += w->stats.expired;
+        sum.dummy_verifies += w->stats.dummy_verifies;
     }
     log_info("workers done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
-             " hashes, %" PRIu64 " verifications, %" PRIu64 " cache hits, %" PRIu64 " unavailable",
-             sum.jobs, sum.batches, sum.hashes, sum.verifies, sum.cache_hits, sum.unavailable);
+             " hashes, %" PRIu64 " verifications (%" PRIu64 " for unknown users), %" PRIu64
+             " cache hits, %" PRIu64 " unavailable, %" PRIu64 " expired",
+             sum.jobs, sum.batches, sum.hashes, sum.verifies + sum.dummy_verifies,
+             sum.dummy_verifies, sum.cache_hits, sum.unavailable, sum.expired);
 }
 
 int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
@@ -197,6 +221,10 @@ int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
     if (cfg->auth_cache_entries > 0)
         srv.cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
     s2_workq_init(&srv.workq);
+    s2_workq_set_workers(&srv.workq, cfg->workers);
+    /* The dummy hash for unknown users, made once now rather than by the first request. */
+    if (pwhash_dummy(cfg->hash_cost) == NULL)
+        log_warn("cannot make the dummy password hash yet (out of memory); will retry");
     if (s2_doneq_init(&srv.doneq) < 0) {
         char ebuf[128];
         log_error("cannot create an eventfd: %s", strerror_r(errno, ebuf, sizeof(ebuf)));

@@ -54,6 +54,13 @@ static void grow(struct s2_workq *q, size_t need)
     q->head = 0;
 }
 
+void s2_workq_set_workers(struct s2_workq *q, unsigned workers)
+{
+    pthread_mutex_lock(&q->mu);
+    q->workers = workers;
+    pthread_mutex_unlock(&q->mu);
+}
+
 void s2_workq_push(struct s2_workq *q, const struct s2_job *jobs, size_t n)
 {
     pthread_mutex_lock(&q->mu);
@@ -75,6 +82,7 @@ size_t s2_workq_pop(struct s2_workq *q, struct s2_job *out, size_t max, int time
                     bool *closed)
 {
     struct timespec deadline;
+    size_t share;
     size_t k;
 
     *closed = false;
@@ -106,7 +114,8 @@ size_t s2_workq_pop(struct s2_workq *q, struct s2_job *out, size_t max, int time
         pthread_mutex_unlock(&q->mu);
         return 0;
     }
-    k = (q->len + q->idle) / (q->idle + 1); /* ceil(len / (idle + 1)) */
+    share = q->workers > q->idle + 1 ? q->workers : q->idle + 1;
+    k = (q->len + share - 1) / share; /* ceil(len / share) */
     if (k > max)
         k = max;
     if (k == 0)

@@ -22,16 +22,21 @@ struct s2_workq {
     size_t head;
     size_t len;
     unsigned idle; /* workers waiting on cv */
+    unsigned workers; /* workers that pop, 0 = unknown (see s2_workq_pop) */
     bool closed;
 };
 
 void s2_workq_init(struct s2_workq *q);
 void s2_workq_release(struct s2_workq *q);
+/* Tells the queue how many workers pop from it, for their fair share. */
+void s2_workq_set_workers(struct s2_workq *q, unsigned workers);
 /* Appends n jobs (copied) and wakes workers. */
 void s2_workq_push(struct s2_workq *q, const struct s2_job *jobs, size_t n);
 /*
  * Waits up to timeout_ms (-1 = no limit) for jobs, then moves up to max of them into out:
- * ceil(queued / (other idle workers + 1)), so a burst is spread over the idle workers.
+ * ceil(queued / workers), or ceil(queued / (other idle workers + 1)) if the number of workers
+ * is unknown, so a burst is spread over all the workers, busy ones included: a worker that
+ * took more than its share would make them wait behind its hashing while others sit idle.
  * Returns how many; 0 means the wait timed out, or the queue is closed and empty (*closed).
  */
 size_t s2_workq_pop(struct s2_workq *q, struct s2_job *out, size_t max, int timeout_ms,

@@ -27,6 +27,14 @@ Usage: s2client.py [--host H] --port P COMMAND [ARGS]
   term N PID PASS PREFIX      sends N creates of PREFIX<i> on one connection, waits until
                               server2 has read them, sends SIGTERM to PID and reads the
                               replies; prints "answered A/N, then closed" (or what happened)
+  spread NWRONG NRIGHT USER PASS
+                              on one connection, sends NWRONG verifies of USER with a wrong
+                              password and NRIGHT with PASS spread evenly among them, back to
+                              back, then reads every reply; prints "right R/NRIGHT first F
+                              last L" (F, L: ms from the send to the first and last reply)
+  timing N USER PASS          alternates N verifies of USER with a wrong password and N of
+                              an unknown user, one at a time; prints "wrong W unknown U"
+                              (median ms of each kind)
 Exit status: 0 if the command ran (whatever the answer), 1 on a client-side failure.
 """
 
@@ -307,6 +315,54 @@ def cmd_term(a):
     return 0
 
 
+def cmd_spread(a):
+    nwrong, nright, user, pw = int(a.args[0]), int(a.args[1]), a.args[2], a.args[3]
+    total = nwrong + nright
+    right_at = {(k * total) // nright + total // (2 * nright) for k in range(nright)}
+    c = Conn(a.host, a.port, timeout=120)
+    c.hello()
+    reqs = []
+    for i in range(total):
+        fid = i + 1
+        reqs.append(cred_frame(VERIFY, fid, user, pw if i in right_at else pw + "-wrong"))
+    t0 = time.monotonic()
+    c.send(b"".join(reqs))
+    first = last = None
+    right = 0
+    for _ in range(total):
+        rtype, st, rid, _p = c.read_frame()
+        now = time.monotonic()
+        if rtype != REPLY:
+            print("unexpected frame type %d" % rtype)
+            return 0
+        first = now if first is None else first
+        last = now
+        if rid - 1 in right_at and st == 0:
+            right += 1
+    print("right %d/%d first %d last %d" % (right, nright, (first - t0) * 1000, (last - t0) * 1000))
+    return 0
+
+
+def cmd_timing(a):
+    n, user, pw = int(a.args[0]), a.args[1], a.args[2]
+    c = Conn(a.host, a.port, timeout=60)
+    c.hello()
+    wrong, unknown = [], []
+    for i in range(n):
+        for kind, out in (("wrong", wrong), ("unknown", unknown)):
+            u = user if kind == "wrong" else "%s-nosuch%d" % (user, i)
+            t0 = time.monotonic()
+            st = c.request(VERIFY, 2 * i + (kind == "wrong"), u, pw + "-wrong")
+            out.append((time.monotonic() - t0) * 1000)
+            if st != 2:
+                print("%s: status %s" % (kind, status_name(st)))
+                return 0
+    wrong.sort()
+    unknown.sort()
+    print("wrong %.3f unknown %.3f" % (wrong[n // 2], unknown[n // 2]))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description="server2 protocol test client")
     p.add_argument("--host", default="127.0.0.1")
@@ -316,7 +372,8 @@ def main():
     p.add_argument("args", nargs="*")
     a = p.parse_args()
     cmds = {"hello": cmd_simple, "create": cmd_simple, "verify": cmd_simple, "ping": cmd_simple,
-            "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term}
+            "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term,
+            "spread": cmd_spread, "timing": cmd_timing}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)
         return 1

@@ -44,6 +44,9 @@ while IFS=$'\t' read -r n x r u ok err; do
     for v in "$n" "$x" "$r" "$u" "$ok" "$err"; do [[ $v =~ $number ]] || bad=$((bad + 1)); done
 done < <(col users x_rps r_mean_ms u_cpu ok errors)
 check_eq "every point has numbers (users, X, R, U, ok, errors)" "$bad" 0
+# The scripts' Redis requires a password; loadgen's INFO sampling authenticates (REDISCLI_AUTH).
+check_eq "Redis ops sampled at every 'new' point (loadgen authenticated to Redis)" \
+    "$(col load redis_ops_ps | awk '$1 == "new" && $2 ~ /^[0-9.]+$/ && $2 > 0' | wc -l)" 2
 check_eq "no errors, every point ok > 0" \
     "$(col ok errors | awk '$1 <= 0 || $2 != 0' | wc -l)" 0
 check_eq "put points: ok > 0 and no errors (every PUT answered 201 or 204)" \

@@ -3,8 +3,10 @@
 # mode, driven by s2client.py (common/PROTOCOL.md): create/verify statuses, 200 pipelined
 # requests, every kind of bad input (that connection closes, a second one carries on), the
 # backend killed (UNAVAILABLE) and restarted (OK again by itself), SIGTERM with requests in
-# flight (all answered, exit 0), flags and start-up errors, and that neither an account
-# password nor the backend URL's password ever reaches the log, even at debug level.
+# flight (all answered, exit 0), flags and start-up errors, answers one by one as each is
+# hashed, an unknown user costing a hash, and that no password (account or database) ever
+# reaches the log, even at debug level, or server2's command line: the databases require a
+# password, given in a file or the environment; a password in the URL is refused.
 # BIN_DIR selects the build (default build/release), e.g. BIN_DIR=build/asan.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -54,6 +56,12 @@ no_secrets() {
         "$(grep -c -E 'Sanitizer|runtime error:' "$f" || true)" 0
     check_eq "$1: account password not in the log" "$(grep -c -F -e "$PW" "$f" || true)" 0
     check_eq "$1: URL password not in the log" "$(grep -c -F -e "$URLPW" "$f" || true)" 0
+    local k
+    for k in redis mysql; do
+        [[ -s $ITEST_DIR/$k/password ]] || continue
+        check_eq "$1: $k password not in the log" \
+            "$(grep -c -F -e "$(<"$ITEST_DIR/$k/password")" "$f" || true)" 0
+    done
 }
 
 # True when server2 ($S2_PID) has exactly $1 child processes.
@@ -72,7 +80,9 @@ suite() {
     local kind=$1 url=$2 mode=$3
     local n="$kind-$mode" u="${kind:0:1}${mode:0:1}" out pid
 
-    start_s2 "$n" --backend "$url" --mode "$mode" --workers 2 --hash-cost min --log-level debug
+    local pwf=$ITEST_DIR/$kind/password
+    start_s2 "$n" --backend "$url" --backend-password-file "$pwf" --mode "$mode" --workers 2 \
+        --hash-cost min --log-level debug
     check_eq "$n: hello" "$(cl hello)" ok
     check_eq "$n: create" "$(cl create "${u}alice" "$PW")" ok
     check_eq "$n: create again" "$(cl create "${u}alice" "$PW")" exists
@@ -121,7 +131,8 @@ suite() {
     no_secrets "$n"
 
     # SIGTERM while slow (interactive-cost) creates are being worked on: all answered, exit 0.
-    start_s2 "$n-term" --backend "$url" --mode "$mode" --workers 2 --hash-cost interactive
+    start_s2 "$n-term" --backend "$url" --backend-password-file "$pwf" --mode "$mode" \
+        --workers 2 --hash-cost interactive
     out=$(cl term 8 "$S2_PID" "$PW" "${u}term")
     check_eq "$n: SIGTERM with 8 requests in flight" "$out" "answered 8/8 (8 ok), then closed"
     local rc=0
@@ -149,6 +160,23 @@ out=$("$S2" --backend "mysql://auth:$URLPW@h:99x/auth" 2>&1) || rc=$?
 check_eq "bad URL: exit status" "$rc" 2
 check_eq "bad URL: one line" "$(printf '%s\n' "$out" | wc -l)" 1
 check_eq "bad URL: password not echoed" "$(grep -c -F -e "$URLPW" <<<"$out" || true)" 0
+for u in "mysql://auth:$URLPW@127.0.0.1/auth" "redis://:$URLPW@127.0.0.1:6379"; do
+    rc=0
+    out=$("$S2" --backend "$u" 2>&1) || rc=$?
+    check_eq "password in the URL refused: exit status" "$rc" 2
+    check_eq "password in the URL refused: one line" "$(printf '%s\n' "$out" | wc -l)" 1
+    check_eq "password in the URL refused: password not echoed" \
+        "$(grep -c -F -e "$URLPW" <<<"$out" || true)" 0
+    if ! grep -q -- '--backend-password-file' <<<"$out" || ! grep -q S2_BACKEND_PASSWORD <<<"$out"
+    then
+        itest_not_ok "password in the URL refused: '$out' does not name both alternatives"
+    fi
+done
+rc=0
+out=$("$S2" --backend redis://127.0.0.1:1 --backend-password-file "$ITEST_DIR/nonexistent" 2>&1) ||
+    rc=$?
+check_eq "missing password file: exit status" "$rc" 2
+check_eq "missing password file: one line" "$(printf '%s\n' "$out" | wc -l)" 1
 
 # shellcheck disable=SC2119 # default run dirs
 rport=$(itest_redis_start)
@@ -157,6 +185,17 @@ mport=$(itest_mysql_start)
 [[ $rport =~ ^[0-9]+$ && $mport =~ ^[0-9]+$ ]] || itest_fail "backends did not start"
 redis_url="redis://127.0.0.1:$rport"
 mysql_url="mysql://auth@localhost/auth?socket=$ITEST_DIR/mysql/mysqld.sock"
+redis_pw=$ITEST_DIR/redis/password
+mysql_pw=$ITEST_DIR/mysql/password
+for k in redis mysql; do
+    check_eq "$k password file is mode 600" "$(stat -c %a "$ITEST_DIR/$k/password")" 600
+done
+check_eq "redis refuses a client without the password" \
+    "$(redis-cli -h 127.0.0.1 -p "$rport" ping 2>&1 | grep -c NOAUTH || true)" 1
+rc=0
+mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$mport" -u auth -e 'SELECT 1' auth \
+    >/dev/null 2>&1 || rc=$?
+check_ok "mariadb refuses user auth without the password" test "$rc" -ne 0
 
 # ---- the four backend/mode pairs ------------------------------------------------------------
 suite redis "$redis_url" threads
@@ -165,28 +204,41 @@ suite mysql "$mysql_url" threads
 suite mysql "$mysql_url" processes
 
 # ---- other URL forms ------------------------------------------------------------------------
-start_s2 unix --backend "redis://$ITEST_DIR/redis/redis.sock" --hash-cost min
+start_s2 unix --backend "redis://$ITEST_DIR/redis/redis.sock" --backend-password-file "$redis_pw" \
+    --hash-cost min
 check_eq "redis over its unix socket: verify" "$(cl verify rtalice "$PW")" ok
 check_eq "redis over its unix socket: create" "$(cl create runix "$PW")" ok
 stop_s2 unix
 
-start_s2 mysql-tcp --backend "mysql://auth@127.0.0.1:$mport/auth" --hash-cost min
+start_s2 mysql-tcp --backend "mysql://auth@127.0.0.1:$mport/auth" \
+    --backend-password-file "$mysql_pw" --hash-cost min
 check_eq "mysql over TCP: verify" "$(cl verify mtalice "$PW")" ok
 check_eq "mysql over TCP: create" "$(cl create mtcp "$PW")" ok
 stop_s2 mysql-tcp
 
-# A password in the URL is hidden from the log and from `ps`. (This redis has no password, so
-# AUTH fails and the backend stays unreachable: answers are UNAVAILABLE.)
-start_s2 urlpw --backend "redis://:$URLPW@127.0.0.1:$rport" --hash-cost min --log-level debug
+# The database password from the environment works too, and is not on the command line.
+S2_BACKEND_PASSWORD=$(<"$redis_pw") start_s2 envpw --backend "redis://127.0.0.1:$rport" \
+    --hash-cost min --log-level debug
+check_eq "password from S2_BACKEND_PASSWORD: verify" "$(cl verify rtalice "$PW")" ok
+for k in redis mysql; do
+    check_eq "$k password not in /proc/PID/cmdline of a running server2" \
+        "$(tr '\0' ' ' <"/proc/$S2_PID/cmdline" | grep -c -F -e "$(<"$ITEST_DIR/$k/password")" ||
+            true)" 0
+done
+stop_s2 envpw
+no_secrets envpw
+
+# A wrong password: AUTH fails, the backend stays unreachable (UNAVAILABLE), nothing leaks.
+printf '%s\n' "$URLPW" >"$ITEST_DIR/wrong-password"
+start_s2 urlpw --backend "redis://127.0.0.1:$rport" --backend-password-file \
+    "$ITEST_DIR/wrong-password" --hash-cost min --log-level debug
 check_eq "redis AUTH refused: unavailable" "$(cl verify rtalice "$PW")" unavailable
-check_eq "URL password not in /proc/PID/cmdline" \
-    "$(tr '\0' ' ' <"/proc/$S2_PID/cmdline" | grep -c -F -e "$URLPW" || true)" 0
 grep -q 'unreachable' "$S2_LOG" || itest_not_ok "urlpw: no 'unreachable' line in the log"
 stop_s2 urlpw
 no_secrets urlpw
 
 # ---- limits ----------------------------------------------------------------------------------
-start_s2 limits --backend "$redis_url" --hash-cost min --workers 1 --batch 3 --max-inflight 4 \
+start_s2 limits --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min --workers 1 --batch 3 --max-inflight 4 \
     --max-conns 3 --idle-timeout 1s
 check_eq "--max-inflight 4: 200 pipelined requests all answered" \
     "$(cl pipeline 200 lim "$PW")" "ok 200"
@@ -196,8 +248,37 @@ check_eq "--idle-timeout 1s: a silent connection is closed" "$(cl idle 4)" close
 grep -q 'max-conns' "$S2_LOG" || itest_not_ok "limits: no --max-conns warning in the log"
 stop_s2 limits
 
+# ---- answers per request, not per batch; unknown users cost a hash ------------------------------
+# One worker at interactive cost (~80 ms a hash): 40 pipelined verifies are answered one by
+# one as each is hashed, so the first comes long before the last, and every right password
+# among many wrong ones is accepted. (A worker that answered its whole batch at once sent all
+# 40 together after ~3 s.)
+for mode in threads processes; do
+    start_s2 "spread-$mode" --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost interactive --workers 1 \
+        --mode "$mode"
+    check_eq "spread-$mode: create" "$(cl create "spread$mode" "$PW")" ok
+    out=$(cl spread 36 4 "spread$mode" "$PW")
+    log "spread-$mode: $out"
+    read -r _ right _ first _ last <<<"$out"
+    check_eq "spread-$mode: every right password among wrong ones is ok" "$right" 4/4
+    [[ $first =~ ^[0-9]+$ && $last =~ ^[0-9]+$ ]] || itest_fail "spread-$mode: bad output '$out'"
+    check_ok "spread-$mode: answers one by one (first $first ms, last $last ms)" \
+        test $((first * 4)) -lt "$last"
+    if [[ $mode == threads ]]; then
+        # An unknown user is checked against a dummy hash of the same cost: no shortcut.
+        out=$(cl timing 5 "spread$mode" "$PW")
+        log "spread-$mode: timing $out"
+        read -r _ wrong _ unknown <<<"$out"
+        [[ $wrong =~ ^[0-9.]+$ && $unknown =~ ^[0-9.]+$ ]] || itest_fail "timing: bad output '$out'"
+        check_ok "unknown user ($unknown ms) costs at least a quarter of a wrong password ($wrong ms)" \
+            awk -v u="$unknown" -v w="$wrong" 'BEGIN { exit !(u * 4 >= w) }'
+    fi
+    stop_s2 "spread-$mode"
+    no_secrets "spread-$mode"
+done
+
 # ---- auth cache ------------------------------------------------------------------------------
-start_s2 cache --backend "$redis_url" --hash-cost min --auth-cache 100
+start_s2 cache --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min --auth-cache 100
 check_eq "cache: create" "$(cl create cacheuser "$PW")" ok
 for i in 1 2 3; do
     check_eq "cache: verify $i" "$(cl verify cacheuser "$PW")" ok
@@ -210,7 +291,10 @@ no_secrets cache
 
 # ---- backend unreachable at start: not fatal; serves as soon as it appears -------------------
 late=$(free_port)
-start_s2 late --backend "redis://127.0.0.1:$late" --hash-cost min
+mkdir -p "$ITEST_DIR/redis-late"
+ensure_password "$ITEST_DIR/redis-late/password" # the Redis started below takes this one
+start_s2 late --backend "redis://127.0.0.1:$late" \
+    --backend-password-file "$ITEST_DIR/redis-late/password" --hash-cost min
 check_eq "backend missing at start: unavailable" "$(cl verify x "$PW")" unavailable
 grep -q 'unreachable' "$S2_LOG" || itest_not_ok "late: no 'unreachable' warning"
 itest_redis_start redis-late "$late" >/dev/null
@@ -219,9 +303,10 @@ check_eq "backend appears: served" "${out%% *}" ok
 stop_s2 late
 
 # ---- port in use -----------------------------------------------------------------------------
-start_s2 busy --backend "$redis_url" --hash-cost min
+start_s2 busy --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min
 rc=0
-out=$("$S2" --backend "$redis_url" --port "$S2_PORT" 2>&1 >/dev/null) || rc=$?
+out=$("$S2" --backend "$redis_url" --backend-password-file "$redis_pw" --port "$S2_PORT" 2>&1 \
+    >/dev/null) || rc=$?
 check_eq "port in use: exit status" "$rc" 1
 check_eq "port in use: one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
 [[ $out == "server2: cannot bind 127.0.0.1:$S2_PORT: Address already in use" ]] ||

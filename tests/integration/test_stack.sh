@@ -33,11 +33,15 @@ status_is() {
     [[ $(http_code "$@") == "$want" ]]
 }
 
+# The password file of the database a URL names (scripts/redis.sh and mysql.sh make them).
+pwfile() { [[ $1 == redis* ]] && echo "$ITEST_DIR/redis/password" || echo "$ITEST_DIR/mysql/password"; }
+
 # start_stack NAME BACKEND_URL MODE S1_FLAGS...: sets S1 (url), S2_PORT, S1_PID, S2_PID.
 start_stack() {
     local name=$1 url=$2 mode=$3
     shift 3
-    itest_start "$name-server2" server2 --port 0 --backend "$url" --mode "$mode" \
+    itest_start "$name-server2" server2 --port 0 --backend "$url" \
+        --backend-password-file "$(pwfile "$url")" --mode "$mode" \
         --workers 2 --hash-cost min --log-level debug
     S2_PORT=$ITEST_PORT
     S2_PID=$ITEST_PID_LAST
@@ -160,7 +164,8 @@ server2_outage() {
     wait_until 10 status_is 503 -u "$user:$PASS" "$S1/files/f1" ||
         itest_not_ok "$name: no 503 after server2 was killed"
     check_eq "$name: /healthz 503 without server2" "$(http_code "$S1/healthz")" 503
-    itest_start "$name-server2b" server2 --port "$S2_PORT" --backend "$url" --mode "$mode" \
+    itest_start "$name-server2b" server2 --port "$S2_PORT" --backend "$url" \
+        --backend-password-file "$(pwfile "$url")" --mode "$mode" \
         --workers 2 --hash-cost min
     S2_PID=$ITEST_PID_LAST
     if wait_until 10 status_is 200 -u "$user:$PASS" "$S1/files/f1"; then

@@ -110,6 +110,11 @@ static void test_backend_url_redis_auth(void **state)
     backend_url_wipe(&u);
     assert_false(u.has_password);
     assert_string_equal(u.password, "");
+
+    /* an ACL user whose password server2 takes from a file or the environment */
+    parse_ok("redis://app@h", &u);
+    assert_string_equal(u.user, "app");
+    assert_false(u.has_password);
 }
 
 static void test_backend_url_mysql(void **state)
@@ -204,7 +209,6 @@ static void test_backend_url_malformed(void **state)
     parse_bad("redis://h o", "space");
     parse_bad("redis://h\tx", "control");
     parse_bad("redis://ho$t", "bad character in host");
-    parse_bad("redis://user@h", "needs a password");
     parse_bad("redis://@h", "empty user info");
     parse_bad("redis://:6379", "port given without a host");
     parse_bad("redis://h?socket=/x", "unknown parameter 'socket'");

@@ -2,7 +2,9 @@
  * test_s2_auth.c - server2's batch logic (auth.c) and backend session (backend.c) against a
  * fake backend_ops: mixed batches in one round trip, repeated names inside a batch, invalid
  * input that never reaches the database, backend failures -> UNAVAILABLE, reconnect
- * throttling, per-op errors, and the auth cache (hit, and a changed stored hash).
+ * throttling, per-op errors, the auth cache (hit, and a changed stored hash), expired jobs
+ * answered unworked, each answer handed on before the next hash, and unknown users checked
+ * against the dummy hash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "log.h"
 
@@ -513,6 +516,201 @@ static void test_s2_auth_cache(void **state)
     authcache_free(cache);
 }
 
+/* A password hasher that counts its calls, can be slowed, and remembers what it was given. */
+static struct {
+    int hashes;
+    int verifies;
+    long sleep_ms;
+    char last_stored[PWHASH_STR_MAX];
+} hasher_log;
+
+static int counting_hash(enum pwhash_cost cost, const char *pass, size_t len, char *out)
+{
+    (void)cost; /* always min: the tests count calls, they do not need the real cost */
+    hasher_log.hashes++;
+    if (hasher_log.sleep_ms > 0)
+        sleep_ms(hasher_log.sleep_ms);
+    return pwhash_hash(PWHASH_MIN, pass, len, out);
+}
+
+static bool counting_verify(const char *stored, const char *pass, size_t len)
+{
+    hasher_log.verifies++;
+    snprintf(hasher_log.last_stored, sizeof(hasher_log.last_stored), "%s", stored);
+    if (hasher_log.sleep_ms > 0)
+        sleep_ms(hasher_log.sleep_ms);
+    return pwhash_verify(stored, pass, len);
+}
+
+static const struct s2_auth_hasher counting_hasher = {.hash = counting_hash,
+                                                      .verify = counting_verify};
+
+/* What a sink saw: per settled job, how many argon2 operations had run by then. */
+static struct {
+    int settled;
+    int flushes;
+    uint64_t ids[64];
+    uint8_t status[64];
+    int ops_at[64];
+    int flushed_ops_at_first; /* argon2 operations done when the first reply was flushed */
+} sink_log;
+
+static void log_settled(void *arg, const struct s2_job *j)
+{
+    (void)arg;
+    assert_true(sink_log.settled < 64);
+    sink_log.ids[sink_log.settled] = j->id;
+    sink_log.status[sink_log.settled] = j->status;
+    sink_log.ops_at[sink_log.settled] = hasher_log.hashes + hasher_log.verifies;
+    sink_log.settled++;
+}
+
+static void log_flush(void *arg)
+{
+    (void)arg;
+    if (sink_log.flushes++ == 0)
+        sink_log.flushed_ops_at_first = hasher_log.hashes + hasher_log.verifies;
+}
+
+static const struct s2_auth_sink logging_sink = {.settled = log_settled, .flush = log_flush};
+
+static void reset_logs(void)
+{
+    memset(&hasher_log, 0, sizeof(hasher_log));
+    memset(&sink_log, 0, sizeof(sink_log));
+    sink_log.flushed_ops_at_first = -1;
+}
+
+static void test_s2_auth_expired(void **state)
+{
+    struct s2_auth *a = new_auth(NULL);
+    struct s2_job jobs[4];
+    struct s2_auth_stats st;
+
+    (void)state;
+    reset_logs();
+    s2_auth_set_hasher(a, &counting_hasher);
+    jobs[0] = job(FRAME_CREATE, "late1", "pw");
+    jobs[1] = job(FRAME_VERIFY, "late2", "pw");
+    jobs[2] = job(FRAME_CREATE, "late3", "pw");
+    for (int i = 0; i < 3; i++)
+        jobs[i].deadline_ns = 1; /* long past */
+    s2_auth_run(a, jobs, 3, &logging_sink);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(jobs[i].status, FRAME_ST_EXPIRED);
+    assert_int_equal(fake.batches, 0); /* no database work */
+    assert_int_equal(hasher_log.hashes + hasher_log.verifies, 0); /* and no hashing */
+    assert_int_equal(sink_log.settled, 3);
+    assert_int_equal(sink_log.status[0], FRAME_ST_EXPIRED);
+
+    /* mixed with live work: only the live job reaches the database */
+    jobs[0] = job(FRAME_CREATE, "gone", "pw");
+    jobs[0].deadline_ns = 1;
+    jobs[1] = job(FRAME_CREATE, "kept", "pw");
+    jobs[1].deadline_ns = clock_now_ns() + 60ull * 1000000000; /* a minute from now */
+    jobs[2] = job(FRAME_VERIFY, "gone", "pw");
+    jobs[2].deadline_ns = 1;
+    s2_auth_run(a, jobs, 3, &logging_sink);
+    assert_int_equal(jobs[0].status, FRAME_ST_EXPIRED);
+    assert_int_equal(jobs[1].status, FRAME_ST_OK);
+    assert_int_equal(jobs[2].status, FRAME_ST_EXPIRED);
+    assert_int_equal(fake.batches, 1);
+    assert_int_equal(fake.last_creates, 1);
+    assert_int_equal(fake.last_lookups, 0);
+    assert_int_equal(hasher_log.hashes, 1);
+    assert_int_equal(find_user("gone"), -1);
+    s2_auth_get_stats(a, &st);
+    assert_int_equal(st.expired, 5);
+    s2_auth_free(a);
+}
+
+static void test_s2_auth_replies_before_hashing_ends(void **state)
+{
+    struct s2_auth *a = new_auth(NULL);
+    struct s2_job jobs[8];
+
+    (void)state;
+    /* verifies: one round trip for all, then one hash each, each answered when done */
+    reset_logs();
+    s2_auth_set_hasher(a, &counting_hasher);
+    jobs[0] = job(FRAME_CREATE, "henry", "right");
+    s2_auth_batch(a, jobs, 1);
+    reset_logs();
+    fake.batches = 0;
+    for (int i = 0; i < 8; i++)
+        jobs[i] = job(FRAME_VERIFY, "henry", i == 5 ? "right" : "wrong");
+    s2_auth_run(a, jobs, 8, &logging_sink);
+    assert_int_equal(fake.batches, 1);
+    assert_int_equal(hasher_log.verifies, 8);
+    assert_int_equal(sink_log.settled, 8);
+    assert_int_equal(sink_log.ops_at[0], 1); /* the first answer came after one hash ... */
+    assert_int_equal(sink_log.flushed_ops_at_first, 1); /* ... and was handed on before the 2nd */
+    assert_int_equal(sink_log.status[5], FRAME_ST_OK);
+    assert_int_equal(sink_log.status[4], FRAME_ST_DENIED);
+    s2_auth_free(a);
+
+    /* creates at a cost above min: one hash per group, each answered before the next hash */
+    a = s2_auth_new(&fake_ops, &fake_url, &health, NULL, PWHASH_INTERACTIVE, 64);
+    s2_auth_set_hasher(a, &counting_hasher);
+    reset_logs();
+    fake.batches = 0;
+    jobs[0] = job(FRAME_CREATE, "ivy0", "pw");
+    jobs[1] = job(FRAME_CREATE, "ivy1", "pw");
+    jobs[2] = job(FRAME_CREATE, "ivy2", "pw");
+    jobs[3] = job(FRAME_CREATE, "ivy3", "pw");
+    s2_auth_run(a, jobs, 4, &logging_sink);
+    assert_int_equal(fake.batches, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(jobs[i].status, FRAME_ST_OK);
+        assert_int_equal(sink_log.ops_at[i], i + 1);
+    }
+    assert_int_equal(sink_log.flushed_ops_at_first, 1);
+    s2_auth_free(a);
+
+    /* creates at cost min but slow hashes: a group stops once it has hashed ~2 ms */
+    a = new_auth(NULL);
+    s2_auth_set_hasher(a, &counting_hasher);
+    reset_logs();
+    hasher_log.sleep_ms = 1;
+    fake.batches = 0;
+    for (int i = 0; i < 8; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "jack%d", i);
+        jobs[i] = job(FRAME_CREATE, name, "pw");
+    }
+    s2_auth_run(a, jobs, 8, &logging_sink);
+    assert_true(fake.batches >= 4); /* each hash takes >= 1 ms: at most 2 per group */
+    assert_true(sink_log.ops_at[0] <= 2);
+    assert_true(sink_log.flushed_ops_at_first <= 3);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(jobs[i].status, FRAME_ST_OK);
+    s2_auth_free(a);
+}
+
+static void test_s2_auth_unknown_user_dummy(void **state)
+{
+    struct s2_auth *a = new_auth(NULL);
+    struct s2_job jobs[2];
+    struct s2_auth_stats st;
+    const char *dummy = pwhash_dummy(PWHASH_MIN);
+
+    (void)state;
+    assert_non_null(dummy);
+    assert_memory_equal(dummy, "$argon2id$", 10);
+    assert_ptr_equal(pwhash_dummy(PWHASH_MIN), dummy); /* made once */
+    reset_logs();
+    s2_auth_set_hasher(a, &counting_hasher);
+    jobs[0] = job(FRAME_VERIFY, "nosuchuser", "guess");
+    s2_auth_run(a, jobs, 1, &logging_sink);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    assert_int_equal(hasher_log.verifies, 1); /* the verifier ran ... */
+    assert_string_equal(hasher_log.last_stored, dummy); /* ... against the dummy hash */
+    s2_auth_get_stats(a, &st);
+    assert_int_equal(st.dummy_verifies, 1);
+    assert_int_equal(st.verifies, 0);
+    s2_auth_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +723,9 @@ int main(void)
         cmocka_unit_test_setup(test_s2_auth_op_errors, setup),
         cmocka_unit_test_setup(test_s2_auth_verify_repeats, setup),
         cmocka_unit_test_setup(test_s2_auth_cache, setup),
+        cmocka_unit_test_setup(test_s2_auth_expired, setup),
+        cmocka_unit_test_setup(test_s2_auth_replies_before_hashing_ends, setup),
+        cmocka_unit_test_setup(test_s2_auth_unknown_user_dummy, setup),
     };
     return cmocka_run_group_tests_name("s2_auth", tests, group_setup, group_teardown);
 }

@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -148,25 +150,72 @@ static void test_s2_config_password_hidden(void **state)
 {
     struct s2_config c;
     char err[S2_CONFIG_ERR_LEN];
-    char desc[2048];
     char url[] = "mysql://auth:s3cr3t@127.0.0.1/auth";
     char bad[] = "mysql://auth:s3cr3t@127.0.0.1:99x/auth";
     char *argv[] = {"server2", "--backend", url, NULL};
     char *argv_bad[] = {"server2", "--backend", bad, NULL};
 
     (void)state;
+    /* a password on the command line is refused (and still hidden from `ps`) */
     s2_config_defaults(&c);
-    assert_int_equal(s2_config_parse(&c, 3, argv, err), S2_CONFIG_OK);
-    assert_string_equal(c.backend.password, "s3cr3t");
-    assert_string_equal(url, "mysql://auth:******@127.0.0.1/auth"); /* `ps` shows this */
-    s2_config_describe(&c, desc, sizeof(desc));
-    assert_null(strstr(desc, "s3cr3t"));
-    assert_non_null(strstr(desc, "mysql://auth:***@127.0.0.1:3306/auth"));
+    assert_int_equal(s2_config_parse(&c, 3, argv, err), S2_CONFIG_ERROR);
+    assert_non_null(strstr(err, "--backend-password-file"));
+    assert_non_null(strstr(err, S2_BACKEND_PASSWORD_ENV));
+    assert_null(strstr(err, "s3cr3t"));
+    assert_null(strchr(err, '\n'));
+    assert_string_equal(url, "mysql://auth:******@127.0.0.1/auth");
+    assert_string_equal(c.backend.password, ""); /* wiped */
 
     s2_config_defaults(&c);
     assert_int_equal(s2_config_parse(&c, 3, argv_bad, err), S2_CONFIG_ERROR);
     assert_null(strstr(err, "s3cr3t"));
     assert_null(strstr(bad, "s3cr3t"));
+}
+
+static void test_s2_config_password_file_env(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+    char desc[2048];
+    char path[] = "/tmp/test_s2_config_pw_XXXXXX";
+    int fd = mkstemp(path);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "f1le-pw\nignored\n", 16), 16);
+    close(fd);
+    unsetenv(S2_BACKEND_PASSWORD_ENV);
+
+    assert_int_equal(parse(&c, err, "-b", "mysql://auth@127.0.0.1/auth",
+                           "--backend-password-file", path, NULL),
+                     S2_CONFIG_OK);
+    assert_true(c.backend.has_password);
+    assert_string_equal(c.backend.password, "f1le-pw");
+    s2_config_describe(&c, desc, sizeof(desc));
+    assert_null(strstr(desc, "f1le-pw"));
+
+    /* the environment, when no file is given; the file wins over it */
+    setenv(S2_BACKEND_PASSWORD_ENV, "env-pw", 1);
+    assert_int_equal(parse(&c, err, "-b", "redis://127.0.0.1", NULL), S2_CONFIG_OK);
+    assert_true(c.backend.has_password);
+    assert_string_equal(c.backend.password, "env-pw");
+    assert_int_equal(parse(&c, err, "-b", "redis://127.0.0.1", "--backend-password-file", path,
+                           NULL),
+                     S2_CONFIG_OK);
+    assert_string_equal(c.backend.password, "f1le-pw");
+    /* a redis ACL user with its password from the environment; without one: refused */
+    assert_int_equal(parse(&c, err, "-b", "redis://acl@127.0.0.1", NULL), S2_CONFIG_OK);
+    assert_string_equal(c.backend.user, "acl");
+    assert_string_equal(c.backend.password, "env-pw");
+    unsetenv(S2_BACKEND_PASSWORD_ENV);
+    expect_error("a redis user needs a password", parse(&c, err, "-b", "redis://acl@h", NULL), err);
+    assert_int_equal(parse(&c, err, "-b", "redis://127.0.0.1", NULL), S2_CONFIG_OK);
+    assert_false(c.backend.has_password);
+
+    unlink(path);
+    expect_error("cannot open", parse(&c, err, "-b", "redis://h", "--backend-password-file", path,
+                                      NULL),
+                 err);
 }
 
 int main(void)
@@ -176,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_s2_config_values),
         cmocka_unit_test(test_s2_config_errors),
         cmocka_unit_test(test_s2_config_password_hidden),
+        cmocka_unit_test(test_s2_config_password_file_env),
     };
     return cmocka_run_group_tests_name("s2_config", tests, NULL, NULL);
 }

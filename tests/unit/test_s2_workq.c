@@ -52,6 +52,25 @@ static void test_s2_workq_batches(void **state)
     s2_workq_release(&q);
 }
 
+static void test_s2_workq_fair_share(void **state)
+{
+    struct s2_workq q;
+    struct s2_job in[100];
+    struct s2_job out[64];
+    bool closed;
+
+    (void)state;
+    s2_workq_init(&q);
+    s2_workq_set_workers(&q, 4);
+    fill(in, 100, 1);
+    s2_workq_push(&q, in, 100);
+    /* no worker is idle, but three others will want work: a quarter, not the batch of 64 */
+    assert_int_equal(s2_workq_pop(&q, out, 64, 0, &closed), 25);
+    assert_int_equal(s2_workq_pop(&q, out, 64, 0, &closed), 19); /* ceil(75 / 4) */
+    assert_int_equal(s2_workq_pop(&q, out, 10, 0, &closed), 10); /* and never above max */
+    s2_workq_release(&q);
+}
+
 static void test_s2_workq_timeout(void **state)
 {
     struct s2_workq q;
@@ -152,6 +171,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_s2_workq_batches),
+        cmocka_unit_test(test_s2_workq_fair_share),
         cmocka_unit_test(test_s2_workq_timeout),
         cmocka_unit_test(test_s2_doneq),
         cmocka_unit_test(test_s2_workq_threads),
