@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,11 +132,58 @@ static int openat2_beneath(int dirfd, const char *name, uint64_t flags)
     return fd < 0 ? -errno : (int)fd;
 }
 
+/*
+ * Whether fd, opened beneath root_fd through a symlink, is really a file of a reserved
+ * directory (the upload store): its path relative to the root, as the kernel resolved it, has
+ * a segment starting with FILES_RESERVED_PREFIX. A name that spells such a segment is refused
+ * before any open; this catches a symlink such as `st -> .s1store` or `x -> .s1store/0.seg`.
+ * When the paths cannot be read, the answer is yes (refuse).
+ */
+static bool resolves_into_reserved(int root_fd, int fd)
+{
+    char link[64], root[PATH_MAX], path[PATH_MAX];
+    ssize_t rl, pl;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+    rl = readlink(link, root, sizeof(root) - 1);
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    pl = readlink(link, path, sizeof(path) - 1);
+    if (rl <= 0 || pl <= 0 || rl >= (ssize_t)sizeof(root) - 1 || pl >= (ssize_t)sizeof(path) - 1)
+        return true;
+    root[rl] = '\0';
+    path[pl] = '\0';
+    if (strcmp(root, "/") == 0)
+        rl = 0;
+    if (strncmp(path, root, (size_t)rl) != 0 || path[rl] != '/')
+        return true; /* not beneath the root after all */
+    return files_name_is_reserved(path + rl + 1, (size_t)(pl - rl - 1));
+}
+
 int files_open(const struct files *f, const char *name, bool direct)
 {
     /* O_NONBLOCK: opening a FIFO must not block the worker (it is then refused as irregular) */
     uint64_t flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (direct ? O_DIRECT : 0);
-    return openat2_beneath(f->root_fd, name, flags);
+    struct open_how how = {
+        .flags = flags,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+    };
+    long fd;
+
+    if ((flags & O_DIRECT) && odirect_disabled_for_test())
+        return -EINVAL;
+    /* Without a symlink on the way the file is the name as spelled, which was checked (no
+     * reserved segment); only a path through a symlink needs its resolved path checked. */
+    do {
+        fd = syscall(SYS_openat2, f->root_fd, name, &how, sizeof(how));
+    } while (fd < 0 && errno == EAGAIN);
+    if (fd >= 0 || errno != ELOOP)
+        return fd < 0 ? -errno : (int)fd;
+    fd = openat2_beneath(f->root_fd, name, flags);
+    if (fd >= 0 && resolves_into_reserved(f->root_fd, (int)fd)) {
+        close((int)fd);
+        return -EXDEV; /* answered as a name that resolves outside the root: 404 */
+    }
+    return (int)fd;
 }
 
 int files_open_dir(const struct files *f, const char *dir)

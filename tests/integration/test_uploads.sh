@@ -98,6 +98,17 @@ check_get "0-byte file reads back empty" empty "$DATA/zero"
 check_eq "2 MiB upload: 201" "$(put "${ALICE[@]}" "$DATA/two" two)" 201
 check_get "2 MiB upload byte-exact" two "$DATA/two"
 check_eq "PUT without credentials: 401" "$(put "$DATA/small1" noauth)" 401
+# a symlink into the store, made by whoever can write under --root, never serves a segment
+ln -s .s1store "$ROOT/st"
+ln -s .s1store/00000000.seg "$ROOT/x.seg"
+for name in st/00000000.seg x.seg; do
+    rm -f "$ITEST_DIR/seg.got"
+    st=$(curl -s -o "$ITEST_DIR/seg.got" -w '%{http_code}' --max-time 10 "${ALICE[@]}" "$S1/files/$name" || true)
+    check_eq "GET $name (a symlink into the store): 404" "$st" 404
+    check_ok "  ... and no byte of the segment" bash -c "! grep -q 'hunter\|[^[:print:]]' '$ITEST_DIR/seg.got'"
+    check_eq "PUT $name: not stored through the link (403)" "$(put "${ALICE[@]}" "$DATA/small1" "$name")" 403
+done
+rm -f "$ROOT/st" "$ROOT/x.seg"
 check_eq "PUT with a wrong password: 401" "$(put -u alice:wrong "$DATA/small1" noauth)" 401
 check_eq "  ... nothing stored" "$(code "${ALICE[@]}" "$S1/files/noauth")" 404
 

@@ -14,6 +14,10 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "../../server1/files.h"
 
 static char out[FILES_NAME_MAX + 1];
@@ -161,6 +165,63 @@ static void test_files_name_is_reserved_cases(void **state)
     assert_false(files_name_is_reserved("ab/.s1", 2));
 }
 
+
+/* ---- opening beneath the root: a symlink into the upload store is refused ---- */
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+    char p[512];
+    FILE *fp;
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    fp = fopen(p, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void link_at(const char *dir, const char *target, const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    assert_int_equal(symlink(target, p), 0);
+}
+
+static void test_files_open_refuses_store_symlinks(void **state)
+{
+    char dir[] = "/tmp/test_files_open.XXXXXX", p[512], cmd[600], err[FILES_ERR_LEN];
+    struct files f;
+    int fd;
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof(p), "%s/.s1store", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/sub", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    put_file(dir, ".s1store/00000000.seg", "someone's upload");
+    put_file(dir, "real.txt", "operator's file");
+    link_at(dir, ".s1store", "st");                            /* a directory link */
+    link_at(dir, ".s1store/00000000.seg", "x.seg");            /* a file link */
+    link_at(dir, "../.s1store/00000000.seg", "sub/deep.seg");  /* through a subdirectory */
+    link_at(dir, "real.txt", "ok.txt");                        /* a link that stays allowed */
+    link_at(dir, "sub", "sublink");
+
+    assert_int_equal(files_init(&f, dir, FILES_BUFFERED, err), 0);
+    assert_int_equal(files_open(&f, "st/00000000.seg", false), -EXDEV);
+    assert_int_equal(files_open(&f, "x.seg", false), -EXDEV);
+    assert_int_equal(files_open(&f, "sub/deep.seg", false), -EXDEV);
+    assert_int_equal(files_open(&f, "sublink/deep.seg", false), -EXDEV);
+    fd = files_open(&f, "ok.txt", false);
+    assert_true(fd >= 0);
+    close(fd);
+    fd = files_open(&f, "real.txt", false);
+    assert_true(fd >= 0);
+    close(fd);
+    files_release(&f);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_files_path_traversal),
         cmocka_unit_test(test_files_path_lengths),
         cmocka_unit_test(test_files_name_is_reserved_cases),
+        cmocka_unit_test(test_files_open_refuses_store_symlinks),
     };
     return cmocka_run_group_tests_name("files_path", tests, NULL, NULL);
 }
