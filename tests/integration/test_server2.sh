@@ -58,8 +58,15 @@ stop_s2() {
 cl() { python3 "$CLIENT" --port "$S2_PORT" --secret-file "$SECRET" "$@"; }
 # a client that holds another secret
 cl_other() { python3 "$CLIENT" --port "$S2_PORT" --secret-file "$OTHER_SECRET" "$@"; }
-# rcli ARGS...: redis-cli on the test's Redis, to look in the database itself
-rcli() { redis-cli -s "$ITEST_DIR/redis/redis.sock" "$@"; }
+# rcli ARGS...: redis-cli on the test's Redis, to look in the database itself (with its
+# password, when scripts/redis.sh made one)
+rcli() {
+    if [[ -s $ITEST_DIR/redis/password ]]; then
+        REDISCLI_AUTH=$(<"$ITEST_DIR/redis/password") redis-cli -s "$ITEST_DIR/redis/redis.sock" "$@"
+    else
+        redis-cli -s "$ITEST_DIR/redis/redis.sock" "$@"
+    fi
+}
 
 # no_secrets NAME: neither password in NAME's log (nor a sanitizer report: asan/tsan builds).
 no_secrets() {
