@@ -218,8 +218,9 @@ check_eq "link: no account for the client with another secret" "$(rcli EXISTS us
 check_eq "link: the accepted CREATE is in the database" "$(rcli EXISTS user:linkfree3)" 1
 check_eq "link: the name is still free" "$(cl create linkfree1 "$PW")" ok
 check_eq "link: the name is still free (2)" "$(cl create linkfree2 "$PW")" ok
-check_eq "link: both failures logged with the peer" \
-    "$(grep -c 'connection from 127.0.0.1:[0-9]* failed link authentication' "$S2_LOG")" 2
+# (a warning a second at most: the count is checked below, in the line at exit)
+check_ok "link: a failure is logged with the peer" \
+    grep -q 'connection from 127.0.0.1:[0-9]* failed link authentication' "$S2_LOG"
 stop_s2 link
 grep -q "closed for bad input, 2 of them for failing link authentication" "$S2_LOG" ||
     itest_not_ok "link: no count of 2 failed handshakes at exit"
