@@ -6,6 +6,14 @@
 
 #include <string.h>
 
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
 static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -14,6 +22,14 @@ static uint32_t get32(const uint8_t *p)
 static uint16_t get16(const uint8_t *p)
 {
     return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -37,6 +53,17 @@ static enum frame_result bad(const char **why, const char *reason)
     return FRAME_BAD;
 }
 
+static void put_header(uint8_t *p, size_t plen, uint8_t type, uint8_t status, uint64_t id,
+                       uint32_t budget_ms)
+{
+    put32(p, (uint32_t)plen);
+    p[4] = type;
+    p[5] = status;
+    put16(p + 6, 0);
+    put64(p + 8, id);
+    put32(p + 16, budget_ms);
+}
+
 enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, size_t *used,
                                const char **why)
 {
@@ -56,21 +83,30 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
     memset(f, 0, sizeof(*f));
     f->type = p[4];
     f->status = p[5];
-    f->id = get32(p + 8);
+    f->id = get64(p + 8);
+    f->budget_ms = get32(p + 16);
     p += FRAME_HEADER_SIZE;
 
     switch (f->type) {
     case FRAME_HELLO:
-        if (plen != 6)
-            return bad(why, "HELLO payload is not 6 bytes");
+        if (plen != FRAME_HELLO_PAYLOAD)
+            return bad(why, "HELLO payload is not 38 bytes");
         if (get32(p) != FRAME_MAGIC)
             return bad(why, "HELLO magic is wrong");
         f->version = get16(p + 4);
+        memcpy(f->nonce, p + 6, FRAME_NONCE_SIZE);
         break;
     case FRAME_HELLO_ACK:
-        if (plen != 2)
-            return bad(why, "HELLO_ACK payload is not 2 bytes");
+        if (plen != FRAME_HELLO_ACK_PAYLOAD)
+            return bad(why, "HELLO_ACK payload is not 66 bytes");
         f->version = get16(p);
+        memcpy(f->nonce, p + 2, FRAME_NONCE_SIZE);
+        memcpy(f->mac, p + 2 + FRAME_NONCE_SIZE, FRAME_MAC_SIZE);
+        break;
+    case FRAME_AUTH:
+        if (plen != FRAME_AUTH_PAYLOAD)
+            return bad(why, "AUTH payload is not 32 bytes");
+        memcpy(f->mac, p, FRAME_MAC_SIZE);
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
@@ -86,9 +122,22 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
         memcpy(f->pass, p + 3 + f->user_len, f->pass_len);
         break;
     case FRAME_REPLY:
+        if (plen < 2)
+            return bad(why, "REPLY payload too short");
+        f->req_type = p[0];
+        f->user_len = p[1];
+        if (f->req_type != FRAME_CREATE && f->req_type != FRAME_VERIFY &&
+            f->req_type != FRAME_PING)
+            return bad(why, "REPLY echoes a type that is not a request");
+        if (f->user_len > ACCOUNT_USER_MAX)
+            return bad(why, "username length over the limit");
+        if (plen != 2u + f->user_len)
+            return bad(why, "REPLY echo length does not add up to the payload length");
+        memcpy(f->user, p + 2, f->user_len);
+        break;
     case FRAME_PING:
         if (plen != 0)
-            return bad(why, "REPLY/PING payload is not empty");
+            return bad(why, "PING payload is not empty");
         break;
     default:
         return bad(why, "unknown frame type");
@@ -104,10 +153,13 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
 
     switch (f->type) {
     case FRAME_HELLO:
-        plen = 6;
+        plen = FRAME_HELLO_PAYLOAD;
         break;
     case FRAME_HELLO_ACK:
-        plen = 2;
+        plen = FRAME_HELLO_ACK_PAYLOAD;
+        break;
+    case FRAME_AUTH:
+        plen = FRAME_AUTH_PAYLOAD;
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
@@ -116,6 +168,12 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         plen = 3u + f->user_len + f->pass_len;
         break;
     case FRAME_REPLY:
+        if (f->user_len > ACCOUNT_USER_MAX ||
+            (f->req_type != FRAME_CREATE && f->req_type != FRAME_VERIFY &&
+             f->req_type != FRAME_PING))
+            return 0;
+        plen = 2u + f->user_len;
+        break;
     case FRAME_PING:
         plen = 0;
         break;
@@ -124,19 +182,21 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
     }
     if (cap < FRAME_HEADER_SIZE + plen)
         return 0;
-    put32(p, (uint32_t)plen);
-    p[4] = f->type;
-    p[5] = f->status;
-    put16(p + 6, 0);
-    put32(p + 8, f->id);
+    put_header(p, plen, f->type, f->status, f->id, f->budget_ms);
     p += FRAME_HEADER_SIZE;
     switch (f->type) {
     case FRAME_HELLO:
         put32(p, FRAME_MAGIC);
         put16(p + 4, f->version);
+        memcpy(p + 6, f->nonce, FRAME_NONCE_SIZE);
         break;
     case FRAME_HELLO_ACK:
         put16(p, f->version);
+        memcpy(p + 2, f->nonce, FRAME_NONCE_SIZE);
+        memcpy(p + 2 + FRAME_NONCE_SIZE, f->mac, FRAME_MAC_SIZE);
+        break;
+    case FRAME_AUTH:
+        memcpy(p, f->mac, FRAME_MAC_SIZE);
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
@@ -145,26 +205,37 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         memcpy(p + 3, f->user, f->user_len);
         memcpy(p + 3 + f->user_len, f->pass, f->pass_len);
         break;
+    case FRAME_REPLY:
+        p[0] = f->req_type;
+        p[1] = f->user_len;
+        memcpy(p + 2, f->user, f->user_len);
+        break;
     default:
         break;
     }
     return FRAME_HEADER_SIZE + plen;
 }
 
-size_t frame_encode_hello(void *buf, size_t cap)
+size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, const char *user,
+                          size_t user_len, void *buf, size_t cap)
 {
-    struct frame f = {.type = FRAME_HELLO, .version = FRAME_VERSION};
-    return frame_encode(&f, buf, cap);
+    uint8_t *p = buf;
+    size_t plen = 2 + user_len;
+
+    if ((req_type != FRAME_CREATE && req_type != FRAME_VERIFY && req_type != FRAME_PING) ||
+        user_len > ACCOUNT_USER_MAX || cap < FRAME_HEADER_SIZE + plen)
+        return 0;
+    put_header(p, plen, FRAME_REPLY, (uint8_t)st, id, 0);
+    p[FRAME_HEADER_SIZE] = req_type;
+    p[FRAME_HEADER_SIZE + 1] = (uint8_t)user_len;
+    if (user_len > 0)
+        memcpy(p + FRAME_HEADER_SIZE + 2, user, user_len);
+    return FRAME_HEADER_SIZE + plen;
 }
 
-size_t frame_encode_reply(uint32_t id, enum frame_status st, void *buf, size_t cap)
-{
-    struct frame f = {.type = FRAME_REPLY, .status = (uint8_t)st, .id = id};
-    return frame_encode(&f, buf, cap);
-}
-
-size_t frame_encode_cred(enum frame_type type, uint32_t id, const char *user, size_t user_len,
-                         const char *pass, size_t pass_len, void *buf, size_t cap)
+size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, const char *user,
+                         size_t user_len, const char *pass, size_t pass_len, void *buf,
+                         size_t cap)
 {
     uint8_t *p = buf;
     size_t plen = 3 + user_len + pass_len;
@@ -172,15 +243,12 @@ size_t frame_encode_cred(enum frame_type type, uint32_t id, const char *user, si
     if ((type != FRAME_CREATE && type != FRAME_VERIFY) || user_len > ACCOUNT_USER_MAX ||
         pass_len > ACCOUNT_PASS_MAX || cap < FRAME_HEADER_SIZE + plen)
         return 0;
-    put32(p, (uint32_t)plen);
-    p[4] = (uint8_t)type;
-    p[5] = 0;
-    put16(p + 6, 0);
-    put32(p + 8, id);
-    p[12] = (uint8_t)user_len;
-    put16(p + 13, (uint16_t)pass_len);
-    memcpy(p + 15, user, user_len);
-    memcpy(p + 15 + user_len, pass, pass_len);
+    put_header(p, plen, (uint8_t)type, 0, id, budget_ms);
+    p += FRAME_HEADER_SIZE;
+    p[0] = (uint8_t)user_len;
+    put16(p + 1, (uint16_t)pass_len);
+    memcpy(p + 3, user, user_len);
+    memcpy(p + 3 + user_len, pass, pass_len);
     return FRAME_HEADER_SIZE + plen;
 }
 

@@ -94,11 +94,18 @@ cmd_start() {
         ;;
     *) die "--backend must be redis or mysql, not '$backend'" ;;
     esac
+    # the secret that authenticates the server1 <-> server2 link (common/PROTOCOL.md): made once
+    # per DIR, readable by the owner only, given to both
+    local secret=$dir/link.secret
+    if [[ ! -s $secret ]]; then
+        (umask 077 && head -c 32 /dev/urandom >"$secret") || die "cannot write $secret"
+    fi
     local p2 p1
     p2=$(start_prog "$dir" server2 --port 0 --backend "$url" \
         --backend-password-file "$pwfile" --mode "$mode" --workers "$workers" \
-        --hash-cost "$cost" --auth-cache "$cache")
-    p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" "$@")
+        --hash-cost "$cost" --auth-cache "$cache" --secret-file "$secret")
+    p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" \
+        --auth-secret-file "$secret" "$@")
     echo "http://127.0.0.1:$p1" | tee "$dir/url"
     STARTED=1
     log "stack up: server1 :$p1 -> server2 :$p2 -> $backend; logs in $dir; stop: $0 stop $dir"

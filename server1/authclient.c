@@ -1,9 +1,10 @@
 /*
- * authclient.c - see authclient.h. Per connection, requests in flight live in a slot table
- * (id = generation << 16 | slot, so an answer finds its slot in O(1) and a late answer to a
- * timed-out request is recognised as stale) and in a FIFO in send order; since every request
- * has the same timeout, the FIFO head is always the next to expire, and one timer per
- * connection suffices.
+ * authclient.c - see authclient.h. Per connection, requests in flight live in a slot table, in
+ * a hash index from their 64-bit id to their slot (an answer finds its request in O(1)), and in
+ * a FIFO in send order; since every request has the same timeout, the FIFO head is always the
+ * next to expire, and one timer per connection suffices. Ids count 1, 2, 3, ... from each
+ * connect and are never reused on a connection, so an id that is not in flight but not above
+ * the highest sent can only be a late answer to a request that timed out.
  */
 #include "authclient.h"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "linkauth.h"
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
@@ -27,20 +29,26 @@
 #define AC_BACKOFF_MIN_MS 100
 #define AC_BACKOFF_MAX_MS 2000
 #define AC_IN_SIZE (FRAME_MAX_SIZE * 16)
+#define AC_CONN_BITS 6  /* a handle: sequence << 22 | slot << 6 | connection */
+#define AC_SLOT_BITS 16
+_Static_assert(AUTHCLIENT_MAX_CONNS <= 1u << AC_CONN_BITS, "connection index fits a handle");
 
 enum ac_state {
     AC_DOWN,       /* waiting for the reconnect timer */
     AC_CONNECTING, /* non-blocking connect in progress */
     AC_HELLO,      /* HELLO sent, waiting for HELLO_ACK */
-    AC_UP,
+    AC_UP,         /* HELLO_ACK checked and AUTH sent: requests may go */
 };
 
 struct ac_slot {
-    uint32_t id;  /* generation << 16 | index; generation advances on each use */
-    uint32_t prev; /* FIFO links (in flight) or free-list link (next only) */
+    uint64_t id;     /* request id on the wire; unique for the life of the connection */
+    uint64_t handle; /* what authclient_cancel is given */
+    uint32_t prev;   /* FIFO links (in flight) or free-list link (next only) */
     uint32_t next;
     bool used;
     uint8_t type;
+    uint8_t user_len; /* what the REPLY must echo: type and user */
+    char user[ACCOUNT_USER_MAX];
     authclient_cb cb; /* NULL once cancelled */
     void *arg;
     uint64_t sent_ns;
@@ -66,8 +74,14 @@ struct ac_conn {
     /* input */
     char in[AC_IN_SIZE];
     size_t in_len;
+    /* link authentication */
+    uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
     /* requests */
+    uint64_t next_id; /* 1 after each connect; ids below it were sent on this connection */
+    bool suspect;     /* a request timed out: no new requests; replaced once drained */
     struct ac_slot *slots;
+    uint32_t *index;  /* id -> slot, open addressing; AC_NONE = empty */
+    uint32_t index_cap; /* power of two, >= 2 * nslots */
     uint32_t nslots;
     uint32_t free_head;
     uint32_t head; /* oldest in flight */
@@ -83,6 +97,7 @@ struct authclient {
     unsigned nconns;
     unsigned rr;
     unsigned nup;
+    uint64_t handle_seq;
     struct event flush_ev; /* activated when output is queued; runs late in the iteration */
     bool flush_pending;
 };
@@ -96,16 +111,69 @@ static struct timeval tv_from_us(uint64_t us)
     return tv;
 }
 
+/* ---- id index ---- */
+
+static uint32_t id_hash(const struct ac_conn *c, uint64_t id)
+{
+    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (c->index_cap - 1);
+}
+
+/* The slot of the request in flight with this id, or AC_NONE. */
+static uint32_t index_find(const struct ac_conn *c, uint64_t id)
+{
+    for (uint32_t h = id_hash(c, id);; h = (h + 1) & (c->index_cap - 1)) {
+        uint32_t i = c->index[h];
+        if (i == AC_NONE || c->slots[i].id == id)
+            return i;
+    }
+}
+
+static void index_add(struct ac_conn *c, uint32_t slot)
+{
+    uint32_t h = id_hash(c, c->slots[slot].id);
+    while (c->index[h] != AC_NONE)
+        h = (h + 1) & (c->index_cap - 1);
+    c->index[h] = slot;
+}
+
+/* Deletion by backward shift: later entries of the probe run move into the hole. */
+static void index_remove(struct ac_conn *c, uint64_t id)
+{
+    uint32_t mask = c->index_cap - 1;
+    uint32_t i = id_hash(c, id);
+    uint32_t j;
+
+    while (c->index[i] != AC_NONE && c->slots[c->index[i]].id != id)
+        i = (i + 1) & mask;
+    if (c->index[i] == AC_NONE)
+        return;
+    c->index[i] = AC_NONE;
+    for (j = (i + 1) & mask; c->index[j] != AC_NONE; j = (j + 1) & mask) {
+        uint32_t home = id_hash(c, c->slots[c->index[j]].id);
+        /* entry j stays if its home lies cyclically in (i, j] */
+        bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            c->index[i] = c->index[j];
+            c->index[j] = AC_NONE;
+            i = j;
+        }
+    }
+}
+
 /* ---- slots ---- */
 
 static void slots_init(struct ac_conn *c, uint32_t n)
 {
     c->slots = xcalloc(n, sizeof(*c->slots));
     c->nslots = n;
-    for (uint32_t i = 0; i < n; i++) {
-        c->slots[i].id = i;
+    for (uint32_t i = 0; i < n; i++)
         c->slots[i].next = i + 1 < n ? i + 1 : AC_NONE;
-    }
+    c->index_cap = 4;
+    while (c->index_cap < 2 * n)
+        c->index_cap *= 2;
+    c->index = xcalloc(c->index_cap, sizeof(*c->index));
+    for (uint32_t h = 0; h < c->index_cap; h++)
+        c->index[h] = AC_NONE;
     c->free_head = 0;
     c->head = c->tail = AC_NONE;
     c->inflight = 0;
@@ -117,9 +185,11 @@ static uint32_t slot_take(struct ac_conn *c)
     struct ac_slot *s = &c->slots[i];
 
     c->free_head = s->next;
-    s->id = (s->id + 0x10000u) & ~0xffffu;
-    s->id |= i;
+    s->id = c->next_id++;
+    s->handle = (++c->ac->handle_seq << (AC_SLOT_BITS + AC_CONN_BITS)) |
+                (uint64_t)i << AC_CONN_BITS | c->idx;
     s->used = true;
+    index_add(c, i);
     /* append to the FIFO */
     s->prev = c->tail;
     s->next = AC_NONE;
@@ -136,6 +206,7 @@ static void slot_release(struct ac_conn *c, uint32_t i)
 {
     struct ac_slot *s = &c->slots[i];
 
+    index_remove(c, s->id);
     if (s->prev != AC_NONE)
         c->slots[s->prev].next = s->next;
     else
@@ -147,6 +218,7 @@ static void slot_release(struct ac_conn *c, uint32_t i)
     s->used = false;
     s->cb = NULL;
     s->arg = NULL;
+    s->handle = 0;
     s->next = c->free_head;
     s->prev = AC_NONE;
     c->free_head = i;
@@ -310,6 +382,7 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
     } else {
         log_debug("auth: connection %u to %s failed (%s)", c->idx, ac->cfg->addr_str, what);
     }
+    c->suspect = false;
     /* every request in flight fails; callbacks may submit elsewhere (this one is DOWN) */
     while (c->head != AC_NONE)
         slot_finish(c, c->head, FRAME_ST_UNAVAILABLE);
@@ -317,14 +390,77 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
     c->backoff_ms = c->backoff_ms * 2 > AC_BACKOFF_MAX_MS ? AC_BACKOFF_MAX_MS : c->backoff_ms * 2;
 }
 
+/*
+ * A suspect connection with nothing left in flight: closed and replaced by a fresh one at once
+ * (from the timer, never from inside a read). The other connections carry the load meanwhile.
+ */
+static void conn_replace(struct ac_conn *c)
+{
+    log_debug("auth: replacing connection %u to %s after a timed-out request", c->idx,
+              c->ac->cfg->addr_str);
+    conn_fail(c, "replaced after a timed-out request", 0);
+    c->backoff_ms = AC_BACKOFF_MIN_MS;
+    arm_timer_us(c, 0);
+}
+
+/* Closes c because server2 broke the protocol; its requests in flight get 503. */
+static void conn_protocol_error(struct ac_conn *c, const char *why, uint64_t id)
+{
+    metrics_add(&c->ac->m->auth_protocol_errors, 1);
+    log_error("auth: protocol error from server2 at %s: %s (id %llu); reconnecting",
+              c->ac->cfg->addr_str, why, (unsigned long long)id);
+    conn_fail(c, "protocol error", 0);
+}
+
 static void send_hello(struct ac_conn *c)
 {
     char *p = out_reserve(c, FRAME_MAX_SIZE);
-    c->out_len += frame_encode_hello(p, FRAME_MAX_SIZE);
+    struct frame f = {.type = FRAME_HELLO, .version = FRAME_VERSION};
+
+    linkauth_nonce(c->nonce_c);
+    memcpy(f.nonce, c->nonce_c, sizeof(f.nonce));
+    c->out_len += frame_encode(&f, p, FRAME_MAX_SIZE);
+    c->next_id = 1;
+    c->suspect = false;
     c->state = AC_HELLO;
     arm_timer_us(c, c->ac->cfg->timeout_us);
     event_add(&c->rd_ev, NULL);
     conn_write(c);
+}
+
+/* HELLO_ACK: checks server2's proof, answers with ours (AUTH); requests may follow at once. */
+static void handle_hello_ack(struct ac_conn *c, const struct frame *f)
+{
+    struct authclient *ac = c->ac;
+    struct frame auth = {.type = FRAME_AUTH};
+    char *p;
+
+    if (f->type != FRAME_HELLO_ACK) {
+        conn_fail(c, "first frame from server2 is not HELLO_ACK", 0);
+        return;
+    }
+    if (f->status != FRAME_ST_OK || f->version != FRAME_VERSION) {
+        if (!c->warned)
+            log_error("auth: server2 at %s refused protocol version %d (%s)", ac->cfg->addr_str,
+                      FRAME_VERSION, frame_status_name((enum frame_status)f->status));
+        c->warned = true;
+        conn_fail(c, "version refused", 0);
+        return;
+    }
+    if (!linkauth_check(ac->cfg->link_key, LINKAUTH_SERVER2, c->nonce_c, f->nonce, f->mac)) {
+        metrics_add(&ac->m->auth_link_failures, 1);
+        if (!c->warned)
+            log_error("auth: server2 at %s failed link authentication (not the same secret?)",
+                      ac->cfg->addr_str);
+        c->warned = true;
+        conn_fail(c, "link authentication failed", 0);
+        return;
+    }
+    linkauth_mac(ac->cfg->link_key, LINKAUTH_SERVER1, c->nonce_c, f->nonce, auth.mac);
+    p = out_reserve(c, FRAME_MAX_SIZE);
+    c->out_len += frame_encode(&auth, p, FRAME_MAX_SIZE);
+    schedule_flush(c);
+    set_up(c);
 }
 
 static void handle_frame(struct ac_conn *c, const struct frame *f)
@@ -332,38 +468,44 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
     struct authclient *ac = c->ac;
     uint32_t i;
     struct ac_slot *s;
+    enum frame_status st;
 
     if (c->state == AC_HELLO) {
-        if (f->type != FRAME_HELLO_ACK) {
-            conn_fail(c, "first frame from server2 is not HELLO_ACK", 0);
-            return;
-        }
-        if (f->status != FRAME_ST_OK) {
-            if (!c->warned)
-                log_error("auth: server2 at %s refused protocol version %d (%s)",
-                          ac->cfg->addr_str, FRAME_VERSION,
-                          frame_status_name((enum frame_status)f->status));
-            c->warned = true;
-            conn_fail(c, "version refused", 0);
-            return;
-        }
-        set_up(c);
+        handle_hello_ack(c, f);
         return;
     }
     if (f->type != FRAME_REPLY) {
-        conn_fail(c, "unexpected frame type from server2", 0);
+        conn_protocol_error(c, "a frame that is not a REPLY", f->id);
         return;
     }
-    i = f->id & 0xffffu;
-    if (i >= c->nslots || !c->slots[i].used || c->slots[i].id != f->id) {
-        /* the answer to a request that already timed out */
-        log_debug("auth: stale answer for id %u", f->id);
+    i = index_find(c, f->id);
+    if (i == AC_NONE) {
+        if (f->id == 0 || f->id >= c->next_id) {
+            conn_protocol_error(c, "a REPLY to an id never sent", f->id);
+            return;
+        }
+        /* sent on this connection and no longer in flight: it timed out, or this repeats */
+        metrics_add(&ac->m->auth_late_replies, 1);
+        log_debug("auth: late answer for id %llu dropped", (unsigned long long)f->id);
         return;
     }
     s = &c->slots[i];
+    if (f->req_type != s->type || f->user_len != s->user_len ||
+        memcmp(f->user, s->user, s->user_len) != 0) {
+        conn_protocol_error(c, "a REPLY whose echo does not match its request", f->id);
+        return;
+    }
     if (s->type != FRAME_PING)
         metrics_auth_rtt(ac->m, clock_now_ns() - s->sent_ns);
-    slot_finish(c, i, (enum frame_status)f->status);
+    st = (enum frame_status)f->status;
+    if (st == FRAME_ST_EXPIRED) {
+        /* server2 gave up on it unworked because our budget ran out: a timeout, told early */
+        metrics_add(&ac->m->auth_timeouts, 1);
+        st = FRAME_ST_UNAVAILABLE;
+    }
+    slot_finish(c, i, st);
+    if (c->state == AC_UP && c->suspect && c->inflight == 0)
+        conn_replace(c);
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -451,11 +593,21 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     now = clock_now_ns();
     while (c->head != AC_NONE &&
            c->slots[c->head].sent_ns + c->ac->cfg->timeout_us * 1000 <= now) {
+        /* an answer may still come; the connection takes nothing new from now on */
+        if (!c->suspect)
+            log_debug("auth: connection %u to %s is suspect: a request timed out", c->idx,
+                      c->ac->cfg->addr_str);
+        c->suspect = true;
         metrics_add(&c->ac->m->auth_timeouts, 1);
         slot_finish(c, c->head, FRAME_ST_UNAVAILABLE);
+        if (c->state != AC_UP)
+            return; /* a callback's submit cannot fail this one, but be safe */
     }
-    if (c->state == AC_UP)
-        arm_request_timer(c);
+    if (c->suspect && c->inflight == 0) {
+        conn_replace(c);
+        return;
+    }
+    arm_request_timer(c);
 }
 
 static void conn_connect(struct ac_conn *c)
@@ -527,6 +679,7 @@ void authclient_free(struct authclient *ac)
         }
         event_del(&c->timer_ev);
         free(c->slots);
+        free(c->index);
         free(c->out);
     }
     free(ac->conns);
@@ -545,7 +698,7 @@ int authclient_submit(struct authclient *ac, enum frame_type type, const char *u
 
     for (unsigned k = 0; k < ac->nconns; k++) {
         struct ac_conn *cand = &ac->conns[(ac->rr + k) % ac->nconns];
-        if (cand->state == AC_UP && cand->inflight < cand->nslots) {
+        if (cand->state == AC_UP && !cand->suspect && cand->inflight < cand->nslots) {
             c = cand;
             ac->rr = (ac->rr + k + 1) % ac->nconns;
             break;
@@ -553,14 +706,20 @@ int authclient_submit(struct authclient *ac, enum frame_type type, const char *u
     }
     if (c == NULL)
         return -1;
+    if (type != FRAME_PING && user_len > ACCOUNT_USER_MAX)
+        return -1;
     i = slot_take(c);
     s = &c->slots[i];
     p = out_reserve(c, FRAME_MAX_SIZE);
     if (type == FRAME_PING) {
         struct frame f = {.type = FRAME_PING, .id = s->id};
         n = frame_encode(&f, p, FRAME_MAX_SIZE);
+        user_len = 0;
     } else {
-        n = frame_encode_cred(type, s->id, user, user_len, pass, pass_len, p, FRAME_MAX_SIZE);
+        /* the budget: all of --auth-timeout is left, since the frame leaves in this iteration */
+        uint64_t budget_ms = (ac->cfg->timeout_us + 999) / 1000;
+        n = frame_encode_cred(type, s->id, budget_ms > UINT32_MAX ? 0 : (uint32_t)budget_ms,
+                              user, user_len, pass, pass_len, p, FRAME_MAX_SIZE);
     }
     if (n == 0) {
         slot_release(c, i);
@@ -568,27 +727,29 @@ int authclient_submit(struct authclient *ac, enum frame_type type, const char *u
     }
     c->out_len += n;
     s->type = (uint8_t)type;
+    s->user_len = (uint8_t)user_len;
+    if (user_len > 0)
+        memcpy(s->user, user, user_len);
     s->cb = cb;
     s->arg = arg;
     s->sent_ns = clock_now_ns();
     if (c->head == i)
         arm_request_timer(c);
     schedule_flush(c);
-    *handle = (uint64_t)c->idx << 32 | s->id;
+    *handle = s->handle;
     return 0;
 }
 
 void authclient_cancel(struct authclient *ac, uint64_t handle)
 {
-    unsigned ci = (unsigned)(handle >> 32);
-    uint32_t id = (uint32_t)handle;
+    unsigned ci = (unsigned)(handle & ((1u << AC_CONN_BITS) - 1));
+    uint32_t i = (uint32_t)(handle >> AC_CONN_BITS) & ((1u << AC_SLOT_BITS) - 1);
     struct ac_conn *c;
-    uint32_t i = id & 0xffffu;
 
     if (ci >= ac->nconns)
         return;
     c = &ac->conns[ci];
-    if (i < c->nslots && c->slots[i].used && c->slots[i].id == id) {
+    if (i < c->nslots && c->slots[i].used && c->slots[i].handle == handle) {
         c->slots[i].cb = NULL;
         c->slots[i].arg = NULL;
     }

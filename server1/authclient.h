@@ -1,7 +1,8 @@
 /*
  * authclient.h - one worker thread's client for server2 (common/PROTOCOL.md): --auth-conns
- * persistent TCP connections in the worker's event base, HELLO first, then requests pipelined
- * with ids and matched to their answers in any order.
+ * persistent TCP connections in the worker's event base, the link handshake first (HELLO,
+ * HELLO_ACK checked against the shared key, AUTH), then requests pipelined with 64-bit ids and
+ * matched to their answers in any order.
  *
  * DESIGN: owned by one worker thread; nothing here is shared. A request goes round-robin to a
  * connection that is up and below --auth-max-inflight; if there is none, authclient_submit fails
@@ -10,6 +11,11 @@
  * UNAVAILABLE on timeout (--auth-timeout) or disconnect — unless it was cancelled first
  * (authclient_cancel), after which it gets none. A lost connection reconnects with backoff
  * (100 ms doubling to 2 s), forever. Callbacks may submit or cancel requests.
+ * An answer is taken only if its id is in flight on that connection and it echoes the
+ * request's type and user; any other answer (except a late one to a request that timed out,
+ * counted and dropped) closes the connection (503 for its requests) and reconnects. A
+ * connection on which a request timed out takes no new requests, and is replaced once nothing
+ * is left in flight on it.
  */
 #ifndef AUTHCLIENT_H
 #define AUTHCLIENT_H
@@ -20,6 +26,7 @@
 #include <sys/socket.h>
 
 #include "frame.h"
+#include "linkauth.h"
 
 struct event_base;
 struct metrics;
@@ -32,9 +39,13 @@ struct authclient_config {
     unsigned nconns;       /* --auth-conns */
     uint64_t timeout_us;   /* --auth-timeout */
     unsigned max_inflight; /* --auth-max-inflight, per connection, <= 65535 */
+    uint8_t link_key[LINKAUTH_KEY_SIZE]; /* from --auth-secret-file; never logged */
 };
 
-/* st is the REPLY status, or FRAME_ST_UNAVAILABLE on timeout or disconnect. */
+#define AUTHCLIENT_MAX_CONNS 64 /* --auth-conns at most */
+
+/* st is the REPLY status, or FRAME_ST_UNAVAILABLE on timeout, EXPIRED, disconnect or a
+ * protocol error. */
 typedef void (*authclient_cb)(void *arg, enum frame_status st);
 
 /* Starts connecting at once. cfg must outlive the client. */

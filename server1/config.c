@@ -25,6 +25,8 @@ enum {
     OPT_AUTH_CONNS,
     OPT_AUTH_TIMEOUT,
     OPT_AUTH_MAX_INFLIGHT,
+    OPT_AUTH_SECRET_FILE,
+    OPT_INSECURE_NO_SECRET,
     OPT_MAX_HEADER_BYTES,
     OPT_MAX_BODY,
     OPT_MAX_CONNS,
@@ -58,6 +60,8 @@ static const struct option long_opts[] = {
     {"auth-conns", required_argument, NULL, OPT_AUTH_CONNS},
     {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},
     {"auth-max-inflight", required_argument, NULL, OPT_AUTH_MAX_INFLIGHT},
+    {"auth-secret-file", required_argument, NULL, OPT_AUTH_SECRET_FILE},
+    {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
     {"max-header-bytes", required_argument, NULL, OPT_MAX_HEADER_BYTES},
     {"max-body", required_argument, NULL, OPT_MAX_BODY},
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
@@ -174,6 +178,10 @@ void s1_config_usage(FILE *out)
             "      --auth-max-inflight N  requests in flight per server2 connection; beyond, "
             "503\n"
             "                             (default %u)\n"
+            "      --auth-secret-file PATH  required: the link secret shared with server2,\n"
+            "                             >= 32 random bytes, mode 0600 (common/PROTOCOL.md)\n"
+            "      --insecure-no-secret   run without --auth-secret-file (all-zero link key;\n"
+            "                             only with a server2 started the same way; off)\n"
             "      --max-header-bytes SZ  request line + headers limit, else 431 (default %zu)\n"
             "      --max-body SZ          request body limit, else 413 (default %zu)\n"
             "      --max-conns N          open client connections per process; beyond, 503 and\n"
@@ -362,6 +370,14 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--auth-max-inflight", perr);
             c->authc.max_inflight = (unsigned)v;
             break;
+        case OPT_AUTH_SECRET_FILE:
+            if (optarg[0] == '\0')
+                return value_error(err, "--auth-secret-file", "empty path");
+            c->auth_secret_file = optarg;
+            break;
+        case OPT_INSECURE_NO_SECRET:
+            c->insecure_no_secret = true;
+            break;
         case OPT_MAX_HEADER_BYTES:
             if (opts_parse_size(optarg, 64, 1u << 20, &v, perr) < 0)
                 return value_error(err, "--max-header-bytes", perr);
@@ -484,6 +500,16 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
     }
     if (!auth_set && parse_auth(c, c->auth, err) < 0)
         return S1_CONFIG_ERROR;
+    if (c->auth_secret_file == NULL && !c->insecure_no_secret) {
+        snprintf(err, S1_CONFIG_ERR_LEN,
+                 "--auth-secret-file PATH is required (or --insecure-no-secret; see --help)");
+        return S1_CONFIG_ERROR;
+    }
+    if (c->auth_secret_file != NULL && c->insecure_no_secret) {
+        snprintf(err, S1_CONFIG_ERR_LEN,
+                 "--auth-secret-file and --insecure-no-secret exclude each other");
+        return S1_CONFIG_ERROR;
+    }
     return S1_CONFIG_OK;
 }
 

@@ -32,6 +32,8 @@ struct s1_config {
     unsigned threads;            /* --threads */
     const char *auth;            /* --auth HOST:PORT */
     struct authclient_config authc; /* resolved --auth, --auth-conns, --auth-timeout, ... */
+    const char *auth_secret_file; /* --auth-secret-file; main loads it into authc.link_key */
+    bool insecure_no_secret;      /* --insecure-no-secret: all-zero link key */
     size_t max_header_bytes;     /* --max-header-bytes */
     size_t max_body;             /* --max-body */
     unsigned max_conns;          /* --max-conns, per process */

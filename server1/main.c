@@ -19,6 +19,7 @@
 #include "commit.h"
 #include "config.h"
 #include "files.h"
+#include "linkauth.h"
 #include "log.h"
 #include "net.h"
 #include "worker.h"
@@ -146,6 +147,16 @@ int main(int argc, char **argv)
         break;
     }
     log_init("server1", cfg.log_level);
+    if (cfg.insecure_no_secret) {
+        linkauth_insecure_key(cfg.authc.link_key);
+        log_warn("--insecure-no-secret: the link to server2 is not authenticated");
+    } else {
+        char kerr[LINKAUTH_ERR_LEN];
+        if (linkauth_load_key(cfg.auth_secret_file, cfg.authc.link_key, kerr) < 0) {
+            fprintf(stderr, "server1: %s\n", kerr);
+            return 1;
+        }
+    }
 
     /* only this thread takes SIGTERM/SIGINT; workers inherit the blocked mask */
     sigemptyset(&sigs);

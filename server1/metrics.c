@@ -180,6 +180,27 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
             "--auth-timeout.\n"
             "# TYPE server1_auth_timeouts_total counter\nserver1_auth_timeouts_total %llu\n",
             (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_late_replies));
+    fprintf(out,
+            "# HELP server1_auth_late_replies_total Answers from server2 to requests that had "
+            "already timed out, dropped.\n"
+            "# TYPE server1_auth_late_replies_total counter\nserver1_auth_late_replies_total "
+            "%llu\n",
+            (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_protocol_errors));
+    fprintf(out,
+            "# HELP server1_auth_protocol_errors_total Connections to server2 closed for an "
+            "answer that matched no request.\n"
+            "# TYPE server1_auth_protocol_errors_total counter\n"
+            "server1_auth_protocol_errors_total %llu\n",
+            (unsigned long long)sum_u);
+    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_link_failures));
+    fprintf(out,
+            "# HELP server1_auth_link_failures_total Handshakes in which server2 did not prove "
+            "it holds the link secret.\n"
+            "# TYPE server1_auth_link_failures_total counter\n"
+            "server1_auth_link_failures_total %llu\n",
+            (unsigned long long)sum_u);
     sum_i = sum_gauge(all, n, offsetof(struct metrics, auth_conns_up));
     fprintf(out,
             "# HELP server1_auth_connections_up Connections to server2 that completed HELLO.\n"

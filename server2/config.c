@@ -37,6 +37,8 @@ enum {
     OPT_IDLE_TIMEOUT,
     OPT_LOG_LEVEL,
     OPT_BACKEND_PASSWORD_FILE,
+    OPT_SECRET_FILE,
+    OPT_INSECURE_NO_SECRET,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +56,8 @@ static const struct option long_opts[] = {
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
+    {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
     {"verbose", no_argument, NULL, 'v'},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
@@ -148,6 +152,10 @@ void s2_config_usage(FILE *out)
             "                           closed at once (default %u)\n"
             "      --idle-timeout D     close a connection silent this long, 0 = never\n"
             "                           (default %s)\n"
+            "      --secret-file PATH   required: the link secret shared with server1, >= 32\n"
+            "                           random bytes, mode 0600 (common/PROTOCOL.md)\n"
+            "      --insecure-no-secret run without --secret-file: anyone who can connect\n"
+            "                           may create and verify accounts (off)\n"
             "      --log-level LEVEL    error | warn | info | debug (default %s)\n"
             "  -v, --verbose            raise the log level by one (repeatable)\n"
             "  -V, --version            print version and build flags, exit\n"
@@ -328,6 +336,14 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
             if (parse_dur("idle-timeout", optarg, &c->idle_timeout_us, err) < 0)
                 return S2_CONFIG_ERROR;
             break;
+        case OPT_SECRET_FILE:
+            if (optarg[0] == '\0')
+                return bad(err, "--secret-file: empty path");
+            c->secret_file = optarg;
+            break;
+        case OPT_INSECURE_NO_SECRET:
+            c->insecure_no_secret = true;
+            break;
         case OPT_LOG_LEVEL:
             if (log_level_parse(optarg, &level) < 0)
                 return bad(err, "--log-level: '%s' is not error, warn, info or debug", optarg);
@@ -380,6 +396,10 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
         return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "
                         "or %s)", S2_BACKEND_PASSWORD_ENV);
+    if (c->secret_file == NULL && !c->insecure_no_secret)
+        return bad(err, "--secret-file PATH is required (or --insecure-no-secret; see --help)");
+    if (c->secret_file != NULL && c->insecure_no_secret)
+        return bad(err, "--secret-file and --insecure-no-secret exclude each other");
     c->log_level = level + verbose > LOG_DEBUG ? LOG_DEBUG : (enum log_level)(level + verbose);
     return S2_CONFIG_OK;
 }
@@ -396,8 +416,9 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-conns=%u "
-             "idle-timeout=%s log-level=%s",
+             "idle-timeout=%s log-level=%s link-secret=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
-             c->max_conns, idle, level_names[c->log_level]);
+             c->max_conns, idle, level_names[c->log_level],
+             c->insecure_no_secret ? "none" : "file");
 }

@@ -6,6 +6,7 @@
 #ifndef S2_CONFIG_H
 #define S2_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -39,6 +40,8 @@ struct s2_config {
     unsigned max_conns;
     uint64_t idle_timeout_us; /* 0 = never */
     enum log_level log_level;
+    const char *secret_file; /* --secret-file: the link secret (linkauth.h) */
+    bool insecure_no_secret; /* --insecure-no-secret: all-zero link key */
 };
 
 enum s2_config_result {

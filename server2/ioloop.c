@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "frame.h"
+#include "linkauth.h"
 #include "log.h"
 #include "net.h"
 #include "xalloc.h"
@@ -30,11 +31,33 @@
 #define ACCEPT_PAUSE_MS 100
 #define BALANCE_RECHECK_MS 5
 #define OUT_LIMIT_MIN 4096
+#define REPLY_MAX_SIZE (FRAME_HEADER_SIZE + 2 + ACCOUNT_USER_MAX)
+#define ECHO_MIN_CAP 16
 
 enum conn_state {
     CONN_HELLO = 0,   /* waiting for the client's HELLO */
-    CONN_READY = 1,   /* serving requests */
-    CONN_CLOSING = 2, /* no more reading; freed once replies are written */
+    CONN_AUTH = 1,    /* HELLO_ACK sent; waiting for the client's AUTH */
+    CONN_READY = 2,   /* serving requests */
+    CONN_CLOSING = 3, /* no more reading; freed once replies are written */
+};
+
+/*
+ * What a request in flight was, so that its REPLY can echo it (PROTOCOL.md): the workers'
+ * replies carry only the id and the status. Open addressing on the id, linear probing,
+ * deletion by backward shift (no tombstones); at most half full.
+ */
+struct echo {
+    uint64_t id;
+    bool used;
+    uint8_t type;
+    uint8_t user_len;
+    char user[ACCOUNT_USER_MAX];
+};
+
+struct echo_table {
+    struct echo *e;
+    uint32_t cap; /* 0 or a power of two */
+    uint32_t n;
 };
 
 struct s2_conn {
@@ -45,6 +68,9 @@ struct s2_conn {
     uint32_t gen;
     uint32_t inflight; /* jobs dispatched and not yet answered */
     enum conn_state state;
+    struct echo_table echo; /* one entry per CREATE/VERIFY in flight */
+    uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
+    uint8_t nonce_s[LINKAUTH_NONCE_SIZE];
     bool reading; /* EV_READ enabled */
     bool eof;     /* the peer will send nothing more */
     char peer[64];
@@ -80,10 +106,100 @@ struct s2_ioloop {
     struct ratelimit rl_bad;
     struct ratelimit rl_full;
     struct ratelimit rl_accept;
+    struct ratelimit rl_auth;
     struct s2_ioloop_stats st;
 };
 
 static void conn_kick(struct s2_conn *c);
+
+/* The link key (linkauth.h); all zero until s2_ioloop_set_link_key. */
+static uint8_t link_key[LINKAUTH_KEY_SIZE];
+
+void s2_ioloop_set_link_key(const uint8_t key[LINKAUTH_KEY_SIZE])
+{
+    memcpy(link_key, key, LINKAUTH_KEY_SIZE);
+}
+
+/* ---- echo table ---- */
+
+static uint32_t echo_hash(uint64_t id, uint32_t cap)
+{
+    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static struct echo *echo_find(struct echo_table *t, uint64_t id)
+{
+    if (t->cap == 0)
+        return NULL;
+    for (uint32_t i = echo_hash(id, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->e[i].used)
+            return NULL;
+        if (t->e[i].id == id)
+            return &t->e[i];
+    }
+}
+
+static void echo_grow(struct echo_table *t)
+{
+    struct echo *old = t->e;
+    uint32_t oldcap = t->cap;
+
+    t->cap = oldcap ? oldcap * 2 : ECHO_MIN_CAP;
+    t->e = xcalloc(t->cap, sizeof(*t->e));
+    for (uint32_t k = 0; k < oldcap; k++) {
+        uint32_t i;
+        if (!old[k].used)
+            continue;
+        for (i = echo_hash(old[k].id, t->cap); t->e[i].used; i = (i + 1) & (t->cap - 1))
+            ;
+        t->e[i] = old[k];
+    }
+    free(old);
+}
+
+/* Adds a request; false if its id is already in flight (the client broke the rules). */
+static bool echo_add(struct echo_table *t, uint64_t id, uint8_t type, const char *user,
+                     uint8_t user_len)
+{
+    uint32_t i;
+
+    if (echo_find(t, id) != NULL)
+        return false;
+    if ((t->n + 1) * 2 > t->cap)
+        echo_grow(t);
+    for (i = echo_hash(id, t->cap); t->e[i].used; i = (i + 1) & (t->cap - 1))
+        ;
+    t->e[i].used = true;
+    t->e[i].id = id;
+    t->e[i].type = type;
+    t->e[i].user_len = user_len;
+    memcpy(t->e[i].user, user, user_len);
+    t->n++;
+    return true;
+}
+
+static void echo_remove(struct echo_table *t, struct echo *e)
+{
+    uint32_t i = (uint32_t)(e - t->e);
+    uint32_t j = i;
+
+    t->e[i].used = false;
+    t->n--;
+    /* backward shift: move up every later entry of the run that may live in the hole */
+    for (;;) {
+        uint32_t h;
+        j = (j + 1) & (t->cap - 1);
+        if (!t->e[j].used)
+            return;
+        h = echo_hash(t->e[j].id, t->cap);
+        /* entry j may move to i if its home h is not cyclically in (i, j] */
+        if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+            t->e[i] = t->e[j];
+            t->e[j].used = false;
+            i = j;
+        }
+    }
+}
 
 /* True if a line may be logged now; *suppressed gets how many were skipped since the last. */
 static bool ratelimit_ok(struct ratelimit *rl, unsigned *suppressed)
@@ -176,6 +292,7 @@ static void conn_free(struct s2_conn *c, const char *why)
     }
     l->conns[c->slot] = NULL;
     l->gens[c->slot]++;
+    free(c->echo.e);
     l->free_slots[l->nfree++] = c->slot;
     l->nconns--;
     event_free(c->kick);
@@ -238,13 +355,73 @@ static void flush_pending(struct s2_ioloop *l)
     l->pending_conn = NULL;
 }
 
-static void send_frame_reply(struct s2_conn *c, uint8_t type, uint8_t status, uint32_t id)
+static void send_frame(struct s2_conn *c, const struct frame *f)
 {
-    struct frame f = {.type = type, .status = status, .id = id, .version = FRAME_VERSION};
-    uint8_t buf[FRAME_HEADER_SIZE + 8];
-    size_t n = frame_encode(&f, buf, sizeof(buf));
+    uint8_t buf[FRAME_MAX_SIZE];
+    size_t n = frame_encode(f, buf, sizeof(buf));
     if (n > 0)
         bufferevent_write(c->bev, buf, n);
+}
+
+static void send_reply(struct s2_conn *c, uint64_t id, uint8_t status, uint8_t req_type,
+                       const char *user, size_t user_len)
+{
+    uint8_t buf[REPLY_MAX_SIZE];
+    size_t n = frame_encode_reply(id, (enum frame_status)status, req_type, user, user_len, buf,
+                                  sizeof(buf));
+    if (n > 0)
+        bufferevent_write(c->bev, buf, n);
+}
+
+/* Closes c for a failed link authentication: counted, logged with the peer, never the key. */
+static void conn_auth_failed(struct s2_conn *c, const char *why)
+{
+    struct s2_ioloop *l = c->loop;
+    unsigned skipped;
+
+    l->st.auth_failed++;
+    l->st.bad_input++;
+    if (ratelimit_ok(&l->rl_auth, &skipped))
+        log_warn("connection from %s failed link authentication: %s%s", c->peer, why,
+                 skipped ? " (more like this not logged)" : "");
+    else
+        log_debug("connection from %s failed link authentication: %s", c->peer, why);
+    conn_free(c, "link authentication failed");
+}
+
+/* HELLO: answers HELLO_ACK with our nonce and our proof; the client proves itself in AUTH. */
+static int handle_hello(struct s2_conn *c, const struct frame *f)
+{
+    struct s2_ioloop *l = c->loop;
+    struct frame ack = {.type = FRAME_HELLO_ACK, .version = FRAME_VERSION};
+    unsigned skipped;
+
+    if (f->type != FRAME_HELLO) {
+        conn_auth_failed(c, "first frame is not HELLO");
+        return -1;
+    }
+    if (f->version != FRAME_VERSION) {
+        l->st.bad_input++;
+        if (ratelimit_ok(&l->rl_bad, &skipped))
+            log_warn("closing connection from %s: protocol version %u not supported (want %u)",
+                     c->peer, f->version, FRAME_VERSION);
+        ack.status = FRAME_ST_BAD_VERSION;
+        ack.id = f->id;
+        send_frame(c, &ack);
+        c->state = CONN_CLOSING;
+        update_reading(c);
+        event_active(c->kick, EV_TIMEOUT, 0);
+        return 1;
+    }
+    memcpy(c->nonce_c, f->nonce, LINKAUTH_NONCE_SIZE);
+    linkauth_nonce(c->nonce_s);
+    memcpy(ack.nonce, c->nonce_s, LINKAUTH_NONCE_SIZE);
+    linkauth_mac(link_key, LINKAUTH_SERVER2, c->nonce_c, c->nonce_s, ack.mac);
+    ack.id = f->id;
+    send_frame(c, &ack);
+    c->state = CONN_AUTH;
+    log_debug("connection %s: HELLO version %u", c->peer, f->version);
+    return 0;
 }
 
 /* Handles one decoded frame: 0 = go on, 1 = stop (c is closing), -1 = stop (c was freed). */
@@ -253,40 +430,39 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
     struct s2_ioloop *l = c->loop;
     struct s2_job *j;
 
-    if (c->state == CONN_HELLO) {
-        unsigned skipped;
-        if (f->type != FRAME_HELLO) {
-            conn_bad(c, "first frame is not HELLO");
+    if (c->state == CONN_HELLO)
+        return handle_hello(c, f);
+    if (c->state == CONN_AUTH) {
+        /* nothing is read as a request before the client has proved it holds the key */
+        if (f->type != FRAME_AUTH) {
+            conn_auth_failed(c, "a frame other than AUTH after HELLO");
             return -1;
         }
-        if (f->version != FRAME_VERSION) {
-            l->st.bad_input++;
-            if (ratelimit_ok(&l->rl_bad, &skipped))
-                log_warn("closing connection from %s: protocol version %u not supported "
-                         "(want %u)",
-                         c->peer, f->version, FRAME_VERSION);
-            send_frame_reply(c, FRAME_HELLO_ACK, FRAME_ST_BAD_VERSION, f->id);
-            c->state = CONN_CLOSING;
-            update_reading(c);
-            event_active(c->kick, EV_TIMEOUT, 0);
-            return 1;
+        if (!linkauth_check(link_key, LINKAUTH_SERVER1, c->nonce_c, c->nonce_s, f->mac)) {
+            conn_auth_failed(c, "wrong MAC in AUTH (not the same secret)");
+            return -1;
         }
-        send_frame_reply(c, FRAME_HELLO_ACK, FRAME_ST_OK, f->id);
         c->state = CONN_READY;
-        log_debug("connection %s: HELLO version %u", c->peer, f->version);
+        log_debug("connection %s: link authenticated", c->peer);
         return 0;
     }
     switch (f->type) {
     case FRAME_PING:
-        send_frame_reply(c, FRAME_REPLY, FRAME_ST_OK, f->id);
+        send_reply(c, f->id, FRAME_ST_OK, FRAME_PING, NULL, 0);
         return 0;
     case FRAME_CREATE:
     case FRAME_VERIFY:
+        if (!echo_add(&c->echo, f->id, f->type, f->user, f->user_len)) {
+            conn_bad(c, "request id already in flight");
+            return -1;
+        }
         j = &l->pending[l->npending++];
         l->pending_conn = c;
         j->conn_slot = c->slot;
         j->conn_gen = c->gen;
         j->id = f->id;
+        /* relative to when we read it, so the two hosts' clocks need not agree */
+        j->deadline_ns = f->budget_ms ? clock_now_ns() + (uint64_t)f->budget_ms * 1000000 : 0;
         j->type = f->type;
         j->status = FRAME_ST_INTERNAL;
         j->user_len = f->user_len;
@@ -298,7 +474,8 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
             flush_pending(l);
         return 0;
     case FRAME_HELLO:
-        conn_bad(c, "second HELLO");
+    case FRAME_AUTH:
+        conn_bad(c, "second HELLO or AUTH");
         return -1;
     default:
         conn_bad(c, "frame type a client must not send");
@@ -551,11 +728,18 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct s2_conn *c = r[i].conn_slot < l->p.max_conns ? l->conns[r[i].conn_slot] : NULL;
+        struct echo *e;
         if (c == NULL || c->gen != r[i].conn_gen) {
             l->st.dropped++;
             continue;
         }
-        send_frame_reply(c, FRAME_REPLY, r[i].status, r[i].id);
+        e = echo_find(&c->echo, r[i].id);
+        if (e == NULL) {
+            l->st.dropped++; /* cannot happen: every job's id was added when it was read */
+            continue;
+        }
+        send_reply(c, r[i].id, r[i].status, e->type, e->user, e->user_len);
+        echo_remove(&c->echo, e);
         l->st.replies++;
         if (c->inflight > 0)
             c->inflight--;
@@ -571,7 +755,7 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
     l->p = *p;
     if (l->p.batch == 0)
         l->p.batch = 1;
-    l->out_limit = (size_t)l->p.max_inflight * FRAME_HEADER_SIZE;
+    l->out_limit = (size_t)l->p.max_inflight * REPLY_MAX_SIZE;
     if (l->out_limit < OUT_LIMIT_MIN)
         l->out_limit = OUT_LIMIT_MIN;
     l->conns = xcalloc(l->p.max_conns, sizeof(*l->conns));
@@ -619,6 +803,10 @@ int s2_ioloop_run(struct s2_ioloop *l)
         log_error("event loop failed");
         return -1;
     }
+    log_info("connections: %llu accepted, %llu closed for bad input, %llu of them for failing "
+             "link authentication",
+             (unsigned long long)l->st.accepted, (unsigned long long)l->st.bad_input,
+             (unsigned long long)l->st.auth_failed);
     return 0;
 }
 
@@ -637,6 +825,7 @@ void s2_ioloop_free(struct s2_ioloop *l)
             continue;
         event_free(c->kick);
         bufferevent_free(c->bev);
+        free(c->echo.e);
         free(c);
     }
     if (l->listener)

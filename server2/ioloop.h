@@ -1,7 +1,7 @@
 /*
  * ioloop.h - server2's network side: one libevent event_base that accepts server1's connections
  * on a listening socket, decodes frames (common/frame.h) straight from each bufferevent's input,
- * answers HELLO and PING itself, hands CREATE/VERIFY jobs to a dispatch callback in groups of
+ * runs the link handshake (HELLO, HELLO_ACK, AUTH) and answers PING itself, hands CREATE/VERIFY jobs to a dispatch callback in groups of
  * up to `batch`, and writes the replies it is given back.
  *
  * DESIGN
@@ -14,8 +14,13 @@
  * - Back-pressure: a connection with max_inflight jobs unanswered, or with too many reply
  *   bytes its peer has not read, is not read from until that drains.
  * - Bad input (a frame frame_decode rejects, a first frame that is not HELLO, a version we do
- *   not speak, a server-to-client frame type) closes that connection only; a bad version gets
- *   HELLO_ACK with status BAD_VERSION first. Logged at warn, at most once a second.
+ *   not speak, a server-to-client frame type, an id already in flight) closes that connection
+ *   only; a bad version gets HELLO_ACK with status BAD_VERSION first. Logged at warn, at most
+ *   once a second. A second frame that is not an AUTH with the right MAC closes the connection
+ *   before any request of it is read, and is counted in auth_failed.
+ * - Each REPLY echoes the type and user of the request it answers; the loop keeps them per
+ *   connection by id, since the workers' replies carry only id and status. A request's budget
+ *   becomes its job's deadline_ns (now + budget) when the frame is read.
  * - Balancing (processes mode only): see shared_counts below.
  * - Shutdown (SIGTERM/SIGINT, or s2_ioloop_stop): stop accepting, stop reading, decode every
  *   whole frame already in an input buffer, answer everything, close each connection once its
@@ -29,6 +34,7 @@
 #include <stdint.h>
 
 #include "job.h"
+#include "linkauth.h"
 
 struct event_base;
 struct s2_ioloop;
@@ -66,7 +72,14 @@ struct s2_ioloop_stats {
     uint64_t requests;  /* CREATE/VERIFY dispatched */
     uint64_t replies;   /* replies written */
     uint64_t dropped;   /* replies for connections that were gone */
+    uint64_t auth_failed; /* connections closed for failing link authentication */
 };
+
+/*
+ * The link key every connection must prove it holds (linkauth.h) before any request of it is
+ * read. Set once at start, before any loop runs (processes inherit it); all zero if never set.
+ */
+void s2_ioloop_set_link_key(const uint8_t key[LINKAUTH_KEY_SIZE]);
 
 /* NULL if libevent cannot be set up (reason logged). */
 struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p);

@@ -8,6 +8,8 @@
 
 #include "backend.h"
 #include "config.h"
+#include "ioloop.h"
+#include "linkauth.h"
 #include "log.h"
 #include "server.h"
 
@@ -36,6 +38,20 @@ int main(int argc, char **argv)
     if (backend_library_init() < 0) {
         fprintf(stderr, "server2: cannot initialise the MySQL client library\n");
         return 1;
+    }
+    {
+        uint8_t key[LINKAUTH_KEY_SIZE];
+        char kerr[LINKAUTH_ERR_LEN];
+        if (cfg.insecure_no_secret) {
+            linkauth_insecure_key(key);
+            log_warn("--insecure-no-secret: the link to server1 is not authenticated; anyone who "
+                     "can connect may create accounts and guess passwords");
+        } else if (linkauth_load_key(cfg.secret_file, key, kerr) < 0) {
+            fprintf(stderr, "server2: %s\n", kerr);
+            return 1;
+        }
+        s2_ioloop_set_link_key(key);
+        sodium_memzero(key, sizeof(key));
     }
     rc = s2_server_run(&cfg);
     backend_library_end();

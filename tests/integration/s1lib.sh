@@ -11,13 +11,21 @@ itest_off_tmpfs() {
     fi
 }
 
-# start_fake PORT [FLAGS...]: fake_server2.py on PORT (0: a free one) with FLAGS, logging to
-# $ITEST_DIR/fake_server2.log (emptied first); sets FAKE_PID and FAKE_PORT.
+# link_secret: the link secret file shared by the fake server2 and server1 ($LINK_SECRET, made
+# once per run dir, mode 0600).
+link_secret() {
+    LINK_SECRET=$ITEST_DIR/link.secret
+    [[ -s $LINK_SECRET ]] || (umask 077 && head -c 32 /dev/urandom >"$LINK_SECRET")
+}
+
+# start_fake PORT [FLAGS...]: fake_server2.py on PORT (0: a free one) with the link secret and
+# FLAGS, logging to $ITEST_DIR/fake_server2.log (emptied first); sets FAKE_PID and FAKE_PORT.
 start_fake() {
     local port=$1 log=$ITEST_DIR/fake_server2.log
     shift
+    link_secret
     : >"$log"
-    python3 "$HERE/fake_server2.py" --port "$port" "$@" >>"$log" 2>&1 &
+    python3 "$HERE/fake_server2.py" --port "$port" --secret-file "$LINK_SECRET" "$@" >>"$log" 2>&1 &
     FAKE_PID=$!
     itest_bg "$FAKE_PID"
     wait_until 10 grep -q 'listening on ' "$log" || itest_fail "fake server2 did not start"
@@ -29,13 +37,17 @@ start_fake() {
 # (so `wait` gets its exit status); its log is $ITEST_DIR/NAME.log. Sets S1_PID, S1_PORT, S1
 # (base URL) and S1_LOG; waits for "listening on". The per-client limits are off unless ARGS
 # turn them on (the tests sign up and guess from one address far more often than they allow;
-# test_limits.sh tests them).
+# test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
+# (--auth-secret-file) or none (--insecure-no-secret).
 S1_NO_CLIENT_LIMITS=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0
     --max-conns-per-ip 0)
 start_s1() {
-    local name=$1 log=$ITEST_DIR/$1.log
+    local name=$1 log=$ITEST_DIR/$1.log link
     shift
-    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" \
+    link_secret
+    link=(--auth-secret-file "$LINK_SECRET")
+    [[ " $* " == *" --auth-secret-file "* || " $* " == *" --insecure-no-secret "* ]] && link=()
+    "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "${link[@]}" \
         "${S1_NO_CLIENT_LIMITS[@]}" "$@" >"$log" 2>&1 &
     S1_PID=$!
     S1_LOG=$log

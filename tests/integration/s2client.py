@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """s2client.py - a small client of server2's protocol (common/PROTOCOL.md) for tests.
 
-Usage: s2client.py [--host H] --port P COMMAND [ARGS]
-  hello                       HELLO; prints the HELLO_ACK status name
+Usage: s2client.py [--host H] --port P [--secret-file F] [--budget MS] COMMAND [ARGS]
+Every connection starts with the link handshake (HELLO, HELLO_ACK checked, AUTH) keyed by
+--secret-file (without it: the all-zero key of --insecure-no-secret). Every REPLY must echo the
+request's type and user; --budget sets the budget of CREATE/VERIFY frames (default 0 = none).
+  hello                       handshake; prints the HELLO_ACK status name, or "auth-failed"
+                              if server2 did not prove it holds the same secret
   create USER PASS            prints the REPLY status name (ok, exists, denied, ...)
   verify USER PASS            likewise
   ping                        likewise
@@ -16,7 +20,16 @@ Usage: s2client.py [--host H] --port P COMMAND [ARGS]
                               answers a PING.
                               KIND: garbage, oversize, reserved, badtype, nohello, reply,
                               hello2, truncated (a partial frame: must stay open),
-                              badversion (prints "bad-version closed" on success)
+                              badversion (prints "bad-version closed" on success),
+                              dupid (two requests with one id in flight)
+  unauth HOW USER PASS        a client that does not prove the secret pipelines a CREATE of
+                              USER right behind: HOW = noauth (HELLO, CREATE; no AUTH) or
+                              forged (HELLO, then AUTH keyed by --secret-file and the CREATE
+                              in one write, server2's proof not checked); prints "closed" if
+                              server2 closed without answering, else the CREATE's status
+  budget USER PASS            on one connection, a CREATE of USER with no budget and right
+                              behind it a VERIFY of USER with a budget of 1 ms; prints the
+                              VERIFY's status (expired when the CREATE kept the worker busy)
   until STATUS create|verify USER PASS TIMEOUT
                               repeats the request (reconnecting as needed) until it gets
                               STATUS; prints "STATUS after N ms", or "timeout (last: X)"
@@ -39,6 +52,8 @@ Exit status: 0 if the command ran (whatever the answer), 1 on a client-side fail
 """
 
 import argparse
+import hashlib
+import hmac
 import os
 import signal
 import socket
@@ -46,28 +61,53 @@ import struct
 import sys
 import time
 
-HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING = 1, 2, 3, 4, 5, 6
+HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 MAGIC = 0x41555448
-STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version"]
+VERSION = 2
+HDR = struct.Struct(">IBBHQI")
+STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
+          "expired"]
+KEY = bytes(32)  # link key, from --secret-file
+BUDGET = 0
+
+
+def load_key(path):
+    """The key both programs derive from the secret file: BLAKE2b-256 of its bytes."""
+    with open(path, "rb") as f:
+        return hashlib.blake2b(f.read(), digest_size=32).digest()
+
+
+def link_mac(key, label, nonce_c, nonce_s):
+    """libsodium crypto_auth: HMAC-SHA-512 truncated to 32 bytes."""
+    return hmac.new(key, label + nonce_c + nonce_s, hashlib.sha512).digest()[:32]
 
 
 def status_name(st):
+    if st == -1:
+        return "auth-failed"
     return STATUS[st] if 0 <= st < len(STATUS) else "status-%d" % st
 
 
-def frame(ftype, fid, payload=b"", status=0, reserved=0, length=None):
+def frame(ftype, fid, payload=b"", status=0, reserved=0, length=None, budget=0):
     n = len(payload) if length is None else length
-    return struct.pack(">IBBHI", n, ftype, status, reserved, fid) + payload
+    return HDR.pack(n, ftype, status, reserved, fid, budget) + payload
 
 
-def hello_frame(version=1, fid=0):
-    return frame(HELLO, fid, struct.pack(">IH", MAGIC, version))
+def hello_frame(version=VERSION, fid=0, nonce=bytes(32)):
+    return frame(HELLO, fid, struct.pack(">IH", MAGIC, version) + nonce)
 
 
-def cred_frame(ftype, fid, user, password):
+def cred_frame(ftype, fid, user, password, budget=None):
     u = user.encode() if isinstance(user, str) else user
     p = password.encode() if isinstance(password, str) else password
-    return frame(ftype, fid, struct.pack(">BH", len(u), len(p)) + u + p)
+    return frame(ftype, fid, struct.pack(">BH", len(u), len(p)) + u + p,
+                 budget=BUDGET if budget is None else budget)
+
+
+def echo_of(ftype, user=b""):
+    """The payload a REPLY to this request must carry."""
+    u = user.encode() if isinstance(user, str) else user
+    return bytes([ftype, len(u)]) + u
 
 
 class Conn:
@@ -92,16 +132,30 @@ class Conn:
         return out
 
     def read_frame(self):
-        hdr = self.read_exact(12)
-        n, ftype, st, _res, fid = struct.unpack(">IBBHI", hdr)
+        hdr = self.read_exact(HDR.size)
+        n, ftype, st, _res, fid, _budget = HDR.unpack(hdr)
         payload = self.read_exact(n) if n else b""
         return ftype, st, fid, payload
 
-    def hello(self):
-        self.send(hello_frame())
-        ftype, st, _fid, _p = self.read_frame()
-        if ftype != HELLO_ACK:
+    def hello_ack(self):
+        """Sends HELLO, reads HELLO_ACK: (status, server nonce, proof ok, client nonce)."""
+        nonce_c = os.urandom(32)
+        self.send(hello_frame(nonce=nonce_c))
+        ftype, st, _fid, p = self.read_frame()
+        if ftype != HELLO_ACK or len(p) != 66:
             raise RuntimeError("expected HELLO_ACK, got type %d" % ftype)
+        nonce_s, mac = p[2:34], p[34:66]
+        ok = hmac.compare_digest(mac, link_mac(KEY, b"server2", nonce_c, nonce_s))
+        return st, nonce_s, ok, nonce_c
+
+    def hello(self):
+        """The whole handshake; returns the HELLO_ACK status (-1: server2's proof is wrong)."""
+        st, nonce_s, ok, nonce_c = self.hello_ack()
+        if st != 0:
+            return st
+        if not ok:
+            return -1
+        self.send(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)))
         return st
 
     def request(self, ftype, fid, user=None, password=None):
@@ -109,9 +163,11 @@ class Conn:
             self.send(frame(PING, fid))
         else:
             self.send(cred_frame(ftype, fid, user, password))
-        rtype, st, rid, _p = self.read_frame()
+        rtype, st, rid, p = self.read_frame()
         if rtype != REPLY or rid != fid:
             raise RuntimeError("bad reply: type %d id %d for id %d" % (rtype, rid, fid))
+        if p != echo_of(ftype, user or b""):
+            raise RuntimeError("reply to id %d echoes %r" % (fid, p))
         return st
 
     def closed_within(self, seconds):
@@ -150,32 +206,38 @@ def cmd_pipeline(a):
     if c.hello() != 0:
         print("hello refused")
         return 0
-    reqs = []  # (id, bytes, expected status or set of statuses)
+    reqs = []  # (id, bytes, expected status or set of statuses, echo)
     users = []
     for i in range(n):
-        fid = 1000 + i * 7  # ids need not be consecutive
+        fid = (1000 + i * 7) << 32 | i  # ids need not be consecutive; all 64 bits count
         kind = i % 5
         if kind in (0, 1):
             user = "%s%d" % (prefix, i)
             users.append(user)
-            reqs.append((fid, cred_frame(CREATE, fid, user, pw), {"ok"}))
+            reqs.append((fid, cred_frame(CREATE, fid, user, pw), {"ok"}, echo_of(CREATE, user)))
         elif kind == 2 and users:
             # an earlier create in the same pipeline: may be answered before it, so either
-            reqs.append((fid, cred_frame(VERIFY, fid, users[-1], pw), {"ok", "denied"}))
+            reqs.append((fid, cred_frame(VERIFY, fid, users[-1], pw), {"ok", "denied"},
+                         echo_of(VERIFY, users[-1])))
         elif kind == 3:
-            reqs.append((fid, frame(PING, fid), {"ok"}))
+            reqs.append((fid, frame(PING, fid), {"ok"}, echo_of(PING)))
         else:
-            reqs.append((fid, cred_frame(VERIFY, fid, "bad name!", pw), {"invalid"}))
+            reqs.append((fid, cred_frame(VERIFY, fid, "bad name!", pw), {"invalid"},
+                         echo_of(VERIFY, "bad name!")))
     c.send(b"".join(r[1] for r in reqs))
     want = {r[0]: r[2] for r in reqs}
+    echo = {r[0]: r[3] for r in reqs}
     seen = {}
     for _ in reqs:
-        rtype, st, rid, _p = c.read_frame()
+        rtype, st, rid, p = c.read_frame()
         if rtype != REPLY:
             print("unexpected frame type %d" % rtype)
             return 0
         if rid in seen or rid not in want:
             print("unexpected or repeated id %d" % rid)
+            return 0
+        if p != echo[rid]:
+            print("reply to id %d echoes %r, not %r" % (rid, p, echo[rid]))
             return 0
         seen[rid] = status_name(st)
     bad = [(rid, seen[rid]) for rid in want if seen[rid] not in want[rid]]
@@ -210,29 +272,27 @@ def bad_input(a):
     if kind == "garbage":
         c.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     elif kind == "oversize":
-        c.send(hello_frame())
-        c.read_frame()
+        c.hello()
         c.send(frame(VERIFY, 1, b"", length=1 << 20))
     elif kind == "reserved":
-        c.send(frame(HELLO, 0, struct.pack(">IH", MAGIC, 1), reserved=1))
+        c.send(frame(HELLO, 0, struct.pack(">IH", MAGIC, VERSION) + bytes(32), reserved=1))
     elif kind == "badtype":
-        c.send(hello_frame())
-        c.read_frame()
+        c.hello()
         c.send(frame(99, 1))
     elif kind == "nohello":
         c.send(cred_frame(VERIFY, 1, "alice", "pw"))
     elif kind == "reply":
-        c.send(hello_frame())
-        c.read_frame()
+        c.hello()
         c.send(frame(REPLY, 1))
     elif kind == "hello2":
-        c.send(hello_frame())
-        c.read_frame()
+        c.hello()
         c.send(hello_frame())
     elif kind == "truncated":
-        c.send(hello_frame())
-        c.read_frame()
-        c.send(cred_frame(VERIFY, 1, "alice", "password")[:15])
+        c.hello()
+        c.send(cred_frame(VERIFY, 1, "alice", "password")[:25])
+    elif kind == "dupid":
+        c.hello()
+        c.send(cred_frame(VERIFY, 5, "alice", "password") + cred_frame(VERIFY, 5, "bob", "pw"))
     elif kind == "badversion":
         c.send(hello_frame(version=99))
         try:
@@ -245,6 +305,44 @@ def bad_input(a):
     else:
         raise RuntimeError("unknown kind %s" % kind)
     return "closed" if c.closed_within(a.wait) else "open"
+
+
+def cmd_unauth(a):
+    how, user, pw = a.args[0], a.args[1], a.args[2]
+    c = Conn(a.host, a.port)
+    create = cred_frame(CREATE, 1, user, pw)
+    if how == "noauth":
+        c.send(hello_frame(nonce=os.urandom(32)) + create)
+    elif how == "forged":
+        st, nonce_s, _ok, nonce_c = c.hello_ack()
+        c.send(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)) + create)
+    else:
+        raise RuntimeError("unknown way %s" % how)
+    try:
+        while True:
+            rtype, st, _rid, _p = c.read_frame()
+            if rtype == REPLY:
+                print(status_name(st))
+                return 0
+    except (EOFError, ConnectionResetError):
+        print("closed")
+    return 0
+
+
+def cmd_budget(a):
+    user, pw = a.args[0], a.args[1]
+    c = Conn(a.host, a.port, timeout=30)
+    if c.hello() != 0:
+        print("hello refused")
+        return 0
+    c.send(cred_frame(CREATE, 1, user, pw, budget=0) + cred_frame(VERIFY, 2, user, pw, budget=1))
+    got = {}
+    while len(got) < 2:
+        rtype, st, rid, _p = c.read_frame()
+        if rtype == REPLY:
+            got[rid] = status_name(st)
+    print(got.get(2, "none"))
+    return 0
 
 
 def cmd_idle(a):
@@ -368,12 +466,19 @@ def main():
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--wait", type=float, default=3.0, help="seconds to wait for a close")
+    p.add_argument("--secret-file", help="the link secret (default: the all-zero key)")
+    p.add_argument("--budget", type=int, default=0, help="budget of CREATE/VERIFY in ms")
     p.add_argument("cmd")
     p.add_argument("args", nargs="*")
     a = p.parse_args()
+    global KEY, BUDGET
+    if a.secret_file:
+        KEY = load_key(a.secret_file)
+    BUDGET = a.budget
     cmds = {"hello": cmd_simple, "create": cmd_simple, "verify": cmd_simple, "ping": cmd_simple,
             "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term,
-            "spread": cmd_spread, "timing": cmd_timing}
+            "spread": cmd_spread, "timing": cmd_timing,
+            "unauth": cmd_unauth, "budget": cmd_budget}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)
         return 1

@@ -4,6 +4,9 @@
 # byte-exact files of awkward sizes in all three read modes, 32 concurrent clients, path
 # traversal and symlinks, server2 going away and coming back, /healthz, /metrics, --max-conns,
 # timeouts, clients vanishing mid-request, and a graceful SIGTERM during in-flight requests.
+# The link to server2: its secret (flags, a wrong one, the right one after a restart), answers
+# that must not be taken (a late one for a timed-out request, one that echoes another user, one
+# for an id never sent) and the connection replaced after them, EXPIRED as 503, the budget sent.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -36,6 +39,7 @@ mkfifo "$ROOT/fifo"                          # not a regular file: never served 
 
 UNAVAIL=$ITEST_DIR/unavailable
 BLACKHOLE=$ITEST_DIR/blackhole
+link_secret # $LINK_SECRET
 
 # ---- helpers --------------------------------------------------------------------------------
 # code ARGS...: the status code curl saw ("000" if none).
@@ -66,9 +70,14 @@ start_fake_s2() {
 }
 
 # run_s1 ARGS...: run server1 in the foreground (start-up checks); sets RUN_RC and RUN_ERR.
+# The link secret is given unless ARGS name one (or none), or RUN_NO_SECRET=1.
 run_s1() {
+    local link=(--auth-secret-file "$LINK_SECRET")
+    [[ " $* " == *" --auth-secret-file "* || " $* " == *" --insecure-no-secret "* ||
+        ${RUN_NO_SECRET:-0} == 1 ]] && link=()
     RUN_RC=0
-    timeout 10 "$S1_BIN" "$@" >"$ITEST_DIR/run.out" 2>"$ITEST_DIR/run.err" || RUN_RC=$?
+    timeout 10 "$S1_BIN" "${link[@]}" "$@" >"$ITEST_DIR/run.out" 2>"$ITEST_DIR/run.err" ||
+        RUN_RC=$?
     RUN_ERR=$(cat "$ITEST_DIR/run.err")
 }
 
@@ -109,7 +118,8 @@ missing=""
 for flag in --listen --port --root --prefetch --read --threads --auth --auth-conns \
     --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
     --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
-    --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window; do
+    --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window \
+    --auth-secret-file --insecure-no-secret; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""
@@ -127,6 +137,19 @@ check_start_error "bad --header-timeout" 2 '^server1: --header-timeout' --header
 check_start_error "bad --auth" 2 '^server1: --auth' --auth nocolon --root "$ROOT"
 check_start_error "missing value" 2 '^server1: .*needs a value' --root
 check_start_error "no --root" 2 '^server1: --root'
+RUN_NO_SECRET=1 check_start_error "no link secret" 2 '^server1: --auth-secret-file PATH is required' \
+    --root "$ROOT" --port 0
+check_start_error "secret file and --insecure-no-secret" 2 '^server1: .*exclude each other' \
+    --root "$ROOT" --port 0 --auth-secret-file "$LINK_SECRET" --insecure-no-secret
+head -c 32 /dev/urandom >"$ITEST_DIR/open.secret"
+chmod 0640 "$ITEST_DIR/open.secret"
+check_start_error "group-readable secret file" 1 '^server1: secret file .*open.secret: mode 640' \
+    --root "$ROOT" --port 0 --auth-secret-file "$ITEST_DIR/open.secret"
+(umask 077 && head -c 16 /dev/urandom >"$ITEST_DIR/short.secret")
+check_start_error "short secret file" 1 '^server1: secret file .*short.secret: 16 bytes' \
+    --root "$ROOT" --port 0 --auth-secret-file "$ITEST_DIR/short.secret"
+check_start_error "missing secret file" 1 '^server1: secret file .*nope.secret' \
+    --root "$ROOT" --port 0 --auth-secret-file "$ITEST_DIR/nope.secret"
 check_start_error "root missing" 1 "^server1: .*$ITEST_DIR/nope" --root "$ITEST_DIR/nope" --port 0
 check_start_error "root is a file" 1 '^server1: .*not a directory' --root "$ROOT/f1" --port 0
 BUSY_PORT_LOG=$ITEST_DIR/busy.log
@@ -148,7 +171,8 @@ export S1_TEST_NO_ODIRECT=0
 if [[ -d /dev/shm && $(stat -f -c %T /dev/shm) == tmpfs ]]; then
     SHM_ROOT=$(mktemp -d /dev/shm/s1-itest.XXXXXX)
     echo x >"$SHM_ROOT/x"
-    "$S1_BIN" --root "$SHM_ROOT" --prefetch --port 0 --auth 127.0.0.1:1 >"$ITEST_DIR/shm.log" 2>&1 &
+    "$S1_BIN" --root "$SHM_ROOT" --prefetch --port 0 --auth 127.0.0.1:1 \
+        --auth-secret-file "$LINK_SECRET" >"$ITEST_DIR/shm.log" 2>&1 &
     SHM_PID=$!
     itest_bg "$SHM_PID"
     wait_until 10 grep -q 'listening on \|O_DIRECT' "$ITEST_DIR/shm.log" || true
@@ -499,6 +523,70 @@ check_ok "  ... without waiting for it" test $(($(now_ms) - t0)) -lt 1500
 wait "$ORDER_PID" || true
 check_eq "the slow request then completes" "$(cat "$ITEST_DIR/order_slow.code")" 200
 stop_s1 "order"
+
+log "answers that must not be taken"
+# One server2 connection, one thread: the setting in which a late answer once authorized the
+# wrong request. The fake holds victim's first VERIFY; it times out (503) and the connection,
+# now suspect, is replaced. Then, on the new connection, /healthz (PINGs) pass the held id, and
+# a GET as victim with a WRONG password gets from the fake a late OK under the held id and an
+# OK under its own id that echoes another user. Neither may give 200.
+start_fake 0 --replay-user victim --ghost-user ghost --expire-user expiring
+start_s1 s1-echo --threads 1 --auth-conns 1 --auth-timeout 400ms
+wait_until 10 code_is 200 "$S1/healthz" || itest_not_ok "echo: /healthz did not become 200"
+check_eq "echo: a held VERIFY times out" "$(code -u victim:secret "$S1/files/f1")" 503
+held=$(sed -n 's/.*holding VERIFY victim id=\([0-9]*\).*/\1/p' "$ITEST_DIR/fake_server2.log")
+[[ $held =~ ^[0-9]+$ ]] || itest_fail "echo: the fake held nothing"
+# shellcheck disable=SC2317 # called through wait_until
+fake_conns_at_least() { [[ $(grep -c 'link authenticated' "$ITEST_DIR/fake_server2.log") -ge $1 ]]; }
+check_ok "echo: the suspect connection is replaced" wait_until 10 fake_conns_at_least 2
+for ((i = 0; i <= held + 1; i++)); do
+    [[ $(code "$S1/healthz") == 200 ]] || itest_not_ok "echo: /healthz $i failed"
+done
+wrong=$(code -u victim:WRONG-pass "$S1/files/f1")
+check_eq "echo: a late OK and an OK echoing another user do not give 200" "$wrong" 503
+grep -q "late OK for id=$held" "$ITEST_DIR/fake_server2.log" ||
+    itest_not_ok "echo: the fake did not send the late answer"
+m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_late_replies_total \
+    server1_auth_protocol_errors_total server1_auth_timeouts_total)
+check_eq "echo: the late answer was counted and dropped" "$(sed -n 2p <<<"$m")" 1
+check_eq "echo: the mismatched echo was a protocol error" "$(sed -n 3p <<<"$m")" 1
+check_ok "echo: the protocol error is logged" \
+    grep -q 'protocol error from server2 .*does not match its request' "$S1_LOG"
+check_ok "echo: ... and the connection replaced; serving again" \
+    wait_until 10 code_is 200 "${AUTH[@]}" "$S1/files/f1"
+check_eq "echo: a wrong password is still 401" "$(code -u alice:nope "$S1/files/f1")" 401
+check_eq "echo: an OK for an id never sent does not give 200" \
+    "$(code -u ghost:secret "$S1/files/f1")" 503
+check_ok "echo: ... and is a protocol error" grep -q 'a REPLY to an id never sent' "$S1_LOG"
+check_ok "echo: serving again after it" wait_until 10 code_is 200 "${AUTH[@]}" "$S1/files/f1"
+check_eq "echo: EXPIRED is answered 503" "$(code -u expiring:x "$S1/files/f1")" 503
+check_ok "echo: the budget sent is --auth-timeout" \
+    grep -q 'VERIFY expiring id=[0-9]* budget=400$' "$ITEST_DIR/fake_server2.log"
+m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_timeouts_total)
+check_eq "echo: EXPIRED counted with the timeouts" "$(sed -n 2p <<<"$m")" 2
+check_eq "echo: no password in server1's log" \
+    "$(grep -c -e 'WRONG-pass' -e 'victim:' "$S1_LOG" || true)" 0
+stop_s1 "echo"
+
+log "link authentication"
+(umask 077 && head -c 32 /dev/urandom >"$ITEST_DIR/wrong.secret")
+start_s1 s1-wrong --threads 1 --auth-secret-file "$ITEST_DIR/wrong.secret"
+check_ok "wrong secret: server2 fails server1's check, logged" \
+    wait_until 10 grep -q "server2 at 127.0.0.1:$FAKE_PORT failed link authentication" "$S1_LOG"
+check_eq "wrong secret: 503" "$(code "${AUTH[@]}" "$S1/files/f1")" 503
+check_eq "wrong secret: /healthz 503" "$(code "$S1/healthz")" 503
+m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_link_failures_total)
+check_ok "wrong secret: counted" test "$(sed -n 2p <<<"$m")" -ge 1
+stop_s1 "wrong secret"
+start_s1 s1-right --threads 1
+check_ok "right secret after a restart: served" \
+    wait_until 10 code_is 200 "${AUTH[@]}" "$S1/files/f1"
+stop_s1 "right secret"
+start_s1 s1-insecure --threads 1 --insecure-no-secret
+check_ok "--insecure-no-secret: warned at start" grep -q 'insecure-no-secret' "$S1_LOG"
+check_eq "--insecure-no-secret against a server2 with a secret: 503" \
+    "$(code "${AUTH[@]}" "$S1/files/f1")" 503
+stop_s1 "insecure"
 
 log "--max-header-bytes and --max-body flags"
 start_s1 s1-limits --max-header-bytes 256 --max-body 40

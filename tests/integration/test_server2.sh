@@ -6,7 +6,10 @@
 # flight (all answered, exit 0), flags and start-up errors, answers one by one as each is
 # hashed, an unknown user costing a hash, and that no password (account or database) ever
 # reaches the log, even at debug level, or server2's command line: the databases require a
-# password, given in a file or the environment; a password in the URL is refused.
+# password, given in a file or the environment; a password in the URL is refused. The link
+# handshake: a client without the secret, or with another one, is closed before any request of
+# it is read (its pipelined CREATE is not applied); the secret file's checks; the budget of a
+# request that waits behind a busy worker runs out (EXPIRED).
 # BIN_DIR selects the build (default build/release), e.g. BIN_DIR=build/asan.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -23,13 +26,20 @@ require_cmd python3
 S2_PID=""
 S2_PORT=""
 S2_LOG=""
+# the link secret every server2 here is started with, and another one
+SECRET=$ITEST_DIR/link.secret
+OTHER_SECRET=$ITEST_DIR/other.secret
+(umask 077 && head -c 32 /dev/urandom >"$SECRET" && head -c 48 /dev/urandom >"$OTHER_SECRET")
 
-# start_s2 NAME ARGS...: server2 on an ephemeral port, log in $ITEST_DIR/NAME.log.
+# start_s2 NAME ARGS...: server2 on an ephemeral port, log in $ITEST_DIR/NAME.log, with the
+# link secret $SECRET unless ARGS has --insecure-no-secret.
 start_s2() {
     local name=$1
     shift
     S2_LOG=$ITEST_DIR/$name.log
-    "$S2" --port 0 "$@" >"$S2_LOG" 2>&1 &
+    local link=(--secret-file "$SECRET")
+    [[ " $* " == *" --insecure-no-secret "* ]] && link=()
+    "$S2" --port 0 "${link[@]}" "$@" >"$S2_LOG" 2>&1 &
     S2_PID=$!
     itest_bg "$S2_PID"
     wait_until 20 grep -q 'listening on' "$S2_LOG" || itest_fail "$name: server2 did not start"
@@ -47,7 +57,18 @@ stop_s2() {
         "$(grep -c -E 'Sanitizer|runtime error:' "$S2_LOG" || true)" 0
 }
 
-cl() { python3 "$CLIENT" --port "$S2_PORT" "$@"; }
+cl() { python3 "$CLIENT" --port "$S2_PORT" --secret-file "$SECRET" "$@"; }
+# a client that holds another secret
+cl_other() { python3 "$CLIENT" --port "$S2_PORT" --secret-file "$OTHER_SECRET" "$@"; }
+# rcli ARGS...: redis-cli on the test's Redis, to look in the database itself (with its
+# password, when scripts/redis.sh made one)
+rcli() {
+    if [[ -s $ITEST_DIR/redis/password ]]; then
+        REDISCLI_AUTH=$(<"$ITEST_DIR/redis/password") redis-cli -s "$ITEST_DIR/redis/redis.sock" "$@"
+    else
+        redis-cli -s "$ITEST_DIR/redis/redis.sock" "$@"
+    fi
+}
 
 # no_secrets NAME: neither password in NAME's log (nor a sanitizer report: asan/tsan builds).
 no_secrets() {
@@ -94,7 +115,7 @@ suite() {
     check_eq "$n: verify invalid username" "$(cl verify "a/b" "$PW")" invalid
     check_eq "$n: ping" "$(cl ping)" ok
     check_eq "$n: 200 pipelined requests" "$(cl pipeline 200 "${u}pl" "$PW")" "ok 200"
-    for k in garbage oversize reserved badtype nohello reply hello2; do
+    for k in garbage oversize reserved badtype nohello reply hello2 dupid; do
         check_eq "$n: bad input '$k' closes that connection only" "$(cl --wait 3 bad $k)" \
             "closed other-ok"
     done
@@ -150,13 +171,13 @@ for bad in "--bogus" "--port 99999" "--workers 0" "--mode fork" "--hash-cost max
     "--backend" "--batch x" "--backend redis://h extra"; do
     rc=0
     # shellcheck disable=SC2086 # split the flags on purpose
-    out=$("$S2" --backend redis://127.0.0.1:1 $bad 2>&1 >/dev/null) || rc=$?
+    out=$("$S2" --backend redis://127.0.0.1:1 --insecure-no-secret $bad 2>&1 >/dev/null) || rc=$?
     check_eq "bad flags '$bad': exit status" "$rc" 2
     check_eq "bad flags '$bad': one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
     [[ $out == server2:* ]] || itest_not_ok "bad flags '$bad': message '$out' lacks 'server2:'"
 done
 rc=0
-out=$("$S2" --backend "mysql://auth:$URLPW@h:99x/auth" 2>&1) || rc=$?
+out=$("$S2" --backend "mysql://auth:$URLPW@h:99x/auth" --insecure-no-secret 2>&1) || rc=$?
 check_eq "bad URL: exit status" "$rc" 2
 check_eq "bad URL: one line" "$(printf '%s\n' "$out" | wc -l)" 1
 check_eq "bad URL: password not echoed" "$(grep -c -F -e "$URLPW" <<<"$out" || true)" 0
@@ -196,6 +217,67 @@ rc=0
 mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$mport" -u auth -e 'SELECT 1' auth \
     >/dev/null 2>&1 || rc=$?
 check_ok "mariadb refuses user auth without the password" test "$rc" -ne 0
+
+# ---- link authentication ----------------------------------------------------------------------
+# the secret is required; a bad secret file stops the start with one line, exit 1
+for bad in "" "--secret-file" "--secret-file $SECRET --insecure-no-secret"; do
+    rc=0
+    # shellcheck disable=SC2086 # split the flags on purpose
+    out=$("$S2" --backend "$redis_url" --port 0 $bad 2>&1 >/dev/null) || rc=$?
+    check_eq "secret flags '$bad': exit status" "$rc" 2
+    check_eq "secret flags '$bad': one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
+done
+head -c 32 /dev/urandom >"$ITEST_DIR/open.secret"
+chmod 0644 "$ITEST_DIR/open.secret"
+(umask 077 && head -c 31 /dev/urandom >"$ITEST_DIR/short.secret")
+for f in open.secret short.secret missing.secret; do
+    rc=0
+    out=$("$S2" --backend "$redis_url" --port 0 --secret-file "$ITEST_DIR/$f" 2>&1 >/dev/null) ||
+        rc=$?
+    check_eq "secret file $f refused: exit status" "$rc" 1
+    check_eq "secret file $f refused: one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
+    [[ $out == "server2: secret file $ITEST_DIR/$f: "* ]] ||
+        itest_not_ok "secret file $f: unclear message '$out'"
+done
+"$S2" --help | grep -q -- '--secret-file' || itest_not_ok "--help does not list --secret-file"
+
+start_s2 link --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min
+check_eq "link: the right secret is accepted" "$(cl hello)" ok
+check_eq "link: a client with another secret sees server2 fail its check" "$(cl_other hello)" \
+    auth-failed
+check_eq "link: HELLO then a CREATE, no AUTH: closed unanswered" \
+    "$(cl unauth noauth linkfree1 "$PW")" closed
+check_eq "link: AUTH with another secret and a CREATE: closed unanswered" \
+    "$(cl_other unauth forged linkfree2 "$PW")" closed
+check_eq "link: the same AUTH with the right secret is served" \
+    "$(cl unauth forged linkfree3 "$PW")" ok
+# the refused CREATEs were never applied: no such keys in the database
+check_eq "link: no account for the client that sent no AUTH" "$(rcli EXISTS user:linkfree1)" 0
+check_eq "link: no account for the client with another secret" "$(rcli EXISTS user:linkfree2)" 0
+check_eq "link: the accepted CREATE is in the database" "$(rcli EXISTS user:linkfree3)" 1
+check_eq "link: the name is still free" "$(cl create linkfree1 "$PW")" ok
+check_eq "link: the name is still free (2)" "$(cl create linkfree2 "$PW")" ok
+# (a warning a second at most: the count is checked below, in the line at exit)
+check_ok "link: a failure is logged with the peer" \
+    grep -q 'connection from 127.0.0.1:[0-9]* failed link authentication' "$S2_LOG"
+stop_s2 link
+grep -q "closed for bad input, 2 of them for failing link authentication" "$S2_LOG" ||
+    itest_not_ok "link: no count of 2 failed handshakes at exit"
+
+start_s2 insecure --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min --insecure-no-secret
+grep -q 'insecure-no-secret' "$S2_LOG" || itest_not_ok "insecure: no warning at start"
+check_eq "insecure: the all-zero key is accepted" \
+    "$(python3 "$CLIENT" --port "$S2_PORT" hello)" ok
+check_eq "insecure: a client with a secret is not" "$(cl hello)" auth-failed
+stop_s2 insecure
+
+# ---- the budget: a request that waits past it is answered EXPIRED, unworked ------------------
+# one worker, one job at a time, an interactive-cost hash (tens of ms) in front of a 1 ms budget
+start_s2 budget --backend "$redis_url" --backend-password-file "$redis_pw" --workers 1 --batch 1 --hash-cost interactive
+check_eq "budget: a VERIFY with 1 ms behind a slow CREATE expires" \
+    "$(cl budget budgetuser "$PW")" expired
+check_eq "budget: the same VERIFY without a budget succeeds" "$(cl verify budgetuser "$PW")" ok
+stop_s2 budget
 
 # ---- the four backend/mode pairs ------------------------------------------------------------
 suite redis "$redis_url" threads
@@ -305,8 +387,8 @@ stop_s2 late
 # ---- port in use -----------------------------------------------------------------------------
 start_s2 busy --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min
 rc=0
-out=$("$S2" --backend "$redis_url" --backend-password-file "$redis_pw" --port "$S2_PORT" 2>&1 \
-    >/dev/null) || rc=$?
+out=$("$S2" --backend "$redis_url" --backend-password-file "$redis_pw" --port "$S2_PORT" \
+    --secret-file "$SECRET" 2>&1 >/dev/null) || rc=$?
 check_eq "port in use: exit status" "$rc" 1
 check_eq "port in use: one line on stderr" "$(printf '%s\n' "$out" | wc -l)" 1
 [[ $out == "server2: cannot bind 127.0.0.1:$S2_PORT: Address already in use" ]] ||

@@ -4,6 +4,8 @@
 # every configuration creates accounts, fetches files byte-exact (alone and 32 at once) and sees
 # the right status for bad credentials. Then the failure cases: the database killed and
 # restarted, server2 killed and restarted, each under load, and nothing ever logs a password.
+# The link is authenticated by a secret file given to both; a server1 with another secret is
+# refused (503, a line in server1's log).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init stack
@@ -17,6 +19,8 @@ for size in 0 1 4095 4096 4097 1048576 10485760; do
     head -c "$size" /dev/urandom >"$ROOT/f$size"
 done
 echo "outside the root" >"$ITEST_DIR/secret"
+SECRET=$ITEST_DIR/link.secret # the link secret, shared by server1 and server2
+(umask 077 && head -c 32 /dev/urandom >"$SECRET" && head -c 32 /dev/urandom >"$ITEST_DIR/other.secret")
 
 redis_port=$(itest_redis_start)
 mysql_port=$(itest_mysql_start)
@@ -42,11 +46,11 @@ start_stack() {
     shift 3
     itest_start "$name-server2" server2 --port 0 --backend "$url" \
         --backend-password-file "$(pwfile "$url")" --mode "$mode" \
-        --workers 2 --hash-cost min --log-level debug
+        --workers 2 --hash-cost min --log-level debug --secret-file "$SECRET"
     S2_PORT=$ITEST_PORT
     S2_PID=$ITEST_PID_LAST
     itest_start "$name-server1" server1 --port 0 --threads 2 --root "$ROOT" \
-        --auth "127.0.0.1:$S2_PORT" --log-level debug "$@"
+        --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$SECRET" --log-level debug "$@"
     S1_PID=$ITEST_PID_LAST
     S1=http://127.0.0.1:$ITEST_PORT
     wait_until 10 status_is 200 "$S1/healthz" ||
@@ -166,7 +170,7 @@ server2_outage() {
     check_eq "$name: /healthz 503 without server2" "$(http_code "$S1/healthz")" 503
     itest_start "$name-server2b" server2 --port "$S2_PORT" --backend "$url" \
         --backend-password-file "$(pwfile "$url")" --mode "$mode" \
-        --workers 2 --hash-cost min
+        --workers 2 --hash-cost min --secret-file "$SECRET"
     S2_PID=$ITEST_PID_LAST
     if wait_until 10 status_is 200 -u "$user:$PASS" "$S1/files/f1"; then
         itest_ok "$name: service back within 10 s of server2 restart"
@@ -187,6 +191,24 @@ run_config() {
     stop_pid "$name: server1" "$S1_PID"
     stop_pid "$name: server2" "$S2_PID"
 }
+
+# a server1 with another secret: it finds server2's proof wrong and sends it nothing
+log "== wrong link secret"
+itest_start wrong-server2 server2 --port 0 --backend "$REDIS_URL" --hash-cost min \
+    --secret-file "$SECRET"
+S2_PORT=$ITEST_PORT
+S2_PID=$ITEST_PID_LAST
+itest_start wrong-server1 server1 --port 0 --threads 1 --root "$ROOT" \
+    --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$ITEST_DIR/other.secret"
+S1_PID=$ITEST_PID_LAST
+S1=http://127.0.0.1:$ITEST_PORT
+check_ok "wrong secret: server1 logs that server2 failed link authentication" \
+    wait_until 10 grep -q "server2 at 127.0.0.1:$S2_PORT failed link authentication" \
+    "$ITEST_DIR/wrong-server1.log"
+check_eq "wrong secret: 503" \
+    "$(http_code -d "username=wrongsecret&password=$PASS" "$S1/users")" 503
+stop_pid "wrong secret: server1" "$S1_PID"
+stop_pid "wrong secret: server2" "$S2_PID"
 
 run_config redis-threads-prefetch "$REDIS_URL" threads redis --prefetch
 run_config redis-processes-direct "$REDIS_URL" processes redis --read direct

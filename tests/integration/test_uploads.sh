@@ -60,7 +60,7 @@ log "start-up checks"
 rc=0
 mkdir -p "$ROOT/.s1store"
 echo junk >"$ROOT/.s1store/junk.txt"
-timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
+timeout 10 "$S1_BIN" --auth-secret-file "$LINK_SECRET" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
     >/dev/null 2>"$ITEST_DIR/junk.err" || rc=$?
 check_eq "a foreign file in the store: exit 1" "$rc" 1
 check_ok "  ... with one clear line naming it" grep -q '^server1: .*junk.txt.*move it away' "$ITEST_DIR/junk.err"
@@ -68,10 +68,10 @@ check_eq "  ... and nothing else on stderr" "$(wc -l <"$ITEST_DIR/junk.err")" 1
 check_ok "  ... and the file left alone" test -e "$ROOT/.s1store/junk.txt"
 rm -rf "$ROOT/.s1store"
 rc=0
-timeout 10 "$S1_BIN" --root "$ROOT" --group-commit maybe >/dev/null 2>&1 || rc=$?
+timeout 10 "$S1_BIN" --auth-secret-file "$LINK_SECRET" --root "$ROOT" --group-commit maybe >/dev/null 2>&1 || rc=$?
 check_eq "bad --group-commit: exit 2" "$rc" 2
 rc=0
-timeout 10 "$S1_BIN" --root "$ROOT" --max-upload 5x >/dev/null 2>&1 || rc=$?
+timeout 10 "$S1_BIN" --auth-secret-file "$LINK_SECRET" --root "$ROOT" --max-upload 5x >/dev/null 2>&1 || rc=$?
 check_eq "bad --max-upload: exit 2" "$rc" 2
 
 start_s1 s1-ro --read-only
@@ -341,7 +341,7 @@ check_eq "17 MiB upload (over the 16 MiB a body may hold in memory): 201" \
 check_get "  ... byte-exact" big17 "$DATA/seventeen"
 stop_s1 "big body"
 rc=0
-timeout 10 "$S1_BIN" --root "$ROOT" --upload-memory lots >/dev/null 2>&1 || rc=$?
+timeout 10 "$S1_BIN" --auth-secret-file "$LINK_SECRET" --root "$ROOT" --upload-memory lots >/dev/null 2>&1 || rc=$?
 check_eq "bad --upload-memory: exit 2" "$rc" 2
 
 log "--group-commit off"
@@ -419,7 +419,7 @@ with open(sys.argv[1], "r+b") as f:
     f.write(bytes([b[0] ^ 0xFF]))
 EOF
 rc=0
-timeout 10 "$S1_BIN" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
+timeout 10 "$S1_BIN" --auth-secret-file "$LINK_SECRET" --root "$ROOT" --port 0 --auth "127.0.0.1:$FAKE_PORT" \
     >/dev/null 2>"$ITEST_DIR/damaged.err" || rc=$?
 check_eq "a damaged record with valid ones after it: exit 1" "$rc" 1
 check_ok "  ... saying why" grep -q '^server1: .*damaged.*whole batches follow.*refusing' "$ITEST_DIR/damaged.err"

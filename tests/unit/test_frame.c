@@ -1,73 +1,202 @@
 /*
- * test_frame.c - the server1 <-> server2 frame codec: round trips, truncation at every length,
- * every limit at the limit and one past it, and malformed headers.
+ * test_frame.c - the server1 <-> server2 frame codec, version 2: round trips of every frame,
+ * truncation at every length, every limit at the limit and one past it, 64-bit ids and budgets
+ * at their edges, the REPLY echo, HELLO/HELLO_ACK/AUTH sizes, malformed headers; and the link
+ * authentication (linkauth.h): MACs, secret files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "frame.h"
+#include "linkauth.h"
 
 static void test_frame_roundtrip_cred(void **state)
 {
     uint8_t buf[FRAME_MAX_SIZE];
+    uint8_t again[FRAME_MAX_SIZE];
     struct frame f;
     size_t used = 0;
     size_t n;
 
     (void)state;
-    n = frame_encode_cred(FRAME_VERIFY, 0xdeadbeef, "alice", 5, "s3cr3t", 6, buf, sizeof(buf));
+    n = frame_encode_cred(FRAME_VERIFY, 0xdeadbeefcafef00dull, 4999, "alice", 5, "s3cr3t", 6,
+                          buf, sizeof(buf));
     assert_int_equal(n, FRAME_HEADER_SIZE + 3 + 5 + 6);
+    assert_int_equal(FRAME_HEADER_SIZE, 20);
+    /* the header on the wire: length, type, status, reserved, id, budget, all big-endian */
+    assert_memory_equal(buf, "\x00\x00\x00\x0e\x04\x00\x00\x00"
+                             "\xde\xad\xbe\xef\xca\xfe\xf0\x0d"
+                             "\x00\x00\x13\x87",
+                        20);
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
     assert_int_equal(used, n);
     assert_int_equal(f.type, FRAME_VERIFY);
-    assert_int_equal(f.id, 0xdeadbeef);
+    assert_true(f.id == 0xdeadbeefcafef00dull);
+    assert_int_equal(f.budget_ms, 4999);
     assert_int_equal(f.user_len, 5);
     assert_string_equal(f.user, "alice");
     assert_int_equal(f.pass_len, 6);
     assert_string_equal(f.pass, "s3cr3t");
 
     /* frame_encode of the decoded frame gives the same bytes */
-    uint8_t again[FRAME_MAX_SIZE];
     assert_int_equal(frame_encode(&f, again, sizeof(again)), n);
     assert_memory_equal(again, buf, n);
 }
 
-static void test_frame_roundtrip_every_type(void **state)
+static void test_frame_ids_and_budget_at_the_edges(void **state)
+{
+    const uint64_t ids[] = {0, 1, 0xffffull, 0x10000ull, 0xffffffffull, 0x100000000ull,
+                            UINT64_MAX - 1, UINT64_MAX};
+    const uint32_t budgets[] = {0, 1, UINT32_MAX};
+    uint8_t buf[FRAME_MAX_SIZE];
+    struct frame f;
+    size_t used;
+    size_t n;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        for (size_t k = 0; k < sizeof(budgets) / sizeof(budgets[0]); k++) {
+            n = frame_encode_cred(FRAME_CREATE, ids[i], budgets[k], "u", 1, "p", 1, buf,
+                                  sizeof(buf));
+            assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+            assert_true(f.id == ids[i]);
+            assert_true(f.budget_ms == budgets[k]);
+        }
+        n = frame_encode_reply(ids[i], FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));
+        assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+        assert_true(f.id == ids[i]);
+        assert_int_equal(f.budget_ms, 0);
+    }
+    /* ids differing only in the upper 32 bits stay apart (the old 32-bit field would not) */
+    n = frame_encode_reply(0x100000007ull, FRAME_ST_OK, FRAME_VERIFY, "a", 1, buf, sizeof(buf));
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_true(f.id != 7);
+}
+
+static void test_frame_roundtrip_handshake(void **state)
 {
     uint8_t buf[FRAME_MAX_SIZE];
+    uint8_t again[FRAME_MAX_SIZE];
     struct frame in;
     struct frame out;
     size_t used;
     size_t n;
-    const uint8_t types[] = {FRAME_HELLO, FRAME_HELLO_ACK, FRAME_REPLY, FRAME_PING};
 
     (void)state;
-    for (size_t i = 0; i < sizeof(types); i++) {
+    memset(&in, 0, sizeof(in));
+    in.type = FRAME_HELLO;
+    in.version = FRAME_VERSION;
+    for (int i = 0; i < FRAME_NONCE_SIZE; i++)
+        in.nonce[i] = (uint8_t)(i * 7 + 1);
+    n = frame_encode(&in, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 38);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x02", 6);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.version, 2);
+    assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
+
+    memset(&in, 0, sizeof(in));
+    in.type = FRAME_HELLO_ACK;
+    in.version = FRAME_VERSION;
+    memset(in.nonce, 0xab, sizeof(in.nonce));
+    memset(in.mac, 0xcd, sizeof(in.mac));
+    n = frame_encode(&in, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 66);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.type, FRAME_HELLO_ACK);
+    assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
+    assert_memory_equal(out.mac, in.mac, FRAME_MAC_SIZE);
+    assert_int_equal(frame_encode(&out, again, sizeof(again)), n);
+    assert_memory_equal(again, buf, n);
+
+    memset(&in, 0, sizeof(in));
+    in.type = FRAME_AUTH;
+    memset(in.mac, 0x5a, sizeof(in.mac));
+    n = frame_encode(&in, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 32);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.type, FRAME_AUTH);
+    assert_memory_equal(out.mac, in.mac, FRAME_MAC_SIZE);
+
+    /* each handshake frame one byte short or long is refused */
+    const uint8_t types[] = {FRAME_HELLO, FRAME_HELLO_ACK, FRAME_AUTH};
+    for (size_t t = 0; t < sizeof(types); t++) {
         memset(&in, 0, sizeof(in));
-        in.type = types[i];
-        in.status = FRAME_ST_EXISTS;
-        in.id = (uint32_t)i * 77;
-        in.version = FRAME_VERSION;
+        in.type = types[t];
         n = frame_encode(&in, buf, sizeof(buf));
-        assert_true(n >= FRAME_HEADER_SIZE);
-        assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-        assert_int_equal(used, n);
-        assert_int_equal(out.type, in.type);
-        assert_int_equal(out.status, in.status);
-        assert_int_equal(out.id, in.id);
+        buf[3] = (uint8_t)(n - FRAME_HEADER_SIZE - 1);
+        assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+        buf[3] = (uint8_t)(n - FRAME_HEADER_SIZE + 1);
+        buf[n] = 0;
+        assert_int_equal(frame_decode(buf, n + 1, &out, &used, NULL), FRAME_BAD);
     }
-    n = frame_encode_hello(buf, sizeof(buf));
-    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.version, FRAME_VERSION);
-    n = frame_encode_reply(42, FRAME_ST_DENIED, buf, sizeof(buf));
-    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.status, FRAME_ST_DENIED);
-    assert_int_equal(out.id, 42);
+}
+
+static void test_frame_reply_echo(void **state)
+{
+    uint8_t buf[FRAME_MAX_SIZE];
+    char user[ACCOUNT_USER_MAX + 1];
+    struct frame f;
+    size_t used;
+    size_t n;
+
+    (void)state;
+    n = frame_encode_reply(77, FRAME_ST_DENIED, FRAME_VERIFY, "victim", 6, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 2 + 6);
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_int_equal(f.type, FRAME_REPLY);
+    assert_int_equal(f.status, FRAME_ST_DENIED);
+    assert_int_equal(f.req_type, FRAME_VERIFY);
+    assert_int_equal(f.user_len, 6);
+    assert_string_equal(f.user, "victim");
+
+    /* PING: type PING, no user */
+    n = frame_encode_reply(78, FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 2);
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_int_equal(f.req_type, FRAME_PING);
+    assert_int_equal(f.user_len, 0);
+
+    /* the longest user */
+    memset(user, 'x', sizeof(user));
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_CREATE, user, ACCOUNT_USER_MAX, buf,
+                           sizeof(buf));
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_int_equal(f.user_len, ACCOUNT_USER_MAX);
+    assert_int_equal(frame_encode_reply(1, FRAME_ST_OK, FRAME_CREATE, user,
+                                        ACCOUNT_USER_MAX + 1, buf, sizeof(buf)),
+                     0);
+    /* an echo of a type that is not a request */
+    assert_int_equal(frame_encode_reply(1, FRAME_ST_OK, FRAME_REPLY, NULL, 0, buf, sizeof(buf)),
+                     0);
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_VERIFY, "ab", 2, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] = FRAME_HELLO;
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
+    /* echo lengths that do not add up, or a user over the limit */
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_VERIFY, "ab", 2, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE + 1] = 3;
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
+    buf[FRAME_HEADER_SIZE + 1] = 1;
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_VERIFY, user, ACCOUNT_USER_MAX, buf,
+                           sizeof(buf));
+    buf[FRAME_HEADER_SIZE + 1] = ACCOUNT_USER_MAX + 1;
+    buf[3] = 2 + ACCOUNT_USER_MAX + 1;
+    buf[n] = 'x';
+    assert_int_equal(frame_decode(buf, n + 1, &f, &used, NULL), FRAME_BAD);
+    /* a REPLY too short to hold the echo */
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));
+    buf[3] = 1;
+    assert_int_equal(frame_decode(buf, n - 1, &f, &used, NULL), FRAME_BAD);
 }
 
 static void test_frame_truncated_needs_more(void **state)
@@ -75,7 +204,7 @@ static void test_frame_truncated_needs_more(void **state)
     uint8_t buf[FRAME_MAX_SIZE];
     struct frame f;
     size_t used;
-    size_t n = frame_encode_cred(FRAME_CREATE, 1, "bob", 3, "pw", 2, buf, sizeof(buf));
+    size_t n = frame_encode_cred(FRAME_CREATE, 1, 0, "bob", 3, "pw", 2, buf, sizeof(buf));
 
     (void)state;
     for (size_t len = 0; len < n; len++)
@@ -88,8 +217,9 @@ static void test_frame_two_in_one_buffer(void **state)
     uint8_t buf[2 * FRAME_MAX_SIZE];
     struct frame f;
     size_t used;
-    size_t a = frame_encode_cred(FRAME_CREATE, 1, "bob", 3, "pw", 2, buf, sizeof(buf));
-    size_t b = frame_encode_reply(2, FRAME_ST_OK, buf + a, sizeof(buf) - a);
+    size_t a = frame_encode_cred(FRAME_CREATE, 1, 0, "bob", 3, "pw", 2, buf, sizeof(buf));
+    size_t b = frame_encode_reply(2, FRAME_ST_OK, FRAME_CREATE, "bob", 3, buf + a,
+                                  sizeof(buf) - a);
 
     (void)state;
     assert_int_equal(frame_decode(buf, a + b, &f, &used, NULL), FRAME_DONE);
@@ -111,29 +241,30 @@ static void test_frame_limits(void **state)
     memset(user, 'u', sizeof(user));
     memset(pass, 'p', sizeof(pass));
     /* exactly at the limits: accepted */
-    n = frame_encode_cred(FRAME_CREATE, 9, user, ACCOUNT_USER_MAX, pass, ACCOUNT_PASS_MAX, buf,
+    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, ACCOUNT_USER_MAX, pass, ACCOUNT_PASS_MAX, buf,
                           sizeof(buf));
     assert_true(n > 0);
+    assert_true(n <= FRAME_MAX_SIZE);
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
     assert_int_equal(f.user_len, ACCOUNT_USER_MAX);
     assert_int_equal(f.pass_len, ACCOUNT_PASS_MAX);
     /* one past: refused by the encoder */
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, user, ACCOUNT_USER_MAX + 1, pass, 1, buf,
-                                       sizeof(buf)),
+    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, ACCOUNT_USER_MAX + 1, pass, 1,
+                                       buf, sizeof(buf)),
                      0);
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, user, 1, pass, ACCOUNT_PASS_MAX + 1, buf,
-                                       sizeof(buf)),
+    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, 1, pass, ACCOUNT_PASS_MAX + 1,
+                                       buf, sizeof(buf)),
                      0);
     /* too small an output buffer */
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, user, 10, pass, 10, buf, 20), 0);
+    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, 30), 0);
 
     /* one past, forged on the wire: refused by the decoder */
-    n = frame_encode_cred(FRAME_CREATE, 9, user, 10, pass, 10, buf, sizeof(buf));
-    buf[12] = ACCOUNT_USER_MAX + 1;
+    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] = ACCOUNT_USER_MAX + 1;
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
-    n = frame_encode_cred(FRAME_CREATE, 9, user, 10, pass, 10, buf, sizeof(buf));
-    buf[13] = (ACCOUNT_PASS_MAX + 1) >> 8;
-    buf[14] = (ACCOUNT_PASS_MAX + 1) & 0xff;
+    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE + 1] = (ACCOUNT_PASS_MAX + 1) >> 8;
+    buf[FRAME_HEADER_SIZE + 2] = (ACCOUNT_PASS_MAX + 1) & 0xff;
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
 }
 
@@ -157,23 +288,30 @@ static void test_frame_bad_headers(void **state)
     assert_int_equal(frame_decode(buf, FRAME_HEADER_SIZE, &f, &used, &why), FRAME_BAD);
 
     /* unknown type */
-    n = frame_encode_reply(1, FRAME_ST_OK, buf, sizeof(buf));
+    n = frame_encode_reply(1, FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));
     buf[4] = 99;
     assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
-    /* reserved field not zero */
-    n = frame_encode_reply(1, FRAME_ST_OK, buf, sizeof(buf));
-    buf[7] = 1;
-    assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
+    /* reserved field not zero, in either byte, even before the payload has arrived */
+    for (int k = 6; k <= 7; k++) {
+        n = frame_encode_cred(FRAME_VERIFY, 3, 0, "abc", 3, "def", 3, buf, sizeof(buf));
+        buf[k] = 0x80;
+        assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
+        assert_int_equal(frame_decode(buf, FRAME_HEADER_SIZE, &f, &used, &why), FRAME_BAD);
+    }
     /* credential lengths that do not add up */
-    n = frame_encode_cred(FRAME_VERIFY, 3, "abc", 3, "def", 3, buf, sizeof(buf));
-    buf[12] = 4;
+    n = frame_encode_cred(FRAME_VERIFY, 3, 0, "abc", 3, "def", 3, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] = 4;
     assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
     /* a HELLO with the wrong magic */
-    n = frame_encode_hello(buf, sizeof(buf));
-    buf[12] ^= 0xff;
+    memset(&f, 0, sizeof(f));
+    f.type = FRAME_HELLO;
+    n = frame_encode(&f, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] ^= 0xff;
     assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
-    /* a REPLY with a payload */
-    n = frame_encode_reply(1, FRAME_ST_OK, buf, sizeof(buf));
+    /* a PING with a payload */
+    memset(&f, 0, sizeof(f));
+    f.type = FRAME_PING;
+    n = frame_encode(&f, buf, sizeof(buf));
     buf[3] = 1;
     buf[n] = 0;
     assert_int_equal(frame_decode(buf, n + 1, &f, &used, &why), FRAME_BAD);
@@ -188,19 +326,106 @@ static void test_frame_status_names(void **state)
     (void)state;
     assert_string_equal(frame_status_name(FRAME_ST_OK), "ok");
     assert_string_equal(frame_status_name(FRAME_ST_UNAVAILABLE), "unavailable");
+    assert_string_equal(frame_status_name(FRAME_ST_EXPIRED), "expired");
     assert_string_equal(frame_status_name((enum frame_status)200), "unknown");
+}
+
+/* ---- link authentication ---- */
+
+static void test_linkauth_macs(void **state)
+{
+    uint8_t k1[LINKAUTH_KEY_SIZE];
+    uint8_t k2[LINKAUTH_KEY_SIZE];
+    uint8_t nc[LINKAUTH_NONCE_SIZE];
+    uint8_t ns[LINKAUTH_NONCE_SIZE];
+    uint8_t mac[LINKAUTH_MAC_SIZE];
+
+    (void)state;
+    linkauth_insecure_key(k1);
+    memset(k2, 0, sizeof(k2));
+    assert_memory_equal(k1, k2, sizeof(k1));
+    k2[0] = 1;
+    linkauth_nonce(nc);
+    linkauth_nonce(ns);
+    assert_memory_not_equal(nc, ns, sizeof(nc));
+    linkauth_mac(k1, LINKAUTH_SERVER2, nc, ns, mac);
+    assert_true(linkauth_check(k1, LINKAUTH_SERVER2, nc, ns, mac));
+    /* the other role's MAC, another key, swapped or changed nonces, a changed MAC: refused */
+    assert_false(linkauth_check(k1, LINKAUTH_SERVER1, nc, ns, mac));
+    assert_false(linkauth_check(k2, LINKAUTH_SERVER2, nc, ns, mac));
+    assert_false(linkauth_check(k1, LINKAUTH_SERVER2, ns, nc, mac));
+    nc[5] ^= 1;
+    assert_false(linkauth_check(k1, LINKAUTH_SERVER2, nc, ns, mac));
+    nc[5] ^= 1;
+    mac[31] ^= 0x80;
+    assert_false(linkauth_check(k1, LINKAUTH_SERVER2, nc, ns, mac));
+}
+
+static void write_file(const char *path, size_t len, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < len; i++)
+        fputc((int)(i * 131 + 7) & 0xff, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_linkauth_secret_file(void **state)
+{
+    char dir[] = "/tmp/test_linkauth.XXXXXX";
+    char path[128];
+    uint8_t key[LINKAUTH_KEY_SIZE];
+    uint8_t key2[LINKAUTH_KEY_SIZE];
+    char err[LINKAUTH_ERR_LEN];
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/link.secret", dir);
+
+    write_file(path, 32, 0600);
+    assert_int_equal(linkauth_load_key(path, key, err), 0);
+    assert_int_equal(linkauth_load_key(path, key2, err), 0);
+    assert_memory_equal(key, key2, sizeof(key)); /* same file, same key */
+    write_file(path, 33, 0400);
+    assert_int_equal(linkauth_load_key(path, key2, err), 0);
+    assert_memory_not_equal(key, key2, sizeof(key));
+    write_file(path, LINKAUTH_SECRET_MAX, 0600);
+    assert_int_equal(linkauth_load_key(path, key2, err), 0);
+
+    /* too short, too long, readable by group or others, missing, a directory */
+    write_file(path, 31, 0600);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    assert_non_null(strstr(err, "31 bytes"));
+    write_file(path, LINKAUTH_SECRET_MAX + 1, 0600);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    write_file(path, 64, 0640);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    assert_non_null(strstr(err, "640"));
+    write_file(path, 64, 0604);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    write_file(path, 64, 0620);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    unlink(path);
+    assert_int_equal(linkauth_load_key(path, key, err), -1);
+    assert_int_equal(linkauth_load_key(dir, key, err), -1);
+    rmdir(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_roundtrip_cred),
-        cmocka_unit_test(test_frame_roundtrip_every_type),
+        cmocka_unit_test(test_frame_ids_and_budget_at_the_edges),
+        cmocka_unit_test(test_frame_roundtrip_handshake),
+        cmocka_unit_test(test_frame_reply_echo),
         cmocka_unit_test(test_frame_truncated_needs_more),
         cmocka_unit_test(test_frame_two_in_one_buffer),
         cmocka_unit_test(test_frame_limits),
         cmocka_unit_test(test_frame_bad_headers),
         cmocka_unit_test(test_frame_status_names),
+        cmocka_unit_test(test_linkauth_macs),
+        cmocka_unit_test(test_linkauth_secret_file),
     };
     return cmocka_run_group_tests_name("frame", tests, NULL, NULL);
 }

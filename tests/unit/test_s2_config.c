@@ -17,7 +17,10 @@
 
 #define MAXARGS 40
 
-/* Parses the NULL-terminated list of flags after "server2" into c. */
+/*
+ * Parses the NULL-terminated list of flags after "server2" into c; unless the first flag is
+ * "-", --insecure-no-secret comes first (the link-secret flags are tested on their own).
+ */
 static enum s2_config_result parse(struct s2_config *c, char *err, ...)
 {
     static char store[MAXARGS][256];
@@ -25,9 +28,27 @@ static enum s2_config_result parse(struct s2_config *c, char *err, ...)
     int argc = 0;
     va_list ap;
     const char *a;
+    bool raw = false;
 
     argv[argc++] = "server2";
     va_start(ap, err);
+    a = va_arg(ap, const char *);
+    if (a != NULL && strcmp(a, "-") == 0)
+        raw = true;
+    else
+        argv[argc++] = "--insecure-no-secret";
+    if (a != NULL && !raw) {
+        snprintf(store[argc], sizeof(store[argc]), "%s", a);
+        argv[argc] = store[argc];
+        argc++;
+    }
+    if (a == NULL) {
+        va_end(ap);
+        argv[argc] = NULL;
+        s2_config_defaults(c);
+        err[0] = '\0';
+        return s2_config_parse(c, argc, argv, err);
+    }
     while ((a = va_arg(ap, const char *)) != NULL && argc < MAXARGS) {
         snprintf(store[argc], sizeof(store[argc]), "%s", a);
         argv[argc] = store[argc];
@@ -152,13 +173,13 @@ static void test_s2_config_password_hidden(void **state)
     char err[S2_CONFIG_ERR_LEN];
     char url[] = "mysql://auth:s3cr3t@127.0.0.1/auth";
     char bad[] = "mysql://auth:s3cr3t@127.0.0.1:99x/auth";
-    char *argv[] = {"server2", "--backend", url, NULL};
+    char *argv[] = {"server2", "--backend", url, "--insecure-no-secret", NULL};
     char *argv_bad[] = {"server2", "--backend", bad, NULL};
 
     (void)state;
     /* a password on the command line is refused (and still hidden from `ps`) */
     s2_config_defaults(&c);
-    assert_int_equal(s2_config_parse(&c, 3, argv, err), S2_CONFIG_ERROR);
+    assert_int_equal(s2_config_parse(&c, 4, argv, err), S2_CONFIG_ERROR);
     assert_non_null(strstr(err, "--backend-password-file"));
     assert_non_null(strstr(err, S2_BACKEND_PASSWORD_ENV));
     assert_null(strstr(err, "s3cr3t"));
@@ -218,6 +239,31 @@ static void test_s2_config_password_file_env(void **state)
                  err);
 }
 
+static void test_s2_config_link_secret(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+
+    (void)state;
+    expect_error("--secret-file PATH is required", parse(&c, err, "-", "-b", "redis://h", NULL),
+                 err);
+    assert_int_equal(parse(&c, err, "-", "-b", "redis://h", "--secret-file", "/s/link", NULL),
+                     S2_CONFIG_OK);
+    assert_string_equal(c.secret_file, "/s/link");
+    assert_false(c.insecure_no_secret);
+    assert_int_equal(parse(&c, err, "-", "-b", "redis://h", "--insecure-no-secret", NULL),
+                     S2_CONFIG_OK);
+    assert_true(c.insecure_no_secret);
+    assert_null(c.secret_file);
+    expect_error("exclude each other", parse(&c, err, "-", "-b", "redis://h", "--secret-file",
+                                             "/s/link", "--insecure-no-secret", NULL),
+                 err);
+    expect_error("--secret-file: empty path",
+                 parse(&c, err, "-", "-b", "redis://h", "--secret-file", "", NULL), err);
+    expect_error("needs a value", parse(&c, err, "-", "-b", "redis://h", "--secret-file", NULL),
+                 err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_s2_config_errors),
         cmocka_unit_test(test_s2_config_password_hidden),
         cmocka_unit_test(test_s2_config_password_file_env),
+        cmocka_unit_test(test_s2_config_link_secret),
     };
     return cmocka_run_group_tests_name("s2_config", tests, NULL, NULL);
 }
