@@ -78,6 +78,13 @@ static int64_t sum_gauge(struct metrics *const *all, size_t n, size_t off)
     return v;
 }
 
+/* One counter with its HELP and TYPE lines. */
+static void put_counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+    fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+            (unsigned long long)v);
+}
+
 char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_files,
                      uint64_t prefetched_bytes, size_t *len)
 {
@@ -121,20 +128,12 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
             "# HELP server1_connections Open client connections.\n"
             "# TYPE server1_connections gauge\nserver1_connections %lld\n",
             (long long)sum_i);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, connections_rejected));
-    fprintf(out,
-            "# HELP server1_connections_rejected_total Connections closed at once over "
-            "--max-conns.\n"
-            "# TYPE server1_connections_rejected_total counter\n"
-            "server1_connections_rejected_total %llu\n",
-            (unsigned long long)sum_u);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, connections_rejected_per_ip));
-    fprintf(out,
-            "# HELP server1_connections_rejected_per_ip_total Connections closed at once over "
-            "--max-conns-per-ip.\n"
-            "# TYPE server1_connections_rejected_per_ip_total counter\n"
-            "server1_connections_rejected_per_ip_total %llu\n",
-            (unsigned long long)sum_u);
+    put_counter(out, "server1_connections_rejected_total",
+                "Connections closed at once over --max-conns.",
+                sum_counter(all, n, offsetof(struct metrics, connections_rejected)));
+    put_counter(out, "server1_connections_rejected_per_ip_total",
+                "Connections closed at once over --max-conns-per-ip.",
+                sum_counter(all, n, offsetof(struct metrics, connections_rejected_per_ip)));
     fputs("# HELP server1_ratelimited_total Requests answered 429 without asking server2, by "
           "the limit they were over.\n"
           "# TYPE server1_ratelimited_total counter\n",
@@ -144,11 +143,9 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
         fprintf(out, "server1_ratelimited_total{kind=\"%s\"} %llu\n", limit_names[k],
                 (unsigned long long)sum_u);
     }
-    sum_u = sum_counter(all, n, offsetof(struct metrics, bytes_sent));
-    fprintf(out,
-            "# HELP server1_bytes_sent_total Bytes written to client sockets.\n"
-            "# TYPE server1_bytes_sent_total counter\nserver1_bytes_sent_total %llu\n",
-            (unsigned long long)sum_u);
+    put_counter(out, "server1_bytes_sent_total",
+                "Bytes written to client sockets.",
+                sum_counter(all, n, offsetof(struct metrics, bytes_sent)));
     fprintf(out,
             "# HELP server1_prefetched_files Files held in memory by --prefetch.\n"
             "# TYPE server1_prefetched_files gauge\nserver1_prefetched_files %llu\n"
@@ -174,33 +171,18 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     fprintf(out, "server1_auth_rtt_seconds_sum %.9f\n", (double)sum_u / 1e9);
     sum_u = sum_counter(all, n, offsetof(struct metrics, auth_rtt_count));
     fprintf(out, "server1_auth_rtt_seconds_count %llu\n", (unsigned long long)sum_u);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_timeouts));
-    fprintf(out,
-            "# HELP server1_auth_timeouts_total Requests to server2 that got no answer in "
-            "--auth-timeout.\n"
-            "# TYPE server1_auth_timeouts_total counter\nserver1_auth_timeouts_total %llu\n",
-            (unsigned long long)sum_u);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_late_replies));
-    fprintf(out,
-            "# HELP server1_auth_late_replies_total Answers from server2 to requests that had "
-            "already timed out, dropped.\n"
-            "# TYPE server1_auth_late_replies_total counter\nserver1_auth_late_replies_total "
-            "%llu\n",
-            (unsigned long long)sum_u);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_protocol_errors));
-    fprintf(out,
-            "# HELP server1_auth_protocol_errors_total Connections to server2 closed for an "
-            "answer that matched no request.\n"
-            "# TYPE server1_auth_protocol_errors_total counter\n"
-            "server1_auth_protocol_errors_total %llu\n",
-            (unsigned long long)sum_u);
-    sum_u = sum_counter(all, n, offsetof(struct metrics, auth_link_failures));
-    fprintf(out,
-            "# HELP server1_auth_link_failures_total Handshakes in which server2 did not prove "
-            "it holds the link secret.\n"
-            "# TYPE server1_auth_link_failures_total counter\n"
-            "server1_auth_link_failures_total %llu\n",
-            (unsigned long long)sum_u);
+    put_counter(out, "server1_auth_timeouts_total",
+                "Requests to server2 that got no answer in --auth-timeout.",
+                sum_counter(all, n, offsetof(struct metrics, auth_timeouts)));
+    put_counter(out, "server1_auth_late_replies_total",
+                "Answers from server2 to requests that had already timed out, dropped.",
+                sum_counter(all, n, offsetof(struct metrics, auth_late_replies)));
+    put_counter(out, "server1_auth_protocol_errors_total",
+                "Connections to server2 closed for an answer that matched no request.",
+                sum_counter(all, n, offsetof(struct metrics, auth_protocol_errors)));
+    put_counter(out, "server1_auth_link_failures_total",
+                "Handshakes in which server2 did not prove it holds the link secret.",
+                sum_counter(all, n, offsetof(struct metrics, auth_link_failures)));
     sum_i = sum_gauge(all, n, offsetof(struct metrics, auth_conns_up));
     fprintf(out,
             "# HELP server1_auth_connections_up Connections to server2 that completed HELLO.\n"

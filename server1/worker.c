@@ -31,27 +31,31 @@ static struct timeval tv_us(uint64_t us)
     return tv;
 }
 
-static void reject(struct s1_worker *w, int fd)
+/* A canned 503 sent (if the socket takes it at once) to a connection that is then closed. */
+static void reject(int fd, const char *msg, size_t len, _Atomic uint64_t *counter)
+{
+    if (send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+        log_debug("503 to rejected connection: %d", errno);
+    close(fd);
+    metrics_add(counter, 1);
+}
+
+/* Over --max-conns. */
+static void reject_busy(struct s1_worker *w, int fd)
 {
     static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
                               "Retry-After: 1\r\nContent-Length: 20\r\nConnection: close\r\n\r\n"
                               "too many connections";
-    if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-        log_debug("503 to rejected connection: %d", errno);
-    close(fd);
-    metrics_add(&w->metrics.connections_rejected, 1);
+    reject(fd, msg, sizeof(msg) - 1, &w->metrics.connections_rejected);
 }
 
-/* Over --max-conns-per-ip: like reject, with its own message and counter. */
+/* Over --max-conns-per-ip. */
 static void reject_per_ip(struct s1_worker *w, int fd)
 {
     static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
                               "Retry-After: 1\r\nContent-Length: 40\r\nConnection: close\r\n\r\n"
                               "too many connections from your address\r\n";
-    if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-        log_debug("503 to rejected connection: %d", errno);
-    close(fd);
-    metrics_add(&w->metrics.connections_rejected_per_ip, 1);
+    reject(fd, msg, sizeof(msg) - 1, &w->metrics.connections_rejected_per_ip);
 }
 
 static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
@@ -95,7 +99,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
         }
         if (atomic_fetch_add_explicit(&w->sh->nconns, 1, memory_order_relaxed) >= max_conns) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
-            reject(w, fd);
+            reject_busy(w, fd);
             continue;
         }
         ratelimit_addr_key((struct sockaddr *)&peer, peer_len, key);
