@@ -31,4 +31,11 @@ struct s2_reply {
     uint8_t status; /* enum frame_status */
 };
 
+/* The reply to j, once j->status is set. */
+static inline struct s2_reply s2_reply_of(const struct s2_job *j)
+{
+    return (struct s2_reply){
+        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+}
+
 #endif /* JOB_H */

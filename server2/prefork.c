@@ -79,8 +79,7 @@ static const struct timeval zero_tv = {0, 0};
 static void child_settled(void *arg, const struct s2_job *j)
 {
     struct child_ctx *cc = arg;
-    cc->replies[cc->nreplies++] = (struct s2_reply){
-        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+    cc->replies[cc->nreplies++] = s2_reply_of(j);
 }
 
 static void child_flush(void *arg)

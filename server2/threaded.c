@@ -71,8 +71,7 @@ struct worker_out {
 static void worker_settled(void *arg, const struct s2_job *j)
 {
     struct worker_out *o = arg;
-    o->replies[o->n++] = (struct s2_reply){
-        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+    o->replies[o->n++] = s2_reply_of(j);
 }
 
 static void worker_flush(void *arg)
