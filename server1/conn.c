@@ -399,8 +399,15 @@ static bool upload_begin(struct s1_conn *c, const struct http_request *req)
     rc = commit_body_begin(cm, &c->up, req->content_length);
     if (rc < 0) {
         log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-        respond_fatal(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
-                      "cannot store the upload\n");
+        if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
+            /* out of descriptors or memory for now: the client may try again */
+            c->close_after = true;
+            c->linger_after = true;
+            s1_conn_respond_text(c, 503, "Retry-After: 1\r\n", "server busy, try again\n");
+        } else {
+            respond_fatal(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
+                          "cannot store the upload\n");
+        }
         return false;
     }
     c->uploading = true;

@@ -26,21 +26,51 @@
 #include "xalloc.h"
 
 #define S1_LISTEN_BACKLOG 4096
+#define S1_FDS_PER_WORKER 6 /* listener, event base, wake-up pipe or eventfd, timers, spare */
+#define S1_FD_RESERVE 128   /* root, store segments, logs, prefetch walk, server2 reconnects */
+#define S1_MIN_CONNS 8      /* below this many connections the limit is a mistake */
 
 _Static_assert(FILES_ERR_LEN >= S1_CONFIG_ERR_LEN && FILES_ERR_LEN >= NET_ERR_LEN,
                "main's error buffer serves config, files and net");
 
-static void raise_fd_limit(const struct s1_config *cfg)
+/*
+ * The descriptor budget: two per client connection (its socket, and the temp file of an upload
+ * it is receiving or the file or segment a response is sent from), per worker its listener,
+ * wake-up descriptors and server2 links, and a reserve for the store's segments, the root and
+ * the logs. The soft limit is raised to that. When the hard limit cannot hold it, --max-conns
+ * is lowered until it can, with one warning, so that a connection server1 accepts can always
+ * open the file it asks for; a limit that cannot hold even a few connections stops the start.
+ * Returns -1 with a reason in err.
+ */
+static int fit_fd_budget(struct s1_config *cfg, char *err, size_t cap)
 {
-    rlim_t need = (rlim_t)cfg->max_conns + (rlim_t)cfg->threads * (cfg->authc.nconns + 4) + 64;
+    rlim_t overhead = (rlim_t)cfg->threads * (cfg->authc.nconns + S1_FDS_PER_WORKER) + S1_FD_RESERVE;
+    rlim_t need = 2 * (rlim_t)cfg->max_conns + overhead;
     struct rlimit rl;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
-        return;
-    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < need)
-        log_warn("open-file limit %llu is below what --max-conns %u needs (%llu)",
-                 (unsigned long long)rl.rlim_cur, cfg->max_conns, (unsigned long long)need);
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    if (rl.rlim_cur < need) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return 0;
+    }
+    if (rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_cur < overhead + 2 * S1_MIN_CONNS) {
+        snprintf(err, cap,
+                 "the open-file limit (%llu) is too low: server1 needs at least %llu "
+                 "(raise it with ulimit -n)",
+                 (unsigned long long)rl.rlim_cur,
+                 (unsigned long long)(overhead + 2 * S1_MIN_CONNS));
+        return -1;
+    }
+    log_warn("the open-file limit (%llu) holds %llu connections at 2 descriptors each: "
+             "--max-conns lowered from %u",
+             (unsigned long long)rl.rlim_cur, (unsigned long long)((rl.rlim_cur - overhead) / 2),
+             cfg->max_conns);
+    cfg->max_conns = (unsigned)((rl.rlim_cur - overhead) / 2);
+    return 0;
 }
 
 /* One listening socket per worker, all on the same port. Returns -1 with a reason in err. */
@@ -164,7 +194,10 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    raise_fd_limit(&cfg);
+    if (fit_fd_budget(&cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "server1: %s\n", err);
+        return 1;
+    }
 
     if (files_init(&files, cfg.root, s1_config_files_mode(&cfg), err) < 0) {
         fprintf(stderr, "server1: %s\n", err);
