@@ -1,7 +1,8 @@
 /*
  * commit.c - see commit.h. One batch: decide every job in queue order (seeing the earlier
  * jobs of the same batch), append the accepted ones to the store, one store_sync, publish
- * them (index, then the --prefetch table), answer all.
+ * them in the index, answer all. Uploads are served from the store in every mode: with
+ * --prefetch too they are never copied into memory.
  */
 #include "commit.h"
 
@@ -172,7 +173,6 @@ static void record_batch(struct committer *cm, size_t n, uint64_t ns)
 struct batch {
     struct commit_job *jobs[COMMIT_BATCH_MAX];
     struct store_pos pos[COMMIT_BATCH_MAX];
-    struct files_blob *blobs[COMMIT_BATCH_MAX]; /* --prefetch: the new versions' bytes */
     size_t n;
 };
 
@@ -246,30 +246,6 @@ static void decide(struct committer *cm, struct batch *b, size_t k)
     }
 }
 
-/* With --prefetch: the new version's bytes as a blob (the memory body is taken over). */
-static struct files_blob *body_blob(struct commit_job *job)
-{
-    struct commit_body *b = &job->body;
-    void *buf;
-    int rc;
-
-    if (b->len == 0)
-        return files_blob_new(NULL, 0);
-    if (b->mem != NULL) {
-        buf = b->mem;
-        b->mem = NULL;
-        return files_blob_new(buf, (size_t)b->len);
-    }
-    buf = xmalloc((size_t)b->len);
-    if ((rc = store_pread(b->fd, buf, (size_t)b->len, 0)) < 0) {
-        log_error("cannot read back the upload '%s' for --prefetch: %s", job->name,
-                  strerror(-rc));
-        free(buf);
-        return NULL;
-    }
-    return files_blob_new(buf, (size_t)b->len);
-}
-
 /* After a failed append or sync: every accepted job of the batch is refused. */
 static void fail_accepted(struct batch *b, int e)
 {
@@ -311,7 +287,6 @@ static void run_batch(struct committer *cm, struct batch *b)
 
     for (size_t k = 0; k < b->n; k++) {
         b->jobs[k]->status = 0;
-        b->blobs[k] = NULL;
         decide(cm, b, k);
     }
     if ((rc = store_roll(&cm->store)) < 0)
@@ -327,13 +302,6 @@ static void run_batch(struct committer *cm, struct batch *b)
                                   .data_crc = job->body.crc};
         if (!accepted(job))
             continue;
-        if (job->op == COMMIT_PUT && cm->files->mode == FILES_PREFETCH &&
-            (b->blobs[k] = body_blob(job)) == NULL) {
-            job->status = 500;
-            continue;
-        }
-        if (b->blobs[k] != NULL && b->blobs[k]->data != NULL)
-            body.mem = b->blobs[k]->data; /* the blob took the memory body over */
         if (job->op == COMMIT_PUT)
             rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
                                   &b->pos[k]);
@@ -351,13 +319,8 @@ static void run_batch(struct committer *cm, struct batch *b)
     }
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];
-        if (accepted(job)) {
+        if (accepted(job))
             store_publish(&cm->store, job->name, job->name_len, job->user, &b->pos[k]);
-            if (cm->files->mode == FILES_PREFETCH)
-                files_replace(cm->files, job->name, job->name_len, b->blobs[k]);
-            b->blobs[k] = NULL; /* the table's reference now */
-        }
-        files_blob_unref(b->blobs[k]);
         if (job->op == COMMIT_PUT)
             body_release(cm, &job->body);
     }
@@ -408,40 +371,6 @@ static void *committer_thread_main(void *arg)
 
 /* ---- start-up ---- */
 
-struct overlay {
-    struct committer *cm;
-    char *err;  /* FILES_ERR_LEN; set on the first failure */
-    bool failed;
-};
-
-/* With --prefetch: lays one uploaded version (or whiteout) over the prefetched files. */
-static void overlay_one(void *arg, const char *name, size_t len, enum store_state st, int fd,
-                        uint64_t off, uint64_t size)
-{
-    struct overlay *o = arg;
-    void *buf = NULL;
-    int rc;
-
-    if (o->failed)
-        return;
-    if (st == STORE_WHITEOUT) {
-        files_replace(o->cm->files, name, len, NULL);
-        return;
-    }
-    if (size > 0) {
-        buf = xmalloc((size_t)size);
-        if ((rc = store_pread(fd, buf, (size_t)size, off)) < 0) {
-            /* serving without it would answer 404 for an acknowledged upload */
-            snprintf(o->err, FILES_ERR_LEN, "cannot read the upload '%s' from '%s': %s", name,
-                     STORE_DIR, strerror(-rc));
-            o->failed = true;
-            free(buf);
-            return;
-        }
-    }
-    files_replace(o->cm->files, name, len, files_blob_new(buf, (size_t)size));
-}
-
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
                    bool writable_root, uint64_t mem_budget, char *err)
 {
@@ -468,14 +397,6 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
              rec.segments, (unsigned long long)rec.records, (unsigned long long)rec.files,
              (unsigned long long)rec.whiteouts, (unsigned long long)rec.torn_bytes,
              rec.restarted);
-    if (f->mode == FILES_PREFETCH) {
-        struct overlay o = {.cm = cm, .err = err};
-        store_foreach(&cm->store, overlay_one, &o);
-        if (o.failed) {
-            store_close(&cm->store);
-            return -1;
-        }
-    }
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cm->cond, &ca);

@@ -10,7 +10,7 @@
  * whole batch: decides each job in queue order (ownership: the store's owner of the name, or an
  * operator's file under --root, which only --writable-root lets users replace or delete),
  * appends one log record per accepted job, makes them all durable with one fdatasync
- * (store_sync), publishes them in the store's index and the --prefetch table, and only then
+ * (store_sync), publishes them in the store's index, and only then
  * returns every job to its worker via s1_worker_commit_done (a locked list + eventfd; it never
  * touches a worker's event base). All decisions and index changes happen on this one thread,
  * so they are serialized.
@@ -106,9 +106,9 @@ bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t no
                         uint64_t deadline_ns);
 
 /*
- * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."), and
- * with --prefetch lays the uploaded versions over the prefetched operator files. Returns -1
- * with a reason in err (FILES_ERR_LEN).
+ * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."). No
+ * upload is read into memory, with --prefetch or without. Returns -1 with a reason in err
+ * (FILES_ERR_LEN).
  */
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
                    bool writable_root, uint64_t mem_budget, char *err);

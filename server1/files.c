@@ -294,67 +294,6 @@ struct files_blob *files_blob_new(void *data, size_t size)
     return b;
 }
 
-/* Doubles the table (caller holds f->lock; only memory work). */
-static void table_grow(struct files *f)
-{
-    size_t cap = f->table_cap ? f->table_cap * 2 : 16;
-    struct files_entry *t = xcalloc(cap, sizeof(*t));
-
-    for (size_t i = 0; i < f->table_cap; i++) {
-        struct files_entry *e = &f->table[i];
-        if (e->name != NULL)
-            *slot_of(t, cap, e->name, e->name_len, e->hash) = *e;
-    }
-    free(f->table);
-    f->table = t;
-    f->table_cap = cap;
-}
-
-void files_replace(struct files *f, const char *name, size_t len, struct files_blob *nb)
-{
-    uint64_t h = fnv1a64(name, len);
-    struct files_blob *old = NULL;
-    struct files_entry *e;
-    char *copy = NULL;
-
-    if (f->mode != FILES_PREFETCH) {
-        files_blob_unref(nb);
-        return;
-    }
-    if (nb != NULL)
-        copy = xstrdup(name); /* allocated outside the lock; freed if unused */
-    pthread_mutex_lock(&f->lock);
-    if (nb != NULL && (f->used + 1) * 2 > f->table_cap)
-        table_grow(f);
-    if (f->table != NULL) {
-        e = slot_of(f->table, f->table_cap, name, len, h);
-        if (e->name == NULL && nb != NULL) {
-            e->name = copy;
-            e->name_len = len;
-            e->hash = h;
-            copy = NULL;
-            f->used++;
-        }
-        if (e->name != NULL) {
-            old = e->blob;
-            e->blob = nb;
-            nb = NULL;
-            if (old != NULL) {
-                f->count--;
-                f->bytes -= old->size;
-            }
-            if (e->blob != NULL) {
-                f->count++;
-                f->bytes += e->blob->size;
-            }
-        }
-    }
-    pthread_mutex_unlock(&f->lock);
-    free(copy);
-    files_blob_unref(old);
-    files_blob_unref(nb); /* a delete of a name never seen */
-}
-
 void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)
 {
     pthread_mutex_lock(&f->lock);

@@ -6,10 +6,9 @@
  * DESIGN: struct files is built by main before any worker starts (files_init). root_fd, mode and
  * align never change afterwards. With --prefetch it holds every regular file under the root in
  * reference-counted, posix_memalign'd blobs, in an open-addressing hash table keyed by the name
- * relative to the root ("a/b.txt"). Uploads change the table at run time (files_replace, from
- * the committer thread), so the table is guarded by f->lock, held only to look up + take a
- * reference, or to swap one entry's blob (never across I/O). A response keeps its blob
- * referenced until sent, so it finishes on the old bytes; the last unref frees a version.
+ * relative to the root ("a/b.txt"), built once at start. Uploads never enter it: they are
+ * served from the upload store's segments (commit.h), which a lookup consults first. f->lock
+ * is held only to look up + take a reference; a response keeps its blob referenced until sent.
  * Names whose segments start with FILES_RESERVED_PREFIX (the upload store) are never served.
  */
 #ifndef FILES_H
@@ -90,11 +89,6 @@ struct files_blob *files_acquire(struct files *f, const char *name, size_t len);
 void files_blob_unref(struct files_blob *b);
 /* A new blob holding data (aligned, malloc'd; the blob owns it) with one reference. */
 struct files_blob *files_blob_new(void *data, size_t size);
-/*
- * Makes nb (may be NULL: deleted) the current version of name, taking over the caller's
- * reference; the old version loses the table's reference. Thread-safe.
- */
-void files_replace(struct files *f, const char *name, size_t len, struct files_blob *nb);
 /* Live prefetched files and their bytes. Thread-safe. */
 void files_stats(struct files *f, uint64_t *count, uint64_t *bytes);
 

@@ -379,8 +379,10 @@ static void serve_buffered(struct s1_conn *c, const struct files *f)
 }
 
 /*
- * Without --prefetch: answers from the upload store if the name was uploaded or deleted
- * through the server (true), else leaves it to the operator's files (false). The bytes are
+ * Answers from the upload store if the name was uploaded or deleted through the server (true),
+ * else leaves it to the operator's files, prefetched or not (false). With --prefetch too,
+ * uploads are sent from the store's segments (the page cache), never copied into server1's
+ * memory, so what users upload is bounded by the disk, not by server1's memory. The bytes are
  * sent from a descriptor of their own, so a later version or a compaction does not change
  * them.
  */
@@ -447,10 +449,10 @@ static void on_verify(void *arg, enum frame_status st)
     case FRAME_ST_OK:
         if (!c->name_ok || upload_hidden(c))
             s1_conn_respond_text(c, 404, NULL, "not found\n");
+        else if (serve_uploaded(c))
+            ; /* uploads come from the store in every mode, never from memory */
         else if (f->mode == FILES_PREFETCH)
             serve_prefetched(c, f);
-        else if (serve_uploaded(c))
-            ;
         else if (f->mode == FILES_DIRECT)
             serve_direct(c, f);
         else
