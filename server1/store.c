@@ -104,6 +104,70 @@ struct store_entry {
     char name[]; /* NUL-terminated */
 };
 
+/* The live upload bytes of one owner (entries stay once seen: one per account at most). */
+struct store_owner {
+    struct store_owner *next;
+    uint64_t hash;
+    uint64_t bytes;
+    char name[STORE_OWNER_MAX + 1];
+};
+
+static struct store_owner **owner_slot(struct store *s, const char *name, uint64_t h)
+{
+    struct store_owner **pp = &s->owners[h & (s->nowner_buckets - 1)];
+    for (; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->hash == h && strcmp((*pp)->name, name) == 0)
+            break;
+    }
+    return pp;
+}
+
+static void owners_grow(struct store *s)
+{
+    size_t n = s->nowner_buckets * 2;
+    struct store_owner **b = xcalloc(n, sizeof(*b));
+
+    for (size_t i = 0; i < s->nowner_buckets; i++) {
+        struct store_owner *o = s->owners[i];
+        while (o != NULL) {
+            struct store_owner *next = o->next;
+            o->next = b[o->hash & (n - 1)];
+            b[o->hash & (n - 1)] = o;
+            o = next;
+        }
+    }
+    free(s->owners);
+    s->owners = b;
+    s->nowner_buckets = n;
+}
+
+/* Counts delta (+size or -size) of live data to owner and to the total; write lock held. */
+static void usage_add(struct store *s, const char *owner, uint64_t size, bool add)
+{
+    uint64_t h = fnv1a64(owner, strlen(owner));
+    struct store_owner **pp = owner_slot(s, owner, h);
+    struct store_owner *o = *pp;
+
+    if (o == NULL) {
+        if (s->nowners >= s->nowner_buckets) {
+            owners_grow(s);
+            pp = owner_slot(s, owner, h);
+        }
+        o = xcalloc(1, sizeof(*o));
+        o->hash = h;
+        snprintf(o->name, sizeof(o->name), "%s", owner);
+        *pp = o;
+        s->nowners++;
+    }
+    if (add) {
+        o->bytes += size;
+        s->data_bytes += size;
+    } else {
+        o->bytes -= size;
+        s->data_bytes -= size;
+    }
+}
+
 static struct store_entry **find_slot(struct store *s, const char *name, size_t len, uint64_t h)
 {
     struct store_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
@@ -158,10 +222,14 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
         s->count++;
     } else {
         e->pos.seg->live -= e->pos.rec_len;
+        if (!e->pos.whiteout)
+            usage_add(s, e->owner, e->pos.size, false);
     }
     e->pos = *pos;
     pos->seg->live += pos->rec_len;
     memcpy(e->owner, own, sizeof(own));
+    if (!pos->whiteout)
+        usage_add(s, own, pos->size, true);
 }
 
 /* Drops name from the index; write lock held. */
@@ -173,6 +241,8 @@ static void index_drop(struct store *s, const char *name, size_t len)
     if (e == NULL)
         return;
     e->pos.seg->live -= e->pos.rec_len;
+    if (!e->pos.whiteout)
+        usage_add(s, e->owner, e->pos.size, false);
     *pp = e->next;
     free(e);
     s->count--;
@@ -624,8 +694,22 @@ void store_stats(struct store *s, struct store_stats *st)
         st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
         st->live_bytes += s->segs[i]->live;
     }
+    st->data_bytes = s->data_bytes;
     st->compactions = s->compactions;
     st->reused = s->reused;
+    pthread_rwlock_unlock(&s->lock);
+}
+
+void store_usage(struct store *s, const char *owner, uint64_t *owner_bytes,
+                 uint64_t *total_bytes)
+{
+    pthread_rwlock_rdlock(&s->lock);
+    if (owner_bytes != NULL) {
+        struct store_owner *o = *owner_slot(s, owner, fnv1a64(owner, strlen(owner)));
+        *owner_bytes = o != NULL ? o->bytes : 0;
+    }
+    if (total_bytes != NULL)
+        *total_bytes = s->data_bytes;
     pthread_rwlock_unlock(&s->lock);
 }
 
@@ -1070,6 +1154,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
     s->segment_bytes = segment_bytes;
     s->nbuckets = 1024;
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
+    s->nowner_buckets = 64;
+    s->owners = xcalloc(s->nowner_buckets, sizeof(*s->owners));
     s->stage_hdrs = xcalloc(STORE_STAGE_RECORDS, sizeof(struct rec_hdr));
     s->stage_iov = xcalloc(STORE_STAGE_RECORDS * 4, sizeof(*s->stage_iov));
     pthread_rwlock_init(&s->lock, NULL);
@@ -1200,6 +1286,16 @@ void store_close(struct store *s)
     }
     free(s->buckets);
     s->buckets = NULL;
+    for (size_t i = 0; i < s->nowner_buckets; i++) {
+        struct store_owner *o = s->owners[i];
+        while (o != NULL) {
+            struct store_owner *next = o->next;
+            free(o);
+            o = next;
+        }
+    }
+    free(s->owners);
+    s->owners = NULL;
     free(s->stage_hdrs);
     free(s->stage_iov);
     s->stage_hdrs = NULL;

@@ -55,6 +55,7 @@
 
 struct store_segment;
 struct store_entry;
+struct store_owner;
 
 struct store {
     int root_fd;
@@ -66,6 +67,11 @@ struct store {
     struct store_entry **buckets;
     size_t nbuckets;                 /* a power of two */
     size_t count;                    /* entries (files and whiteouts) */
+    /* bytes of live uploads (their data), in total and per owner: what quotas judge */
+    uint64_t data_bytes;
+    struct store_owner **owners;
+    size_t nowner_buckets;           /* a power of two */
+    size_t nowners;                  /* owners ever seen since the index was built */
     struct store_segment **segs;     /* oldest first; the last one is active */
     size_t nsegs, segs_cap;
     uint32_t next_id;
@@ -196,8 +202,16 @@ void store_foreach(struct store *s,
                    void *arg);
 
 struct store_stats {
-    uint64_t files, whiteouts, segments, bytes, live_bytes, compactions, reused;
+    uint64_t files, whiteouts, segments, bytes, live_bytes, data_bytes, compactions, reused;
 };
 void store_stats(struct store *s, struct store_stats *st);
+
+/*
+ * The data bytes of the live uploads of owner (*owner_bytes, may be NULL) and of all owners
+ * (*total_bytes, may be NULL), as the index says now (rebuilt from the log at start-up).
+ * Thread-safe.
+ */
+void store_usage(struct store *s, const char *owner, uint64_t *owner_bytes,
+                 uint64_t *total_bytes);
 
 #endif /* S1_STORE_H */

@@ -933,6 +933,63 @@ static void test_store_compaction(void **state)
     check_hot(&f->s, seeds);
 }
 
+/* store_usage is owner's and the total live upload bytes: checks both. */
+static void check_usage(struct store *s, const char *owner, uint64_t want_owner,
+                        uint64_t want_total)
+{
+    uint64_t o = 12345, t = 12345;
+
+    store_usage(s, owner, &o, &t);
+    if (o != want_owner || t != want_total)
+        fail_msg("usage of '%s': %llu of %llu, expected %llu of %llu", owner,
+                 (unsigned long long)o, (unsigned long long)t, (unsigned long long)want_owner,
+                 (unsigned long long)want_total);
+}
+
+/* Live bytes per owner and in all follow puts, overwrites (also by another owner), deletes,
+ * compaction, and are rebuilt the same on reopen. */
+static void test_store_usage(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {0};
+    char d[3000];
+    struct store_stats ss;
+
+    fill(d, sizeof(d), 21);
+    fx_open(f, BIG_SEG);
+    check_usage(&f->s, "alice", 0, 0);
+    put_mem(&f->s, "a", "alice", d, 1000);
+    put_mem(&f->s, "b", "alice", d, 500);
+    put_mem(&f->s, "c", "bob", d, 3000);
+    check_usage(&f->s, "alice", 1500, 4500);
+    check_usage(&f->s, "bob", 3000, 4500);
+    put_mem(&f->s, "a", "alice", d, 200); /* shrinks */
+    check_usage(&f->s, "alice", 700, 3700);
+    put_mem(&f->s, "b", "bob", d, 100); /* changes hands */
+    check_usage(&f->s, "alice", 200, 3300);
+    check_usage(&f->s, "bob", 3100, 3300);
+    del(&f->s, "c");
+    del(&f->s, "never-uploaded");
+    check_usage(&f->s, "bob", 100, 300);
+    check_usage(&f->s, "nobody", 0, 300);
+    store_stats(&f->s, &ss);
+    assert_int_equal(ss.data_bytes, 300);
+    fx_reopen(f, BIG_SEG);
+    check_usage(&f->s, "alice", 200, 300);
+    check_usage(&f->s, "bob", 100, 300);
+
+    /* compaction moves records without changing anybody's usage */
+    fx_reopen(f, SMALL_SEG);
+    for (unsigned i = 0; i < 60; i++)
+        commit_put(&f->s, &h, hot_names[i % 3], i % 3 == 1 ? "bob" : "alice", 500 + i, 1024);
+    store_stats(&f->s, &ss);
+    assert_true(ss.compactions > 0);
+    check_usage(&f->s, "alice", 200 + 2 * 1024, 300 + 3 * 1024);
+    check_usage(&f->s, "bob", 100 + 1024, 300 + 3 * 1024);
+    fx_reopen(f, SMALL_SEG);
+    check_usage(&f->s, "alice", 200 + 2 * 1024, 300 + 3 * 1024);
+}
+
 static void test_store_compaction_whiteouts(void **state)
 {
     struct fx *f = *state;
@@ -1327,6 +1384,7 @@ int main(void)
         T(test_store_crc),
         T(test_store_put_from_fd),
         T(test_store_overwrite_delete),
+        T(test_store_usage),
         T(test_store_reopen),
         T(test_store_reopen_segments),
         T(test_store_torn_partial_record),
