@@ -54,7 +54,7 @@ require_cmd redis-server redis-cli redis-benchmark python3 awk curl
 for p in server1 server2 loadgen; do
     [[ -x $BIN_DIR/$p ]] || die "no $p in $BIN_DIR: run make"
 done
-"$BIN_DIR/server1" --help | grep -q -- '--group-commit' ||
+grep -q -- '--group-commit' <<<"$("$BIN_DIR/server1" --help)" ||
     die "server1 has no --group-commit flag: uploads with group commit are not built in yet"
 
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/bench-writes.XXXXXX")

@@ -165,7 +165,7 @@ suite() {
 
 # ---- flags and start-up errors -------------------------------------------------------------
 check_eq "--help exits 0" "$("$S2" --help >/dev/null 2>&1; echo $?)" 0
-"$S2" --help | grep -q -- '--max-inflight' || itest_not_ok "--help does not list --max-inflight"
+grep -q -- '--max-inflight' <<<"$("$S2" --help)" || itest_not_ok "--help does not list --max-inflight"
 check_eq "--version exits 0" "$("$S2" --version >/dev/null 2>&1; echo $?)" 0
 for bad in "--bogus" "--port 99999" "--workers 0" "--mode fork" "--hash-cost max" \
     "--backend" "--batch x" "--backend redis://h extra"; do
@@ -239,7 +239,7 @@ for f in open.secret short.secret missing.secret; do
     [[ $out == "server2: secret file $ITEST_DIR/$f: "* ]] ||
         itest_not_ok "secret file $f: unclear message '$out'"
 done
-"$S2" --help | grep -q -- '--secret-file' || itest_not_ok "--help does not list --secret-file"
+grep -q -- '--secret-file' <<<"$("$S2" --help)" || itest_not_ok "--help does not list --secret-file"
 
 start_s2 link --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min
 check_eq "link: the right secret is accepted" "$(cl hello)" ok
