@@ -58,6 +58,20 @@ static bool mem_take(struct committer *cm, uint64_t len)
     return false;
 }
 
+/* Takes len bytes of the --upload-temp-max budget; false if they are not there. */
+static bool temp_take(struct committer *cm, uint64_t len)
+{
+    uint64_t used;
+
+    if (cm->temp_budget == 0)
+        return true;
+    used = atomic_fetch_add_explicit(&cm->temp_in_use, len, memory_order_relaxed);
+    if (used + len <= cm->temp_budget)
+        return true;
+    atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
+    return false;
+}
+
 int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
 {
     *b = (struct commit_body){.fd = -1, .len = len};
@@ -69,11 +83,16 @@ int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
         }
         b->counted = true;
     } else {
+        if (!temp_take(cm, len))
+            return -EAGAIN;
         b->fd = tmpfile_open(cm);
-        if (b->fd < 0)
+        if (b->fd < 0) {
+            if (cm->temp_budget > 0)
+                atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
             return b->fd;
+        }
+        b->temp_counted = cm->temp_budget > 0;
     }
-    atomic_fetch_add_explicit(&cm->open_uploads, 1, memory_order_relaxed);
     return 0;
 }
 
@@ -106,6 +125,9 @@ static void body_release(struct committer *cm, struct commit_body *b)
     if (b->counted)
         atomic_fetch_sub_explicit(&cm->mem_in_use, b->len, memory_order_relaxed);
     b->counted = false;
+    if (b->temp_counted)
+        atomic_fetch_sub_explicit(&cm->temp_in_use, b->len, memory_order_relaxed);
+    b->temp_counted = false;
     free(b->mem);
     b->mem = NULL;
     if (b->fd >= 0)
@@ -116,6 +138,15 @@ static void body_release(struct committer *cm, struct commit_body *b)
 void commit_body_abandon(struct committer *cm, struct commit_body *b)
 {
     body_release(cm, b);
+}
+
+void commit_upload_open(struct committer *cm)
+{
+    atomic_fetch_add_explicit(&cm->open_uploads, 1, memory_order_relaxed);
+}
+
+void commit_upload_close(struct committer *cm)
+{
     atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
 }
 
@@ -123,6 +154,47 @@ int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
                   struct store_segment **pin, uint64_t *off, uint64_t *size)
 {
     return store_lookup(&cm->store, name, len, NULL, fd, pin, off, size);
+}
+
+/* ---- quotas ---- */
+
+enum { QUOTA_USER, QUOTA_STORE };
+
+/*
+ * Which quota (QUOTA_*) a PUT that grows user's live bytes by grow (the new size less the
+ * version it replaces) would exceed, given user_bytes and total_bytes live now; -1 if none.
+ * A PUT that does not grow anything always passes, even over a quota lowered since.
+ */
+static int quota_exceeded(const struct committer *cm, int64_t grow, uint64_t user_bytes,
+                          uint64_t total_bytes)
+{
+    if (grow <= 0)
+        return -1;
+    if (cm->user_quota > 0 && user_bytes + (uint64_t)grow > cm->user_quota)
+        return QUOTA_USER;
+    if (cm->store_max > 0 && total_bytes + (uint64_t)grow > cm->store_max)
+        return QUOTA_STORE;
+    return -1;
+}
+
+int commit_quota_check(struct committer *cm, const char *user, const char *name, size_t len,
+                       uint64_t size)
+{
+    char owner[STORE_OWNER_MAX + 1];
+    uint64_t user_bytes, total_bytes, old = 0;
+    int q;
+
+    if (cm->user_quota == 0 && cm->store_max == 0)
+        return 0;
+    if (store_lookup(&cm->store, name, len, owner, NULL, NULL, NULL, &old) != STORE_FILE ||
+        strcmp(owner, user) != 0)
+        old = 0; /* (someone else's: refused later with 403) */
+    store_usage(&cm->store, user, &user_bytes, &total_bytes);
+    q = quota_exceeded(cm, (int64_t)size - (int64_t)old, user_bytes, total_bytes);
+    if (q < 0)
+        return 0;
+    atomic_fetch_add_explicit(&cm->quota_refused[q], 1, memory_order_relaxed);
+    return 507;
 }
 
 void commit_submit(struct committer *cm, struct commit_job *job)
@@ -173,6 +245,7 @@ static void record_batch(struct committer *cm, size_t n, uint64_t ns)
 struct batch {
     struct commit_job *jobs[COMMIT_BATCH_MAX];
     struct store_pos pos[COMMIT_BATCH_MAX];
+    int64_t grow[COMMIT_BATCH_MAX]; /* accepted jobs: live upload bytes they add (or free) */
     size_t n;
 };
 
@@ -184,14 +257,17 @@ static bool accepted(const struct commit_job *job)
 /*
  * The state of the name of job k just before it: the latest accepted job of this batch on
  * the same name, else the store, else the operator's files under --root. Returns 1 (exists,
- * owner set; "" for an operator's file), 0 (absent), -EISDIR (a directory) or -errno.
+ * owner set; "" for an operator's file), 0 (absent), -EISDIR (a directory) or -errno. *size
+ * gets the bytes of an upload that exists (0 for anything else).
  */
-static int name_state(struct committer *cm, const struct batch *b, size_t k, char *owner)
+static int name_state(struct committer *cm, const struct batch *b, size_t k, char *owner,
+                      uint64_t *size)
 {
     const struct commit_job *job = b->jobs[k];
     struct stat st;
     int st_store, fd;
 
+    *size = 0;
     for (size_t i = k; i-- > 0;) {
         const struct commit_job *p = b->jobs[i];
         if (!accepted(p) || p->name_len != job->name_len ||
@@ -200,12 +276,14 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k, cha
         if (p->op == COMMIT_DELETE)
             return 0;
         memcpy(owner, p->user, sizeof(p->user));
+        *size = p->body.len;
         return 1;
     }
     st_store =
-        store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL, NULL);
+        store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL, size);
     if (st_store == STORE_FILE)
         return 1;
+    *size = 0;
     if (st_store == STORE_WHITEOUT)
         return 0;
     owner[0] = '\0';
@@ -225,12 +303,36 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k, cha
     return S_ISDIR(st.st_mode) ? -EISDIR : 1;
 }
 
+/*
+ * Job k's quota (QUOTA_*) if it would exceed one, counting the accepted jobs before it in the
+ * batch; -1 if not. grow: the live bytes it adds.
+ */
+static int batch_quota(struct committer *cm, const struct batch *b, size_t k, int64_t grow)
+{
+    const struct commit_job *job = b->jobs[k];
+    uint64_t user_bytes, total_bytes;
+
+    if (cm->user_quota == 0 && cm->store_max == 0)
+        return -1;
+    store_usage(&cm->store, job->user, &user_bytes, &total_bytes);
+    for (size_t i = 0; i < k; i++) {
+        if (!accepted(b->jobs[i]))
+            continue;
+        total_bytes += (uint64_t)b->grow[i]; /* (two's complement: a negative one subtracts) */
+        if (strcmp(b->jobs[i]->user, job->user) == 0)
+            user_bytes += (uint64_t)b->grow[i];
+    }
+    return quota_exceeded(cm, grow, user_bytes, total_bytes);
+}
+
 /* Sets job k's status: 201/204 when it may go ahead, else its refusal. */
 static void decide(struct committer *cm, struct batch *b, size_t k)
 {
     struct commit_job *job = b->jobs[k];
     char owner[STORE_OWNER_MAX + 1];
-    int exists = name_state(cm, b, k, owner);
+    uint64_t old;
+    int exists = name_state(cm, b, k, owner, &old);
+    int q;
 
     if (exists == -EISDIR) {
         job->status = 409;
@@ -241,8 +343,14 @@ static void decide(struct committer *cm, struct batch *b, size_t k)
         job->status = 403;
     } else if (job->op == COMMIT_DELETE) {
         job->status = exists ? 204 : 404;
+        b->grow[k] = -(int64_t)old;
+    } else if ((q = batch_quota(cm, b, k, (int64_t)job->body.len - (int64_t)old)) >= 0) {
+        job->status = 507;
+        job->over_quota = true;
+        atomic_fetch_add_explicit(&cm->quota_refused[q], 1, memory_order_relaxed);
     } else {
         job->status = exists ? 204 : 201;
+        b->grow[k] = (int64_t)job->body.len - (int64_t)old;
     }
 }
 
@@ -287,6 +395,7 @@ static void run_batch(struct committer *cm, struct batch *b)
 
     for (size_t k = 0; k < b->n; k++) {
         b->jobs[k]->status = 0;
+        b->grow[k] = 0;
         decide(cm, b, k);
     }
     if ((rc = store_roll(&cm->store)) < 0)
@@ -485,6 +594,13 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# TYPE server1_store_bytes gauge\nserver1_store_bytes %llu\n"
             "# HELP server1_store_live_bytes Bytes of records that are newest versions.\n"
             "# TYPE server1_store_live_bytes gauge\nserver1_store_live_bytes %llu\n"
+            "# HELP server1_store_data_bytes Bytes of uploaded files (what --store-max "
+            "limits).\n"
+            "# TYPE server1_store_data_bytes gauge\nserver1_store_data_bytes %llu\n"
+            "# HELP server1_quota_refusals_total PUTs refused with 507 by a quota.\n"
+            "# TYPE server1_quota_refusals_total counter\n"
+            "server1_quota_refusals_total{quota=\"user\"} %llu\n"
+            "server1_quota_refusals_total{quota=\"store\"} %llu\n"
             "# HELP server1_store_compactions_total Segments removed by compaction.\n"
             "# TYPE server1_store_compactions_total counter\n"
             "server1_store_compactions_total %llu\n"
@@ -493,7 +609,12 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "server1_store_segments_reused_total %llu\n",
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
-            (unsigned long long)st.live_bytes, (unsigned long long)st.compactions,
+            (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
+            (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_USER],
+                                                     memory_order_relaxed),
+            (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_STORE],
+                                                     memory_order_relaxed),
+            (unsigned long long)st.compactions,
             (unsigned long long)st.reused);
     }
 #undef PUT

@@ -51,6 +51,7 @@ struct commit_body {
     uint64_t have; /* bytes received so far */
     uint32_t crc;  /* CRC-32 of those bytes (for the store record, computed on the worker) */
     bool counted;  /* mem holds len bytes of the --upload-memory budget */
+    bool temp_counted; /* fd holds len bytes of the --upload-temp-max budget */
 };
 
 struct commit_job {
@@ -65,6 +66,7 @@ struct commit_job {
     struct s1_conn *c;                    /* waiting connection; NULL if it went away */
     /* set by the committer before the job is returned */
     int status;                           /* 201, 204, 403, 404, 409, 500 or 507 */
+    bool over_quota;                      /* 507 because of --user-quota or --store-max */
     STAILQ_ENTRY(commit_job) link;        /* in the committer queue, then the worker's list */
 };
 
@@ -83,9 +85,15 @@ struct committer {
     bool group;                 /* --group-commit */
     uint64_t window_ns;         /* --commit-window */
     bool writable_root;         /* --writable-root */
-    _Atomic int open_uploads;        /* bodies being received or waiting for auth */
+    _Atomic int open_uploads;        /* PUTs from their head until submitted or refused:
+                                        the company the committer may wait for */
     uint64_t mem_budget;             /* --upload-memory */
     _Atomic uint64_t mem_in_use;     /* bytes of bodies held in memory now */
+    uint64_t temp_budget;            /* --upload-temp-max (0: none) */
+    _Atomic uint64_t temp_in_use;    /* bytes of bodies in temp files now */
+    uint64_t user_quota;             /* --user-quota: live upload bytes per owner (0: none) */
+    uint64_t store_max;              /* --store-max: live upload bytes in all (0: none) */
+    _Atomic uint64_t quota_refused[2]; /* PUTs refused by the user quota, by --store-max */
     struct commit_stats stats;       /* committer writes, /metrics reads (relaxed) */
     pthread_t thread;
     bool started;
@@ -117,10 +125,20 @@ int committer_start(struct committer *cm);
 void committer_stop(struct committer *cm);
 void committer_release(struct committer *cm);
 
-/* Gets b ready to receive len bytes (memory or a temp file). 0 or -errno. Thread-safe. */
+/*
+ * Gets b ready to receive len bytes (memory or a temp file). 0 or -errno: -EAGAIN when the
+ * bodies being received already hold --upload-temp-max in temp files. Thread-safe.
+ */
 int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len);
 /* Appends n received bytes (n <= len - have). 0 or -errno. */
 int commit_body_write(struct commit_body *b, const void *p, size_t n);
+/*
+ * A PUT's head arrived (commit_upload_open), and it was refused or dropped before
+ * commit_submit took it (commit_upload_close): the committer waits for open uploads, within
+ * --commit-window, to make them durable with the same flush. Thread-safe.
+ */
+void commit_upload_open(struct committer *cm);
+void commit_upload_close(struct committer *cm);
 /* Drops a body that will not be committed. Thread-safe. */
 void commit_body_abandon(struct committer *cm, struct commit_body *b);
 /*
@@ -130,6 +148,14 @@ void commit_body_abandon(struct committer *cm, struct commit_body *b);
  */
 int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
                   struct store_segment **pin, uint64_t *off, uint64_t *size);
+/*
+ * Whether user may store len bytes as name now, by the quotas and the live bytes the index
+ * holds (the committer judges again, with the uploads committed meanwhile): 0, or 507 after
+ * counting the refusal. Called once the credentials are accepted, before the body is read.
+ * Thread-safe.
+ */
+int commit_quota_check(struct committer *cm, const char *user, const char *name, size_t len,
+                       uint64_t size);
 /* Queues job (ownership passes to the committer until it comes back). Thread-safe. */
 void commit_submit(struct committer *cm, struct commit_job *job);
 /* Appends the commit metrics in Prometheus text to a malloc'd string (len in *len). */

@@ -46,6 +46,13 @@ enum {
     OPT_RATELIMIT_ENTRIES,
     OPT_MAX_CONNS_PER_IP,
     OPT_PRIVATE_UPLOADS,
+    OPT_UPLOAD_TEMP_MAX,
+    OPT_UPLOAD_TIMEOUT,
+    OPT_SEND_TIMEOUT,
+    OPT_MIN_RATE,
+    OPT_USER_QUOTA,
+    OPT_STORE_MAX,
+    OPT_RESPONSE_MEMORY,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +88,13 @@ static const struct option long_opts[] = {
     {"ratelimit-entries", required_argument, NULL, OPT_RATELIMIT_ENTRIES},
     {"max-conns-per-ip", required_argument, NULL, OPT_MAX_CONNS_PER_IP},
     {"private-uploads", no_argument, NULL, OPT_PRIVATE_UPLOADS},
+    {"upload-temp-max", required_argument, NULL, OPT_UPLOAD_TEMP_MAX},
+    {"upload-timeout", required_argument, NULL, OPT_UPLOAD_TIMEOUT},
+    {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
+    {"min-rate", required_argument, NULL, OPT_MIN_RATE},
+    {"user-quota", required_argument, NULL, OPT_USER_QUOTA},
+    {"store-max", required_argument, NULL, OPT_STORE_MAX},
+    {"response-memory", required_argument, NULL, OPT_RESPONSE_MEMORY},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -121,6 +135,13 @@ void s1_config_defaults(struct s1_config *c)
     c->read_only = false;
     c->max_upload = 64u << 20;
     c->upload_memory = 256u << 20;
+    c->upload_temp_max = 0; /* (after parsing: 1G, or --max-upload if larger) */
+    c->upload_timeout_us = 60000000;
+    c->send_timeout_us = 60000000;
+    c->min_rate = 64u << 10;
+    c->user_quota = 0;
+    c->store_max = 0;
+    c->response_memory = 64u << 20;
     c->writable_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
@@ -195,6 +216,19 @@ void s1_config_usage(FILE *out)
             "      --upload-memory SZ     PUT bodies being received or committed are held in\n"
             "                             memory up to this total (each up to 16M), the rest\n"
             "                             in unnamed temp files (default %s)\n"
+            "      --upload-temp-max SZ   PUT bodies in temp files at once, in total; beyond,\n"
+            "                             503 + Retry-After (default 1G, or --max-upload)\n"
+            "      --upload-timeout DUR   a PUT body must arrive within DUR + size / --min-rate\n"
+            "                             of its acceptance, else 408 (default 60s)\n"
+            "      --send-timeout DUR     a response must be taken within DUR + size /\n"
+            "                             --min-rate, else the connection closes (default 60s)\n"
+            "      --min-rate SZ          the slowest transfer, bytes per second (default 64k)\n"
+            "      --user-quota SZ        bytes of live uploads per account; beyond, 507\n"
+            "                             (default 0 = none)\n"
+            "      --store-max SZ         bytes of live uploads in all; beyond, 507\n"
+            "                             (default 0 = none)\n"
+            "      --response-memory SZ   --read direct: buffers of responses being sent, per\n"
+            "                             worker thread; beyond, 503 (default 64M)\n"
             "      --writable-root        let uploads replace/delete files without an owner\n"
             "                             (the operator's files under --root; default: 403)\n"
             "      --group-commit on|off  make concurrent uploads durable with one flush\n"
@@ -207,7 +241,8 @@ void s1_config_usage(FILE *out)
             "  -V, --version              version and build flags\n"
             "\n"
             "Sizes take k/M/G suffixes (x1024); durations take us/ms/s/m (default s).\n"
-            "Expect: 100-continue is answered with 100 Continue when the body is acceptable.\n"
+            "A PUT's credentials, name and quota are checked before its body is read; Expect:\n"
+            "100-continue is answered with 100 Continue only then, and a refusal closes.\n"
             "PUT/DELETE are answered once the change is durable on disk.\n",
             d.listen, d.port, d.threads, d.auth, d.authc.nconns,
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
@@ -469,6 +504,41 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
         case OPT_PRIVATE_UPLOADS:
             c->private_uploads = true;
             break;
+        case OPT_UPLOAD_TEMP_MAX:
+            if (opts_parse_size(optarg, 1, 1ull << 50, &v, perr) < 0)
+                return value_error(err, "--upload-temp-max", perr);
+            c->upload_temp_max = v;
+            break;
+        case OPT_UPLOAD_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 1000, 86400000000ull, &v, perr) < 0)
+                return value_error(err, "--upload-timeout", perr);
+            c->upload_timeout_us = v;
+            break;
+        case OPT_SEND_TIMEOUT:
+            if (opts_parse_duration_us(optarg, 1000, 86400000000ull, &v, perr) < 0)
+                return value_error(err, "--send-timeout", perr);
+            c->send_timeout_us = v;
+            break;
+        case OPT_MIN_RATE:
+            if (opts_parse_size(optarg, 1, 1ull << 40, &v, perr) < 0)
+                return value_error(err, "--min-rate", perr);
+            c->min_rate = v;
+            break;
+        case OPT_USER_QUOTA:
+            if (opts_parse_size(optarg, 0, 1ull << 60, &v, perr) < 0)
+                return value_error(err, "--user-quota", perr);
+            c->user_quota = v;
+            break;
+        case OPT_STORE_MAX:
+            if (opts_parse_size(optarg, 0, 1ull << 60, &v, perr) < 0)
+                return value_error(err, "--store-max", perr);
+            c->store_max = v;
+            break;
+        case OPT_RESPONSE_MEMORY:
+            if (opts_parse_size(optarg, 1u << 20, 1ull << 40, &v, perr) < 0)
+                return value_error(err, "--response-memory", perr);
+            c->response_memory = v;
+            break;
         case 'v':
             if (c->log_level < LOG_DEBUG)
                 c->log_level = (enum log_level)(c->log_level + 1);
@@ -510,6 +580,17 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                  "--auth-secret-file and --insecure-no-secret exclude each other");
         return S1_CONFIG_ERROR;
     }
+    if (c->upload_temp_max == 0) {
+        c->upload_temp_max = 1ull << 30;
+        if (c->max_upload > c->upload_temp_max)
+            c->upload_temp_max = c->max_upload;
+    } else if (c->upload_temp_max < c->max_upload) {
+        snprintf(err, S1_CONFIG_ERR_LEN,
+                 "--upload-temp-max must be at least --max-upload (%llu), or no upload of that "
+                 "size could ever be received",
+                 (unsigned long long)c->max_upload);
+        return S1_CONFIG_ERROR;
+    }
     return S1_CONFIG_OK;
 }
 
@@ -546,6 +627,12 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
              c->writable_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
+    log_info("config: upload-temp-max=%llu upload-timeout=%s send-timeout=%s min-rate=%llu "
+             "user-quota=%llu store-max=%llu response-memory=%llu",
+             (unsigned long long)c->upload_temp_max, dur(c->upload_timeout_us, t1, sizeof(t1)),
+             dur(c->send_timeout_us, t2, sizeof(t2)), (unsigned long long)c->min_rate,
+             (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
+             (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
              "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s",
              ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),

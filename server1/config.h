@@ -44,6 +44,13 @@ struct s1_config {
     bool read_only;              /* --read-only: no PUT/DELETE, no upload store */
     uint64_t max_upload;         /* --max-upload: PUT body limit */
     uint64_t upload_memory;      /* --upload-memory: bodies held in memory, in total */
+    uint64_t upload_temp_max;    /* --upload-temp-max: bodies in temp files, in total */
+    uint64_t upload_timeout_us;  /* --upload-timeout: a body's time, plus size / min_rate */
+    uint64_t send_timeout_us;    /* --send-timeout: a response's time, plus size / min_rate */
+    uint64_t min_rate;           /* --min-rate: bytes per second a transfer may take */
+    uint64_t user_quota;         /* --user-quota: live upload bytes per account (0: none) */
+    uint64_t store_max;          /* --store-max: live upload bytes in all (0: none) */
+    uint64_t response_memory;    /* --response-memory: direct-read buffers per worker */
     bool writable_root;          /* --writable-root: files without owner may be replaced */
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "authclient.h"
+#include "clock.h"
 #include "handler.h"
 #include "log.h"
 #include "net.h"
@@ -30,6 +31,7 @@
 
 static void conn_settle(struct s1_conn *c);
 static void conn_process(struct s1_conn *c);
+static void upload_abandon(struct s1_conn *c);
 
 static size_t in_max(const struct s1_conn *c)
 {
@@ -137,9 +139,11 @@ static void body_discard(struct s1_body *b)
         free(b->owned);
     if (b->kind == S1_BODY_MEM && b->blob != NULL)
         files_blob_unref(b->blob);
+    respbuf_free(b->rbuf);
     b->owned = NULL;
     b->blob = NULL;
-    if (b->kind == S1_BODY_FILE && b->fd >= 0)
+    b->rbuf = NULL;
+    if ((b->kind == S1_BODY_FILE || b->kind == S1_BODY_STREAM) && b->fd >= 0)
         close(b->fd);
     if (b->kind == S1_BODY_FILE)
         store_unpin(b->pin);
@@ -159,6 +163,13 @@ static void unref_blob(const void *data, size_t len, void *blob)
     UNUSED(data);
     UNUSED(len);
     files_blob_unref(blob);
+}
+
+static void free_rbuf(const void *data, size_t len, void *rbuf)
+{
+    UNUSED(data);
+    UNUSED(len);
+    respbuf_free(rbuf);
 }
 
 static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
@@ -182,12 +193,27 @@ static struct evbuffer *out_buf(struct s1_conn *c)
     return c->out;
 }
 
+/*
+ * Output queued for later writes must be taken within --send-timeout (from the moment the
+ * queue was empty) plus bytes / --min-rate for each response in it.
+ */
+static void deadline_extend(struct s1_conn *c, uint64_t bytes)
+{
+    const struct s1_config *cfg = c->w->sh->cfg;
+    uint64_t add = (uint64_t)((double)bytes / (double)cfg->min_rate * 1e9);
+
+    if (c->send_deadline_ns == 0)
+        c->send_deadline_ns = clock_now_ns() + cfg->send_timeout_us * 1000;
+    c->send_deadline_ns += add;
+}
+
 /* Appends head + body to the output buffer (for later writes). */
 static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b,
                       size_t body_off)
 {
     struct evbuffer *out = out_buf(c);
 
+    deadline_extend(c, hlen + (b->kind == S1_BODY_NONE ? 0 : b->len - body_off));
     if (hlen > 0 && evbuffer_add(out, head, hlen) < 0)
         goto fail;
     if (b->kind == S1_BODY_MEM && b->len > body_off) {
@@ -195,11 +221,21 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
         size_t n = b->len - body_off;
         int rc = b->owned  ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
                  : b->blob ? evbuffer_add_reference(out, p, n, unref_blob, b->blob)
+                 : b->rbuf ? evbuffer_add_reference(out, p, n, free_rbuf, b->rbuf)
                            : evbuffer_add_reference(out, p, n, NULL, NULL);
         if (rc < 0)
             goto fail;
         b->owned = NULL; /* the evbuffer frees it now */
         b->blob = NULL;  /* ... or drops the reference once sent */
+        b->rbuf = NULL;
+    } else if (b->kind == S1_BODY_STREAM) {
+        /* conn_flush reads it in, a chunk each time the output has drained */
+        c->st_fd = b->fd;
+        c->st_buf = b->rbuf;
+        c->st_off = 0;
+        c->st_left = b->len;
+        b->fd = -1;
+        b->rbuf = NULL;
     } else if (b->kind == S1_BODY_FILE && b->len > 0) {
         struct evbuffer_file_segment *seg = evbuffer_file_segment_new(
             b->fd, (ev_off_t)b->off, (ev_off_t)b->len, EVBUF_FS_CLOSE_ON_FREE);
@@ -236,7 +272,8 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
         body_discard(b);
         return;
     }
-    if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE) {
+    if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE ||
+        b->kind == S1_BODY_STREAM) {
         queue_out(c, head, hlen, b, 0);
         return;
     }
@@ -280,6 +317,14 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         body = &none;
     if (!c->keep_alive || c->w->draining || c->peer_eof)
         c->close_after = true;
+    if (c->up_open && !c->uploading) /* an upload refused before its body */
+        upload_abandon(c);
+    if (c->body_unread) {
+        /* its body is never read, so the connection cannot go on */
+        c->body_unread = false;
+        c->close_after = true;
+        c->linger_after = true;
+    }
 
     p = put_str(p, "HTTP/1.1 ");
     p = put_u64(p, (uint64_t)status);
@@ -368,23 +413,23 @@ static void send_continue(struct s1_conn *c)
 
 /* ---- PUT bodies ---- */
 
-void s1_conn_upload_abandon(struct s1_conn *c)
+/* An upload that will not be committed: its body (if any) goes away. */
+static void upload_abandon(struct s1_conn *c)
 {
-    if (!c->uploading)
-        return;
-    commit_body_abandon(c->w->sh->commit, &c->up);
+    if (c->uploading)
+        commit_body_abandon(c->w->sh->commit, &c->up);
     c->uploading = false;
+    if (c->up_open)
+        commit_upload_close(c->w->sh->commit);
+    c->up_open = false;
 }
 
-/* PUT /files/...: checks the head and gets the body's place ready; false after answering. */
-static bool upload_begin(struct s1_conn *c, const struct http_request *req)
+/* PUT /files/...: checks the head before anyone looks at the credentials; false after answering. */
+static bool upload_head_ok(struct s1_conn *c, const struct http_request *req)
 {
     const struct s1_config *cfg = c->w->sh->cfg;
-    struct committer *cm = c->w->sh->commit;
-    char ebuf[128];
-    int rc;
 
-    if (cm == NULL) {
+    if (c->w->sh->commit == NULL) {
         respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
         return false;
     }
@@ -396,50 +441,101 @@ static bool upload_begin(struct s1_conn *c, const struct http_request *req)
         respond_fatal(c, 413, "upload too large\n");
         return false;
     }
-    rc = commit_body_begin(cm, &c->up, req->content_length);
+    return true;
+}
+
+/* The upload timer: the next stall limit (--header-timeout), or the deadline if sooner. */
+static void arm_upload_timer(struct s1_conn *c)
+{
+    uint64_t now = clock_now_ns();
+    uint64_t left = c->up_deadline_ns > now ? c->up_deadline_ns - now : 0;
+    uint64_t stall = c->w->sh->cfg->header_timeout_us * 1000;
+
+    if (left >= stall) {
+        arm_timer(c, c->w->header_tv, true);
+    } else {
+        struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
+                             .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
+        arm_timer(c, &tv, true);
+    }
+}
+
+bool s1_conn_upload_accept(struct s1_conn *c)
+{
+    const struct s1_config *cfg = c->w->sh->cfg;
+    char ebuf[128];
+    int rc = commit_body_begin(c->w->sh->commit, &c->up, c->up_left);
+
     if (rc < 0) {
-        log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-        if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
-            /* out of descriptors or memory for now: the client may try again */
-            c->close_after = true;
-            c->linger_after = true;
+        if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
+            /* out of temp space, descriptors or memory for now: the client may try again */
+            log_debug("no room for an upload now: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+            metrics_add(&c->w->metrics.uploads_busy, 1);
             s1_conn_respond_text(c, 503, "Retry-After: 1\r\n", "server busy, try again\n");
         } else {
-            respond_fatal(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
-                          "cannot store the upload\n");
+            log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+            s1_conn_respond_text(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
+                                 NULL, "cannot store the upload\n");
         }
         return false;
     }
     c->uploading = true;
-    c->up_left = req->content_length;
+    c->body_unread = false;
+    c->up_deadline_ns = clock_now_ns() + cfg->upload_timeout_us * 1000 +
+                        (uint64_t)((double)c->up_left / (double)cfg->min_rate * 1e9);
+    if (c->expect_continue && c->up_left > 0)
+        send_continue(c);
+    arm_upload_timer(c);
     return true;
 }
 
 /*
- * Moves the body bytes received so far from the input buffer into the upload body (the head
- * stays for the handler). Returns the bytes taken, or -1 after answering an error.
+ * Moves the body bytes received so far from the input buffer into the upload body. Returns
+ * the bytes taken, or -1 after answering an error.
  */
-static long upload_feed(struct s1_conn *c, size_t head_len)
+static long upload_feed(struct s1_conn *c)
 {
-    char *body = c->in + c->in_start + head_len;
-    size_t have = c->in_end - c->in_start - head_len;
+    char *body = c->in + c->in_start;
+    size_t have = c->in_end - c->in_start;
     size_t n = have < c->up_left ? have : (size_t)c->up_left;
     char ebuf[128];
-    int rc = commit_body_write(&c->up, body, n);
+    int rc = n > 0 ? commit_body_write(&c->up, body, n) : 0;
 
     if (rc < 0) {
         log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-        s1_conn_upload_abandon(c);
+        upload_abandon(c);
         if (rc == -ENOSPC || rc == -EDQUOT)
             respond_fatal(c, 507, "no space left for the upload\n");
         else
             respond_fatal(c, 500, "cannot store the upload\n");
         return -1;
     }
-    memmove(body, body + n, have - n);
-    c->in_end -= n;
+    c->in_start += n;
     c->up_left -= n;
     return (long)n;
+}
+
+/*
+ * A PUT head: the handler has the credentials checked before any of the body is read. Returns
+ * the handler's answer (PENDING while server2 is asked).
+ */
+static enum s1_dispatch upload_head(struct s1_conn *c, const struct http_request *req)
+{
+    enum s1_dispatch d;
+
+    c->up_left = req->content_length;
+    c->body_unread = req->content_length > 0;
+    c->up_open = true;
+    commit_upload_open(c->w->sh->commit);
+    c->expect_continue = req->expect_continue && req->version_minor == 1;
+    if (evtimer_pending(&c->tmo_ev, NULL))
+        stop_timer(c); /* the client waits for us now */
+    c->timer_is_header = false;
+    d = s1_handler_dispatch(c, c->in + c->in_start, req, NULL, 0);
+    c->in_start += req->head_len;
+    c->head_done = false;
+    http_parser_reset(&c->parser);
+    return d;
 }
 
 /* Handles every complete request in the buffer, in order, until one goes asynchronous. */
@@ -448,14 +544,29 @@ static void conn_process(struct s1_conn *c)
     const struct s1_config *cfg = c->w->sh->cfg;
 
     while (!c->dead && c->state == S1_CONN_READ && !c->close_after) {
-        size_t avail = c->in_end - c->in_start;
+        size_t avail;
         const struct http_request *req = &c->parser.req;
         enum s1_dispatch d;
         size_t need;
 
+        if (c->uploading) {
+            long fed = upload_feed(c);
+            if (fed < 0)
+                break;
+            if (c->up_left > 0) {
+                if (fed > 0 || !evtimer_pending(&c->tmo_ev, NULL))
+                    arm_upload_timer(c);
+                break;
+            }
+            stop_timer(c);
+            s1_handler_upload_received(c);
+            c->state = S1_CONN_WAIT;
+            break;
+        }
+        avail = c->in_end - c->in_start;
         if (avail == 0)
             break;
-        if (out_len(c) > S1_OUT_HIGH_WATER)
+        if (out_len(c) > S1_OUT_HIGH_WATER || c->st_fd >= 0)
             break; /* resumed by conn_settle once the output drains */
         if (!c->head_done) {
             enum http_parse_result r = http_parser_execute(&c->parser, c->in + c->in_start, avail);
@@ -478,25 +589,18 @@ static void conn_process(struct s1_conn *c)
             c->http10 = req->version_minor == 0;
             c->head_only = req->method == HTTP_METHOD_HEAD;
             if (c->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
-                if (!upload_begin(c, req))
+                if (!upload_head_ok(c, req))
                     break;
-            } else if (req->content_length > cfg->max_body) {
+                if (upload_head(c, req) == S1_DISPATCH_PENDING)
+                    c->state = S1_CONN_WAIT;
+                continue; /* (an answer given at once closed the connection) */
+            }
+            if (req->content_length > cfg->max_body) {
                 respond_fatal(c, 413, "request body too large\n");
                 break;
             }
         }
-        if (c->uploading) {
-            long fed = upload_feed(c, req->head_len);
-            if (fed < 0)
-                break;
-            /* an upload may take long: --header-timeout bounds each stall, not the whole */
-            if (fed > 0 && c->up_left > 0)
-                arm_timer(c, c->w->header_tv, true);
-            avail = c->in_end - c->in_start;
-            need = req->head_len + (size_t)c->up_left;
-        } else {
-            need = req->head_len + (size_t)req->content_length;
-        }
+        need = req->head_len + (size_t)req->content_length;
         if (avail < need) {
             if (!c->timer_is_header)
                 arm_timer(c, c->w->header_tv, true);
@@ -512,8 +616,6 @@ static void conn_process(struct s1_conn *c)
         d = s1_handler_dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
                                 need - req->head_len);
         c->more_input = false;
-        if (d == S1_DISPATCH_DONE)
-            s1_conn_upload_abandon(c); /* answered without committing it */
         c->in_start += need;
         c->head_done = false;
         http_parser_reset(&c->parser);
@@ -524,30 +626,101 @@ static void conn_process(struct s1_conn *c)
     }
 }
 
-/* Writes queued output; arms the write event (with the stall timeout) if the socket is full. */
+/* The streamed file is sent (or abandoned): its descriptor and buffer go. */
+static void stream_end(struct s1_conn *c)
+{
+    if (c->st_fd < 0)
+        return;
+    close(c->st_fd);
+    c->st_fd = -1;
+    respbuf_free(c->st_buf); /* (nothing in the output refers to it any more) */
+    c->st_buf = NULL;
+}
+
+/*
+ * With the output drained: reads the next chunk of the streamed file into its buffer and
+ * queues it (true), or ends the stream when all is sent or on error (false; c->dead if the
+ * file could not give the bytes promised).
+ */
+static bool stream_fill(struct s1_conn *c)
+{
+    struct respbuf *rb = c->st_buf;
+    long got;
+    size_t n;
+
+    if (c->st_left == 0) {
+        stream_end(c);
+        return false;
+    }
+    got = files_pread_direct(c->w->sh->files, c->st_fd, rb->data, rb->cap, c->st_off);
+    n = got < 0 ? 0 : (size_t)got;
+    if (n > c->st_left)
+        n = (size_t)c->st_left;
+    if (n == 0 || (n < rb->cap && n < c->st_left)) {
+        log_warn("closing fd %d: a file being sent %s", c->fd,
+                 got < 0 ? "could not be read" : "shrank");
+        c->dead = true;
+        stream_end(c);
+        return false;
+    }
+    if (evbuffer_add_reference(out_buf(c), rb->data, n, NULL, NULL) < 0) {
+        c->dead = true;
+        stream_end(c);
+        return false;
+    }
+    c->st_off += n;
+    c->st_left -= n;
+    return true;
+}
+
+/* Arms the write event: --idle-timeout per stall, or the send deadline if sooner. */
+static void arm_write(struct s1_conn *c)
+{
+    uint64_t now = clock_now_ns();
+    uint64_t left = c->send_deadline_ns > now ? c->send_deadline_ns - now : 0;
+
+    if (c->send_deadline_ns == 0 || left >= c->w->sh->cfg->idle_timeout_us * 1000) {
+        event_add(&c->wr_ev, c->w->idle_tv);
+    } else {
+        struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
+                             .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
+        event_add(&c->wr_ev, &tv);
+    }
+}
+
+/*
+ * Writes queued output (reading a streamed file in as it goes); arms the write event if the
+ * socket is full.
+ */
 static void conn_flush(struct s1_conn *c)
 {
-    while (!c->dead && out_len(c) > 0) {
-        int n = evbuffer_write(c->out, c->fd);
-        /* libevent's sendfile path reports EAGAIN as 0; so would a file cut short under us,
-         * which must not spin forever: give up after many writable-but-no-progress rounds */
-        if (n == 0 && ++c->zero_writes > 64) {
-            log_warn("closing fd %d: a file being sent stopped growing (truncated?)", c->fd);
-            c->dead = true;
-            return;
+    do {
+        while (!c->dead && out_len(c) > 0) {
+            int n = evbuffer_write(c->out, c->fd);
+            /* libevent's sendfile path reports EAGAIN as 0; so would a file cut short under
+             * us, which must not spin forever: give up after many writable-but-no-progress
+             * rounds */
+            if (n == 0 && ++c->zero_writes > 64) {
+                log_warn("closing fd %d: a file being sent stopped growing (truncated?)", c->fd);
+                c->dead = true;
+                return;
+            }
+            if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+                if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
+                    arm_write(c);
+                return;
+            }
+            if (n < 0) {
+                c->dead = true;
+                return;
+            }
+            c->zero_writes = 0;
+            metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
         }
-        if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-            if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
-                event_add(&c->wr_ev, c->w->idle_tv);
-            return;
-        }
-        if (n < 0) {
-            c->dead = true;
-            return;
-        }
-        c->zero_writes = 0;
-        metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
-    }
+    } while (!c->dead && c->st_fd >= 0 && stream_fill(c));
+    if (c->dead)
+        return;
+    c->send_deadline_ns = 0; /* everything queued was taken */
     if (event_pending(&c->wr_ev, EV_WRITE, NULL))
         event_del(&c->wr_ev);
 }
@@ -580,7 +753,8 @@ static void conn_settle(struct s1_conn *c)
         break;
     }
     if (!c->dead && out_len(c) == 0) {
-        bool idle = c->state == S1_CONN_READ && c->in_end == c->in_start && !c->head_done;
+        bool idle = c->state == S1_CONN_READ && c->in_end == c->in_start && !c->head_done &&
+                    !c->uploading;
         if (c->close_after && c->state != S1_CONN_WAIT && c->state != S1_CONN_LINGER) {
             if (c->linger_after && !c->peer_eof)
                 start_linger(c);
@@ -654,7 +828,12 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
     struct s1_conn *c = arg;
     UNUSED(fd);
 
-    if (what & EV_TIMEOUT) {
+    if (c->send_deadline_ns != 0 && clock_now_ns() >= c->send_deadline_ns) {
+        log_debug("closing fd %d: the client took too long to read its response", c->fd);
+        metrics_add(&c->w->metrics.sends_timed_out, 1);
+        c->reset = true; /* the kernel would go on sending its buffered bytes at their pace */
+        c->dead = true;
+    } else if (what & EV_TIMEOUT) {
         log_debug("closing fd %d: the client stopped reading", c->fd);
         c->dead = true;
     }
@@ -669,6 +848,13 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
     if (c->state == S1_CONN_LINGER) {
         c->dead = true;
+    } else if (c->state == S1_CONN_READ && c->uploading) {
+        log_debug("fd %d: upload stalled, or slower than --upload-timeout + size / --min-rate",
+                  c->fd);
+        metrics_add(&c->w->metrics.uploads_timed_out, 1);
+        upload_abandon(c);
+        c->timer_is_header = false;
+        respond_fatal(c, 408, "upload not received in time\n");
     } else if (c->state == S1_CONN_READ && c->timer_is_header) {
         c->timer_is_header = false;
         if (c->in_end > c->in_start || c->head_done) {
@@ -697,6 +883,7 @@ void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_
     memcpy(c->peer, peer, sizeof(c->peer));
     c->state = S1_CONN_READ;
     c->up.fd = -1;
+    c->st_fd = -1;
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
     http_parser_init(&c->parser, w->sh->cfg->max_header_bytes);
@@ -720,16 +907,21 @@ void s1_conn_free(struct s1_conn *c)
 
     if (c->auth_pending)
         authclient_cancel(w->auth, c->auth_handle);
-    s1_conn_upload_abandon(c);
+    upload_abandon(c);
     if (c->job != NULL)
         c->job->c = NULL; /* the committer's answer will find nobody */
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
     event_del(&c->tmo_ev);
+    if (c->reset) {
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
     if (close(c->fd) < 0)
         log_debug("close fd %d: %d", c->fd, errno);
     if (c->out != NULL)
         evbuffer_free(c->out);
+    stream_end(c);
     free(c->in);
     if (c->req_inflight)
         metrics_gauge_add(&w->metrics.inflight, -1);

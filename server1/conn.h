@@ -10,13 +10,18 @@
  * request waits for server2 the conn holds the authclient handle and cancels it if it is freed
  * first, so a late answer finds nothing to call. Timeouts: --header-timeout from the first byte
  * of a request until it is complete (head and body), --idle-timeout between requests and for a
- * stalled write. Expect: 100-continue is answered "100 Continue" once the head is accepted and
+ * stalled write, and --send-timeout + size / --min-rate for the whole of the output queued. Expect: 100-continue is answered "100 Continue" once the head is accepted and
  * the body has not arrived yet; a body over --max-body gets 413 instead, unread. Errors in the
  * request framing (400, 413, 431, 501, 505) close the connection after the response, with a
  * short lingering close so the client can read it while still sending.
- * PUT /files/{name}: once the head is accepted (Content-Length present and <= --max-upload) the
- * body is streamed into a temp file as it arrives (never held whole in memory); the handler is
- * called when it is complete, then waits for server2 and the committer (S1_CONN_WAIT).
+ * PUT /files/{name}: the head (Content-Length present and <= --max-upload) goes to the handler
+ * at once, which has server2 check the credentials while the body waits unread (S1_CONN_WAIT;
+ * at most the input buffer's bytes of it are taken in). A refusal (401, 404, 429, 507, ...)
+ * closes the connection, lingering, with the body never read; Expect: 100-continue is
+ * answered only once the handler accepts the upload (s1_conn_upload_accept). Then the body is
+ * received into memory or a temp file (commit_body_*), within --upload-timeout + size /
+ * --min-rate and --header-timeout per stall (else 408), and handed back to the handler
+ * (s1_handler_upload_received), which waits for the committer (S1_CONN_WAIT).
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -33,6 +38,7 @@
 #include "http_parser.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "respbuf.h"
 
 struct s1_worker;
 struct evbuffer;
@@ -48,6 +54,8 @@ enum s1_body_kind {
     S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL, or
                      blob unreferenced once sent if blob != NULL */
     S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
+    S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from 0, read into rbuf one chunk at a time
+                       as the socket takes them; fd closed and rbuf freed at the end */
 };
 
 struct s1_body {
@@ -56,6 +64,7 @@ struct s1_body {
     size_t len;
     void *owned;
     struct files_blob *blob;
+    struct respbuf *rbuf; /* S1_BODY_MEM: data lies in it, freed once sent; S1_BODY_STREAM */
     int fd;
     uint64_t off; /* S1_BODY_FILE: where the bytes start in fd */
     struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
@@ -85,6 +94,12 @@ struct s1_conn {
     /* output: NULL until a response cannot be written at once */
     struct evbuffer *out;
     unsigned zero_writes;   /* consecutive flushes that wrote nothing */
+    uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
+    /* a S1_BODY_STREAM being sent: the next chunk is read once the output has drained */
+    int st_fd;              /* -1 when none */
+    struct respbuf *st_buf;
+    uint64_t st_off;        /* where the next chunk starts in the file */
+    uint64_t st_left;       /* body bytes not read yet */
 
     /* the request being answered */
     enum metrics_route route;
@@ -101,7 +116,11 @@ struct s1_conn {
     char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
 
     /* PUT body being streamed to disk */
+    bool body_unread;       /* a PUT body follows and is not accepted yet: an answer closes */
+    bool expect_continue;   /* ... and its client waits for 100 Continue */
     bool uploading;         /* up is this request's PUT body (until handed to a job) */
+    bool up_open;           /* counted in the committer's open uploads (until submitted) */
+    uint64_t up_deadline_ns; /* the whole body must be here by then */
     struct commit_body up;
     uint64_t up_left;       /* body bytes still to receive */
     struct commit_job *job; /* submitted to the committer; its answer is pending */
@@ -109,6 +128,7 @@ struct s1_conn {
     bool close_after;  /* close once the output is flushed */
     bool linger_after; /* ... after a lingering close (the peer may still be sending) */
     bool peer_eof;
+    bool reset;        /* close with a reset: what is still unsent is dropped */
     bool dead;         /* free at the end of the current entry point */
 };
 
@@ -127,8 +147,13 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
                      struct s1_body *body);
 /* A short text/plain response; body is a static string. */
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *body);
-/* For the handler: the temp file of an upload that will not be committed goes away. */
-void s1_conn_upload_abandon(struct s1_conn *c);
+/*
+ * For the handler, once a PUT's credentials, name and quota are accepted: gets the body's place
+ * ready (memory or a temp file) and starts receiving it, sending 100 Continue if it was asked
+ * for. False after answering (503 or 507) when there is no room for it; then call
+ * s1_conn_resume either way.
+ */
+bool s1_conn_upload_accept(struct s1_conn *c);
 /* For the handler's async callbacks: after responding, continue with the next request. */
 void s1_conn_resume(struct s1_conn *c);
 

@@ -197,37 +197,48 @@ static size_t round_up(size_t n, size_t align)
     return (n + align - 1) / align * align;
 }
 
+long files_pread_direct(const struct files *f, int fd, void *buf, size_t cap, uint64_t off)
+{
+    char *p = buf;
+    size_t got = 0;
+
+    (void)f;
+    while (got < cap) {
+        size_t want = cap - got;
+        ssize_t r;
+        if (want > FILES_READ_CHUNK)
+            want = FILES_READ_CHUNK;
+        r = pread(fd, p + got, want, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            break; /* end of file */
+        got += (size_t)r;
+        if ((size_t)r < want)
+            break; /* short read: end of file */
+    }
+    return (long)got;
+}
+
 long files_read_direct(const struct files *f, int fd, size_t size, void **buf)
 {
     size_t alloc = round_up(size, f->align);
-    size_t got = 0;
     char *p;
+    long got;
 
     *buf = NULL;
     if (size == 0)
         return 0;
     p = xmemalign(f->align, alloc);
-    while (got < size) {
-        size_t want = alloc - got;
-        ssize_t r;
-        if (want > FILES_READ_CHUNK)
-            want = FILES_READ_CHUNK;
-        r = pread(fd, p + got, want, (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            free(p);
-            return -e;
-        }
-        if (r == 0)
-            break; /* the file shrank */
-        got += (size_t)r;
-        if ((size_t)r < want)
-            break; /* short read: end of file */
+    got = files_pread_direct(f, fd, p, alloc, 0);
+    if (got < 0) {
+        free(p);
+        return got;
     }
     *buf = p;
-    return (long)(got < size ? got : size);
+    return (long)((size_t)got < size ? (size_t)got : size);
 }
 
 /* ---- prefetch table ---- */

@@ -111,4 +111,10 @@ int files_open_dir(const struct files *f, const char *dir);
  */
 long files_read_direct(const struct files *f, int fd, size_t size, void **buf);
 
+/*
+ * Reads up to cap bytes of fd (opened with O_DIRECT) at off into buf; buf, cap and off
+ * aligned to f->align. Returns the bytes read (fewer only at the end of the file), or -errno.
+ */
+long files_pread_direct(const struct files *f, int fd, void *buf, size_t cap, uint64_t off);
+
 #endif /* FILES_H */

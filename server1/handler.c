@@ -6,7 +6,9 @@
  * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. PUT and DELETE /files/{name} follow the same rule, then go to the
- * committer (commit.h), whose answer (s1_handler_commit_done) completes the request.
+ * committer (commit.h), whose answer (s1_handler_commit_done) completes the request. A PUT
+ * comes here with its head only: its body is read once the credentials, the name and the
+ * quotas (commit_quota_check) are accepted, and comes back in s1_handler_upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
  * Retry-After and server2 never sees the request. Only failures and creations write to the
@@ -331,32 +333,51 @@ static int open_regular(struct s1_conn *c, const struct files *f, bool direct, s
     return fd;
 }
 
+/*
+ * --read direct: a file up to RESPBUF_CHUNK is read whole into a response buffer; a bigger one
+ * is streamed through one (conn.c reads the next chunk once the socket took the last), so a
+ * response holds at most RESPBUF_CHUNK of memory. With the worker's --response-memory spent,
+ * 503 + Retry-After.
+ */
 static void serve_direct(struct s1_conn *c, const struct files *f)
 {
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
-    void *buf = NULL;
+    struct respbuf *rb;
     size_t size;
     long got;
     int fd = open_regular(c, f, true, &size);
 
     if (fd < 0)
         return;
-    if (c->head_only) {
+    if (c->head_only || size == 0) {
         close(fd);
         b.len = size;
         s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
         return;
     }
-    got = files_read_direct(f, fd, size, &buf);
+    rb = respbuf_new(&c->w->resp_budget, size, f->align);
+    if (rb == NULL) {
+        close(fd);
+        metrics_add(&c->w->metrics.responses_busy, 1);
+        s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
+        return;
+    }
+    if (size > rb->cap) {
+        b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = fd, .len = size, .rbuf = rb};
+        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+        return;
+    }
+    got = files_pread_direct(f, fd, rb->data, rb->cap, 0);
     close(fd);
     if (got < 0) {
         log_warn("cannot read '%s' with O_DIRECT: error %ld", c->name, -got);
+        respbuf_free(rb);
         s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
         return;
     }
-    b.data = buf;
-    b.owned = buf;
-    b.len = (size_t)got;
+    b.data = rb->data;
+    b.rbuf = rb;
+    b.len = (size_t)got < size ? (size_t)got : size;
     s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
 }
 
@@ -561,7 +582,7 @@ static void respond_commit(struct s1_conn *c, int status)
     }
 }
 
-/* After server2 accepted the credentials: the change goes to the committer. */
+/* After server2 accepted the credentials (and a PUT's body arrived): to the committer. */
 static void submit_change(struct s1_conn *c, enum commit_op op)
 {
     struct commit_job *job = xcalloc(1, sizeof(*job));
@@ -576,11 +597,17 @@ static void submit_change(struct s1_conn *c, enum commit_op op)
         job->body = c->up; /* the committer owns the body now */
         c->up = (struct commit_body){.fd = -1};
         c->uploading = false;
+        c->up_open = false; /* (commit_submit counts it out) */
     }
     job->c = c;
     c->job = job;
     commit_submit(c->w->sh->commit, job);
     /* stays S1_CONN_WAIT until s1_handler_commit_done */
+}
+
+void s1_handler_upload_received(struct s1_conn *c)
+{
+    submit_change(c, COMMIT_PUT);
 }
 
 void s1_handler_commit_done(struct commit_job *job)
@@ -589,10 +616,30 @@ void s1_handler_commit_done(struct commit_job *job)
 
     if (c != NULL) {
         c->job = NULL;
-        respond_commit(c, job->status);
+        if (job->over_quota)
+            s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
+        else
+            respond_commit(c, job->status);
         s1_conn_resume(c);
     }
     free(job);
+}
+
+/*
+ * A PUT whose credentials server2 accepted, its body still unread: refused now (404, 507)
+ * unless the name and the quotas allow it, else its body is received next.
+ */
+static void put_accepted(struct s1_conn *c)
+{
+    struct committer *cm = c->w->sh->commit;
+
+    if (!c->name_ok)
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+    else if (commit_quota_check(cm, c->user, c->name, c->name_len, c->up_left) != 0)
+        s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
+    else
+        s1_conn_upload_accept(c); /* (answers 503/507 itself if there is no room) */
+    s1_conn_resume(c);
 }
 
 static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
@@ -600,6 +647,10 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
     c->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
+        if (op == COMMIT_PUT) {
+            put_accepted(c);
+            return;
+        }
         if (!c->name_ok)
             break;
         submit_change(c, op);
@@ -607,17 +658,14 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
         login_failed(c);
-        s1_conn_upload_abandon(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         s1_conn_resume(c);
         return;
     default:
-        s1_conn_upload_abandon(c);
         respond_unavailable(c);
         s1_conn_resume(c);
         return;
     }
-    s1_conn_upload_abandon(c);
     s1_conn_respond_text(c, 404, NULL, "not found\n");
     s1_conn_resume(c);
 }

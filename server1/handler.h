@@ -30,6 +30,9 @@ enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
                                      const struct http_request *req, const char *body,
                                      size_t body_len);
 
+/* The body of c's PUT is all received: it goes to the committer (c waits for the answer). */
+void s1_handler_upload_received(struct s1_conn *c);
+
 /* On the worker thread, for a job the committer finished: answers its conn, frees job. */
 void s1_handler_commit_done(struct commit_job *job);
 

@@ -216,6 +216,9 @@ int main(int argc, char **argv)
                 close(fds[i]);
             goto out_files;
         }
+        commit.temp_budget = cfg.upload_temp_max;
+        commit.user_quota = cfg.user_quota;
+        commit.store_max = cfg.store_max;
         have_commit = true;
     }
     s1_config_log(&cfg);

@@ -128,6 +128,12 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
             "# HELP server1_connections Open client connections.\n"
             "# TYPE server1_connections gauge\nserver1_connections %lld\n",
             (long long)sum_i);
+    sum_i = sum_gauge(all, n, offsetof(struct metrics, response_bytes));
+    fprintf(out,
+            "# HELP server1_response_buffer_bytes Memory of --read direct responses being "
+            "sent (capped by --response-memory per worker).\n"
+            "# TYPE server1_response_buffer_bytes gauge\nserver1_response_buffer_bytes %lld\n",
+            (long long)sum_i);
     put_counter(out, "server1_connections_rejected_total",
                 "Connections closed at once over --max-conns.",
                 sum_counter(all, n, offsetof(struct metrics, connections_rejected)));
@@ -143,6 +149,19 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
         fprintf(out, "server1_ratelimited_total{kind=\"%s\"} %llu\n", limit_names[k],
                 (unsigned long long)sum_u);
     }
+    put_counter(out, "server1_uploads_busy_total",
+                "PUTs answered 503 for want of temp space (--upload-temp-max) or memory now.",
+                sum_counter(all, n, offsetof(struct metrics, uploads_busy)));
+    put_counter(out, "server1_uploads_timed_out_total",
+                "PUT bodies not received within --upload-timeout + size / --min-rate (408).",
+                sum_counter(all, n, offsetof(struct metrics, uploads_timed_out)));
+    put_counter(out, "server1_sends_timed_out_total",
+                "Connections closed: a response not taken within --send-timeout + size / "
+                "--min-rate.",
+                sum_counter(all, n, offsetof(struct metrics, sends_timed_out)));
+    put_counter(out, "server1_responses_busy_total",
+                "GETs answered 503 with every --response-memory byte in use.",
+                sum_counter(all, n, offsetof(struct metrics, responses_busy)));
     put_counter(out, "server1_bytes_sent_total",
                 "Bytes written to client sockets.",
                 sum_counter(all, n, offsetof(struct metrics, bytes_sent)));

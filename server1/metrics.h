@@ -48,9 +48,14 @@ struct metrics {
     _Atomic uint64_t bytes_sent;
     _Atomic int64_t inflight;    /* requests parsed but not yet answered */
     _Atomic int64_t connections; /* open client connections */
+    _Atomic int64_t response_bytes; /* buffers of --read direct responses (respbuf.h) */
     _Atomic uint64_t connections_rejected; /* over --max-conns */
     _Atomic uint64_t connections_rejected_per_ip; /* over --max-conns-per-ip */
     _Atomic uint64_t ratelimited[METRICS_NLIMITS]; /* requests answered 429, by limit */
+    _Atomic uint64_t uploads_busy;      /* PUTs answered 503: no temp space or memory now */
+    _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */
+    _Atomic uint64_t sends_timed_out;   /* responses not taken in time (closed) */
+    _Atomic uint64_t responses_busy;    /* GETs answered 503: over --response-memory */
     _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;

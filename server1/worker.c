@@ -279,6 +279,8 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     memset(w, 0, sizeof(*w));
     w->id = id;
     w->sh = sh;
+    w->resp_budget = (struct respbuf_budget){.limit = sh->cfg->response_memory,
+                                             .gauge = &w->metrics.response_bytes};
     w->listen_fd = listen_fd;
     TAILQ_INIT(&w->conns);
     metrics_init(&w->metrics);

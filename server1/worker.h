@@ -26,6 +26,7 @@
 #include "files.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "respbuf.h"
 
 /* Shared by all workers; immutable after the workers start, except where noted. */
 struct s1_shared {
@@ -75,6 +76,7 @@ struct s1_worker {
     const struct timeval *idle_tv;
     const struct timeval *linger_tv;
     uint64_t last_accept_warn_ns;
+    struct respbuf_budget resp_budget; /* --response-memory */
 };
 
 /* Prepares w (no thread yet). Returns -1 with errno on failure. */
