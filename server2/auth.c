@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "clock.h"
 #include "frame.h"
 #include "xalloc.h"
@@ -104,6 +106,25 @@ const struct backend_session *s2_auth_session(const struct s2_auth *a)
 void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h)
 {
     a->hasher = h ? *h : default_hasher;
+}
+
+void s2_auth_mark_cheap(struct authcache *cache, struct s2_job *jobs, size_t n)
+{
+    struct authcache_key key;
+    uint64_t now;
+
+    if (cache == NULL)
+        return;
+    now = clock_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        struct s2_job *j = &jobs[i];
+        if (j->type != FRAME_VERIFY)
+            continue;
+        authcache_key(cache, j->user, j->user_len, j->pass, j->pass_len, &key);
+        if (authcache_contains(cache, &key, now))
+            j->flags |= S2_JOB_CHEAP;
+    }
+    sodium_memzero(&key, sizeof(key));
 }
 
 size_t s2_auth_take_max(const struct s2_auth *a)
@@ -256,6 +277,10 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         a->op_of_job[end] = NO_INDEX;
         a->first_of[end] = NO_INDEX;
         j->status = PENDING;
+        if (j->flags & S2_JOB_REJECTED) { /* over --max-queue */
+            settle(a, j, FRAME_ST_UNAVAILABLE);
+            continue;
+        }
         if ((j->type != FRAME_CREATE && j->type != FRAME_VERIFY) ||
             !account_username_valid(j->user, j->user_len) ||
             !account_password_valid(j->pass, j->pass_len)) {

@@ -87,6 +87,13 @@ void s2_auth_run(struct s2_auth *a, struct s2_job *jobs, size_t n, const struct 
  */
 size_t s2_auth_take_max(const struct s2_auth *a);
 
+/*
+ * Marks S2_JOB_CHEAP the VERIFYs among jobs that the cache holds an entry for (they should need
+ * a database round trip only), so the queue serves them ahead of work that may need argon2.
+ * cache may be NULL (nothing is marked). For the thread that reads the jobs.
+ */
+void s2_auth_mark_cheap(struct authcache *cache, struct s2_job *jobs, size_t n);
+
 /* Replaces the password functions (NULL restores libsodium's); for tests. */
 void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h);
 

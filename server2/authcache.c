@@ -232,6 +232,20 @@ bool authcache_check(struct authcache *c, const struct authcache_key *k, const c
     return hit;
 }
 
+bool authcache_contains(struct authcache *c, const struct authcache_key *k, uint64_t now_ns)
+{
+    struct ac_stripe *s = stripe_of(c, k);
+    uint32_t *link = NULL;
+    uint32_t i;
+    bool found;
+
+    pthread_mutex_lock(&s->mu);
+    i = find(s, k->b, &link);
+    found = i != NONE && s->e[i].expires_ns > now_ns;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
 void authcache_put(struct authcache *c, const struct authcache_key *k, const char *stored_hash,
                    uint64_t now_ns)
 {

@@ -57,6 +57,8 @@ bool authcache_check(struct authcache *c, const struct authcache_key *k, const c
                      uint64_t now_ns);
 
 /* Records that k verified against stored_hash (at most PWHASH_STR_MAX - 1 chars; longer: no-op). */
+/* Whether k has an entry that has not expired (the stored hash is not checked). */
+bool authcache_contains(struct authcache *c, const struct authcache_key *k, uint64_t now_ns);
 void authcache_put(struct authcache *c, const struct authcache_key *k, const char *stored_hash,
                    uint64_t now_ns);
 

@@ -33,6 +33,7 @@ enum {
     OPT_AUTH_CACHE_TTL,
     OPT_BATCH,
     OPT_MAX_INFLIGHT,
+    OPT_MAX_QUEUE,
     OPT_MAX_CONNS,
     OPT_IDLE_TIMEOUT,
     OPT_LOG_LEVEL,
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
     {"auth-cache-ttl", required_argument, NULL, OPT_AUTH_CACHE_TTL},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT},
+    {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
@@ -92,6 +94,7 @@ void s2_config_defaults(struct s2_config *c)
     c->auth_cache_ttl_us = 60ull * 1000000;
     c->batch = 64;
     c->max_inflight = 1024;
+    c->max_queue = 1024;
     c->max_conns = 1024;
     c->idle_timeout_us = 300ull * 1000000;
     c->log_level = LOG_INFO;
@@ -149,6 +152,10 @@ void s2_config_usage(FILE *out)
             "                           goes out when ready), 1..%d (default %u)\n"
             "      --max-inflight N     requests in flight per connection before server2 stops\n"
             "                           reading it (default %u)\n"
+            "      --max-queue N        requests that may need argon2 waiting for a worker (per\n"
+            "                           process in processes mode); beyond, answered UNAVAILABLE\n"
+            "                           at once; verifications the --auth-cache holds skip\n"
+            "                           the queue (default %u)\n"
             "      --max-conns N        connections (per process in processes mode); more are\n"
             "                           closed at once (default %u)\n"
             "      --idle-timeout D     close a connection silent this long, 0 = never\n"
@@ -165,7 +172,7 @@ void s2_config_usage(FILE *out)
             "answer every request already read, exit 0.\n",
             S2_BACKEND_PASSWORD_ENV, d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
             pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
-            d.max_inflight, d.max_conns, idle, level_names[d.log_level]);
+            d.max_inflight, d.max_queue, d.max_conns, idle, level_names[d.log_level]);
 }
 
 static void print_version(void)
@@ -323,6 +330,11 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
                 return S2_CONFIG_ERROR;
             c->batch = (unsigned)v;
             break;
+        case OPT_MAX_QUEUE:
+            if (parse_uint("max-queue", optarg, 1, 1u << 20, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->max_queue = (unsigned)v;
+            break;
         case OPT_MAX_INFLIGHT:
             if (parse_uint("max-inflight", optarg, 1, 1u << 20, &v, err) < 0)
                 return S2_CONFIG_ERROR;
@@ -416,10 +428,10 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
-             "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-conns=%u "
-             "idle-timeout=%s log-level=%s link-secret=%s",
+             "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
+             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
-             c->max_conns, idle, level_names[c->log_level],
+             c->max_queue, c->max_conns, idle, level_names[c->log_level],
              c->insecure_no_secret ? "none" : "file");
 }

@@ -37,6 +37,7 @@ struct s2_config {
     uint64_t auth_cache_ttl_us;  /* 0 = entries never expire */
     unsigned batch;
     unsigned max_inflight;
+    unsigned max_queue;     /* --max-queue: jobs that may need argon2 waiting (per process) */
     unsigned max_conns;
     uint64_t idle_timeout_us; /* 0 = never */
     enum log_level log_level;

@@ -465,6 +465,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
         j->deadline_ns = f->budget_ms ? clock_now_ns() + (uint64_t)f->budget_ms * 1000000 : 0;
         j->type = f->type;
         j->status = FRAME_ST_INTERNAL;
+        j->flags = 0;
         j->user_len = f->user_len;
         j->pass_len = f->pass_len;
         memcpy(j->user, f->user, sizeof(j->user));

@@ -18,11 +18,15 @@ struct s2_job {
     uint64_t deadline_ns; /* clock_now_ns() after which the answer is of no use; 0 = none */
     uint8_t type;       /* FRAME_CREATE or FRAME_VERIFY */
     uint8_t status;     /* out: enum frame_status */
+    uint8_t flags;      /* S2_JOB_* */
     uint8_t user_len;
     uint16_t pass_len;
     char user[ACCOUNT_USER_MAX + 1]; /* NUL-terminated */
     char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated; never log it; wiped after use */
 };
+
+#define S2_JOB_CHEAP 1u    /* a VERIFY the auth cache should answer: no argon2 expected */
+#define S2_JOB_REJECTED 2u /* over --max-queue: answered UNAVAILABLE without any work */
 
 struct s2_reply {
     uint32_t conn_slot;

@@ -66,6 +66,7 @@ struct child_slot {
 struct child_ctx {
     const struct s2_config *cfg;
     struct s2_auth *auth;
+    struct authcache *cache;  /* NULL when --auth-cache 0 */
     struct s2_workq queue;    /* jobs read and not yet worked (this thread only) */
     struct s2_job *jobs;      /* cfg->batch entries */
     struct s2_reply *replies; /* cfg->batch entries */
@@ -115,6 +116,7 @@ static void on_child_dispatch(struct s2_ioloop *loop, struct s2_job *jobs, size_
     struct child_ctx *cc = arg;
 
     UNUSED(loop);
+    s2_auth_mark_cheap(cc->cache, jobs, n);
     s2_workq_push(&cc->queue, jobs, n);
     if (!evtimer_pending(cc->work, NULL))
         evtimer_add(cc->work, &zero_tv);
@@ -160,6 +162,8 @@ static int child_main(const struct s2_config *cfg, int listen_fd, unsigned index
     cc.replies = xcalloc(cfg->batch, sizeof(*cc.replies));
     cc.jobs = xcalloc(cfg->batch, sizeof(*cc.jobs));
     s2_workq_init(&cc.queue);
+    s2_workq_set_max_slow(&cc.queue, cfg->max_queue);
+    cc.cache = cache;
     cc.auth = s2_auth_new(ops, &cfg->backend, &sh->health, cache, cfg->hash_cost, cfg->batch);
     cc.loop = s2_ioloop_new(&lp);
     if (cc.loop == NULL)

@@ -105,7 +105,7 @@ static void *worker_thread_main(void *arg)
     for (;;) {
         bool closed;
         int wait_ms = s2_auth_connected(auth) ? -1 : IDLE_RECONNECT_MS;
-        size_t n = s2_workq_pop(&srv->workq, jobs, cfg->batch, wait_ms, &closed);
+        size_t n = s2_workq_pop(&srv->workq, jobs, s2_auth_take_max(auth), wait_ms, &closed);
         if (n == 0) {
             if (closed)
                 break;
@@ -128,6 +128,7 @@ static void on_dispatch(struct s2_ioloop *loop, struct s2_job *jobs, size_t n, v
 {
     struct s2_threaded *srv = arg;
     UNUSED(loop);
+    s2_auth_mark_cheap(srv->cache, jobs, n);
     s2_workq_push(&srv->workq, jobs, n);
 }
 
@@ -193,9 +194,11 @@ static void stop_workers(struct s2_threaded *srv)
     }
     log_info("workers done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
              " hashes, %" PRIu64 " verifications (%" PRIu64 " for unknown users), %" PRIu64
-             " cache hits, %" PRIu64 " unavailable, %" PRIu64 " expired",
+             " cache hits, %" PRIu64 " unavailable (%" PRIu64 " over --max-queue), %" PRIu64
+             " expired",
              sum.jobs, sum.batches, sum.hashes, sum.verifies + sum.dummy_verifies,
-             sum.dummy_verifies, sum.cache_hits, sum.unavailable, sum.expired);
+             sum.dummy_verifies, sum.cache_hits, sum.unavailable, srv->workq.rejected,
+             sum.expired);
 }
 
 int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
@@ -221,6 +224,7 @@ int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
         srv.cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
     s2_workq_init(&srv.workq);
     s2_workq_set_workers(&srv.workq, cfg->workers);
+    s2_workq_set_max_slow(&srv.workq, cfg->max_queue);
     /* The dummy hash for unknown users, made once now rather than by the first request. */
     if (pwhash_dummy(cfg->hash_cost) == NULL)
         log_warn("cannot make the dummy password hash yet (out of memory); will retry");

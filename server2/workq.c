@@ -1,6 +1,7 @@
 /*
- * workq.c - see workq.h. The job queue is a growable ring of job copies; its length is bounded
- * by the I/O loop's per-connection in-flight limit times the connection limit.
+ * workq.c - see workq.h. The job queue is two growable rings of job copies; their length is
+ * bounded by the I/O loop's per-connection in-flight limit times the connection limit, and the
+ * slow one's by --max-queue.
  */
 #include "workq.h"
 
@@ -15,6 +16,48 @@
 
 #include "xalloc.h"
 
+static void ring_init(struct s2_jobring *r)
+{
+    r->cap = 256;
+    r->jobs = xcalloc(r->cap, sizeof(*r->jobs));
+    r->head = r->len = 0;
+}
+
+static void ring_release(struct s2_jobring *r)
+{
+    sodium_memzero(r->jobs, r->cap * sizeof(*r->jobs));
+    free(r->jobs);
+}
+
+static void ring_push(struct s2_jobring *r, const struct s2_job *j)
+{
+    if (r->len == r->cap) {
+        size_t cap = r->cap * 2;
+        struct s2_job *jobs = xcalloc(cap, sizeof(*jobs));
+        for (size_t i = 0; i < r->len; i++)
+            jobs[i] = r->jobs[(r->head + i) % r->cap];
+        sodium_memzero(r->jobs, r->cap * sizeof(*r->jobs));
+        free(r->jobs);
+        r->jobs = jobs;
+        r->cap = cap;
+        r->head = 0;
+    }
+    r->jobs[(r->head + r->len) % r->cap] = *j;
+    r->len++;
+}
+
+/* Moves the first k jobs into out, wiping their passwords in the ring. */
+static void ring_take(struct s2_jobring *r, struct s2_job *out, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        struct s2_job *j = &r->jobs[(r->head + i) % r->cap];
+        out[i] = *j;
+        sodium_memzero(j->pass, sizeof(j->pass));
+    }
+    r->head = (r->head + k) % r->cap;
+    r->len -= k;
+}
+
 void s2_workq_init(struct s2_workq *q)
 {
     pthread_condattr_t ca;
@@ -25,33 +68,16 @@ void s2_workq_init(struct s2_workq *q)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&q->cv, &ca);
     pthread_condattr_destroy(&ca);
-    q->cap = 256;
-    q->ring = xcalloc(q->cap, sizeof(*q->ring));
+    ring_init(&q->fast);
+    ring_init(&q->slow);
 }
 
 void s2_workq_release(struct s2_workq *q)
 {
-    sodium_memzero(q->ring, q->cap * sizeof(*q->ring));
-    free(q->ring);
+    ring_release(&q->fast);
+    ring_release(&q->slow);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
-}
-
-static void grow(struct s2_workq *q, size_t need)
-{
-    size_t cap = q->cap;
-    struct s2_job *ring;
-
-    while (cap < need)
-        cap *= 2;
-    ring = xcalloc(cap, sizeof(*ring));
-    for (size_t i = 0; i < q->len; i++)
-        ring[i] = q->ring[(q->head + i) % q->cap];
-    sodium_memzero(q->ring, q->cap * sizeof(*q->ring));
-    free(q->ring);
-    q->ring = ring;
-    q->cap = cap;
-    q->head = 0;
 }
 
 void s2_workq_set_workers(struct s2_workq *q, unsigned workers)
@@ -61,13 +87,30 @@ void s2_workq_set_workers(struct s2_workq *q, unsigned workers)
     pthread_mutex_unlock(&q->mu);
 }
 
+void s2_workq_set_max_slow(struct s2_workq *q, size_t max)
+{
+    pthread_mutex_lock(&q->mu);
+    q->max_slow = max;
+    pthread_mutex_unlock(&q->mu);
+}
+
 void s2_workq_push(struct s2_workq *q, const struct s2_job *jobs, size_t n)
 {
     pthread_mutex_lock(&q->mu);
-    if (q->len + n > q->cap)
-        grow(q, q->len + n);
-    for (size_t i = 0; i < n; i++)
-        q->ring[(q->head + q->len + i) % q->cap] = jobs[i];
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].flags & (S2_JOB_CHEAP | S2_JOB_REJECTED)) {
+            ring_push(&q->fast, &jobs[i]);
+        } else if (q->max_slow == 0 || q->slow.len < q->max_slow) {
+            ring_push(&q->slow, &jobs[i]);
+        } else {
+            struct s2_job j = jobs[i];
+            j.flags |= S2_JOB_REJECTED;
+            sodium_memzero(j.pass, sizeof(j.pass));
+            ring_push(&q->fast, &j);
+            sodium_memzero(&j, sizeof(j));
+            q->rejected++;
+        }
+    }
     q->len += n;
     if (q->idle > 0) {
         if (n > 1)
@@ -82,6 +125,7 @@ size_t s2_workq_pop(struct s2_workq *q, struct s2_job *out, size_t max, int time
                     bool *closed)
 {
     struct timespec deadline;
+    struct s2_jobring *r;
     size_t share;
     size_t k;
 
@@ -114,18 +158,14 @@ size_t s2_workq_pop(struct s2_workq *q, struct s2_job *out, size_t max, int time
         pthread_mutex_unlock(&q->mu);
         return 0;
     }
+    r = q->fast.len > 0 ? &q->fast : &q->slow;
     share = q->workers > q->idle + 1 ? q->workers : q->idle + 1;
-    k = (q->len + share - 1) / share; /* ceil(len / share) */
+    k = (r->len + share - 1) / share; /* ceil(len / share) */
     if (k > max)
         k = max;
     if (k == 0)
         k = 1;
-    for (size_t i = 0; i < k; i++) {
-        struct s2_job *j = &q->ring[(q->head + i) % q->cap];
-        out[i] = *j;
-        sodium_memzero(j->pass, sizeof(j->pass));
-    }
-    q->head = (q->head + k) % q->cap;
+    ring_take(r, out, k);
     q->len -= k;
     if (q->len > 0 && q->idle > 0)
         pthread_cond_signal(&q->cv);

@@ -33,6 +33,10 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
   until STATUS create|verify USER PASS TIMEOUT
                               repeats the request (reconnecting as needed) until it gets
                               STATUS; prints "STATUS after N ms", or "timeout (last: X)"
+  flood N PREFIX PASS VUSER VPASS
+                              on one connection, N creates of PREFIX<i> back to back, then
+                              (0.2 s later) a VERIFY of VUSER; prints "verify STATUS T ms;
+                              creates STATUS=COUNT ..." once every reply is in
   idle SECONDS                HELLO, then silence; prints "closed" if server2 closes the
                               connection within SECONDS, else "open"
   conns N                     opens N connections at once, HELLO on each; prints how many
@@ -461,6 +465,27 @@ def cmd_timing(a):
     return 0
 
 
+def cmd_flood(a):
+    n, prefix, pw, vuser, vpw = int(a.args[0]), a.args[1], a.args[2], a.args[3], a.args[4]
+    c = Conn(a.host, a.port, timeout=120)
+    c.hello()
+    c.send(b"".join(cred_frame(CREATE, 10 + i, "%s%d" % (prefix, i), pw) for i in range(n)))
+    time.sleep(0.2)  # all of them read and queued by now
+    t0 = time.monotonic()
+    c.send(cred_frame(VERIFY, 1, vuser, vpw))
+    counts = {}
+    verify = None
+    for _ in range(n + 1):
+        rtype, st, rid, _p = c.read_frame()
+        if rid == 1:
+            verify = (status_name(st), (time.monotonic() - t0) * 1000)
+        else:
+            counts[status_name(st)] = counts.get(status_name(st), 0) + 1
+    print("verify %s %.0f ms; creates %s" % (verify[0], verify[1],
+          " ".join("%s=%d" % kv for kv in sorted(counts.items()))))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description="server2 protocol test client")
     p.add_argument("--host", default="127.0.0.1")
@@ -477,7 +502,7 @@ def main():
     BUDGET = a.budget
     cmds = {"hello": cmd_simple, "create": cmd_simple, "verify": cmd_simple, "ping": cmd_simple,
             "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term,
-            "spread": cmd_spread, "timing": cmd_timing,
+            "spread": cmd_spread, "timing": cmd_timing, "flood": cmd_flood,
             "unauth": cmd_unauth, "budget": cmd_budget}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)

@@ -279,6 +279,36 @@ check_eq "budget: a VERIFY with 1 ms behind a slow CREATE expires" \
 check_eq "budget: the same VERIFY without a budget succeeds" "$(cl verify budgetuser "$PW")" ok
 stop_s2 budget
 
+# ---- a flood of creates at interactive cost ----------------------------------------------------
+# 1,000 CREATEs on one connection: argon2 (64 MiB each) runs on the two workers only, 16 wait
+# (--max-queue), the rest are answered UNAVAILABLE at once, and a VERIFY the auth cache holds
+# overtakes the queue (before, it waited behind every queued hash).
+for mode in threads processes; do
+    start_s2 "flood-$mode" --backend "$redis_url" --backend-password-file "$redis_pw" \
+        --mode "$mode" --workers 2 --hash-cost interactive --auth-cache 100 --max-queue 16
+    check_eq "flood ($mode): the cached user's account" "$(cl create "flood$mode" "$PW")" ok
+    check_eq "flood ($mode): ... in the cache" "$(cl verify "flood$mode" "$PW")" ok
+    out=$(cl flood 1000 "flood$mode-" "$PW" "flood$mode" "$PW")
+    log "flood ($mode): $out"
+    read -r _ vst vms _ _ creates <<<"$out"
+    check_eq "flood ($mode): the cached VERIFY succeeds" "$vst" ok
+    check_ok "flood ($mode): ... within 400 ms ($vms ms), ahead of the queue" test "${vms:-99999}" -lt 400
+    nok=$(grep -o 'ok=[0-9]*' <<<"$creates" | cut -d= -f2)
+    nun=$(grep -o 'unavailable=[0-9]*' <<<"$creates" | cut -d= -f2)
+    check_ok "flood ($mode): at least 16 creates done (ok=${nok:-0})" test "${nok:-0}" -ge 16
+    check_ok "flood ($mode): the others UNAVAILABLE at once (${nun:-0})" test "${nun:-0}" -ge 900
+    check_eq "flood ($mode): every create answered" "$((${nok:-0} + ${nun:-0}))" 1000
+    peak=0
+    for pid in "$S2_PID" $(pgrep -P "$S2_PID" || true); do
+        kb=$(awk '/^VmHWM:/{print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        ((kb > peak)) && peak=$kb
+    done
+    log "flood ($mode): peak RSS of a server2 process: $peak kB"
+    check_ok "flood ($mode): peak RSS of a process < 200 MiB ($peak kB): argon2 on 2 workers at most" \
+        test "$peak" -lt 204800
+    stop_s2 "flood-$mode"
+done
+
 # ---- the four backend/mode pairs ------------------------------------------------------------
 suite redis "$redis_url" threads
 suite redis "$redis_url" processes

@@ -1,6 +1,6 @@
 /*
  * test_s2_workq.c - threads mode's queues: a worker takes a fair share of what is queued (at
- * most its batch), close drains before it reports closed, a timed wait times out, replies
+ * most its batch), cache hits and rejected jobs before the others, --max-queue, close drains before it reports closed, a timed wait times out, replies
  * wake the I/O side through the eventfd, and a producer/consumer pair loses nothing.
  */
 #include <poll.h>
@@ -68,6 +68,56 @@ static void test_s2_workq_fair_share(void **state)
     assert_int_equal(s2_workq_pop(&q, out, 64, 0, &closed), 25);
     assert_int_equal(s2_workq_pop(&q, out, 64, 0, &closed), 19); /* ceil(75 / 4) */
     assert_int_equal(s2_workq_pop(&q, out, 10, 0, &closed), 10); /* and never above max */
+    s2_workq_release(&q);
+}
+
+/* Cheap jobs (cache hits) and rejected ones are taken before any queued slow job; beyond
+ * max_slow a job is rejected, its password wiped, and it takes the fast lane too. */
+static void test_s2_workq_lanes(void **state)
+{
+    struct s2_workq q;
+    struct s2_job in[10];
+    struct s2_job out[16];
+    bool closed;
+    size_t n;
+
+    (void)state;
+    s2_workq_init(&q);
+    s2_workq_set_max_slow(&q, 4);
+    fill(in, 10, 1);
+    for (size_t i = 0; i < 10; i++)
+        memcpy(in[i].pass, "secret", 7);
+    in[6].flags = S2_JOB_CHEAP;
+    in[9].flags = S2_JOB_CHEAP;
+    s2_workq_push(&q, in, 6);      /* 1-4 queued slow, 5 and 6 over the limit: rejected */
+    s2_workq_push(&q, in + 6, 4);  /* 7 cheap, 8 and 9 rejected, 10 cheap */
+    assert_int_equal(q.rejected, 4);
+    n = s2_workq_pop(&q, out, 16, 0, &closed);
+    assert_int_equal(n, 6);
+    assert_int_equal(out[0].id, 5);
+    assert_int_equal(out[0].flags, S2_JOB_REJECTED);
+    assert_int_equal(out[0].pass[0], '\0'); /* wiped */
+    assert_int_equal(out[1].id, 6);
+    assert_int_equal(out[2].id, 7);
+    assert_int_equal(out[2].flags, S2_JOB_CHEAP);
+    assert_string_equal(out[2].pass, "secret");
+    assert_int_equal(out[3].id, 8);
+    assert_int_equal(out[4].id, 9);
+    assert_int_equal(out[5].id, 10);
+    /* then the slow ones, in order, and room for slow jobs again */
+    n = s2_workq_pop(&q, out, 2, 0, &closed);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0].id, 1);
+    s2_workq_push(&q, in, 1);
+    assert_int_equal(q.rejected, 4);
+    in[0].flags = S2_JOB_CHEAP;
+    s2_workq_push(&q, in, 1); /* a cheap one overtakes the slow ones */
+    n = s2_workq_pop(&q, out, 1, 0, &closed);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].flags, S2_JOB_CHEAP);
+    n = s2_workq_pop(&q, out, 16, 0, &closed);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0].id, 3);
     s2_workq_release(&q);
 }
 
@@ -172,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_s2_workq_batches),
         cmocka_unit_test(test_s2_workq_fair_share),
+        cmocka_unit_test(test_s2_workq_lanes),
         cmocka_unit_test(test_s2_workq_timeout),
         cmocka_unit_test(test_s2_doneq),
         cmocka_unit_test(test_s2_workq_threads),
