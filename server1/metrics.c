@@ -85,6 +85,13 @@ static void put_counter(FILE *out, const char *name, const char *help, uint64_t 
             (unsigned long long)v);
 }
 
+/* One gauge with its HELP and TYPE lines. */
+static void put_gauge(FILE *out, const char *name, const char *help, int64_t v)
+{
+    fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name,
+            (long long)v);
+}
+
 char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_files,
                      uint64_t prefetched_bytes, size_t *len)
 {
@@ -92,7 +99,6 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     size_t size = 0;
     FILE *out = open_memstream(&buf, &size);
     uint64_t sum_u;
-    int64_t sum_i;
     uint64_t cum;
 
     if (out == NULL) {
@@ -118,22 +124,14 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
         }
     }
 
-    sum_i = sum_gauge(all, n, offsetof(struct metrics, inflight));
-    fprintf(out,
-            "# HELP server1_inflight_requests Requests parsed and not yet answered.\n"
-            "# TYPE server1_inflight_requests gauge\nserver1_inflight_requests %lld\n",
-            (long long)sum_i);
-    sum_i = sum_gauge(all, n, offsetof(struct metrics, connections));
-    fprintf(out,
-            "# HELP server1_connections Open client connections.\n"
-            "# TYPE server1_connections gauge\nserver1_connections %lld\n",
-            (long long)sum_i);
-    sum_i = sum_gauge(all, n, offsetof(struct metrics, response_bytes));
-    fprintf(out,
-            "# HELP server1_response_buffer_bytes Memory of --read direct responses being "
-            "sent (capped by --response-memory per worker).\n"
-            "# TYPE server1_response_buffer_bytes gauge\nserver1_response_buffer_bytes %lld\n",
-            (long long)sum_i);
+    put_gauge(out, "server1_inflight_requests", "Requests parsed and not yet answered.",
+              sum_gauge(all, n, offsetof(struct metrics, inflight)));
+    put_gauge(out, "server1_connections", "Open client connections.",
+              sum_gauge(all, n, offsetof(struct metrics, connections)));
+    put_gauge(out, "server1_response_buffer_bytes",
+              "Memory of --read direct responses being sent (capped by --response-memory per "
+              "worker).",
+              sum_gauge(all, n, offsetof(struct metrics, response_bytes)));
     put_counter(out, "server1_connections_rejected_total",
                 "Connections closed at once over --max-conns.",
                 sum_counter(all, n, offsetof(struct metrics, connections_rejected)));
@@ -202,11 +200,8 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_auth_link_failures_total",
                 "Handshakes in which server2 did not prove it holds the link secret.",
                 sum_counter(all, n, offsetof(struct metrics, auth_link_failures)));
-    sum_i = sum_gauge(all, n, offsetof(struct metrics, auth_conns_up));
-    fprintf(out,
-            "# HELP server1_auth_connections_up Connections to server2 that completed HELLO.\n"
-            "# TYPE server1_auth_connections_up gauge\nserver1_auth_connections_up %lld\n",
-            (long long)sum_i);
+    put_gauge(out, "server1_auth_connections_up", "Connections to server2 that completed HELLO.",
+              sum_gauge(all, n, offsetof(struct metrics, auth_conns_up)));
     if (fclose(out) != 0 || buf == NULL) {
         free(buf);
         *len = 0;

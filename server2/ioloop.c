@@ -33,6 +33,7 @@
 #define OUT_LIMIT_MIN 4096
 #define REPLY_MAX_SIZE (FRAME_HEADER_SIZE + 2 + ACCOUNT_USER_MAX)
 #define ECHO_MIN_CAP 16
+#define MAX_SINGLE_READ (256 * 1024) /* bytes one read of a connection may take */
 
 enum conn_state {
     CONN_HELLO = 0,   /* waiting for the client's HELLO */
@@ -627,6 +628,10 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         free(c);
         return;
     }
+    /* what a client pipelined is read in one go (libevent reads 16 KiB at a time otherwise):
+     * in processes mode the loop hashes between reads, and a request read late waits for the
+     * hashes done before it was read; at most --max-inflight frames are taken anyway */
+    bufferevent_set_max_single_read(c->bev, MAX_SINGLE_READ);
     c->slot = l->free_slots[--l->nfree];
     c->gen = ++l->gens[c->slot];
     l->conns[c->slot] = c;

@@ -36,7 +36,8 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
   flood N PREFIX PASS VUSER VPASS
                               on one connection, N creates of PREFIX<i> back to back, then
                               (0.2 s later) a VERIFY of VUSER; prints "verify STATUS T ms;
-                              creates STATUS=COUNT ..." once every reply is in
+                              hash H ms; creates STATUS=COUNT ..." once every reply is in
+                              (H: a CREATE of PREFIXalone timed alone first)
   idle SECONDS                HELLO, then silence; prints "closed" if server2 closes the
                               connection within SECONDS, else "open"
   conns N                     opens N connections at once, HELLO on each; prints how many
@@ -469,6 +470,9 @@ def cmd_flood(a):
     n, prefix, pw, vuser, vpw = int(a.args[0]), a.args[1], a.args[2], a.args[3], a.args[4]
     c = Conn(a.host, a.port, timeout=120)
     c.hello()
+    t0 = time.monotonic()
+    c.request(CREATE, 2, prefix + "alone", pw)  # what one hash costs here
+    hash_ms = (time.monotonic() - t0) * 1000
     c.send(b"".join(cred_frame(CREATE, 10 + i, "%s%d" % (prefix, i), pw) for i in range(n)))
     time.sleep(0.2)  # all of them read and queued by now
     t0 = time.monotonic()
@@ -481,7 +485,7 @@ def cmd_flood(a):
             verify = (status_name(st), (time.monotonic() - t0) * 1000)
         else:
             counts[status_name(st)] = counts.get(status_name(st), 0) + 1
-    print("verify %s %.0f ms; creates %s" % (verify[0], verify[1],
+    print("verify %s %.0f ms; hash %.0f ms; creates %s" % (verify[0], verify[1], hash_ms,
           " ".join("%s=%d" % kv for kv in sorted(counts.items()))))
     return 0
 
