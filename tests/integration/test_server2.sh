@@ -289,7 +289,6 @@ for mode in threads processes; do
     start_s2 "flood-$mode" --backend "$redis_url" --backend-password-file "$redis_pw" \
         --mode "$mode" --workers 2 --hash-cost interactive --auth-cache 100 --max-queue 32
     check_eq "flood ($mode): the cached user's account" "$(cl create "flood$mode" "$PW")" ok
-    check_eq "flood ($mode): ... in the cache" "$(cl verify "flood$mode" "$PW")" ok
     out=$(cl flood 1000 "flood$mode-" "$PW" "flood$mode" "$PW")
     log "flood ($mode): $out"
     read -r _ vst vms _ _ hms _ _ creates <<<"$out"
