@@ -37,6 +37,7 @@ struct s2_auth {
     struct dedupe_slot *dedupe;
     size_t dedupe_cap;
     struct s2_auth_hasher hasher;
+    uint64_t group_hash_ns; /* AUTH_GROUP_HASH_NS unless a test changes it */
     const char *dummy; /* pwhash_dummy(cost), made at the first need if not at start */
     const struct s2_auth_sink *sink;
     size_t unflushed; /* jobs handed to sink->settled since its last flush */
@@ -65,6 +66,7 @@ struct s2_auth *s2_auth_new(const struct backend_ops *ops, const struct backend_
         a->dedupe_cap *= 2;
     a->dedupe = xcalloc(a->dedupe_cap, sizeof(*a->dedupe));
     a->hasher = default_hasher;
+    a->group_hash_ns = AUTH_GROUP_HASH_NS;
     a->dummy = pwhash_dummy(cost);
     return a;
 }
@@ -106,6 +108,11 @@ const struct backend_session *s2_auth_session(const struct s2_auth *a)
 void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h)
 {
     a->hasher = h ? *h : default_hasher;
+}
+
+void s2_auth_set_group_hash(struct s2_auth *a, uint64_t ns)
+{
+    a->group_hash_ns = ns;
 }
 
 void s2_auth_mark_cheap(struct authcache *cache, struct s2_job *jobs, size_t n)
@@ -271,7 +278,7 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
     /* 1-3: validate, drop the expired, hash distinct creates one at a time. */
     for (end = start; end < n; end++) {
         struct s2_job *j = &jobs[end];
-        if (end > start && (hash_ns >= AUTH_GROUP_HASH_NS ||
+        if (end > start && (hash_ns >= a->group_hash_ns ||
                             (hash_ns > 0 && a->cost != PWHASH_MIN)))
             break;
         a->op_of_job[end] = NO_INDEX;

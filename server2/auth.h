@@ -96,6 +96,11 @@ void s2_auth_mark_cheap(struct authcache *cache, struct s2_job *jobs, size_t n);
 
 /* Replaces the password functions (NULL restores libsodium's); for tests. */
 void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h);
+/*
+ * Replaces AUTH_GROUP_HASH_NS; for tests whose groups must not depend on how fast the machine
+ * hashes at that moment.
+ */
+void s2_auth_set_group_hash(struct s2_auth *a, uint64_t ns);
 
 /* Idle probe: connects now if not connected (see backend.h); true if connected. */
 bool s2_auth_connect(struct s2_auth *a);
