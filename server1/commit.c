@@ -400,31 +400,44 @@ static void run_batch(struct committer *cm, struct batch *b)
     }
     if ((rc = store_roll(&cm->store)) < 0)
         log_warn("cannot start a new store segment: %s", strerror(-rc));
-    tail = store_tail(&cm->store);
-    rc = 0;
-    for (size_t k = 0; k < b->n && rc == 0; k++) {
-        struct commit_job *job = b->jobs[k];
-        struct store_body body = {.mem = job->body.mem,
-                                  .fd = job->body.fd,
-                                  .len = job->body.len,
-                                  .has_crc = true,
-                                  .data_crc = job->body.crc};
-        if (!accepted(job))
+    /* a full disk while spare segments hold blocks: give them back and try once more */
+    for (int attempt = 0;; attempt++) {
+        int rw, spares;
+
+        tail = store_tail(&cm->store);
+        rc = 0;
+        appended = 0;
+        for (size_t k = 0; k < b->n && rc == 0; k++) {
+            struct commit_job *job = b->jobs[k];
+            struct store_body body = {.mem = job->body.mem,
+                                      .fd = job->body.fd,
+                                      .len = job->body.len,
+                                      .has_crc = true,
+                                      .data_crc = job->body.crc};
+            if (!accepted(job))
+                continue;
+            if (job->op == COMMIT_PUT)
+                rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
+                                      &b->pos[k]);
+            else
+                rc = store_append_delete(&cm->store, job->name, job->name_len, &b->pos[k]);
+            appended++;
+        }
+        if (rc == 0 && appended > 0)
+            rc = store_sync(&cm->store);
+        if (rc == 0)
+            break;
+        rw = store_rewind(&cm->store, tail);
+        if (attempt == 0 && rw == 0 && (rc == -ENOSPC || rc == -EDQUOT) &&
+            (spares = store_release_spares(&cm->store)) > 0) {
+            log_warn("upload store: the disk is full: removed %d spare segment%s; "
+                     "writing the batch again", spares, spares == 1 ? "" : "s");
             continue;
-        if (job->op == COMMIT_PUT)
-            rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
-                                  &b->pos[k]);
-        else
-            rc = store_append_delete(&cm->store, job->name, job->name_len, &b->pos[k]);
-        appended++;
-    }
-    if (rc == 0 && appended > 0)
-        rc = store_sync(&cm->store);
-    if (rc < 0) {
-        int rw = store_rewind(&cm->store, tail);
+        }
         log_error("cannot make a batch of %zu changes durable: %s; %s", appended, strerror(-rc),
                   rw == 0 ? "its records were dropped" : "and dropping its records failed too");
         fail_accepted(b, -rc);
+        break;
     }
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];
@@ -597,6 +610,10 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# HELP server1_store_data_bytes Bytes of uploaded files (what --store-max "
             "limits).\n"
             "# TYPE server1_store_data_bytes gauge\nserver1_store_data_bytes %llu\n"
+            "# HELP server1_store_pins Pins on log segments held by responses being sent.\n"
+            "# TYPE server1_store_pins gauge\nserver1_store_pins %llu\n"
+            "# HELP server1_store_zombie_segments Segments compacted away but still pinned.\n"
+            "# TYPE server1_store_zombie_segments gauge\nserver1_store_zombie_segments %llu\n"
             "# HELP server1_quota_refusals_total PUTs refused with 507 by a quota.\n"
             "# TYPE server1_quota_refusals_total counter\n"
             "server1_quota_refusals_total{quota=\"user\"} %llu\n"
@@ -610,6 +627,7 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
             (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
+            (unsigned long long)st.pins, (unsigned long long)st.zombies,
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_USER],
                                                      memory_order_relaxed),
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_STORE],

@@ -578,6 +578,25 @@ int store_rewind(struct store *s, uint64_t tail)
     return ftruncate(g->fd, (off_t)tail) < 0 ? -errno : 0;
 }
 
+int store_release_spares(struct store *s)
+{
+    int released = 0, rc = 0;
+
+    while (s->nspares > 0) {
+        char spare[32];
+        spare_name(s->spares[s->nspares - 1], spare, sizeof(spare));
+        if (unlinkat(s->dir_fd, spare, 0) < 0 && errno != ENOENT) {
+            rc = -errno;
+            break;
+        }
+        s->nspares--;
+        released++;
+    }
+    if (released > 0 && fsync(s->dir_fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc < 0 ? rc : released;
+}
+
 static uint32_t batch_hdr_crc(const struct batch_hdr *h)
 {
     return store_crc32(0, (const char *)h + 8, sizeof(*h) - 8);
@@ -693,7 +712,9 @@ void store_stats(struct store *s, struct store_stats *st)
     for (size_t i = 0; i < s->nsegs; i++) {
         st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
         st->live_bytes += s->segs[i]->live;
+        st->pins += atomic_load_explicit(&s->segs[i]->readers, memory_order_relaxed);
     }
+    st->zombies = __atomic_load_n(&s->nzombies, __ATOMIC_RELAXED);
     st->data_bytes = s->data_bytes;
     st->compactions = s->compactions;
     st->reused = s->reused;
@@ -752,6 +773,7 @@ static int seg_remove(struct store *s, size_t i)
     if (pinned) {
         g->next_zombie = s->zombies;
         s->zombies = g;
+        __atomic_add_fetch(&s->nzombies, 1, __ATOMIC_RELAXED);
     } else {
         free(g);
     }
@@ -838,6 +860,7 @@ static void free_zombies(struct store *s)
         }
         *pp = g->next_zombie;
         free(g);
+        __atomic_sub_fetch(&s->nzombies, 1, __ATOMIC_RELAXED);
     }
 }
 

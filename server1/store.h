@@ -80,6 +80,7 @@ struct store {
     struct store_segment *zombies;   /* removed but still pinned by a reader (writer) */
     uint64_t compactions;            /* segments compacted away (writer thread) */
     uint64_t reused;                 /* segments started in a spare (writer thread) */
+    uint64_t nzombies;               /* segments on zombies (atomic: read by store_stats) */
     uint64_t segment_bytes;          /* a segment is sealed once it holds this much */
     /* records appended from memory but not yet written (writer thread): one pwritev for the
      * lot in store_sync */
@@ -176,6 +177,11 @@ int store_append_delete(struct store *s, const char *name, size_t len, struct st
  */
 uint64_t store_tail(struct store *s);
 int store_rewind(struct store *s, uint64_t tail);
+/*
+ * Removes the spare segments (dead ones kept for reuse), giving their blocks back to the
+ * filesystem: for a disk that is full. Returns how many went, or -errno. Writer thread.
+ */
+int store_release_spares(struct store *s);
 /* Makes every record appended so far durable (one fdatasync). 0 or -errno. */
 int store_sync(struct store *s);
 /* Makes a synced record the newest version of name (owner: the uploader). */
@@ -203,6 +209,8 @@ void store_foreach(struct store *s,
 
 struct store_stats {
     uint64_t files, whiteouts, segments, bytes, live_bytes, data_bytes, compactions, reused;
+    uint64_t pins;    /* pins held on the segments in the log (responses being sent) */
+    uint64_t zombies; /* segments removed from the log, kept until their last pin goes */
 };
 void store_stats(struct store *s, struct store_stats *st);
 
