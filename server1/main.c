@@ -8,6 +8,7 @@
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "commit.h"
 #include "config.h"
 #include "files.h"
@@ -149,6 +151,28 @@ static int wait_signal(const sigset_t *set, long timeout_ms)
     return sig > 0 ? sig : 0;
 }
 
+/*
+ * glibc keeps what the workers free (upload bodies up to --upload-memory, response buffers) in
+ * its arenas, and gives little of it back: after every burst of uploads RSS stays where the
+ * burst took it, plus fragmentation, and creeps up over a long run although the memory in use
+ * does not (measured: 0.78 MB in use and flat, RSS 7.9 -> 8.8 MB in 8 minutes of mixed load).
+ * The main thread, idle otherwise, hands the free pages back every TRIM_INTERVAL_NS.
+ */
+#define TRIM_INTERVAL_NS (10ull * 1000000000ull)
+
+static void trim_heap(uint64_t *next)
+{
+    uint64_t now = clock_now_ns();
+
+    if (now < *next)
+        return;
+    *next = now + TRIM_INTERVAL_NS;
+#ifdef __GLIBC__
+    malloc_trim(0);
+    log_debug("heap trimmed in %llu us", (unsigned long long)((clock_now_ns() - now) / 1000));
+#endif
+}
+
 int main(int argc, char **argv)
 {
     struct s1_config cfg;
@@ -274,8 +298,10 @@ int main(int argc, char **argv)
     }
     log_info("listening on %s:%u", cfg.listen, port);
 
+    uint64_t next_trim = clock_now_ns() + TRIM_INTERVAL_NS;
     do {
         sig = wait_signal(&sigs, 500);
+        trim_heap(&next_trim);
     } while (sig == 0 && !all_done(ws, cfg.threads));
     if (sig != 0)
         log_info("%s received: draining connections (at most %llu ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
