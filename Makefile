@@ -5,6 +5,7 @@
 #   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
 #   make test-asan / test-tsan   the tests against a sanitizer build
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each; make fuzz-short: 10 s
+#   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
 #   V=1 shows full commands; WERROR=1 turns warnings into errors.
 
 VARIANT ?= release
@@ -54,6 +55,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
+SOAK_MINUTES ?= 30
 
 ifneq ($(V),1)
 Q := @
@@ -62,7 +64,7 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build
+        fuzz fuzz-short fuzz-build soak
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -151,6 +153,10 @@ crash-test: all
 	    python3 tests/crash/crash.py --bin-dir $(O) --backend $$1 --mode $$2 --rounds 20 \
 	        $(CRASH_FLAGS) || exit 1; \
 	done
+
+# The long soak under faults (scripts/soak.sh); `make test` runs a 2-minute one.
+soak: all
+	$(Q)bash scripts/soak.sh --minutes $(SOAK_MINUTES) --bin-dir $(O)
 
 clean:
 	rm -rf build
