@@ -58,7 +58,7 @@ else
 fi
 SECONDS_TOTAL=$((minutes * 60))
 sanitized=""
-if nm -D "$bin_dir/server1" 2>/dev/null | grep -q -E '__(a|t)san_init'; then
+if nm -D "$bin_dir/server1" 2>/dev/null | grep -E '__(a|t)san_init' >/dev/null; then
     sanitized=1
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}

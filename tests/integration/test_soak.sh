@@ -15,12 +15,6 @@ minutes=${SOAK_TEST_MINUTES:-2}
 itest_timeout $((minutes * 60 + 420))
 require_cmd curl python3 redis-server mariadbd
 : "${BIN_DIR:=$ITEST_ROOT/build/release}"
-# Under ThreadSanitizer the run would take CI's time for the least of what it shows (the
-# release and ASan builds run it; `make soak VARIANT=tsan` runs it on demand).
-if nm -D "$BIN_DIR/server1" 2>/dev/null | grep -q __tsan_init && [[ -z ${SOAK_TSAN:-} ]]; then
-    log "soak: skipped for the ThreadSanitizer build (SOAK_TSAN=1 runs it)"
-    itest_summary
-fi
 
 out=$ITEST_DIR/soak.out
 if bash "$ITEST_ROOT/scripts/soak.sh" --minutes "$minutes" --bin-dir "$BIN_DIR" \
