@@ -31,6 +31,11 @@
 #define REC_PUT 1
 #define REC_DELETE 2
 #define COPY_CHUNK (256u << 10)
+/*
+ * Reads at start-up (record CRCs, the search for a whole batch after damage) go in smaller
+ * pieces: a scratch buffer this size is a cheap allocation (no mmap), made per segment.
+ */
+#define SCAN_CHUNK (64u << 10)
 #define COMPACT_STEP (8u << 20) /* bytes copied by one compaction step, about */
 #define SEG_SUFFIX ".seg"
 #define SPARE_SUFFIX ".spare" /* a dead segment kept for reuse */
@@ -919,7 +924,7 @@ struct rec_read {
 };
 
 /*
- * Reads the record at off of a file of size bytes (buf: COPY_CHUNK bytes of scratch). Returns
+ * Reads the record at off of a file of size bytes (buf: SCAN_CHUNK bytes of scratch). Returns
  * its length if it is whole and its CRC matches, 0 if not, or -errno.
  */
 static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, char *buf,
@@ -950,7 +955,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
     crc = store_crc32(crc, r->name, h->name_len);
     crc = store_crc32(crc, r->owner, h->owner_len);
     for (uint64_t done = 0; done < h->data_len;) {
-        size_t n = h->data_len - done < COPY_CHUNK ? (size_t)(h->data_len - done) : COPY_CHUNK;
+        size_t n = h->data_len - done < SCAN_CHUNK ? (size_t)(h->data_len - done) : SCAN_CHUNK;
         if ((rc = store_pread(fd, buf, n, off + head + done)) < 0)
             return rc;
         crc = store_crc32(crc, buf, n);
@@ -1031,7 +1036,7 @@ bad:
  */
 static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, uint64_t *records)
 {
-    char *buf = xmalloc(COPY_CHUNK);
+    char *buf = xmalloc(SCAN_CHUNK);
     struct rec_read *r = xmalloc(sizeof(*r));
     struct replayed *rs = NULL;
     size_t cap = 0, n = 0;
@@ -1060,8 +1065,8 @@ static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, u
 static int valid_batch_after(int fd, uint32_t salt, uint64_t from, uint64_t size)
 {
     static const uint32_t magic = BATCH_MAGIC;
-    char *buf = xmalloc(COPY_CHUNK);
-    char *scratch = xmalloc(COPY_CHUNK);
+    char *buf = xmalloc(SCAN_CHUNK);
+    char *scratch = xmalloc(SCAN_CHUNK);
     struct rec_read *r = xmalloc(sizeof(*r));
     struct replayed *rs = NULL;
     size_t cap = 0, n = 0;
@@ -1069,7 +1074,7 @@ static int valid_batch_after(int fd, uint32_t salt, uint64_t from, uint64_t size
     int found = 0;
 
     while (found == 0 && off + sizeof(struct batch_hdr) <= size) {
-        size_t len = size - off < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
+        size_t len = size - off < SCAN_CHUNK ? (size_t)(size - off) : SCAN_CHUNK;
         int rc = store_pread(fd, buf, len, off);
         if (rc < 0) {
             found = rc;
