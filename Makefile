@@ -4,7 +4,8 @@
 #   make unit       cmocka unit tests only          make itest   integration tests only
 #   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
 #   make test-asan / test-tsan   the tests against a sanitizer build
-#   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each; make fuzz-short: 10 s
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each (FUZZ_ONLY=NAME: one);
+#                   make fuzz-short: 10 s each
 #   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
 #   V=1 shows full commands; WERROR=1 turns warnings into errors.
 

@@ -326,6 +326,12 @@ s1m_port=$(start s1m "${S1M[@]}")
 python3 "$TOP/scripts/soakload.py" verify --out "$dir" --label "after restarting both server1s" \
     "r=$s1r_port:$disk/r" "m=$s1m_port:$disk/m" || fail=1
 
+# everything of ours stops now, so that what a sanitizer reports at exit (LeakSanitizer) is in
+# the logs read below
+for p in s1r s1m s2r s2m; do
+    stop_process "$p" "$(cat "$dir/$p.pid")" 30
+done
+
 # ---- the verdict ------------------------------------------------------------------------------
 if ((${#died[@]} > 0)); then
     log "FAIL: died during the run: ${died[*]}"

@@ -4,6 +4,7 @@
 # (build/fuzz/corpus/NAME, not committed). Prints executions and executions per second per
 # target and one closing line; a crash, leak or sanitizer report fails the target, and the
 # input that caused it is kept as build/fuzz/crash-NAME-* (commit it to the seeds once fixed).
+# FUZZ_ONLY=NAME runs only the targets whose name holds NAME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin_dir=${1:?usage: run-fuzz.sh BIN_DIR SECONDS}
@@ -15,6 +16,7 @@ for bin in "$bin_dir"/fuzz_*; do
     [[ -x $bin ]] || continue
     name=$(basename "$bin")
     name=${name#fuzz_}
+    [[ -z ${FUZZ_ONLY:-} || $name == *"$FUZZ_ONLY"* ]] || continue
     seeds=tests/fuzz/corpus/$name
     work=build/fuzz/corpus/$name
     log=build/fuzz/$name.log
