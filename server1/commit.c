@@ -386,12 +386,46 @@ static void answer(struct batch *b)
     }
 }
 
+/*
+ * Appends the accepted jobs of b and makes them durable; *appended: how many records. On a
+ * failure it drops the records again (*rewound: 0, or -errno if even that failed) and returns
+ * -errno.
+ */
+static int write_batch(struct committer *cm, struct batch *b, size_t *appended, int *rewound)
+{
+    uint64_t tail = store_tail(&cm->store);
+    int rc = 0;
+
+    *appended = 0;
+    *rewound = 0;
+    for (size_t k = 0; k < b->n && rc == 0; k++) {
+        struct commit_job *job = b->jobs[k];
+        struct store_body body = {.mem = job->body.mem,
+                                  .fd = job->body.fd,
+                                  .len = job->body.len,
+                                  .has_crc = true,
+                                  .data_crc = job->body.crc};
+        if (!accepted(job))
+            continue;
+        if (job->op == COMMIT_PUT)
+            rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
+                                  &b->pos[k]);
+        else
+            rc = store_append_delete(&cm->store, job->name, job->name_len, &b->pos[k]);
+        (*appended)++;
+    }
+    if (rc == 0 && *appended > 0)
+        rc = store_sync(&cm->store);
+    if (rc < 0)
+        *rewound = store_rewind(&cm->store, tail);
+    return rc;
+}
+
 static void run_batch(struct committer *cm, struct batch *b)
 {
     uint64_t t0 = clock_now_ns();
-    uint64_t tail;
     size_t appended = 0;
-    int rc = 0;
+    int rc = 0, rw, spares;
 
     for (size_t k = 0; k < b->n; k++) {
         b->jobs[k]->status = 0;
@@ -400,44 +434,18 @@ static void run_batch(struct committer *cm, struct batch *b)
     }
     if ((rc = store_roll(&cm->store)) < 0)
         log_warn("cannot start a new store segment: %s", strerror(-rc));
-    /* a full disk while spare segments hold blocks: give them back and try once more */
-    for (int attempt = 0;; attempt++) {
-        int rw, spares;
-
-        tail = store_tail(&cm->store);
-        rc = 0;
-        appended = 0;
-        for (size_t k = 0; k < b->n && rc == 0; k++) {
-            struct commit_job *job = b->jobs[k];
-            struct store_body body = {.mem = job->body.mem,
-                                      .fd = job->body.fd,
-                                      .len = job->body.len,
-                                      .has_crc = true,
-                                      .data_crc = job->body.crc};
-            if (!accepted(job))
-                continue;
-            if (job->op == COMMIT_PUT)
-                rc = store_append_put(&cm->store, job->name, job->name_len, job->user, &body,
-                                      &b->pos[k]);
-            else
-                rc = store_append_delete(&cm->store, job->name, job->name_len, &b->pos[k]);
-            appended++;
-        }
-        if (rc == 0 && appended > 0)
-            rc = store_sync(&cm->store);
-        if (rc == 0)
-            break;
-        rw = store_rewind(&cm->store, tail);
-        if (attempt == 0 && rw == 0 && (rc == -ENOSPC || rc == -EDQUOT) &&
-            (spares = store_release_spares(&cm->store)) > 0) {
-            log_warn("upload store: the disk is full: removed %d spare segment%s; "
-                     "writing the batch again", spares, spares == 1 ? "" : "s");
-            continue;
-        }
+    rc = write_batch(cm, b, &appended, &rw);
+    if ((rc == -ENOSPC || rc == -EDQUOT) && rw == 0 &&
+        (spares = store_release_spares(&cm->store)) > 0) {
+        /* a full disk while spare segments held blocks: they are given back, so once more */
+        log_warn("upload store: the disk is full: removed %d spare segment%s; "
+                 "writing the batch again", spares, spares == 1 ? "" : "s");
+        rc = write_batch(cm, b, &appended, &rw);
+    }
+    if (rc < 0) {
         log_error("cannot make a batch of %zu changes durable: %s; %s", appended, strerror(-rc),
                   rw == 0 ? "its records were dropped" : "and dropping its records failed too");
         fail_accepted(b, -rc);
-        break;
     }
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];

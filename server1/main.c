@@ -169,7 +169,6 @@ static void trim_heap(uint64_t *next)
     *next = now + TRIM_INTERVAL_NS;
 #ifdef __GLIBC__
     malloc_trim(0);
-    log_debug("heap trimmed in %llu us", (unsigned long long)((clock_now_ns() - now) / 1000));
 #endif
 }
 

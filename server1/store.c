@@ -597,9 +597,9 @@ int store_release_spares(struct store *s)
         s->nspares--;
         released++;
     }
-    if (released > 0 && fsync(s->dir_fd) < 0 && rc == 0)
-        rc = -errno;
-    return rc < 0 ? rc : released;
+    if (released > 0 && fsync(s->dir_fd) < 0)
+        return -errno;
+    return released > 0 ? released : rc; /* what went is room, even if one would not go */
 }
 
 static uint32_t batch_hdr_crc(const struct batch_hdr *h)
