@@ -110,6 +110,7 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
+    case FRAME_DELETE:
         if (plen < 3)
             return bad(why, "credential payload too short");
         f->user_len = p[0];
@@ -121,13 +122,27 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
         memcpy(f->user, p + 3, f->user_len);
         memcpy(f->pass, p + 3 + f->user_len, f->pass_len);
         break;
+    case FRAME_SETPASS:
+        if (plen < 5)
+            return bad(why, "SETPASS payload too short");
+        f->user_len = p[0];
+        f->pass_len = get16(p + 1);
+        f->new_len = get16(p + 3);
+        if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX ||
+            f->new_len > ACCOUNT_PASS_MAX)
+            return bad(why, "username or password length over the limit");
+        if (plen != 5u + f->user_len + f->pass_len + f->new_len)
+            return bad(why, "credential lengths do not add up to the payload length");
+        memcpy(f->user, p + 5, f->user_len);
+        memcpy(f->pass, p + 5 + f->user_len, f->pass_len);
+        memcpy(f->new_pass, p + 5 + f->user_len + f->pass_len, f->new_len);
+        break;
     case FRAME_REPLY:
         if (plen < 2)
             return bad(why, "REPLY payload too short");
         f->req_type = p[0];
         f->user_len = p[1];
-        if (f->req_type != FRAME_CREATE && f->req_type != FRAME_VERIFY &&
-            f->req_type != FRAME_PING)
+        if (!frame_is_request(f->req_type))
             return bad(why, "REPLY echoes a type that is not a request");
         if (f->user_len > ACCOUNT_USER_MAX)
             return bad(why, "username length over the limit");
@@ -135,9 +150,22 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
             return bad(why, "REPLY echo length does not add up to the payload length");
         memcpy(f->user, p + 2, f->user_len);
         break;
+    case FRAME_INVALIDATE:
+        if (plen < 1)
+            return bad(why, "INVALIDATE payload too short");
+        f->user_len = p[0];
+        if (f->user_len == 0 || f->user_len > ACCOUNT_USER_MAX)
+            return bad(why, "INVALIDATE username length out of range");
+        if (plen != 1u + f->user_len)
+            return bad(why, "INVALIDATE length does not add up to the payload length");
+        if (f->id == 0)
+            return bad(why, "INVALIDATE with id 0");
+        memcpy(f->user, p + 1, f->user_len);
+        break;
     case FRAME_PING:
+    case FRAME_INVALIDATE_ACK:
         if (plen != 0)
-            return bad(why, "PING payload is not empty");
+            return bad(why, "PING or INVALIDATE_ACK payload is not empty");
         break;
     default:
         return bad(why, "unknown frame type");
@@ -163,18 +191,29 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
+    case FRAME_DELETE:
         if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX)
             return 0;
         plen = 3u + f->user_len + f->pass_len;
         break;
+    case FRAME_SETPASS:
+        if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX ||
+            f->new_len > ACCOUNT_PASS_MAX)
+            return 0;
+        plen = 5u + f->user_len + f->pass_len + f->new_len;
+        break;
     case FRAME_REPLY:
-        if (f->user_len > ACCOUNT_USER_MAX ||
-            (f->req_type != FRAME_CREATE && f->req_type != FRAME_VERIFY &&
-             f->req_type != FRAME_PING))
+        if (f->user_len > ACCOUNT_USER_MAX || !frame_is_request(f->req_type))
             return 0;
         plen = 2u + f->user_len;
         break;
+    case FRAME_INVALIDATE:
+        if (f->user_len == 0 || f->user_len > ACCOUNT_USER_MAX || f->id == 0)
+            return 0;
+        plen = 1u + f->user_len;
+        break;
     case FRAME_PING:
+    case FRAME_INVALIDATE_ACK:
         plen = 0;
         break;
     default:
@@ -200,10 +239,23 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         break;
     case FRAME_CREATE:
     case FRAME_VERIFY:
+    case FRAME_DELETE:
         p[0] = f->user_len;
         put16(p + 1, f->pass_len);
         memcpy(p + 3, f->user, f->user_len);
         memcpy(p + 3 + f->user_len, f->pass, f->pass_len);
+        break;
+    case FRAME_SETPASS:
+        p[0] = f->user_len;
+        put16(p + 1, f->pass_len);
+        put16(p + 3, f->new_len);
+        memcpy(p + 5, f->user, f->user_len);
+        memcpy(p + 5 + f->user_len, f->pass, f->pass_len);
+        memcpy(p + 5 + f->user_len + f->pass_len, f->new_pass, f->new_len);
+        break;
+    case FRAME_INVALIDATE:
+        p[0] = f->user_len;
+        memcpy(p + 1, f->user, f->user_len);
         break;
     case FRAME_REPLY:
         p[0] = f->req_type;
@@ -222,8 +274,8 @@ size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, c
     uint8_t *p = buf;
     size_t plen = 2 + user_len;
 
-    if ((req_type != FRAME_CREATE && req_type != FRAME_VERIFY && req_type != FRAME_PING) ||
-        user_len > ACCOUNT_USER_MAX || cap < FRAME_HEADER_SIZE + plen)
+    if (!frame_is_request(req_type) || user_len > ACCOUNT_USER_MAX ||
+        cap < FRAME_HEADER_SIZE + plen)
         return 0;
     put_header(p, plen, FRAME_REPLY, (uint8_t)st, id, 0);
     p[FRAME_HEADER_SIZE] = req_type;
@@ -240,7 +292,8 @@ size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, 
     uint8_t *p = buf;
     size_t plen = 3 + user_len + pass_len;
 
-    if ((type != FRAME_CREATE && type != FRAME_VERIFY) || user_len > ACCOUNT_USER_MAX ||
+    if ((type != FRAME_CREATE && type != FRAME_VERIFY && type != FRAME_DELETE) ||
+        user_len > ACCOUNT_USER_MAX ||
         pass_len > ACCOUNT_PASS_MAX || cap < FRAME_HEADER_SIZE + plen)
         return 0;
     put_header(p, plen, (uint8_t)type, 0, id, budget_ms);
@@ -250,6 +303,50 @@ size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, 
     memcpy(p + 3, user, user_len);
     memcpy(p + 3 + user_len, pass, pass_len);
     return FRAME_HEADER_SIZE + plen;
+}
+
+size_t frame_encode_setpass(uint64_t id, uint32_t budget_ms, const char *user, size_t user_len,
+                            const char *pass, size_t pass_len, const char *new_pass,
+                            size_t new_len, void *buf, size_t cap)
+{
+    uint8_t *p = buf;
+    size_t plen = 5 + user_len + pass_len + new_len;
+
+    if (user_len > ACCOUNT_USER_MAX || pass_len > ACCOUNT_PASS_MAX ||
+        new_len > ACCOUNT_PASS_MAX || cap < FRAME_HEADER_SIZE + plen)
+        return 0;
+    put_header(p, plen, FRAME_SETPASS, 0, id, budget_ms);
+    p += FRAME_HEADER_SIZE;
+    p[0] = (uint8_t)user_len;
+    put16(p + 1, (uint16_t)pass_len);
+    put16(p + 3, (uint16_t)new_len);
+    memcpy(p + 5, user, user_len);
+    memcpy(p + 5 + user_len, pass, pass_len);
+    memcpy(p + 5 + user_len + pass_len, new_pass, new_len);
+    return FRAME_HEADER_SIZE + plen;
+}
+
+size_t frame_encode_invalidate(uint64_t id, const char *user, size_t user_len, void *buf,
+                               size_t cap)
+{
+    uint8_t *p = buf;
+    size_t plen = 1 + user_len;
+
+    if (id == 0 || user_len == 0 || user_len > ACCOUNT_USER_MAX ||
+        cap < FRAME_HEADER_SIZE + plen)
+        return 0;
+    put_header(p, plen, FRAME_INVALIDATE, 0, id, 0);
+    p[FRAME_HEADER_SIZE] = (uint8_t)user_len;
+    memcpy(p + FRAME_HEADER_SIZE + 1, user, user_len);
+    return FRAME_HEADER_SIZE + plen;
+}
+
+size_t frame_encode_invalidate_ack(uint64_t id, void *buf, size_t cap)
+{
+    if (cap < FRAME_HEADER_SIZE)
+        return 0;
+    put_header(buf, 0, FRAME_INVALIDATE_ACK, 0, id, 0);
+    return FRAME_HEADER_SIZE;
 }
 
 const char *frame_status_name(enum frame_status st)

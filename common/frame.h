@@ -1,7 +1,8 @@
 /*
- * frame.h - the server1 <-> server2 wire format, version 2: binary, length-prefixed frames
+ * frame.h - the server1 <-> server2 wire format, version 3: binary, length-prefixed frames
  * carrying a 64-bit request id and a time budget, pipelined on persistent connections that
- * start with a mutual challenge-response handshake. The full description, with the limits and
+ * start with a mutual challenge-response handshake; server2 may also send an unsolicited
+ * INVALIDATE, which server1 acknowledges. The full description, with the limits and
  * the rules for bad input, is in common/PROTOCOL.md. Pure functions, thread-safe.
  */
 #ifndef FRAME_H
@@ -13,10 +14,10 @@
 #include "account.h"
 #include "linkauth.h"
 
-#define FRAME_VERSION 2
+#define FRAME_VERSION 3
 #define FRAME_MAGIC 0x41555448u /* "AUTH", first four payload bytes of HELLO */
 #define FRAME_HEADER_SIZE 20
-#define FRAME_MAX_PAYLOAD 512 /* hard limit on the payload of any frame */
+#define FRAME_MAX_PAYLOAD 640 /* hard limit on the payload of any frame */
 #define FRAME_MAX_SIZE (FRAME_HEADER_SIZE + FRAME_MAX_PAYLOAD)
 #define FRAME_NONCE_SIZE LINKAUTH_NONCE_SIZE
 #define FRAME_MAC_SIZE LINKAUTH_MAC_SIZE
@@ -32,7 +33,24 @@ enum frame_type {
     FRAME_REPLY = 5,     /* server -> client: status of the request with the same id, + echo */
     FRAME_PING = 6,      /* client -> server: liveness; answered by a REPLY */
     FRAME_AUTH = 7,      /* client -> server, second frame: client's MAC */
+    FRAME_SETPASS = 8,   /* client -> server: change password (user, password, new password) */
+    FRAME_DELETE = 9,    /* client -> server: delete account (user, password) */
+    FRAME_INVALIDATE = 10,     /* server -> client, unsolicited: forget what you cached of user */
+    FRAME_INVALIDATE_ACK = 11, /* client -> server: done, same id; empty payload */
 };
+
+/* Whether t is a request server2 answers with a REPLY (what a REPLY may echo). */
+static inline int frame_is_request(unsigned t)
+{
+    return t == FRAME_CREATE || t == FRAME_VERIFY || t == FRAME_PING || t == FRAME_SETPASS ||
+           t == FRAME_DELETE;
+}
+
+/* Whether t carries (user, password): CREATE, VERIFY, SETPASS, DELETE. */
+static inline int frame_has_cred(unsigned t)
+{
+    return t == FRAME_CREATE || t == FRAME_VERIFY || t == FRAME_SETPASS || t == FRAME_DELETE;
+}
 
 enum frame_status {
     FRAME_ST_OK = 0,          /* created / credentials valid / pong / hello accepted */
@@ -52,10 +70,12 @@ struct frame {
     uint32_t budget_ms; /* requests: how long the client still waits, 0 = no limit */
     uint16_t version;   /* HELLO and HELLO_ACK only */
     uint8_t req_type;   /* REPLY only: the type of the request it answers */
-    uint8_t user_len;   /* CREATE, VERIFY, and REPLY (echo) */
-    uint16_t pass_len;  /* CREATE and VERIFY only */
+    uint8_t user_len;   /* requests with credentials, REPLY (echo), INVALIDATE */
+    uint16_t pass_len;  /* requests with credentials */
+    uint16_t new_len;   /* SETPASS only */
     char user[ACCOUNT_USER_MAX + 1]; /* NUL-terminated copy */
     char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated copy; never log it */
+    char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: NUL-terminated copy; never log it */
     uint8_t nonce[FRAME_NONCE_SIZE]; /* HELLO: client's; HELLO_ACK: server's */
     uint8_t mac[FRAME_MAC_SIZE];     /* HELLO_ACK: server's proof; AUTH: client's proof */
 };
@@ -86,6 +106,14 @@ size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, c
 size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, const char *user,
                          size_t user_len, const char *pass, size_t pass_len, void *buf,
                          size_t cap);
+/* SETPASS: user, current password, new password. */
+size_t frame_encode_setpass(uint64_t id, uint32_t budget_ms, const char *user, size_t user_len,
+                            const char *pass, size_t pass_len, const char *new_pass,
+                            size_t new_len, void *buf, size_t cap);
+/* INVALIDATE (id = the invalidation's sequence number, never 0) and its ACK. */
+size_t frame_encode_invalidate(uint64_t id, const char *user, size_t user_len, void *buf,
+                               size_t cap);
+size_t frame_encode_invalidate_ack(uint64_t id, void *buf, size_t cap);
 
 const char *frame_status_name(enum frame_status st);
 

@@ -90,6 +90,8 @@ config() {
     # account at tens of thousands per second (the study measures the server, not a limiter)
     S1FLAGS=(--threads 2 --auth-conns "$conns" "${files[@]}" --max-upload 2m
         --login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0)
+    # ours: server1 also answers a GET it has seen server2 accept (server2 revokes on change)
+    [[ $CACHE == 0 ]] || S1FLAGS+=(--auth-cache "$CACHE" --auth-cache-ttl 60s)
 }
 
 # sweep_args LOAD: sets SWEEP, the loadgen flags for which N and how long each point lasts.

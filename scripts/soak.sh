@@ -18,7 +18,8 @@
 # restart server2 m; restart Redis; restart MariaDB; fill the filesystem for 10 s, then free it.
 # The last fault ends 25 s before the load does.
 # Every minute (more often in short runs) it samples each process's RSS, descriptors and
-# threads, and server1's connections, store pins and segments from /metrics (samples.csv).
+# threads, and server1's connections, store pins, segments and auth-cache entries from
+# /metrics (samples.csv).
 # After the load: every acknowledged write is read back, both server1s are restarted, and
 # read back again.
 #
@@ -162,7 +163,8 @@ S1=(--port 0 --auth-secret-file "$secret" --auth-timeout 1s --login-fail-limit 0
 S1M=("${S1[@]}" --root "$disk/m" --auth "127.0.0.1:$s2m_port" --read direct --upload-memory 512k)
 start s2r "${S2R[@]}" >/dev/null
 start s2m "${S2M[@]}" >/dev/null
-s1r_port=$(start s1r "${S1[@]}" --root "$disk/r" --auth "127.0.0.1:$s2r_port" --prefetch)
+s1r_port=$(start s1r "${S1[@]}" --root "$disk/r" --auth "127.0.0.1:$s2r_port" --prefetch \
+    --auth-cache 1000 --auth-cache-ttl 10s)
 s1m_port=$(start s1m "${S1M[@]}")
 log "r: server1 :$s1r_port -> server2 :$s2r_port (threads) -> Redis :$redis_port"
 log "m: server1 :$s1m_port -> server2 :$s2m_port (processes) -> MariaDB"
@@ -198,7 +200,7 @@ metric() { awk -v m="$1" '$1==m{print $2}' <<<"$2"; }
 sampler() {
     local t0 t role pid m
     t0=$(now_ms)
-    echo "t_s,role,pid,rss_kb,fds,threads,connections,store_pins,zombie_segments,store_segments" \
+    echo "t_s,role,pid,rss_kb,fds,threads,connections,store_pins,zombie_segments,store_segments,auth_cache_entries" \
         >"$dir/samples.csv"
     while :; do
         t=$((($(now_ms) - t0) / 1000))
@@ -210,13 +212,14 @@ sampler() {
             esac
             [[ -n $pid ]] && pid_alive "$pid" || continue
             read -r rss fds thr < <(proc_figures "$pid")
-            local extra=",,,"
+            local extra=",,,,,"
             if [[ $role == s1* ]]; then
                 local port=$s1r_port
                 [[ $role == s1r ]] || port=$s1m_port
                 m=$(curl -s --max-time 5 "http://127.0.0.1:$port/metrics" || true)
                 extra=",$(metric server1_connections "$m"),$(metric server1_store_pins "$m")"
                 extra+=",$(metric server1_store_zombie_segments "$m"),$(metric server1_store_segments "$m")"
+                extra+=",$(metric server1_auth_cache_entries "$m")"
             fi
             echo "$t,$role,$pid,$rss,$fds,$thr$extra" >>"$dir/samples.csv"
         done

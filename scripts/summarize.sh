@@ -326,8 +326,10 @@ checks() {
 
 - **Hash cost \`$(runinfo hash_cost)\`** (argon2id at libsodium's minimum limits, ~${HASH_US} µs per hash
   or verify) everywhere, so that the database and the file path are what is measured, as in the study.
-- **Auth cache off** (\`--auth-cache 0\`) in the four study configurations: every GET is a verify
-  in server2 and a lookup in the database. Only \`ours\` caches verifications (\`--auth-cache 100000\`).
+- **Auth caches off** (\`--auth-cache 0\`) in the four study configurations: every GET is a verify
+  in server2 and a lookup in the database. Only \`ours\` caches verifications: server2
+  (\`--auth-cache 100000\`, skips argon2) and server1 (\`--auth-cache 100000 --auth-cache-ttl 60s\`,
+  answers a GET it has seen accepted without asking server2; server2 revokes on a change).
 - **$(runinfo workers) server2 workers** (threads or processes) = the machine's cores; more only
   contend for the same two cores (measured: 8 threads were slower than 2 for MySQL account creation).
   server1 runs 2 threads (= cores). In \`processes\` mode every worker process serves whole

@@ -100,6 +100,7 @@ struct authclient {
     uint64_t handle_seq;
     struct event flush_ev; /* activated when output is queued; runs late in the iteration */
     bool flush_pending;
+    struct authclient_events ev;
 };
 
 static void conn_connect(struct ac_conn *c);
@@ -383,6 +384,8 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
         log_debug("auth: connection %u to %s failed (%s)", c->idx, ac->cfg->addr_str, what);
     }
     c->suspect = false;
+    if (was_up && ac->ev.lost)
+        ac->ev.lost(ac->ev.arg); /* an INVALIDATE may have been lost with it */
     /* every request in flight fails; callbacks may submit elsewhere (this one is DOWN) */
     while (c->head != AC_NONE)
         slot_finish(c, c->head, FRAME_ST_UNAVAILABLE);
@@ -472,6 +475,17 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
 
     if (c->state == AC_HELLO) {
         handle_hello_ack(c, f);
+        return;
+    }
+    if (f->type == FRAME_INVALIDATE) {
+        /* forget first, then say so: server2 answers the change once every ack is in */
+        char *p;
+        metrics_add(&ac->m->auth_invalidations, 1);
+        if (ac->ev.invalidated)
+            ac->ev.invalidated(ac->ev.arg, f->user, f->user_len);
+        p = out_reserve(c, FRAME_HEADER_SIZE);
+        c->out_len += frame_encode_invalidate_ack(f->id, p, FRAME_HEADER_SIZE);
+        schedule_flush(c);
         return;
     }
     if (f->type != FRAME_REPLY) {
@@ -665,6 +679,11 @@ struct authclient *authclient_new(struct event_base *base, const struct authclie
     return ac;
 }
 
+void authclient_set_events(struct authclient *ac, const struct authclient_events *ev)
+{
+    ac->ev = *ev;
+}
+
 void authclient_free(struct authclient *ac)
 {
     if (ac == NULL)
@@ -686,9 +705,9 @@ void authclient_free(struct authclient *ac)
     free(ac);
 }
 
-int authclient_submit(struct authclient *ac, enum frame_type type, const char *user,
-                      size_t user_len, const char *pass, size_t pass_len, authclient_cb cb,
-                      void *arg, uint64_t *handle)
+static int submit(struct authclient *ac, enum frame_type type, const char *user,
+                  size_t user_len, const char *pass, size_t pass_len, const char *new_pass,
+                  size_t new_len, authclient_cb cb, void *arg, uint64_t *handle)
 {
     struct ac_conn *c = NULL;
     struct ac_slot *s;
@@ -718,8 +737,13 @@ int authclient_submit(struct authclient *ac, enum frame_type type, const char *u
     } else {
         /* the budget: all of --auth-timeout is left, since the frame leaves in this iteration */
         uint64_t budget_ms = (ac->cfg->timeout_us + 999) / 1000;
-        n = frame_encode_cred(type, s->id, budget_ms > UINT32_MAX ? 0 : (uint32_t)budget_ms,
-                              user, user_len, pass, pass_len, p, FRAME_MAX_SIZE);
+        uint32_t budget = budget_ms > UINT32_MAX ? 0 : (uint32_t)budget_ms;
+        if (type == FRAME_SETPASS)
+            n = frame_encode_setpass(s->id, budget, user, user_len, pass, pass_len, new_pass,
+                                     new_len, p, FRAME_MAX_SIZE);
+        else
+            n = frame_encode_cred(type, s->id, budget, user, user_len, pass, pass_len, p,
+                                  FRAME_MAX_SIZE);
     }
     if (n == 0) {
         slot_release(c, i);
@@ -738,6 +762,23 @@ int authclient_submit(struct authclient *ac, enum frame_type type, const char *u
     schedule_flush(c);
     *handle = s->handle;
     return 0;
+}
+
+int authclient_submit(struct authclient *ac, enum frame_type type, const char *user,
+                      size_t user_len, const char *pass, size_t pass_len, authclient_cb cb,
+                      void *arg, uint64_t *handle)
+{
+    if (type == FRAME_SETPASS)
+        return -1;
+    return submit(ac, type, user, user_len, pass, pass_len, NULL, 0, cb, arg, handle);
+}
+
+int authclient_submit_setpass(struct authclient *ac, const char *user, size_t user_len,
+                              const char *pass, size_t pass_len, const char *new_pass,
+                              size_t new_len, authclient_cb cb, void *arg, uint64_t *handle)
+{
+    return submit(ac, FRAME_SETPASS, user, user_len, pass, pass_len, new_pass, new_len, cb, arg,
+                  handle);
 }
 
 void authclient_cancel(struct authclient *ac, uint64_t handle)

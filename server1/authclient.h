@@ -16,6 +16,11 @@
  * counted and dropped) closes the connection (503 for its requests) and reconnects. A
  * connection on which a request timed out takes no new requests, and is replaced once nothing
  * is left in flight on it.
+ * server2 may send INVALIDATE (an account changed) at any time on a connection that is up: the
+ * client calls events.invalidated before it reads another byte, then acknowledges it
+ * (INVALIDATE_ACK, same id), so server2 knows the user's cached credentials are gone. A
+ * connection that was up and goes down calls events.lost: an INVALIDATE may have been lost
+ * with it.
  */
 #ifndef AUTHCLIENT_H
 #define AUTHCLIENT_H
@@ -48,19 +53,33 @@ struct authclient_config {
  * protocol error. */
 typedef void (*authclient_cb)(void *arg, enum frame_status st);
 
+/* What the client tells its owner; both may be NULL. */
+struct authclient_events {
+    void (*invalidated)(void *arg, const char *user, size_t user_len);
+    void (*lost)(void *arg);
+    void *arg;
+};
+
 /* Starts connecting at once. cfg must outlive the client. */
 struct authclient *authclient_new(struct event_base *base, const struct authclient_config *cfg,
                                   struct metrics *m);
+/* Sets the event hooks (before the event loop runs). */
+void authclient_set_events(struct authclient *ac, const struct authclient_events *ev);
 /* Closes the connections; pending callbacks are dropped without being called. */
 void authclient_free(struct authclient *ac);
 
 /*
- * Queues a CREATE, VERIFY (user and pass required) or PING (both NULL). Returns 0 and a handle
- * for authclient_cancel, or -1 when no connection can take it (the callback is never called).
+ * Queues a CREATE, VERIFY, DELETE (user and pass required) or PING (both NULL). Returns 0 and a
+ * handle for authclient_cancel, or -1 when no connection can take it (the callback is never
+ * called).
  */
 int authclient_submit(struct authclient *ac, enum frame_type type, const char *user,
                       size_t user_len, const char *pass, size_t pass_len, authclient_cb cb,
                       void *arg, uint64_t *handle);
+/* The same for a SETPASS (user, current password, new password). */
+int authclient_submit_setpass(struct authclient *ac, const char *user, size_t user_len,
+                              const char *pass, size_t pass_len, const char *new_pass,
+                              size_t new_len, authclient_cb cb, void *arg, uint64_t *handle);
 /* The request's callback will not be called. Unknown or finished handles are ignored. */
 void authclient_cancel(struct authclient *ac, uint64_t handle);
 /* True if at least one connection has completed its HELLO. */

@@ -3,6 +3,7 @@
  * problem is reported as one line and parsing stops.
  */
 #include "config.h"
+#include "credcache.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -46,6 +47,8 @@ enum {
     OPT_RATELIMIT_ENTRIES,
     OPT_MAX_CONNS_PER_IP,
     OPT_PRIVATE_UPLOADS,
+    OPT_AUTH_CACHE,
+    OPT_AUTH_CACHE_TTL,
     OPT_UPLOAD_TEMP_MAX,
     OPT_UPLOAD_TIMEOUT,
     OPT_SEND_TIMEOUT,
@@ -88,6 +91,8 @@ static const struct option long_opts[] = {
     {"ratelimit-entries", required_argument, NULL, OPT_RATELIMIT_ENTRIES},
     {"max-conns-per-ip", required_argument, NULL, OPT_MAX_CONNS_PER_IP},
     {"private-uploads", no_argument, NULL, OPT_PRIVATE_UPLOADS},
+    {"auth-cache", required_argument, NULL, OPT_AUTH_CACHE},
+    {"auth-cache-ttl", required_argument, NULL, OPT_AUTH_CACHE_TTL},
     {"upload-temp-max", required_argument, NULL, OPT_UPLOAD_TEMP_MAX},
     {"upload-timeout", required_argument, NULL, OPT_UPLOAD_TIMEOUT},
     {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
@@ -151,6 +156,8 @@ void s1_config_defaults(struct s1_config *c)
     c->ratelimit_entries = 65536;
     c->max_conns_per_ip = 256;
     c->private_uploads = false;
+    c->auth_cache_entries = 0;
+    c->auth_cache_ttl_us = 60ull * 1000000;
 }
 
 static const char *dur(uint64_t us, char *buf, size_t len)
@@ -175,6 +182,7 @@ void s1_config_usage(FILE *out)
     char r1[48];
     char r2[48];
     char r3[48];
+    char t_ttl[32];
 
     s1_config_defaults(&d);
     fprintf(out,
@@ -262,11 +270,18 @@ void s1_config_usage(FILE *out)
             "                                     503 and close; 0 = off (default %u)\n"
             "      --private-uploads              only the uploader may GET/HEAD an upload\n"
             "                                     (others: 404); default: uploads are shared by\n"
-            "                                     all accounts\n",
+            "                                     all accounts\n"
+            "      --auth-cache N         answer a GET whose user and password server2 accepted\n"
+            "                             within --auth-cache-ttl without asking it again; N\n"
+            "                             entries in all threads, 0 = off (default %llu)\n"
+            "      --auth-cache-ttl DUR   how long an accepted password is trusted; 0 = off;\n"
+            "                             server2 revokes sooner when an account changes\n"
+            "                             (default %s)\n",
             ratelimit_rate_format(&d.login_fail_user, r1, sizeof(r1)),
             ratelimit_rate_format(&d.login_fail_addr, r2, sizeof(r2)),
             ratelimit_rate_format(&d.signup, r3, sizeof(r3)), d.ratelimit_entries,
-            d.max_conns_per_ip);
+            d.max_conns_per_ip, (unsigned long long)d.auth_cache_entries,
+            dur(d.auth_cache_ttl_us, t_ttl, sizeof(t_ttl)));
 }
 
 static void print_version(void)
@@ -501,6 +516,16 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--max-conns-per-ip", perr);
             c->max_conns_per_ip = (unsigned)v;
             break;
+        case OPT_AUTH_CACHE:
+            if (opts_parse_u64(optarg, 0, CREDCACHE_MAX_ENTRIES, &v, perr) < 0)
+                return value_error(err, "--auth-cache", perr);
+            c->auth_cache_entries = v;
+            break;
+        case OPT_AUTH_CACHE_TTL:
+            if (opts_parse_duration_us(optarg, 0, 86400000000ull, &v, perr) < 0)
+                return value_error(err, "--auth-cache-ttl", perr);
+            c->auth_cache_ttl_us = v;
+            break;
         case OPT_PRIVATE_UPLOADS:
             c->private_uploads = true;
             break;
@@ -634,9 +659,11 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
-             "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s",
+             "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s auth-cache=%llu "
+             "auth-cache-ttl=%s",
              ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
              ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
              ratelimit_rate_format(&c->signup, r3, sizeof(r3)), c->ratelimit_entries,
-             c->max_conns_per_ip, c->private_uploads ? "yes" : "no");
+             c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
+             (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)));
 }

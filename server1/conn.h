@@ -34,6 +34,7 @@
 #include <event2/event_struct.h>
 
 #include "commit.h"
+#include "credcache.h"
 #include "files.h"
 #include "http_parser.h"
 #include "metrics.h"
@@ -114,6 +115,9 @@ struct s1_conn {
     size_t name_len;
     bool name_ok;           /* the name passed files_name_decode (else 404 after auth) */
     char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
+    struct credcache_key cred_key; /* GET with --auth-cache: what to put in on success */
+    uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
+    bool cred_cacheable;           /* cred_key is set: a success may be cached */
 
     /* PUT body being streamed to disk */
     bool body_unread;       /* a PUT body follows and is not accepted yet: an answer closes */

@@ -13,10 +13,15 @@
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
  * Retry-After and server2 never sees the request. Only failures and creations write to the
  * tables; the check before each login is a lock-free read.
+ * With --auth-cache, a GET or HEAD whose (user, password) this thread's cache holds (credcache.h)
+ * is answered at once, without server2; uploads, deletions and account changes always ask it.
+ * PUT and DELETE /users/{name} change or delete the account the credentials are for (only
+ * one's own: 403 otherwise).
  */
 #include "handler.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,6 +41,7 @@
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define FILES_PREFIX "/files/"
+#define USERS_PREFIX "/users/"
 
 /* The path of the target (without query), or -1 for a target that is not a path. */
 static int target_path(const char *buf, const struct http_request *req, const char **path,
@@ -88,7 +94,8 @@ enum metrics_route s1_handler_route(const char *buf, const struct http_request *
         return METRICS_ROUTE_FILES;
     if (path_is(p, len, "/files/"))
         return METRICS_ROUTE_FILES;
-    if (path_is(p, len, "/users"))
+    if (path_is(p, len, "/users") ||
+        (len > sizeof(USERS_PREFIX) - 1 && memcmp(p, USERS_PREFIX, sizeof(USERS_PREFIX) - 1) == 0))
         return METRICS_ROUTE_USERS;
     if (path_is(p, len, "/healthz"))
         return METRICS_ROUTE_HEALTHZ;
@@ -460,24 +467,36 @@ static bool upload_hidden(struct s1_conn *c)
     return owner[0] != '\0' && strcmp(owner, c->user) != 0;
 }
 
+/* A GET or HEAD whose credentials are accepted: the file, or 404. */
+static void serve_verified(struct s1_conn *c)
+{
+    struct files *f = c->w->sh->files;
+
+    if (!c->name_ok || upload_hidden(c))
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+    else if (serve_uploaded(c))
+        ; /* uploads come from the store in every mode, never from memory */
+    else if (f->mode == FILES_PREFETCH)
+        serve_prefetched(c, f);
+    else if (f->mode == FILES_DIRECT)
+        serve_direct(c, f);
+    else
+        serve_buffered(c, f);
+}
+
 static void on_verify(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
-    struct files *f = c->w->sh->files;
+    struct s1_worker *w = c->w;
 
     c->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
-        if (!c->name_ok || upload_hidden(c))
-            s1_conn_respond_text(c, 404, NULL, "not found\n");
-        else if (serve_uploaded(c))
-            ; /* uploads come from the store in every mode, never from memory */
-        else if (f->mode == FILES_PREFETCH)
-            serve_prefetched(c, f);
-        else if (f->mode == FILES_DIRECT)
-            serve_direct(c, f);
-        else
-            serve_buffered(c, f);
+        if (c->cred_cacheable) {
+            credcache_put(&w->cache, &c->cred_key, c->cred_epoch, clock_now_ns());
+            metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+        }
+        serve_verified(c);
         break;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
@@ -488,6 +507,8 @@ static void on_verify(void *arg, enum frame_status st)
         respond_unavailable(c);
         break;
     }
+    c->cred_cacheable = false;
+    sodium_memzero(&c->cred_key, sizeof(c->cred_key));
     s1_conn_resume(c);
 }
 
@@ -508,11 +529,41 @@ static void decode_name(struct s1_conn *c, const char *path, size_t len)
 }
 
 /*
+ * With the cache on: true after answering through hit() if it holds these credentials; else
+ * prepares c so that server2's acceptance is cached.
+ */
+static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
+                          void (*hit)(struct s1_conn *))
+{
+    struct s1_worker *w = c->w;
+    bool found;
+
+    c->cred_cacheable = false;
+    if (hit == NULL || !w->cache_on || cred->user_len > ACCOUNT_USER_MAX)
+        return false;
+    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->cred_key);
+    found = credcache_hit(&w->cache, &c->cred_key, clock_now_ns());
+    metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+    if (found) {
+        metrics_add(&w->metrics.auth_cache_hits, 1);
+        sodium_memzero(&c->cred_key, sizeof(c->cred_key));
+        hit(c);
+        return true;
+    }
+    metrics_add(&w->metrics.auth_cache_misses, 1);
+    c->cred_epoch = w->cache.epoch;
+    c->cred_cacheable = true;
+    return false;
+}
+
+/*
  * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
- * answering 401/503 itself. The user name is kept in c->user.
+ * answering 401/503 itself, or after hit() answered from the cache (hit may be NULL: never
+ * cached). The user name is kept in c->user.
  */
 static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
-                                    const struct http_request *req, authclient_cb cb)
+                                    const struct http_request *req, authclient_cb cb,
+                                    void (*hit)(struct s1_conn *))
 {
     struct http_basic_cred cred;
     const char *why = NULL;
@@ -534,8 +585,11 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
     c->user[ulen] = '\0';
     if (login_limited(c))
         goto out;
+    if (cache_answers(c, &cred, hit))
+        goto out;
     if (authclient_submit(c->w->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->auth_handle) < 0) {
+        c->cred_cacheable = false;
         respond_unavailable(c);
         goto out;
     }
@@ -550,7 +604,7 @@ static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
                                  const struct http_request *req, const char *path, size_t len)
 {
     decode_name(c, path, len);
-    return verify_then(c, buf, req, on_verify);
+    return verify_then(c, buf, req, on_verify, serve_verified);
 }
 
 /* ---- PUT/DELETE /files/{name} ---- */
@@ -689,7 +743,118 @@ static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
     }
     decode_name(c, path, len);
     return verify_then(c, buf, req,
-                       req->method == HTTP_METHOD_PUT ? on_put_verify : on_delete_verify);
+                       req->method == HTTP_METHOD_PUT ? on_put_verify : on_delete_verify, NULL);
+}
+
+/* ---- PUT/DELETE /users/{name} ---- */
+
+static void on_account_change(void *arg, enum frame_status st)
+{
+    struct s1_conn *c = arg;
+
+    c->auth_pending = false;
+    switch (st) {
+    case FRAME_ST_OK:
+        s1_conn_respond(c, 204, NULL, NULL, NULL);
+        break;
+    case FRAME_ST_DENIED:
+        login_failed(c);
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
+        break;
+    case FRAME_ST_INVALID:
+        s1_conn_respond_text(c, 400, NULL, "password must be 1-256 bytes without NUL\n");
+        break;
+    default:
+        respond_unavailable(c);
+        break;
+    }
+    s1_conn_resume(c);
+}
+
+/*
+ * PUT /users/{name} (form body password=NEW) changes the password, DELETE /users/{name}
+ * deletes the account; both with Basic credentials of that very account. server2 checks
+ * them, makes the change, and answers once every server1 has forgotten the old password.
+ */
+static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
+                                       const struct http_request *req, const char *path,
+                                       size_t len, const char *body, size_t body_len)
+{
+    const char *name = path + sizeof(USERS_PREFIX) - 1;
+    size_t name_len = len - (sizeof(USERS_PREFIX) - 1);
+    char pass[ACCOUNT_PASS_MAX + 1];
+    struct http_form_field field = {.name = "password", .out = pass, .cap = sizeof(pass)};
+    struct http_basic_cred cred;
+    const char *why = NULL;
+    enum s1_dispatch d = S1_DISPATCH_DONE;
+    int rc;
+
+    if (!account_username_valid(name, name_len)) {
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (req->authorization < 0) {
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "credentials required\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (http_basic_parse(http_span_ptr(buf, req->headers[req->authorization].value),
+                         req->headers[req->authorization].value.len, &cred, &why) < 0) {
+        log_debug("/users: bad credentials: %s", why);
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "bad credentials\n");
+        return S1_DISPATCH_DONE;
+    }
+    pass[0] = '\0';
+    if (cred.user_len != name_len || memcmp(cred.user, name, name_len) != 0) {
+        s1_conn_respond_text(c, 403, NULL, "forbidden: only the account itself may change it\n");
+        goto out;
+    }
+    memcpy(c->user, name, name_len);
+    c->user[name_len] = '\0';
+    if (req->method == HTTP_METHOD_PUT) {
+        if (req->content_type < 0 ||
+            !http_form_is_urlencoded(http_span_ptr(buf, req->headers[req->content_type].value),
+                                     req->headers[req->content_type].value.len)) {
+            s1_conn_respond_text(c, 415, NULL,
+                                 "Content-Type must be application/x-www-form-urlencoded\n");
+            goto out;
+        }
+        if (!req->has_content_length) {
+            s1_conn_respond_text(c, 411, NULL, "Content-Length required\n");
+            goto out;
+        }
+        if (http_form_parse(body, body_len, &field, 1, &why) < 0) {
+            log_debug("PUT /users: %s", why);
+            s1_conn_respond_text(c, 400, NULL, "malformed form body\n");
+            goto out;
+        }
+        if (!field.found) {
+            s1_conn_respond_text(c, 400, NULL, "password is required\n");
+            goto out;
+        }
+        if (!account_password_valid(pass, field.len)) {
+            s1_conn_respond_text(c, 400, NULL, "password must be 1-256 bytes without NUL\n");
+            goto out;
+        }
+    }
+    if (login_limited(c))
+        goto out;
+    if (req->method == HTTP_METHOD_PUT)
+        rc = authclient_submit_setpass(c->w->auth, cred.user, cred.user_len, cred.pass,
+                                       cred.pass_len, pass, field.len, on_account_change, c,
+                                       &c->auth_handle);
+    else
+        rc = authclient_submit(c->w->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
+                               cred.pass_len, on_account_change, c, &c->auth_handle);
+    if (rc < 0) {
+        respond_unavailable(c);
+        goto out;
+    }
+    c->auth_pending = true;
+    d = S1_DISPATCH_PENDING;
+out:
+    explicit_bzero(pass, sizeof(pass));
+    explicit_bzero(&cred, sizeof(cred));
+    return d;
 }
 
 /* ---- /healthz, /metrics ---- */
@@ -770,6 +935,12 @@ enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
             break;
         return get_file(c, buf, req, path, len);
     case METRICS_ROUTE_USERS:
+        if (!path_is(path, len, "/users")) {
+            if (req->method == HTTP_METHOD_PUT || req->method == HTTP_METHOD_DELETE)
+                return change_account(c, buf, req, path, len, body, body_len);
+            s1_conn_respond_text(c, 405, "Allow: PUT, DELETE\r\n", "method not allowed\n");
+            return S1_DISPATCH_DONE;
+        }
         if (req->method != HTTP_METHOD_POST) {
             s1_conn_respond_text(c, 405, "Allow: POST\r\n", "method not allowed\n");
             return S1_DISPATCH_DONE;

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "commit.h"
 #include "config.h"
+#include "credcache.h"
 #include "files.h"
 #include "linkauth.h"
 #include "log.h"
@@ -209,6 +210,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "server1: %s\n", kerr);
             return 1;
         }
+    }
+
+    if (credcache_global_init() < 0) {
+        fprintf(stderr, "server1: libsodium cannot start\n");
+        return 1;
     }
 
     /* only this thread takes SIGTERM/SIGINT; workers inherit the blocked mask */

@@ -202,6 +202,17 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 sum_counter(all, n, offsetof(struct metrics, auth_link_failures)));
     put_gauge(out, "server1_auth_connections_up", "Connections to server2 that completed HELLO.",
               sum_gauge(all, n, offsetof(struct metrics, auth_conns_up)));
+    put_counter(out, "server1_auth_invalidations_total",
+                "INVALIDATE frames from server2 (an account changed), each acknowledged.",
+                sum_counter(all, n, offsetof(struct metrics, auth_invalidations)));
+    put_counter(out, "server1_auth_cache_hits_total",
+                "GETs whose credentials --auth-cache held: no message to server2.",
+                sum_counter(all, n, offsetof(struct metrics, auth_cache_hits)));
+    put_counter(out, "server1_auth_cache_misses_total",
+                "GETs with --auth-cache on whose credentials it did not hold.",
+                sum_counter(all, n, offsetof(struct metrics, auth_cache_misses)));
+    put_gauge(out, "server1_auth_cache_entries", "Entries in the --auth-cache of every thread.",
+              sum_gauge(all, n, offsetof(struct metrics, auth_cache_entries)));
     if (fclose(out) != 0 || buf == NULL) {
         free(buf);
         *len = 0;

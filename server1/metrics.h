@@ -64,6 +64,10 @@ struct metrics {
     _Atomic uint64_t auth_protocol_errors; /* connections closed for a bad or wrong answer */
     _Atomic uint64_t auth_link_failures;   /* handshakes in which server2 failed to prove the key */
     _Atomic int64_t auth_conns_up;
+    _Atomic uint64_t auth_invalidations;   /* INVALIDATE frames from server2 */
+    _Atomic uint64_t auth_cache_hits;      /* GETs answered without asking server2 */
+    _Atomic uint64_t auth_cache_misses;    /* GETs the cache could not answer (cache on) */
+    _Atomic int64_t auth_cache_entries;    /* entries in this worker's cache */
 } __attribute__((aligned(64)));
 
 /* Single-writer updates: only the owning thread calls these. */
@@ -71,6 +75,11 @@ static inline void metrics_add(_Atomic uint64_t *c, uint64_t v)
 {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
                           memory_order_relaxed);
+}
+
+static inline void metrics_gauge_set(_Atomic int64_t *g, int64_t v)
+{
+    atomic_store_explicit(g, v, memory_order_relaxed);
 }
 
 static inline void metrics_gauge_add(_Atomic int64_t *g, int64_t v)

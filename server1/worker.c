@@ -219,6 +219,22 @@ static void on_commit_done(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* server2 says user's account changed: its cached credentials go before anything else. */
+static void on_invalidated(void *arg, const char *user, size_t user_len)
+{
+    struct s1_worker *w = arg;
+    (void)credcache_drop_user(&w->cache, user, user_len);
+    metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+}
+
+/* A connection to server2 dropped: a change may have gone with it, so we forget everything. */
+static void on_auth_lost(void *arg)
+{
+    struct s1_worker *w = arg;
+    credcache_clear(&w->cache);
+    metrics_gauge_set(&w->metrics.auth_cache_entries, 0);
+}
+
 static int setup(struct s1_worker *w)
 {
     const struct s1_config *cfg = w->sh->cfg;
@@ -249,6 +265,15 @@ static int setup(struct s1_worker *w)
         event_add(&w->done_ev, NULL) < 0)
         return -1;
     w->auth = authclient_new(w->base, &cfg->authc, &w->metrics);
+    if (cfg->auth_cache_entries > 0 && cfg->auth_cache_ttl_us > 0) {
+        size_t per = (cfg->auth_cache_entries + cfg->threads - 1) / cfg->threads;
+        struct authclient_events ev = {
+            .invalidated = on_invalidated, .lost = on_auth_lost, .arg = w};
+        if (!credcache_init(&w->cache, per, cfg->auth_cache_ttl_us * 1000))
+            return -1;
+        w->cache_on = true;
+        authclient_set_events(w->auth, &ev);
+    }
     return 0;
 }
 
@@ -270,6 +295,9 @@ static void *s1_worker_thread_main(void *arg)
     close_all(w);
     authclient_free(w->auth);
     w->auth = NULL;
+    if (w->cache_on)
+        credcache_release(&w->cache);
+    w->cache_on = false;
     atomic_store(&w->done, true);
     return NULL;
 }

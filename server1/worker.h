@@ -23,6 +23,7 @@
 #include "commit.h"
 #include "config.h"
 #include "conn.h"
+#include "credcache.h"
 #include "files.h"
 #include "metrics.h"
 #include "ratelimit.h"
@@ -69,6 +70,8 @@ struct s1_worker {
     struct event done_ev;
     struct event drain_ev;
     struct authclient *auth;
+    struct credcache cache; /* --auth-cache; cache_on false when off */
+    bool cache_on;
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
     unsigned nconns;
     bool draining;

@@ -215,24 +215,37 @@ static void flush(struct s2_auth *a)
     a->unflushed = 0;
 }
 
+/* A LOOKUP that found a deleted account's tombstone found no user. */
+static bool found_nobody(const struct backend_op *op)
+{
+    return op->status == BACKEND_ST_NOTFOUND ||
+           (op->status == BACKEND_ST_OK && strcmp(op->stored, BACKEND_TOMBSTONE) == 0);
+}
+
+/* No such user: the same argon2 work as a wrong password's, then DENIED. */
+static void deny_unknown(struct s2_auth *a, struct s2_job *j)
+{
+    if (expired(j, clock_now_ns())) {
+        settle(a, j, FRAME_ST_EXPIRED);
+        return;
+    }
+    if (a->dummy == NULL)
+        a->dummy = pwhash_dummy(a->cost);
+    if (a->dummy != NULL) {
+        flush(a);
+        a->st.dummy_verifies++;
+        (void)a->hasher.verify(a->dummy, j->pass, j->pass_len);
+    }
+    settle(a, j, FRAME_ST_DENIED);
+}
+
 static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct backend_op *op,
                           const struct authcache_key *key)
 {
-    if (op->status == BACKEND_ST_NOTFOUND) {
+    if (found_nobody(op)) {
         if (a->cache)
             authcache_remove(a->cache, key);
-        if (expired(j, clock_now_ns())) {
-            settle(a, j, FRAME_ST_EXPIRED);
-            return;
-        }
-        if (a->dummy == NULL)
-            a->dummy = pwhash_dummy(a->cost);
-        if (a->dummy != NULL) {
-            flush(a);
-            a->st.dummy_verifies++;
-            (void)a->hasher.verify(a->dummy, j->pass, j->pass_len);
-        }
-        settle(a, j, FRAME_ST_DENIED);
+        deny_unknown(a, j);
         return;
     }
     if (op->status != BACKEND_ST_OK) {
@@ -263,6 +276,83 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
 #define PENDING 0xff
 
 /*
+ * One account change, alone: look the user up, check the current password (argon2, like a
+ * VERIFY, never from the cache), hash the new one (SETPASS), then replace the stored hash iff
+ * it is still the one just checked (a compare-and-set, so of two concurrent changes with the
+ * same old password only one wins; the other gets DENIED). A deletion replaces it with
+ * BACKEND_TOMBSTONE. Two round trips; changes are rare.
+ */
+static void run_change(struct s2_auth *a, struct s2_job *j)
+{
+    struct backend_op op = {.kind = BACKEND_OP_LOOKUP, .user = j->user, .user_len = j->user_len};
+    char stored[BACKEND_HASH_MAX];
+    char fresh[PWHASH_STR_MAX];
+    uint8_t st;
+
+    a->batch_no++;
+    j->status = PENDING;
+    if (j->flags & S2_JOB_REJECTED) { /* over --max-queue */
+        settle(a, j, FRAME_ST_UNAVAILABLE);
+        return;
+    }
+    if (!account_username_valid(j->user, j->user_len) ||
+        !account_password_valid(j->pass, j->pass_len) ||
+        (j->type == FRAME_SETPASS && !account_password_valid(j->new_pass, j->new_len))) {
+        settle(a, j, FRAME_ST_INVALID);
+        return;
+    }
+    if (expired(j, clock_now_ns())) {
+        settle(a, j, FRAME_ST_EXPIRED);
+        return;
+    }
+    if (backend_session_batch(&a->session, &op, 1, clock_now_ns()) < 0) {
+        settle(a, j, FRAME_ST_UNAVAILABLE);
+        return;
+    }
+    if (found_nobody(&op)) {
+        deny_unknown(a, j);
+        return;
+    }
+    if (op.status != BACKEND_ST_OK) {
+        settle(a, j, status_of_op(op.status));
+        return;
+    }
+    memcpy(stored, op.stored, sizeof(stored));
+    flush(a);
+    a->st.verifies++;
+    if (!a->hasher.verify(stored, j->pass, j->pass_len)) {
+        settle(a, j, FRAME_ST_DENIED);
+        return;
+    }
+    if (j->type == FRAME_SETPASS) {
+        a->st.hashes++;
+        if (a->hasher.hash(a->cost, j->new_pass, j->new_len, fresh) < 0) {
+            settle(a, j, FRAME_ST_INTERNAL);
+            return;
+        }
+    } else {
+        memcpy(fresh, BACKEND_TOMBSTONE, sizeof(BACKEND_TOMBSTONE));
+    }
+    op = (struct backend_op){.kind = BACKEND_OP_REPLACE,
+                             .user = j->user,
+                             .user_len = j->user_len,
+                             .hash = fresh,
+                             .expect = stored};
+    /* not expired from here on: the change costs the work done; say what became of it */
+    if (backend_session_batch(&a->session, &op, 1, clock_now_ns()) < 0)
+        st = FRAME_ST_UNAVAILABLE; /* may have been applied: the caller invalidates anyway */
+    else if (op.status == BACKEND_ST_NOTFOUND)
+        st = FRAME_ST_DENIED; /* changed or deleted meanwhile */
+    else
+        st = status_of_op(op.status);
+    if (a->cache)
+        authcache_invalidate_user(a->cache, j->user, j->user_len);
+    a->st.changes += st == FRAME_ST_OK;
+    sodium_memzero(fresh, sizeof(fresh));
+    settle(a, j, st);
+}
+
+/*
  * Works one group starting at jobs[start] (see auth.h for the steps); returns the index after
  * the group's last job.
  */
@@ -273,13 +363,17 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
     size_t end;
     int rc;
 
+    if (s2_job_is_change(&jobs[start])) {
+        run_change(a, &jobs[start]);
+        return start + 1;
+    }
     a->batch_no++; /* repeats are found within a group only */
 
     /* 1-3: validate, drop the expired, hash distinct creates one at a time. */
     for (end = start; end < n; end++) {
         struct s2_job *j = &jobs[end];
         if (end > start && (hash_ns >= a->group_hash_ns ||
-                            (hash_ns > 0 && a->cost != PWHASH_MIN)))
+                            (hash_ns > 0 && a->cost != PWHASH_MIN) || s2_job_is_change(j)))
             break;
         a->op_of_job[end] = NO_INDEX;
         a->first_of[end] = NO_INDEX;

@@ -19,11 +19,12 @@
  *     cost above min, so the first create of a pop never waits for many others' hashes;
  *  4. ONE backend round trip runs the group's CREATEs, then its LOOKUPs; if the backend is
  *     down or the connection breaks, every job that needed it gets UNAVAILABLE;
- *  5. each VERIFY whose user exists is checked: an auth cache hit (same user+password verified
+ *  5. each VERIFY whose user exists (a deleted account's tombstone is no user) is checked: an auth cache hit (same user+password verified
  *     earlier against exactly the hash the database returned now) skips argon2; otherwise
  *     crypto_pwhash_str_verify, and a success is cached. A VERIFY whose user does not exist is
  *     checked against a dummy hash of the same cost (pwhash_dummy) and DENIED, so that its
  *     answer takes as long as a wrong password's.
+ * An account change (SETPASS, DELETE) is a group of its own: see run_change in auth.c.
  */
 #ifndef AUTH_H
 #define AUTH_H
@@ -48,6 +49,8 @@ struct s2_auth_stats {
     uint64_t unavailable; /* jobs answered UNAVAILABLE */
     uint64_t expired;     /* jobs answered EXPIRED, unworked */
     uint64_t dummy_verifies; /* verifications against the dummy hash (no such user) */
+    uint64_t changes;        /* passwords changed and accounts deleted */
+    uint64_t rejected;       /* over --max-queue (counted by the queue, added by its owner) */
 };
 
 /* A group's hashing budget: stop adding jobs to a group once its hashes took this long. */

@@ -8,7 +8,9 @@
  * DESIGN
  * - A batch is an array of ops sent to the database in ONE round trip. The caller guarantees a
  *   username appears at most once per kind in a batch, and puts every CREATE before every
- *   LOOKUP, so a batch that creates and looks up the same name sees the new row.
+ *   LOOKUP, so a batch that creates and looks up the same name sees the new row. A batch with
+ *   a REPLACE holds nothing but that one REPLACE (account changes are rare; each is a
+ *   compare-and-set on its own: a Lua script in Redis, an UPDATE ... WHERE hash = ? in SQL).
  * - batch() returns 0 when every op's status is meaningful (an op may still fail alone, e.g.
  *   a Redis error reply), or -1 when the connection is unusable: the session closes it and the
  *   caller answers the whole batch UNAVAILABLE. Error strings never contain hashes, passwords
@@ -47,12 +49,22 @@
 enum backend_op_kind {
     BACKEND_OP_CREATE = 1, /* store hash under user unless user exists */
     BACKEND_OP_LOOKUP = 2, /* fetch user's stored hash */
+    BACKEND_OP_REPLACE = 3, /* store hash under user iff it still holds `expect` (a password
+                             * change, or BACKEND_TOMBSTONE for a deletion) */
 };
+
+/*
+ * What a deleted account's hash becomes: the name stays taken (a CREATE gets EXISTS, so
+ * nobody can take over its uploads), and a LOOKUP that finds it means "no such user". It can
+ * never be an argon2id string.
+ */
+#define BACKEND_TOMBSTONE "!deleted"
+
 
 enum backend_op_status {
     BACKEND_ST_OK = 0,          /* CREATE: stored; LOOKUP: found, hash in `stored` */
     BACKEND_ST_EXISTS = 1,      /* CREATE: user already exists, nothing changed */
-    BACKEND_ST_NOTFOUND = 2,    /* LOOKUP: no such user */
+    BACKEND_ST_NOTFOUND = 2,    /* LOOKUP: no such user; REPLACE: user gone or hash changed */
     BACKEND_ST_UNAVAILABLE = 3, /* this op failed for a transient reason (loading, read-only) */
     BACKEND_ST_ERROR = 4,       /* this op failed for any other reason */
 };
@@ -61,7 +73,8 @@ struct backend_op {
     enum backend_op_kind kind;
     const char *user; /* valid username (account.h), NUL-terminated */
     size_t user_len;
-    const char *hash;              /* CREATE: the string to store, NUL-terminated */
+    const char *hash;              /* CREATE, REPLACE: the string to store, NUL-terminated */
+    const char *expect;            /* REPLACE: the hash the row must still hold */
     enum backend_op_status status; /* out */
     char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: NUL-terminated ("" if it did not fit) */
 };

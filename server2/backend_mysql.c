@@ -10,7 +10,10 @@
  * ignored as a duplicate key of the same row), on first use, and kept per connection, so at
  * most 2 * 11 statements per connection and a new connection (after any reconnect) prepares
  * its own. With autocommit on, the INSERT commits (and InnoDB flushes its log) before the
- * SELECT runs. A CREATE succeeded iff the row now holds the hash this batch generated: argon2
+ * SELECT runs. A REPLACE (a password change or a deletion, alone in its batch) is
+ *   UPDATE users SET hash = ? WHERE username = ? AND hash = ?
+ * and succeeded iff it changed one row (the new hash always differs from the old one: new
+ * salt, or the tombstone). A CREATE succeeded iff the row now holds the hash this batch generated: argon2
  * salts are random, so an equal string can only be ours; any other row means the name was
  * taken (INSERT IGNORE's affected-rows count could not say which rows were ours; this can).
  * The caller never puts the same name in two CREATEs of one batch.
@@ -36,6 +39,7 @@ struct mysql_conn {
     MYSQL *m;
     MYSQL_STMT *select[STMT_SIZES]; /* by log2 of the number of names; NULL until used */
     MYSQL_STMT *insert[STMT_SIZES];
+    MYSQL_STMT *update; /* REPLACE; NULL until used */
     MYSQL_BIND *params; /* grown as needed */
     size_t params_cap;
     char *q; /* SQL text buffer for a prepare */
@@ -121,6 +125,8 @@ static void my_close(void *conn)
         if (mc->insert[i])
             mysql_stmt_close(mc->insert[i]);
     }
+    if (mc->update)
+        mysql_stmt_close(mc->update);
     mysql_close(mc->m);
     free(mc->params);
     free(mc->q);
@@ -390,6 +396,40 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     return 0;
 }
 
+#define UPDATE_SQL "UPDATE users SET hash = ? WHERE username = ? AND hash = ?"
+
+/* The one REPLACE of a batch: 0, or -1 (connection unusable). */
+static int run_replace(struct mysql_conn *mc, struct backend_op *op, char *err)
+{
+    MYSQL_BIND b[3];
+    my_ulonglong rows;
+
+    if (mc->update == NULL) {
+        mc->update = mysql_stmt_init(mc->m);
+        if (mc->update == NULL) {
+            snprintf(err, BACKEND_ERR_LEN, "mysql_stmt_init: out of memory");
+            return -1;
+        }
+        if (mysql_stmt_prepare(mc->update, UPDATE_SQL, sizeof(UPDATE_SQL) - 1) != 0) {
+            snprintf(err, BACKEND_ERR_LEN, "prepare: %s (error %u)", mysql_stmt_error(mc->update),
+                     mysql_stmt_errno(mc->update));
+            mysql_stmt_close(mc->update);
+            mc->update = NULL;
+            return -1;
+        }
+    }
+    memset(b, 0, sizeof(b));
+    bind_str(&b[0], op->hash, strlen(op->hash));
+    bind_str(&b[1], op->user, op->user_len);
+    bind_str(&b[2], op->expect, strlen(op->expect));
+    if (mysql_stmt_bind_param(mc->update, b) != 0 || mysql_stmt_execute(mc->update) != 0)
+        return fail_batch(mc->update, op, 1, err) < 0 ? -1 : 0;
+    rows = mysql_stmt_affected_rows(mc->update);
+    op->status = rows == 1 ? BACKEND_ST_OK : BACKEND_ST_NOTFOUND;
+    mysql_stmt_reset(mc->update);
+    return 0;
+}
+
 static int my_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
     struct mysql_conn *mc = conn;
@@ -399,6 +439,13 @@ static int my_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     err[0] = '\0';
     if (n == 0)
         return 0;
+    if (ops[0].kind == BACKEND_OP_REPLACE) {
+        if (n != 1) {
+            snprintf(err, BACKEND_ERR_LEN, "a REPLACE must be alone in its batch");
+            return -1;
+        }
+        return run_replace(mc, &ops[0], err);
+    }
     for (size_t i = 0; i < n; i++) {
         ops[i].status = ops[i].kind == BACKEND_OP_CREATE ? BACKEND_ST_ERROR : BACKEND_ST_NOTFOUND;
         if (ops[i].kind == BACKEND_OP_CREATE)

@@ -2,7 +2,9 @@
  * backend_redis.c - backend_ops on Redis (hiredis, blocking context with timeouts). An account
  * is the string key "user:<name>" holding the argon2id hash. A batch is pipelined: every
  * command is appended to the output buffer, the buffer goes out in one write, and the replies
- * are read in order. CREATE = SET key hash NX (nil reply: the name is taken), LOOKUP = GET key.
+ * are read in order. CREATE = SET key hash NX (nil reply: the name is taken), LOOKUP = GET key,
+ * REPLACE = a Lua script that SETs the new hash only if GET still returns the expected one
+ * (scripts run atomically, and their writes go to the AOF like any other).
  * Durability is the server's job: with appendfsync always, Redis fsyncs the AOF before it
  * sends a write's reply, so an "OK" here is on disk.
  */
@@ -15,6 +17,9 @@
 
 #define KEY_PREFIX "user:"
 #define KEY_PREFIX_LEN (sizeof(KEY_PREFIX) - 1)
+#define REPLACE_SCRIPT                                                                             \
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "                                              \
+    "redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0"
 
 static struct timeval ms_to_tv(int ms)
 {
@@ -111,6 +116,15 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
                  (int)(r->len > 120 ? 120 : r->len), r->str);
         return;
     }
+    if (op->kind == BACKEND_OP_REPLACE) {
+        if (r->type == REDIS_REPLY_INTEGER) {
+            op->status = r->integer == 1 ? BACKEND_ST_OK : BACKEND_ST_NOTFOUND;
+        } else {
+            op->status = BACKEND_ST_ERROR;
+            snprintf(err, BACKEND_ERR_LEN, "unexpected reply type %d to EVAL", r->type);
+        }
+        return;
+    }
     if (op->kind == BACKEND_OP_CREATE) {
         if (r->type == REDIS_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) {
             op->status = BACKEND_ST_OK;
@@ -146,8 +160,8 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     err[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         struct backend_op *op = &ops[i];
-        const char *argv[4];
-        size_t lens[4];
+        const char *argv[6];
+        size_t lens[6];
         int argc;
 
         if (op->user_len > BACKEND_URL_USER_MAX) {
@@ -156,6 +170,25 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         }
         memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
         memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
+        if (op->kind == BACKEND_OP_REPLACE) {
+            argv[0] = "EVAL";
+            lens[0] = 4;
+            argv[1] = REPLACE_SCRIPT;
+            lens[1] = sizeof(REPLACE_SCRIPT) - 1;
+            argv[2] = "1";
+            lens[2] = 1;
+            argv[3] = key;
+            lens[3] = KEY_PREFIX_LEN + op->user_len;
+            argv[4] = op->expect;
+            lens[4] = strlen(op->expect);
+            argv[5] = op->hash;
+            lens[5] = strlen(op->hash);
+            if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK) {
+                snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
+                return -1;
+            }
+            continue;
+        }
         if (op->kind == BACKEND_OP_CREATE) {
             argv[0] = "SET";
             lens[0] = 3;

@@ -70,6 +70,9 @@ struct s2_conn {
     uint32_t inflight; /* jobs dispatched and not yet answered */
     enum conn_state state;
     struct echo_table echo; /* one entry per CREATE/VERIFY in flight */
+    uint64_t inv_sent;     /* the last INVALIDATE sent on c (its bus number) */
+    uint64_t inv_acked;    /* the last acknowledged; < inv_sent: c owes an ack */
+    uint64_t inv_since_ns; /* when c started owing */
     uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
     uint8_t nonce_s[LINKAUTH_NONCE_SIZE];
     bool reading; /* EV_READ enabled */
@@ -83,6 +86,13 @@ struct ratelimit {
     unsigned suppressed;
 };
 
+/* A reply to an account change, held until every server1 has dropped that user (or later). */
+struct parked {
+    struct s2_reply r;
+    uint64_t seq;         /* its number on the bus */
+    uint64_t deadline_ns; /* answered anyway then */
+};
+
 struct s2_ioloop {
     struct s2_ioloop_params p;
     size_t out_limit; /* reply bytes unread by the peer before we stop reading it */
@@ -93,6 +103,13 @@ struct s2_ioloop {
     struct event *accept_resume;
     struct event *balance_timer;
     struct event *drain_guard;
+    struct event *bus_ev;    /* our bus eventfd: another member published or applied */
+    struct event *inv_timer; /* ack timeouts and held replies */
+    uint64_t bus_cursor;     /* the last bus number we sent to our connections */
+    uint64_t bus_applied;    /* what we last told the bus */
+    struct parked *parked;
+    size_t nparked;
+    size_t parked_cap;
     bool accept_error_pause; /* listener off after an accept error, until accept_resume */
     bool balance_pause;      /* listener off: other processes have fewer connections */
     struct s2_conn **conns;  /* max_conns slots */
@@ -112,6 +129,8 @@ struct s2_ioloop {
 };
 
 static void conn_kick(struct s2_conn *c);
+static void bus_process(struct s2_ioloop *l);
+static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r);
 
 /* The link key (linkauth.h); all zero until s2_ioloop_set_link_key. */
 static uint8_t link_key[LINKAUTH_KEY_SIZE];
@@ -296,11 +315,14 @@ static void conn_free(struct s2_conn *c, const char *why)
     free(c->echo.e);
     l->free_slots[l->nfree++] = c->slot;
     l->nconns--;
+    bool owed = c->inv_acked < c->inv_sent;
     event_free(c->kick);
     bufferevent_free(c->bev);
     free(c);
     balance_update(l);
-    if (l->stopping && l->nconns == 0)
+    if (owed)
+        event_active(l->inv_timer, EV_TIMEOUT, 0); /* what it owed is owed no more */
+    if (l->stopping && l->nconns == 0 && l->nparked == 0)
         event_base_loopexit(l->base, NULL);
 }
 
@@ -451,8 +473,19 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
     case FRAME_PING:
         send_reply(c, f->id, FRAME_ST_OK, FRAME_PING, NULL, 0);
         return 0;
+    case FRAME_INVALIDATE_ACK:
+        if (f->id <= c->inv_acked || f->id > c->inv_sent) {
+            conn_bad(c, "INVALIDATE_ACK for an id not sent or already acknowledged");
+            return -1;
+        }
+        c->inv_acked = f->id;
+        c->inv_since_ns = clock_now_ns(); /* if it still owes, it owes a later one */
+        event_active(l->inv_timer, EV_TIMEOUT, 0);
+        return 0;
     case FRAME_CREATE:
     case FRAME_VERIFY:
+    case FRAME_SETPASS:
+    case FRAME_DELETE:
         if (!echo_add(&c->echo, f->id, f->type, f->user, f->user_len)) {
             conn_bad(c, "request id already in flight");
             return -1;
@@ -471,6 +504,9 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
         j->pass_len = f->pass_len;
         memcpy(j->user, f->user, sizeof(j->user));
         memcpy(j->pass, f->pass, sizeof(j->pass));
+        j->new_len = f->new_len;
+        if (f->type == FRAME_SETPASS)
+            memcpy(j->new_pass, f->new_pass, sizeof(j->new_pass));
         c->inflight++;
         if (l->npending == l->p.batch)
             flush_pending(l);
@@ -730,28 +766,183 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     s2_ioloop_stop(arg);
 }
 
+/* Whether the reply to an account change says it may have been applied. */
+static bool change_may_be_applied(uint8_t status)
+{
+    return status == FRAME_ST_OK || status == FRAME_ST_UNAVAILABLE ||
+           status == FRAME_ST_INTERNAL;
+}
+
+static void park(struct s2_ioloop *l, const struct s2_reply *r, uint64_t seq)
+{
+    if (l->nparked == l->parked_cap) {
+        l->parked_cap = l->parked_cap ? l->parked_cap * 2 : 8;
+        l->parked = xrealloc(l->parked, l->parked_cap * sizeof(*l->parked));
+    }
+    l->parked[l->nparked++] = (struct parked){
+        .r = *r, .seq = seq, .deadline_ns = clock_now_ns() + INVAL_WAIT_MS * 1000000ull};
+}
+
+/* Writes r if its connection is still there; an account change's goes through the bus. */
+static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r)
+{
+    struct s2_conn *c = r->conn_slot < l->p.max_conns ? l->conns[r->conn_slot] : NULL;
+    struct echo *e;
+
+    if (c == NULL || c->gen != r->conn_gen) {
+        l->st.dropped++;
+        return;
+    }
+    e = echo_find(&c->echo, r->id);
+    if (e == NULL) {
+        l->st.dropped++; /* cannot happen: every job's id was added when it was read */
+        return;
+    }
+    send_reply(c, r->id, r->status, e->type, e->user, e->user_len);
+    echo_remove(&c->echo, e);
+    l->st.replies++;
+    if (c->inflight > 0)
+        c->inflight--;
+    if (!c->reading || c->state == CONN_CLOSING || l->stopping || c->eof)
+        event_active(c->kick, EV_TIMEOUT, 0);
+}
+
 void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
 {
+    bool published = false;
+
     for (size_t i = 0; i < n; i++) {
         struct s2_conn *c = r[i].conn_slot < l->p.max_conns ? l->conns[r[i].conn_slot] : NULL;
-        struct echo *e;
-        if (c == NULL || c->gen != r[i].conn_gen) {
-            l->st.dropped++;
+        struct echo *e = NULL;
+        if (c != NULL && c->gen == r[i].conn_gen)
+            e = echo_find(&c->echo, r[i].id);
+        if (e != NULL && (e->type == FRAME_SETPASS || e->type == FRAME_DELETE) &&
+            change_may_be_applied(r[i].status)) {
+            park(l, &r[i],
+                 invalbus_publish(l->p.bus, l->p.bus_member, e->user, e->user_len));
+            published = true;
             continue;
         }
-        e = echo_find(&c->echo, r[i].id);
-        if (e == NULL) {
-            l->st.dropped++; /* cannot happen: every job's id was added when it was read */
-            continue;
-        }
-        send_reply(c, r[i].id, r[i].status, e->type, e->user, e->user_len);
-        echo_remove(&c->echo, e);
-        l->st.replies++;
-        if (c->inflight > 0)
-            c->inflight--;
-        if (!c->reading || c->state == CONN_CLOSING || l->stopping || c->eof)
-            event_active(c->kick, EV_TIMEOUT, 0);
+        send_reply_now(l, &r[i]);
     }
+    if (published)
+        bus_process(l);
+}
+
+/* ---- invalidation ---- */
+
+/* INVALIDATE for bus number seq on every connection that is serving requests. */
+static void broadcast(struct s2_ioloop *l, uint64_t seq, const char *user, uint8_t len)
+{
+    uint8_t buf[FRAME_HEADER_SIZE + 1 + ACCOUNT_USER_MAX];
+    size_t n = frame_encode_invalidate(seq, user, len, buf, sizeof(buf));
+    uint64_t now = clock_now_ns();
+
+    if (n == 0)
+        return;
+    for (uint32_t i = 0; i < l->p.max_conns; i++) {
+        struct s2_conn *c = l->conns[i];
+        if (c == NULL || c->state != CONN_READY)
+            continue;
+        if (c->inv_acked == c->inv_sent)
+            c->inv_since_ns = now;
+        c->inv_sent = seq;
+        bufferevent_write(c->bev, buf, n);
+        l->st.invalidations++;
+    }
+}
+
+/*
+ * Sends what the bus has that we have not sent, closes connections that owe an ack for too
+ * long, tells the bus what all ours acknowledged, and answers the held replies that may go.
+ */
+static void bus_process(struct s2_ioloop *l)
+{
+    char user[ACCOUNT_USER_MAX];
+    uint8_t len = 0;
+    uint64_t now;
+    uint64_t applied;
+    bool owing = false;
+    int rc;
+
+    while ((rc = invalbus_next(l->p.bus, &l->bus_cursor, user, &len)) != 0) {
+        if (rc > 0) {
+            log_debug("account change %llu: INVALIDATE to every connection",
+                      (unsigned long long)l->bus_cursor);
+            broadcast(l, l->bus_cursor, user, len);
+            continue;
+        }
+        /* lost entries: we cannot say whom to forget, so every server1 forgets everything */
+        log_warn("missed account changes (more than %d at once); closing every connection",
+                 INVALBUS_RING);
+        for (uint32_t i = 0; i < l->p.max_conns; i++)
+            if (l->conns[i] != NULL && l->conns[i]->state == CONN_READY)
+                conn_free(l->conns[i], "missed account changes");
+    }
+    applied = l->bus_cursor;
+    now = clock_now_ns(); /* (after broadcast stamped the connections) */
+    for (uint32_t i = 0; i < l->p.max_conns; i++) {
+        struct s2_conn *c = l->conns[i];
+        unsigned skipped;
+        if (c == NULL || c->inv_acked >= c->inv_sent)
+            continue;
+        if (now - c->inv_since_ns >= INVAL_ACK_TIMEOUT_MS * 1000000ull) {
+            l->st.ack_timeouts++;
+            if (ratelimit_ok(&l->rl_bad, &skipped))
+                log_warn("closing connection from %s: no INVALIDATE_ACK within %d ms", c->peer,
+                         INVAL_ACK_TIMEOUT_MS);
+            conn_free(c, "no INVALIDATE_ACK in time");
+            continue;
+        }
+        owing = true;
+        if (c->inv_acked < applied)
+            applied = c->inv_acked;
+    }
+    if (applied != l->bus_applied) {
+        l->bus_applied = applied;
+        invalbus_set_applied(l->p.bus, l->p.bus_member, applied);
+    }
+    for (size_t i = 0; i < l->nparked;) {
+        struct parked *pk = &l->parked[i];
+        if (!invalbus_done(l->p.bus, pk->seq)) {
+            if (now < pk->deadline_ns) {
+                i++;
+                continue;
+            }
+            l->st.change_timeouts++;
+            log_warn("an account change is answered before every server1 acknowledged it "
+                     "(waited %d ms)",
+                     INVAL_WAIT_MS);
+        }
+        log_debug("account change %llu answered once every connection forgot it",
+                  (unsigned long long)pk->seq);
+        struct s2_reply r = pk->r;
+        l->parked[i] = l->parked[--l->nparked];
+        send_reply_now(l, &r);
+    }
+    if (owing || l->nparked > 0) {
+        struct timeval tv = {.tv_sec = 0, .tv_usec = 100 * 1000};
+        if (!evtimer_pending(l->inv_timer, NULL))
+            evtimer_add(l->inv_timer, &tv);
+    } else if (l->stopping && l->nconns == 0) {
+        event_base_loopexit(l->base, NULL);
+    }
+}
+
+static void on_bus(evutil_socket_t fd, short what, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    UNUSED(fd);
+    UNUSED(what);
+    invalbus_clear_wake(l->p.bus, l->p.bus_member);
+    bus_process(l);
+}
+
+static void on_inv_timer(evutil_socket_t fd, short what, void *arg)
+{
+    UNUSED(fd);
+    UNUSED(what);
+    bus_process(arg);
 }
 
 struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
@@ -778,18 +969,28 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
         goto fail;
     }
     l->listener = evconnlistener_new(l->base, on_accept, l, LEV_OPT_CLOSE_ON_EXEC, 0, p->listen_fd);
-    l->sig_term = evsignal_new(l->base, SIGTERM, on_signal, l);
-    l->sig_int = evsignal_new(l->base, SIGINT, on_signal, l);
+    if (!p->no_signals) {
+        l->sig_term = evsignal_new(l->base, SIGTERM, on_signal, l);
+        l->sig_int = evsignal_new(l->base, SIGINT, on_signal, l);
+    }
     l->accept_resume = evtimer_new(l->base, on_accept_resume, l);
     l->balance_timer = evtimer_new(l->base, on_balance_timer, l);
     l->drain_guard = evtimer_new(l->base, on_drain_guard, l);
-    if (l->listener == NULL || l->sig_term == NULL || l->sig_int == NULL ||
+    l->inv_timer = evtimer_new(l->base, on_inv_timer, l);
+    l->bus_ev = event_new(l->base, invalbus_fd(p->bus, p->bus_member), EV_READ | EV_PERSIST,
+                          on_bus, l);
+    if (l->listener == NULL ||
+        (!p->no_signals && (l->sig_term == NULL || l->sig_int == NULL ||
+                            evsignal_add(l->sig_term, NULL) < 0 ||
+                            evsignal_add(l->sig_int, NULL) < 0)) ||
         l->accept_resume == NULL || l->balance_timer == NULL || l->drain_guard == NULL ||
-        evsignal_add(l->sig_term, NULL) < 0 || evsignal_add(l->sig_int, NULL) < 0) {
+        l->inv_timer == NULL || l->bus_ev == NULL || event_add(l->bus_ev, NULL) < 0) {
         log_error("cannot set up the event loop");
         goto fail;
     }
     evconnlistener_set_error_cb(l->listener, on_accept_error);
+    invalbus_join(p->bus, p->bus_member, &l->bus_cursor);
+    l->bus_applied = l->bus_cursor;
     balance_update(l);
     return l;
 
@@ -809,16 +1010,36 @@ int s2_ioloop_run(struct s2_ioloop *l)
         log_error("event loop failed");
         return -1;
     }
-    log_info("connections: %llu accepted, %llu closed for bad input, %llu of them for failing "
-             "link authentication",
-             (unsigned long long)l->st.accepted, (unsigned long long)l->st.bad_input,
-             (unsigned long long)l->st.auth_failed);
     return 0;
 }
 
 void s2_ioloop_get_stats(const struct s2_ioloop *l, struct s2_ioloop_stats *out)
 {
     *out = l->st;
+}
+
+void s2_ioloop_stats_add(struct s2_ioloop_stats *a, const struct s2_ioloop_stats *b)
+{
+    a->accepted += b->accepted;
+    a->rejected += b->rejected;
+    a->bad_input += b->bad_input;
+    a->requests += b->requests;
+    a->replies += b->replies;
+    a->dropped += b->dropped;
+    a->auth_failed += b->auth_failed;
+    a->invalidations += b->invalidations;
+    a->ack_timeouts += b->ack_timeouts;
+    a->change_timeouts += b->change_timeouts;
+}
+
+void s2_ioloop_log_stats(const struct s2_ioloop_stats *st)
+{
+    log_info("connections: %llu accepted, %llu closed for bad input, %llu of them for failing "
+             "link authentication; %llu INVALIDATEs sent, %llu connections closed for not "
+             "acknowledging one, %llu account changes answered before every acknowledgement",
+             (unsigned long long)st->accepted, (unsigned long long)st->bad_input,
+             (unsigned long long)st->auth_failed, (unsigned long long)st->invalidations,
+             (unsigned long long)st->ack_timeouts, (unsigned long long)st->change_timeouts);
 }
 
 void s2_ioloop_free(struct s2_ioloop *l)
@@ -846,6 +1067,13 @@ void s2_ioloop_free(struct s2_ioloop *l)
         event_free(l->balance_timer);
     if (l->drain_guard)
         event_free(l->drain_guard);
+    if (l->inv_timer)
+        event_free(l->inv_timer);
+    if (l->bus_ev) {
+        event_free(l->bus_ev);
+        invalbus_leave(l->p.bus, l->p.bus_member);
+    }
+    free(l->parked);
     if (l->base)
         event_base_free(l->base);
     sodium_memzero(l->pending, sizeof(*l->pending) * l->p.batch);

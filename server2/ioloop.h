@@ -22,6 +22,12 @@
  *   connection by id, since the workers' replies carry only id and status. A request's budget
  *   becomes its job's deadline_ns (now + budget) when the frame is read.
  * - Balancing (processes mode only): see shared_counts below.
+ * - Account changes (PROTOCOL.md, "Invalidation"): the reply to a SETPASS or DELETE that may
+ *   have changed the account is held back; the change is published on the bus (invalbus.h),
+ *   every loop sends INVALIDATE on its ready connections, and the reply goes out once every
+ *   server1 connection of every loop has acknowledged it (or was closed: one that does not
+ *   acknowledge within INVAL_ACK_TIMEOUT_MS is closed, so its server1 forgets), at the latest
+ *   after INVAL_WAIT_MS (logged, counted in change_timeouts).
  * - Shutdown (SIGTERM/SIGINT, or s2_ioloop_stop): stop accepting, stop reading, decode every
  *   whole frame already in an input buffer, answer everything, close each connection once its
  *   replies are written, then the loop returns. A peer that half-closes is treated the same.
@@ -30,11 +36,16 @@
 #define S2_IOLOOP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "invalbus.h"
 #include "job.h"
 #include "linkauth.h"
+
+#define INVAL_ACK_TIMEOUT_MS 1000 /* a connection that does not acknowledge is closed */
+#define INVAL_WAIT_MS 5000        /* an account change is answered after this at the latest */
 
 struct event_base;
 struct s2_ioloop;
@@ -61,6 +72,12 @@ struct s2_ioloop_params {
     _Atomic uint32_t *shared_counts;
     unsigned nshared;
     unsigned shared_index;
+    /* The invalidation bus of this server2 and this loop's member number; never NULL. */
+    struct invalbus *bus;
+    unsigned bus_member;
+    /* true: the loop does not take SIGTERM/SIGINT (several loops in one process: the caller
+     * takes them and calls s2_ioloop_stop on each loop's thread) */
+    bool no_signals;
 };
 
 #define S2_IOLOOP_ABSENT UINT32_MAX
@@ -73,6 +90,9 @@ struct s2_ioloop_stats {
     uint64_t replies;   /* replies written */
     uint64_t dropped;   /* replies for connections that were gone */
     uint64_t auth_failed; /* connections closed for failing link authentication */
+    uint64_t invalidations; /* INVALIDATE frames sent */
+    uint64_t ack_timeouts;  /* connections closed for not acknowledging one in time */
+    uint64_t change_timeouts; /* account changes answered before every ack came */
 };
 
 /*
@@ -95,5 +115,9 @@ void s2_ioloop_stop(struct s2_ioloop *l);
 void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n);
 
 void s2_ioloop_get_stats(const struct s2_ioloop *l, struct s2_ioloop_stats *out);
+/* Adds b to a. */
+void s2_ioloop_stats_add(struct s2_ioloop_stats *a, const struct s2_ioloop_stats *b);
+/* The line logged when serving ends: connections accepted, closed for bad input, ... */
+void s2_ioloop_log_stats(const struct s2_ioloop_stats *st);
 
 #endif /* S2_IOLOOP_H */

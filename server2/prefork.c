@@ -8,24 +8,18 @@
  * or after RESTART_DELAY_MS if it lived less than that, so a child that cannot start does not
  * spin), and on SIGTERM/SIGINT forwards SIGTERM to every child and waits for them all (SIGKILL
  * after KILL_AFTER_MS). Exit code 0 iff every child exited 0 after the stop.
- * Child: its own event loop (ioloop.h) on the inherited listening socket, its own backend
- * session and auth cache. The jobs a read yields are queued in the child and worked from a
- * zero-delay timer, s2_auth_take_max at a time (all of --batch at cost min, else one): one
- * database round trip per group, and the loop gets to write each group's replies (and read
- * more) before the next group is hashed, so no answer waits behind a long run of argon2.
- * The children share, in one
+ * Child: one worker (loopworker.h) on the inherited listening socket, with its own event
+ * loop, backend session and auth cache. The children share, in one
  * MAP_SHARED region made before the first fork: the array of connection counts that spreads
  * connections evenly (see ioloop.h), and the backend health record (backend.h), so a restart
  * of the database is logged once and every child drops its pre-restart connection before
- * using it. A child gets SIGTERM if the parent dies (PR_SET_PDEATHSIG).
+ * using it; and in another, the invalidation bus (invalbus.h). A child gets SIGTERM if the parent dies (PR_SET_PDEATHSIG).
  */
 #include "prefork.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,19 +34,19 @@
 #include "authcache.h"
 #include "backend.h"
 #include "clock.h"
+#include "invalbus.h"
 #include "ioloop.h"
+#include "loopworker.h"
 #include "log.h"
-#include "workq.h"
 #include "xalloc.h"
 
 #define RESTART_DELAY_MS 1000
-#define DRAIN_TIMEOUT_MS 30000
-#define KILL_AFTER_MS (DRAIN_TIMEOUT_MS + 5000)
-#define IDLE_RECONNECT_MS 1000
+#define KILL_AFTER_MS (S2_DRAIN_TIMEOUT_MS + 5000)
 
 /* What the parent shares with every child. */
 struct shared {
     struct backend_health health;
+    struct invalbus *bus; /* its own MAP_SHARED region, one member per child */
     _Atomic uint32_t counts[]; /* one per child: open connections, or S2_IOLOOP_ABSENT */
 };
 
@@ -62,142 +56,31 @@ struct child_slot {
     uint64_t restart_at_ns; /* 0 = no restart scheduled */
 };
 
-/* State of one child process (lives in the child only). */
-struct child_ctx {
-    const struct s2_config *cfg;
-    struct s2_auth *auth;
-    struct authcache *cache;  /* NULL when --auth-cache 0 */
-    struct s2_workq queue;    /* jobs read and not yet worked (this thread only) */
-    struct s2_job *jobs;      /* cfg->batch entries */
-    struct s2_reply *replies; /* cfg->batch entries */
-    size_t nreplies;
-    struct event *work;       /* zero-delay timer: work the next group */
-    struct s2_ioloop *loop;
-};
-
-static const struct timeval zero_tv = {0, 0};
-
-static void child_settled(void *arg, const struct s2_job *j)
-{
-    struct child_ctx *cc = arg;
-    cc->replies[cc->nreplies++] = s2_reply_of(j);
-}
-
-static void child_flush(void *arg)
-{
-    struct child_ctx *cc = arg;
-    if (cc->nreplies > 0)
-        s2_ioloop_reply(cc->loop, cc->replies, cc->nreplies);
-    cc->nreplies = 0;
-}
-
-/* A timer rather than event_active: timers run after the loop has polled, so the replies
- * queued by the previous group are written first. */
-static void on_child_work(evutil_socket_t fd, short what, void *arg)
-{
-    struct child_ctx *cc = arg;
-    const struct s2_auth_sink sink = {.settled = child_settled, .flush = child_flush, .arg = cc};
-    bool closed;
-    size_t n;
-
-    UNUSED(fd);
-    UNUSED(what);
-    n = s2_workq_pop(&cc->queue, cc->jobs, s2_auth_take_max(cc->auth), 0, &closed);
-    if (n == 0)
-        return;
-    s2_auth_run(cc->auth, cc->jobs, n, &sink);
-    sodium_memzero(cc->jobs, n * sizeof(*cc->jobs));
-    if (cc->queue.len > 0)
-        evtimer_add(cc->work, &zero_tv);
-}
-
-static void on_child_dispatch(struct s2_ioloop *loop, struct s2_job *jobs, size_t n, void *arg)
-{
-    struct child_ctx *cc = arg;
-
-    UNUSED(loop);
-    s2_auth_mark_cheap(cc->cache, jobs, n);
-    s2_workq_push(&cc->queue, jobs, n);
-    if (!evtimer_pending(cc->work, NULL))
-        evtimer_add(cc->work, &zero_tv);
-}
-
-static void on_reconnect_timer(evutil_socket_t fd, short what, void *arg)
-{
-    struct child_ctx *cc = arg;
-    UNUSED(fd);
-    UNUSED(what);
-    if (!s2_auth_connected(cc->auth))
-        s2_auth_connect(cc->auth);
-}
-
 static int child_main(const struct s2_config *cfg, int listen_fd, unsigned index, struct shared *sh)
 {
-    const struct backend_ops *ops = backend_ops_for(&cfg->backend);
     struct authcache *cache = NULL;
-    struct child_ctx cc = {.cfg = cfg};
-    struct event *reconnect = NULL;
-    struct timeval every = {.tv_sec = IDLE_RECONNECT_MS / 1000,
-                            .tv_usec = (IDLE_RECONNECT_MS % 1000) * 1000};
-    struct s2_ioloop_params lp = {
-        .listen_fd = listen_fd,
-        .max_conns = cfg->max_conns,
-        .max_inflight = cfg->max_inflight,
-        .batch = cfg->batch,
-        .idle_timeout_us = cfg->idle_timeout_us,
-        .drain_timeout_ms = DRAIN_TIMEOUT_MS,
-        .dispatch = on_child_dispatch,
-        .arg = &cc,
-        .shared_counts = sh->counts,
-        .nshared = cfg->workers,
-        .shared_index = index,
-    };
     struct s2_auth_stats st;
-    int rc = 1;
+    struct s2_ioloop_stats io;
+    struct s2_loopworker_params p = {
+        .cfg = cfg,
+        .listen_fd = listen_fd,
+        .index = index,
+        .shared_counts = sh->counts,
+        .health = &sh->health,
+        .bus = sh->bus,
+        .stop_fd = -1, /* the child takes SIGTERM itself */
+    };
+    int rc;
 
-    if (ops->thread_init)
-        ops->thread_init();
     if (cfg->auth_cache_entries > 0)
         cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
-    cc.replies = xcalloc(cfg->batch, sizeof(*cc.replies));
-    cc.jobs = xcalloc(cfg->batch, sizeof(*cc.jobs));
-    s2_workq_init(&cc.queue);
-    s2_workq_set_max_slow(&cc.queue, cfg->max_queue);
-    cc.cache = cache;
-    cc.auth = s2_auth_new(ops, &cfg->backend, &sh->health, cache, cfg->hash_cost, cfg->batch);
-    cc.loop = s2_ioloop_new(&lp);
-    if (cc.loop == NULL)
-        goto out;
-    cc.work = evtimer_new(s2_ioloop_base(cc.loop), on_child_work, &cc);
-    if (cc.work == NULL) {
-        log_error("cannot create the work timer");
-        goto out;
-    }
-    reconnect = event_new(s2_ioloop_base(cc.loop), -1, EV_PERSIST, on_reconnect_timer, &cc);
-    if (reconnect == NULL || event_add(reconnect, &every) < 0) {
-        log_error("cannot arm the reconnect timer");
-        goto out;
-    }
-    s2_auth_connect(cc.auth);
-    rc = s2_ioloop_run(cc.loop) == 0 ? 0 : 1;
-    s2_auth_get_stats(cc.auth, &st);
+    p.cache = cache;
+    rc = s2_loopworker_run(&p, &st, &io);
+    s2_ioloop_log_stats(&io);
     log_debug("worker %u done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
               " cache hits, %" PRIu64 " verifications for unknown users, %" PRIu64 " expired",
               index, st.jobs, st.batches, st.cache_hits, st.dummy_verifies, st.expired);
-
-out:
-    if (reconnect)
-        event_free(reconnect);
-    if (cc.work)
-        event_free(cc.work);
-    s2_ioloop_free(cc.loop);
-    s2_auth_free(cc.auth);
-    s2_workq_release(&cc.queue);
-    free(cc.jobs);
-    free(cc.replies);
     authcache_free(cache);
-    if (ops->thread_end)
-        ops->thread_end();
     atomic_store(&sh->counts[index], S2_IOLOOP_ABSENT);
     return rc;
 }
@@ -273,6 +156,18 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
         return 1;
     }
     backend_health_init(&sh->health, &cfg->backend, true);
+    sh->bus = mmap(NULL, invalbus_size(n), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+    if (sh->bus == MAP_FAILED || invalbus_init(sh->bus, n, true) < 0) {
+        char ebuf[128];
+        log_error("cannot set up the invalidation bus: %s", strerror_r(errno, ebuf, sizeof(ebuf)));
+        if (sh->bus != MAP_FAILED)
+            munmap(sh->bus, invalbus_size(n));
+        backend_health_release(&sh->health);
+        munmap(sh, shared_size);
+        free(slots);
+        return 1;
+    }
     /* Made once here, before the forks, so every child (and every restart) inherits it. */
     if (pwhash_dummy(cfg->hash_cost) == NULL)
         log_warn("cannot make the dummy password hash yet (out of memory); will retry");
@@ -355,6 +250,7 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
             slots[i].pid = 0;
             running--;
             atomic_store(&sh->counts[i], S2_IOLOOP_ABSENT);
+            invalbus_leave(sh->bus, i); /* (a crash skipped its own leave) */
             describe_status(status, how, sizeof(how));
             if (stopping) {
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -380,6 +276,8 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     backend_health_release(&sh->health);
+    invalbus_release(sh->bus);
+    munmap(sh->bus, invalbus_size(n));
     munmap(sh, shared_size);
     free(slots);
     log_info("all worker processes stopped");

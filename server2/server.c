@@ -18,11 +18,13 @@
 #define LISTEN_BACKLOG 4096
 #define FD_OVERHEAD 64 /* listener, eventfds, database connections, logs, ... */
 
-/* Makes room for max_conns descriptors per process if the hard limit allows. */
+/* Makes room for max_conns descriptors per worker (threads: all in this process) if the hard
+ * limit allows. */
 static void ensure_fd_limit(const struct s2_config *cfg)
 {
     struct rlimit rl;
-    rlim_t need = (rlim_t)cfg->max_conns + FD_OVERHEAD + 2 * cfg->workers;
+    rlim_t per_process = cfg->mode == S2_MODE_THREADS ? cfg->workers : 1;
+    rlim_t need = (rlim_t)cfg->max_conns * per_process + FD_OVERHEAD + 4 * cfg->workers;
 
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
         return;

@@ -2,274 +2,214 @@
  * threaded.c - see threaded.h.
  *
  * DESIGN
- *   I/O thread (this one): ioloop -> dispatch -> s2_workq_push
- *   worker i: s2_workq_pop (fair share, <= --batch) -> s2_auth_run (cache, one database
- *             round trip per group, argon2 one job at a time) -> each settled job's reply to
- *             s2_doneq_push before the next argon2 operation -> eventfd (only when the done
- *             queue was empty, so the wake-ups stay coalesced)
- *   I/O thread: eventfd readable -> s2_doneq_take -> s2_ioloop_reply
- * Workers own their s2_auth (and so their database connection), made and freed on their own
- * thread between the backend's thread_init and thread_end. The auth cache and the backend
- * health record are shared and locked inside. A worker whose backend is down wakes every
- * second to reconnect, so "backend up" is noticed and logged without traffic.
- * Shutdown: the loop returns once every connection has its answers; then the queue closes,
- * the workers drain it and exit, and they are joined.
+ *   worker i (a thread): s2_loopworker_run - its own event loop with the connections it
+ *             accepted, its own database session; every request answered on that thread
+ *   main thread: blocks SIGTERM/SIGINT in every thread and takes them with sigtimedwait; on
+ *             one, writes every worker's stop eventfd; then joins them
+ * Nothing a request needs crosses threads: no queue, no wake-up of another thread, no hop
+ * back. What the workers share is thread-safe: the auth cache (striped locks), the backend
+ * health record, the connection counts that spread server1's connections over the workers
+ * (ioloop.h), and the invalidation bus (invalbus.h).
  */
 #include "threaded.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "auth.h"
 #include "authcache.h"
 #include "backend.h"
+#include "invalbus.h"
 #include "ioloop.h"
 #include "log.h"
-#include "workq.h"
+#include "loopworker.h"
+#include "pwhash.h"
 #include "xalloc.h"
 
-#define IDLE_RECONNECT_MS 1000
-#define DRAIN_TIMEOUT_MS 30000
-
-struct s2_threaded;
-
 struct s2_worker {
-    struct s2_threaded *srv;
     pthread_t tid;
-    unsigned index;
     bool started;
+    struct s2_loopworker_params p;
     struct s2_auth_stats stats; /* written by the worker just before it exits */
+    struct s2_ioloop_stats io;
+    int rc;
+    _Atomic bool done;
 };
-
-struct s2_threaded {
-    const struct s2_config *cfg;
-    const struct backend_ops *ops;
-    struct backend_health health;
-    struct authcache *cache; /* NULL when --auth-cache 0 */
-    struct s2_workq workq;
-    struct s2_doneq doneq;
-    struct s2_ioloop *loop;
-    struct event *done_ev;
-    struct s2_reply *replies; /* I/O thread's buffer for s2_doneq_take */
-    size_t replies_cap;
-    struct s2_worker *workers;
-};
-
-/* Replies a worker collects between two argon2 operations. */
-struct worker_out {
-    struct s2_threaded *srv;
-    struct s2_reply *replies; /* --batch entries */
-    size_t n;
-};
-
-static void worker_settled(void *arg, const struct s2_job *j)
-{
-    struct worker_out *o = arg;
-    o->replies[o->n++] = s2_reply_of(j);
-}
-
-static void worker_flush(void *arg)
-{
-    struct worker_out *o = arg;
-    if (o->n > 0)
-        s2_doneq_push(&o->srv->doneq, o->replies, o->n);
-    o->n = 0;
-}
 
 static void *worker_thread_main(void *arg)
 {
     struct s2_worker *w = arg;
-    struct s2_threaded *srv = w->srv;
-    const struct s2_config *cfg = srv->cfg;
-    struct s2_job *jobs = xcalloc(cfg->batch, sizeof(*jobs));
-    struct s2_reply *replies = xcalloc(cfg->batch, sizeof(*replies));
-    struct s2_auth *auth;
-    struct worker_out out = {.srv = srv, .replies = replies};
-    const struct s2_auth_sink sink = {
-        .settled = worker_settled, .flush = worker_flush, .arg = &out};
     char name[16];
 
-    snprintf(name, sizeof(name), "s2-wrk-%u", w->index);
+    snprintf(name, sizeof(name), "s2-wrk-%u", w->p.index);
     pthread_setname_np(pthread_self(), name);
-    if (srv->ops->thread_init)
-        srv->ops->thread_init();
-    auth =
-        s2_auth_new(srv->ops, &cfg->backend, &srv->health, srv->cache, cfg->hash_cost, cfg->batch);
-    s2_auth_connect(auth);
-    for (;;) {
-        bool closed;
-        int wait_ms = s2_auth_connected(auth) ? -1 : IDLE_RECONNECT_MS;
-        size_t n = s2_workq_pop(&srv->workq, jobs, s2_auth_take_max(auth), wait_ms, &closed);
-        if (n == 0) {
-            if (closed)
-                break;
-            s2_auth_connect(auth);
-            continue;
-        }
-        s2_auth_run(auth, jobs, n, &sink);
-        sodium_memzero(jobs, n * sizeof(*jobs));
-    }
-    s2_auth_get_stats(auth, &w->stats);
-    s2_auth_free(auth);
-    if (srv->ops->thread_end)
-        srv->ops->thread_end();
-    free(jobs);
-    free(replies);
+    w->rc = s2_loopworker_run(&w->p, &w->stats, &w->io);
+    atomic_store(&w->done, true);
     return NULL;
 }
 
-static void on_dispatch(struct s2_ioloop *loop, struct s2_job *jobs, size_t n, void *arg)
+static void stop_all(struct s2_worker *workers, unsigned n)
 {
-    struct s2_threaded *srv = arg;
-    UNUSED(loop);
-    s2_auth_mark_cheap(srv->cache, jobs, n);
-    s2_workq_push(&srv->workq, jobs, n);
-}
-
-static void on_done(evutil_socket_t fd, short what, void *arg)
-{
-    struct s2_threaded *srv = arg;
-    size_t n;
-
-    UNUSED(fd);
-    UNUSED(what);
-    s2_doneq_clear_signal(&srv->doneq);
-    n = s2_doneq_take(&srv->doneq, &srv->replies, &srv->replies_cap);
-    s2_ioloop_reply(srv->loop, srv->replies, n);
-}
-
-static int start_workers(struct s2_threaded *srv)
-{
-    sigset_t block;
-    sigset_t old;
-    int rc = 0;
-
-    /* Workers never take SIGTERM/SIGINT: the I/O thread's loop handles them. */
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    for (unsigned i = 0; i < srv->cfg->workers; i++) {
-        struct s2_worker *w = &srv->workers[i];
-        int e;
-        w->srv = srv;
-        w->index = i;
-        e = pthread_create(&w->tid, NULL, worker_thread_main, w);
-        if (e != 0) {
-            char ebuf[128];
-            log_error("cannot start worker thread %u: %s", i, strerror_r(e, ebuf, sizeof(ebuf)));
-            rc = -1;
-            break;
-        }
-        w->started = true;
+    uint64_t one = 1;
+    for (unsigned i = 0; i < n; i++) {
+        ssize_t r = write(workers[i].p.stop_fd, &one, sizeof(one));
+        (void)r; /* an eventfd write fails only if the counter would overflow */
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
 }
 
-static void stop_workers(struct s2_threaded *srv)
+static bool any_done(struct s2_worker *workers, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (workers[i].started && atomic_load(&workers[i].done))
+            return true;
+    return false;
+}
+
+static void log_totals(struct s2_worker *workers, unsigned n, struct authcache *cache)
 {
     struct s2_auth_stats sum = {0};
+    struct s2_ioloop_stats io = {0};
 
-    s2_workq_close(&srv->workq);
-    for (unsigned i = 0; i < srv->cfg->workers; i++) {
-        struct s2_worker *w = &srv->workers[i];
-        if (!w->started)
+    for (unsigned i = 0; i < n; i++) {
+        struct s2_auth_stats *s = &workers[i].stats;
+        if (!workers[i].started)
             continue;
-        pthread_join(w->tid, NULL);
-        sum.batches += w->stats.batches;
-        sum.jobs += w->stats.jobs;
-        sum.hashes += w->stats.hashes;
-        sum.verifies += w->stats.verifies;
-        sum.cache_hits += w->stats.cache_hits;
-        sum.unavailable += w->stats.unavailable;
-        sum.expired += w->stats.expired;
-        sum.dummy_verifies += w->stats.dummy_verifies;
+        sum.batches += s->batches;
+        sum.jobs += s->jobs;
+        sum.hashes += s->hashes;
+        sum.verifies += s->verifies;
+        sum.cache_hits += s->cache_hits;
+        sum.unavailable += s->unavailable;
+        sum.expired += s->expired;
+        sum.dummy_verifies += s->dummy_verifies;
+        sum.changes += s->changes;
+        sum.rejected += s->rejected;
+        s2_ioloop_stats_add(&io, &workers[i].io);
     }
+    s2_ioloop_log_stats(&io);
     log_info("workers done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
              " hashes, %" PRIu64 " verifications (%" PRIu64 " for unknown users), %" PRIu64
              " cache hits, %" PRIu64 " unavailable (%" PRIu64 " over --max-queue), %" PRIu64
-             " expired",
+             " expired, %" PRIu64 " account changes",
              sum.jobs, sum.batches, sum.hashes, sum.verifies + sum.dummy_verifies,
-             sum.dummy_verifies, sum.cache_hits, sum.unavailable, srv->workq.rejected,
-             sum.expired);
+             sum.dummy_verifies, sum.cache_hits, sum.unavailable, sum.rejected, sum.expired,
+             sum.changes);
+    if (cache) {
+        struct authcache_stats cs;
+        authcache_get_stats(cache, &cs);
+        log_info("auth cache: %" PRIu64 " hits, %" PRIu64 " misses, %zu entries", cs.hits,
+                 cs.misses, cs.entries);
+    }
 }
 
 int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
 {
-    struct s2_threaded srv;
-    struct s2_ioloop_params lp = {
-        .listen_fd = listen_fd,
-        .max_conns = cfg->max_conns,
-        .max_inflight = cfg->max_inflight,
-        .batch = cfg->batch,
-        .idle_timeout_us = cfg->idle_timeout_us,
-        .drain_timeout_ms = DRAIN_TIMEOUT_MS,
-        .dispatch = on_dispatch,
-        .arg = &srv,
-    };
-    int rc = 1;
+    unsigned n = cfg->workers;
+    struct s2_worker *workers = xcalloc(n, sizeof(*workers));
+    _Atomic uint32_t *counts = xcalloc(n, sizeof(*counts));
+    struct backend_health health;
+    struct authcache *cache = NULL;
+    struct invalbus *bus = xcalloc(1, invalbus_size(n));
+    sigset_t sigs;
+    sigset_t old;
+    bool stopping = false;
+    int rc = 0;
 
-    memset(&srv, 0, sizeof(srv));
-    srv.cfg = cfg;
-    srv.ops = backend_ops_for(&cfg->backend);
-    backend_health_init(&srv.health, &cfg->backend, false);
+    backend_health_init(&health, &cfg->backend, false);
     if (cfg->auth_cache_entries > 0)
-        srv.cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
-    s2_workq_init(&srv.workq);
-    s2_workq_set_workers(&srv.workq, cfg->workers);
-    s2_workq_set_max_slow(&srv.workq, cfg->max_queue);
+        cache = authcache_new(cfg->auth_cache_entries, cfg->auth_cache_ttl_us * 1000);
     /* The dummy hash for unknown users, made once now rather than by the first request. */
     if (pwhash_dummy(cfg->hash_cost) == NULL)
         log_warn("cannot make the dummy password hash yet (out of memory); will retry");
-    if (s2_doneq_init(&srv.doneq) < 0) {
+    if (invalbus_init(bus, n, false) < 0) {
         char ebuf[128];
         log_error("cannot create an eventfd: %s", strerror_r(errno, ebuf, sizeof(ebuf)));
-        goto out_queues;
+        free(bus);
+        bus = NULL;
+        rc = 1;
+        goto out;
     }
-    srv.replies_cap = 256;
-    srv.replies = xcalloc(srv.replies_cap, sizeof(*srv.replies));
-    srv.workers = xcalloc(cfg->workers, sizeof(*srv.workers));
-    srv.loop = s2_ioloop_new(&lp);
-    if (srv.loop == NULL)
-        goto out_doneq;
-    srv.done_ev =
-        event_new(s2_ioloop_base(srv.loop), srv.doneq.efd, EV_READ | EV_PERSIST, on_done, &srv);
-    if (srv.done_ev == NULL || event_add(srv.done_ev, NULL) < 0) {
-        log_error("cannot watch the completion eventfd");
-        goto out_loop;
-    }
-    if (start_workers(&srv) < 0) {
-        stop_workers(&srv);
-        goto out_loop;
-    }
-    log_info("threads mode: %u workers, batch %u", cfg->workers, cfg->batch);
-    rc = s2_ioloop_run(srv.loop) == 0 ? 0 : 1;
-    stop_workers(&srv);
-    if (srv.cache) {
-        struct authcache_stats cs;
-        authcache_get_stats(srv.cache, &cs);
-        log_info("auth cache: %" PRIu64 " hits, %" PRIu64 " misses, %zu entries", cs.hits,
-                 cs.misses, cs.entries);
+    for (unsigned i = 0; i < n; i++)
+        workers[i].p.stop_fd = -1;
+    for (unsigned i = 0; i < n; i++) {
+        atomic_init(&counts[i], 0); /* all join the balance at once (ioloop.h) */
+        workers[i].p = (struct s2_loopworker_params){
+            .cfg = cfg,
+            .listen_fd = listen_fd,
+            .index = i,
+            .shared_counts = counts,
+            .health = &health,
+            .bus = bus,
+            .cache = cache,
+            .stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
+        };
+        if (workers[i].p.stop_fd < 0) {
+            char ebuf[128];
+            log_error("cannot create an eventfd: %s", strerror_r(errno, ebuf, sizeof(ebuf)));
+            rc = 1;
+            goto out;
+        }
     }
 
-out_loop:
-    if (srv.done_ev)
-        event_free(srv.done_ev);
-    s2_ioloop_free(srv.loop);
-out_doneq:
-    free(srv.workers);
-    free(srv.replies);
-    s2_doneq_release(&srv.doneq);
-out_queues:
-    s2_workq_release(&srv.workq);
-    authcache_free(srv.cache);
-    backend_health_release(&srv.health);
+    /* Only this thread takes SIGTERM/SIGINT: the workers inherit the blocked mask. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old);
+    for (unsigned i = 0; i < n; i++) {
+        int e = pthread_create(&workers[i].tid, NULL, worker_thread_main, &workers[i]);
+        if (e != 0) {
+            char ebuf[128];
+            log_error("cannot start worker thread %u: %s", i, strerror_r(e, ebuf, sizeof(ebuf)));
+            atomic_store(&counts[i], S2_IOLOOP_ABSENT);
+            rc = 1;
+            break;
+        }
+        workers[i].started = true;
+    }
+    if (rc == 0)
+        log_info("threads mode: %u workers, each with its own event loop and connections, "
+                 "batch %u",
+                 n, cfg->batch);
+    while (rc == 0 && !stopping) {
+        struct timespec ts = {.tv_sec = 1, .tv_nsec = 0};
+        int sig = sigtimedwait(&sigs, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_info("got %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
+            stopping = true;
+        } else if (any_done(workers, n)) {
+            log_error("a worker stopped on its own; stopping the others");
+            rc = 1;
+        }
+    }
+    stop_all(workers, n);
+    for (unsigned i = 0; i < n; i++) {
+        if (!workers[i].started)
+            continue;
+        pthread_join(workers[i].tid, NULL);
+        if (workers[i].rc != 0)
+            rc = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    log_totals(workers, n, cache);
+
+out:
+    for (unsigned i = 0; i < n; i++)
+        if (workers[i].p.stop_fd >= 0)
+            close(workers[i].p.stop_fd);
+    if (bus) {
+        invalbus_release(bus);
+        free(bus);
+    }
+    authcache_free(cache);
+    backend_health_release(&health);
+    free(counts);
+    free(workers);
     return rc;
 }

@@ -1,6 +1,8 @@
 /*
- * threaded.h - threads mode: the calling thread runs the I/O loop (ioloop.h); --workers threads
- * each own one backend connection and answer batches of jobs taken from a shared queue.
+ * threaded.h - threads mode: --workers threads, each a loopworker (loopworker.h) with its own
+ * event loop, the server1 connections it accepted and its own backend connection, answering
+ * every request on its own thread; they share the auth cache. The calling thread only takes
+ * SIGTERM/SIGINT and stops them.
  */
 #ifndef S2_THREADED_H
 #define S2_THREADED_H

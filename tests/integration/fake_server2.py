@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 2), for
+"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 3), for
 deterministic tests of server1 alone.
 
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")
@@ -35,7 +35,7 @@ HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 ST_OK, ST_EXISTS, ST_DENIED, ST_INVALID, ST_UNAVAILABLE = 0, 1, 2, 3, 4
 ST_BAD_VERSION, ST_EXPIRED = 6, 7
 MAGIC = 0x41555448
-VERSION = 2
+VERSION = 3
 HDR = struct.Struct(">IBBHQI")
 USER_RE = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
 
@@ -76,7 +76,7 @@ async def answer_later(writer, fid, status, rtype, user, delay):
 async def read_frame(reader):
     hdr = await reader.readexactly(HDR.size)
     plen, ftype, _status, reserved, fid, budget = HDR.unpack(hdr)
-    if plen > 512 or reserved != 0:
+    if plen > 640 or reserved != 0:
         return None
     payload = await reader.readexactly(plen) if plen else b""
     return ftype, fid, budget, payload

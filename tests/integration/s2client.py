@@ -62,6 +62,7 @@ import argparse
 import hashlib
 import hmac
 import os
+import select
 import signal
 import socket
 import struct
@@ -69,8 +70,9 @@ import sys
 import time
 
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
+SETPASS, DELETE, INVALIDATE, INVALIDATE_ACK = 8, 9, 10, 11
 MAGIC = 0x41555448
-VERSION = 2
+VERSION = 3
 HDR = struct.Struct(">IBBHQI")
 STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
           "expired"]
@@ -111,6 +113,12 @@ def cred_frame(ftype, fid, user, password, budget=None):
                  budget=BUDGET if budget is None else budget)
 
 
+def setpass_frame(fid, user, password, new):
+    u, p, n = user.encode(), password.encode(), new.encode()
+    return frame(SETPASS, fid, struct.pack(">BHH", len(u), len(p), len(n)) + u + p + n,
+                 budget=BUDGET)
+
+
 def echo_of(ftype, user=b""):
     """The payload a REPLY to this request must carry."""
     u = user.encode() if isinstance(user, str) else user
@@ -122,6 +130,7 @@ class Conn:
         self.s = socket.create_connection((host, port), timeout=timeout)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
+        self.invalidated = []
 
     def close(self):
         self.s.close()
@@ -165,12 +174,23 @@ class Conn:
         self.send(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)))
         return st
 
-    def request(self, ftype, fid, user=None, password=None):
+    def next_reply(self):
+        """The next REPLY; INVALIDATEs on the way are acknowledged (and counted)."""
+        while True:
+            rtype, st, rid, p = self.read_frame()
+            if rtype != INVALIDATE:
+                return rtype, st, rid, p
+            self.invalidated.append(p[1:].decode())
+            self.send(frame(INVALIDATE_ACK, rid))
+
+    def request(self, ftype, fid, user=None, password=None, new=None):
         if ftype == PING:
             self.send(frame(PING, fid))
+        elif ftype == SETPASS:
+            self.send(setpass_frame(fid, user, password, new))
         else:
             self.send(cred_frame(ftype, fid, user, password))
-        rtype, st, rid, p = self.read_frame()
+        rtype, st, rid, p = self.next_reply()
         if rtype != REPLY or rid != fid:
             raise RuntimeError("bad reply: type %d id %d for id %d" % (rtype, rid, fid))
         if p != echo_of(ftype, user or b""):
@@ -200,6 +220,10 @@ def cmd_simple(a):
         print(status_name(st))
     elif a.cmd == "ping":
         print(status_name(c.request(PING, 7)))
+    elif a.cmd == "setpass":
+        print(status_name(c.request(SETPASS, 42, a.args[0], a.args[1], a.args[2])))
+    elif a.cmd == "delete":
+        print(status_name(c.request(DELETE, 42, a.args[0], a.args[1])))
     else:
         ftype = CREATE if a.cmd == "create" else VERIFY
         print(status_name(c.request(ftype, 42, a.args[0], a.args[1])))
@@ -297,6 +321,9 @@ def bad_input(a):
     elif kind == "truncated":
         c.hello()
         c.send(cred_frame(VERIFY, 1, "alice", "password")[:25])
+    elif kind == "ackwrong":
+        c.hello()
+        c.send(frame(INVALIDATE_ACK, 5))  # no INVALIDATE was ever sent on it
     elif kind == "dupid":
         c.hello()
         c.send(cred_frame(VERIFY, 5, "alice", "password") + cred_frame(VERIFY, 5, "bob", "pw"))
@@ -496,6 +523,60 @@ def cmd_flood(a):
     return 0
 
 
+def cmd_inval(a):
+    """inval USER PASS NEW ACK_MS|never: a second connection (the watcher) gets the INVALIDATE
+    for USER when the first changes its password, and acknowledges it after ACK_MS (or never).
+    Prints the change's status, whether the watcher got the INVALIDATE, how long after the
+    watcher's ack the answer came (it must not come before), and whether the watcher was
+    closed."""
+    user, pw, new, when = a.args[0], a.args[1], a.args[2], a.args[3]
+    watcher = Conn(a.host, a.port)
+    changer = Conn(a.host, a.port)
+    if watcher.hello() != 0 or changer.hello() != 0:
+        print("hello refused")
+        return 0
+    if watcher.request(PING, 1) != 0:  # the watcher is serving: it will be told
+        print("ping failed")
+        return 0
+    t0 = time.monotonic()
+    changer.send(setpass_frame(7, user, pw, new))
+    ftype, _st, fid, p = watcher.read_frame()
+    if ftype != INVALIDATE or p[1:].decode() != user or fid == 0:
+        print("watcher got type %d, not an INVALIDATE for %s" % (ftype, user))
+        return 0
+    acked_at = None
+    early = False
+    if when != "never":
+        time.sleep(int(when) / 1000.0)
+        # has the answer come already, before the watcher acknowledged? (the changer's own
+        # INVALIDATE is acknowledged as it is read, in next_reply)
+        r, _, _ = select.select([changer.s], [], [], 0)
+        changer.s.settimeout(0.05)
+        try:
+            while r and not early:
+                rtype, st, rid, rp = changer.next_reply()
+                early = True
+        except (socket.timeout, BlockingIOError):
+            pass
+        changer.s.settimeout(10)
+        acked_at = time.monotonic()
+        watcher.send(frame(INVALIDATE_ACK, fid))
+    if not early:
+        rtype, st, rid, rp = changer.next_reply()
+    answered = time.monotonic()
+    if rtype != REPLY or rid != 7 or rp != echo_of(SETPASS, user):
+        print("bad reply to SETPASS")
+        return 0
+    closed = "open" if acked_at is not None else (
+        "closed" if watcher.closed_within(a.wait) else "open")
+    if acked_at is not None:
+        after = "reply-before-ack" if early else "reply-after-ack"
+    else:
+        after = "reply-after-%dms" % int((answered - t0) * 1000)
+    print("%s invalidated %s %s" % (status_name(st), after, closed))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description="server2 protocol test client")
     p.add_argument("--host", default="127.0.0.1")
@@ -513,7 +594,8 @@ def main():
     cmds = {"hello": cmd_simple, "create": cmd_simple, "verify": cmd_simple, "ping": cmd_simple,
             "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term,
             "spread": cmd_spread, "timing": cmd_timing, "flood": cmd_flood,
-            "unauth": cmd_unauth, "budget": cmd_budget}
+            "unauth": cmd_unauth, "budget": cmd_budget, "setpass": cmd_simple,
+            "delete": cmd_simple, "inval": cmd_inval}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)
         return 1

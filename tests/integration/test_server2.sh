@@ -115,7 +115,7 @@ suite() {
     check_eq "$n: verify invalid username" "$(cl verify "a/b" "$PW")" invalid
     check_eq "$n: ping" "$(cl ping)" ok
     check_eq "$n: 200 pipelined requests" "$(cl pipeline 200 "${u}pl" "$PW")" "ok 200"
-    for k in garbage oversize reserved badtype nohello reply hello2 dupid; do
+    for k in garbage oversize reserved badtype nohello reply hello2 dupid ackwrong; do
         check_eq "$n: bad input '$k' closes that connection only" "$(cl --wait 3 bad $k)" \
             "closed other-ok"
     done
@@ -123,6 +123,29 @@ suite() {
     check_eq "$n: bad version gets BAD_VERSION, then closed" "$(cl --wait 3 bad badversion)" \
         "bad-version closed other-ok"
     check_eq "$n: still serving" "$(cl verify "${u}alice" "$PW")" ok
+
+    # Account changes: checked like a verify, a compare-and-set in the database, and answered
+    # only once every connection was told (INVALIDATE) and acknowledged, or was closed.
+    check_eq "$n: create the account to change" "$(cl create "${u}carol" "$PW")" ok
+    check_eq "$n: change with a wrong password" "$(cl setpass "${u}carol" "x$PW" new1)" denied
+    check_eq "$n: change of an unknown user" "$(cl setpass "${u}nobody" "$PW" new1)" denied
+    check_eq "$n: change to an invalid password" "$(cl setpass "${u}carol" "$PW" "")" invalid
+    check_eq "$n: the old password still works" "$(cl verify "${u}carol" "$PW")" ok
+    check_eq "$n: change, a watcher acks after 300 ms" \
+        "$(cl inval "${u}carol" "$PW" "${PW}2" 300)" "ok invalidated reply-after-ack open"
+    check_eq "$n: old password after the change" "$(cl verify "${u}carol" "$PW")" denied
+    check_eq "$n: new password after the change" "$(cl verify "${u}carol" "${PW}2")" ok
+    out=$(cl --wait 5 inval "${u}carol" "${PW}2" "${PW}3" never)
+    log "$n: a watcher that never acks: $out"
+    [[ $out =~ ^ok\ invalidated\ reply-after-([0-9]+)ms\ closed$ ]] ||
+        itest_not_ok "$n: a watcher that never acks is closed, then the change answered ($out)"
+    check_ok "$n: ... after the ack timeout (${BASH_REMATCH[1]:-?} ms >= 900)" \
+        test "${BASH_REMATCH[1]:-0}" -ge 900
+    check_eq "$n: delete with the old password" "$(cl delete "${u}carol" "${PW}2")" denied
+    check_eq "$n: delete" "$(cl delete "${u}carol" "${PW}3")" ok
+    check_eq "$n: a deleted account does not verify" "$(cl verify "${u}carol" "${PW}3")" denied
+    check_eq "$n: delete again" "$(cl delete "${u}carol" "${PW}3")" denied
+    check_eq "$n: a deleted name cannot be taken again" "$(cl create "${u}carol" other)" exists
 
     if [[ $mode == processes ]]; then
         check_ok "$n: 2 worker processes" wait_until 10 has_children 2

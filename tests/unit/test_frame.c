@@ -1,5 +1,5 @@
 /*
- * test_frame.c - the server1 <-> server2 frame codec, version 2: round trips of every frame,
+ * test_frame.c - the server1 <-> server2 frame codec, version 3: round trips of every frame,
  * truncation at every length, every limit at the limit and one past it, 64-bit ids and budgets
  * at their edges, the REPLY echo, HELLO/HELLO_ACK/AUTH sizes, malformed headers; and the link
  * authentication (linkauth.h): MACs, secret files.
@@ -99,9 +99,9 @@ static void test_frame_roundtrip_handshake(void **state)
         in.nonce[i] = (uint8_t)(i * 7 + 1);
     n = frame_encode(&in, buf, sizeof(buf));
     assert_int_equal(n, FRAME_HEADER_SIZE + 38);
-    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x02", 6);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x03", 6);
     assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.version, 2);
+    assert_int_equal(out.version, 3);
     assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
 
     memset(&in, 0, sizeof(in));
@@ -197,6 +197,93 @@ static void test_frame_reply_echo(void **state)
     n = frame_encode_reply(1, FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));
     buf[3] = 1;
     assert_int_equal(frame_decode(buf, n - 1, &f, &used, NULL), FRAME_BAD);
+}
+
+/* SETPASS, DELETE, INVALIDATE and its ACK: round trips, exact lengths, and what is refused. */
+static void test_frame_account_changes(void **state)
+{
+    char pass[ACCOUNT_PASS_MAX];
+    char fresh[ACCOUNT_PASS_MAX];
+    char user[ACCOUNT_USER_MAX];
+    uint8_t buf[FRAME_MAX_SIZE];
+    uint8_t again[FRAME_MAX_SIZE];
+    struct frame out;
+    size_t used;
+    size_t n;
+
+    (void)state;
+    memset(pass, 'p', sizeof(pass));
+    memset(fresh, 'n', sizeof(fresh));
+    memset(user, 'u', sizeof(user));
+    /* the largest SETPASS fits the payload limit */
+    n = frame_encode_setpass(9, 1500, user, sizeof(user), pass, sizeof(pass), fresh,
+                             sizeof(fresh), buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 5 + 64 + 256 + 256);
+    assert_true(n <= FRAME_MAX_SIZE);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(used, n);
+    assert_int_equal(out.type, FRAME_SETPASS);
+    assert_int_equal(out.id, 9);
+    assert_int_equal(out.budget_ms, 1500);
+    assert_int_equal(out.user_len, 64);
+    assert_int_equal(out.pass_len, 256);
+    assert_int_equal(out.new_len, 256);
+    assert_memory_equal(out.pass, pass, 256);
+    assert_memory_equal(out.new_pass, fresh, 256);
+    assert_int_equal(out.new_pass[256], '\0');
+    assert_int_equal(frame_encode(&out, again, sizeof(again)), n);
+    assert_memory_equal(again, buf, n);
+    /* lengths that do not add up, or a new password over the limit */
+    n = frame_encode_setpass(9, 0, "bob", 3, "a", 1, "b", 1, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE + 4] = 2;
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+    assert_int_equal(frame_encode_setpass(9, 0, "bob", 3, "a", 1, fresh, 257, buf, sizeof(buf)),
+                     0);
+
+    n = frame_encode_cred(FRAME_DELETE, 4, 0, "bob", 3, "pw", 2, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 3 + 3 + 2);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.type, FRAME_DELETE);
+    assert_string_equal(out.user, "bob");
+    assert_string_equal(out.pass, "pw");
+
+    /* a REPLY may echo them */
+    n = frame_encode_reply(4, FRAME_ST_OK, FRAME_DELETE, "bob", 3, buf, sizeof(buf));
+    assert_true(n > 0);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.req_type, FRAME_DELETE);
+    assert_true(frame_encode_reply(4, FRAME_ST_OK, FRAME_SETPASS, "bob", 3, buf, sizeof(buf)) > 0);
+    assert_int_equal(frame_encode_reply(4, FRAME_ST_OK, FRAME_INVALIDATE, "bob", 3, buf,
+                                        sizeof(buf)),
+                     0);
+
+    n = frame_encode_invalidate(77, "alice", 5, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 6);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.type, FRAME_INVALIDATE);
+    assert_int_equal(out.id, 77);
+    assert_string_equal(out.user, "alice");
+    assert_int_equal(frame_encode(&out, again, sizeof(again)), n);
+    assert_memory_equal(again, buf, n);
+    /* id 0, an empty or oversize user, a payload that does not add up */
+    assert_int_equal(frame_encode_invalidate(0, "alice", 5, buf, sizeof(buf)), 0);
+    assert_int_equal(frame_encode_invalidate(1, "", 0, buf, sizeof(buf)), 0);
+    assert_int_equal(frame_encode_invalidate(1, user, 65, buf, sizeof(buf)), 0);
+    n = frame_encode_invalidate(77, "alice", 5, buf, sizeof(buf));
+    memset(buf + 8, 0, 8); /* id 0 */
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+    n = frame_encode_invalidate(77, "alice", 5, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] = 4;
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+
+    n = frame_encode_invalidate_ack(77, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.type, FRAME_INVALIDATE_ACK);
+    assert_int_equal(out.id, 77);
+    buf[3] = 1; /* a payload byte: refused */
+    buf[FRAME_HEADER_SIZE] = 0;
+    assert_int_equal(frame_decode(buf, n + 1, &out, &used, NULL), FRAME_BAD);
 }
 
 static void test_frame_truncated_needs_more(void **state)
@@ -419,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_frame_ids_and_budget_at_the_edges),
         cmocka_unit_test(test_frame_roundtrip_handshake),
         cmocka_unit_test(test_frame_reply_echo),
+        cmocka_unit_test(test_frame_account_changes),
         cmocka_unit_test(test_frame_truncated_needs_more),
         cmocka_unit_test(test_frame_two_in_one_buffer),
         cmocka_unit_test(test_frame_limits),

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Accounts that change, over HTTP, and the credential cache of server1 (--auth-cache) that
+# must never outlive them: PUT /users/NAME (password=NEW) and DELETE /users/NAME, each with the
+# account's own Basic credentials; two server1 processes on one server2 (threads mode, then
+# processes mode), both caching, hammered with the old password while one of them changes it:
+# no request sent after the 204 is received gets 200 (revoke.py measures it), and the 204 waits
+# for a server1 that is frozen meanwhile. Then the cache's
+# own rules: a lost connection to server2 (server2 killed) empties it, --auth-cache-ttl bounds
+# an entry's life, --auth-cache-ttl 0 turns it off, and the HTTP errors of the two routes.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+itest_init accounts
+itest_timeout 300
+require_cmd curl python3
+
+PASS=old-horse-$$ # must never appear in any log
+NEWPASS=new-battery-$$
+ROOT=$ITEST_DIR/root
+mkdir -p "$ROOT"
+head -c 1024 /dev/urandom >"$ROOT/f1k"
+SECRET=$ITEST_DIR/link.secret
+(umask 077 && head -c 32 /dev/urandom >"$SECRET")
+REVOKE=$ITEST_ROOT/tests/integration/revoke.py
+
+redis_port=$(itest_redis_start)
+REDIS_URL=redis://127.0.0.1:$redis_port
+
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
+# status_is CODE CURL_ARGS...: true if a request made now gets CODE (wait_until re-runs it)
+status_is() {
+    local want=$1
+    shift
+    [[ $(code "$@") == "$want" ]]
+}
+metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+
+# start_s2 NAME MODE [PORT]: sets S2_PORT, S2_PID.
+start_s2() {
+    itest_start "$1" server2 --port "${3:-0}" --backend "$REDIS_URL" \
+        --backend-password-file "$ITEST_DIR/redis/password" --mode "$2" --workers 2 \
+        --hash-cost min --secret-file "$SECRET" || itest_fail "$1: server2 did not start"
+    S2_PORT=$ITEST_PORT
+    S2_PID=$ITEST_PID_LAST
+}
+# start_s1 NAME FLAGS...: a server1 on $S2_PORT; sets URL and PID of the last one.
+start_s1() {
+    local name=$1
+    shift
+    itest_start "$name" server1 --port 0 --threads 2 --root "$ROOT" --read-only \
+        --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$SECRET" --login-fail-limit 0 \
+        --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 "$@" ||
+        itest_fail "$name: server1 did not start"
+    URL=http://127.0.0.1:$ITEST_PORT
+    PID=$ITEST_PID_LAST
+    wait_until 10 status_is 200 "$URL/healthz" || itest_fail "$name: not healthy"
+}
+stop_pid() {
+    local rc=0
+    kill -TERM "$2"
+    wait "$2" || rc=$?
+    check_eq "$1: exit status after SIGTERM" "$rc" 0
+}
+
+# ---- revocation over two server1s, in both server2 modes --------------------------------------
+for mode in threads processes; do
+    u=alice-$mode
+    start_s2 "$mode-server2" "$mode"
+    start_s1 "$mode-a" --auth-cache 1000 --auth-cache-ttl 60s
+    A=$URL A_PID=$PID
+    start_s1 "$mode-b" --auth-cache 1000 --auth-cache-ttl 60s
+    B=$URL B_PID=$PID
+    check_eq "$mode: create" "$(code -d "username=$u&password=$PASS" "$A/users")" 201
+    check_eq "$mode: GET through A" "$(code -u "$u:$PASS" "$A/files/f1k")" 200
+    check_eq "$mode: GET through B" "$(code -u "$u:$PASS" "$B/files/f1k")" 200
+
+    # B is frozen (SIGSTOP) for 400 ms as the change is sent through A: A's 204 must wait for B
+    out=$(python3 "$REVOKE" --watch "${A#http://}" --watch "${B#http://}" --changer "${A#http://}" \
+        --user "$u" --old "$PASS" --new "$NEWPASS" --file f1k --freeze "$B_PID" 400)
+    log "$mode: password change, A and B hammered with the old one, B frozen 400 ms: $out"
+    read -r st sent okafter okbefore last took <<<"$out"
+    took=${took#took=}
+    check_ok "$mode: the 204 waited for the frozen server1 to forget (${took%ms} ms >= 400)" \
+        test "${took%ms}" -ge 400
+    check_eq "$mode: PUT /users/$u answers 204" "$st" 204
+    check_eq "$mode: no 200 for the old password after the 204 (${sent#*=} requests)" \
+        "$okafter" ok-after=0
+    check_ok "$mode: ... which was served (from the caches) before it (${okbefore#*=})" \
+        test "${okbefore#*=}" -gt 100
+    check_ok "$mode: ... and sent after it: ${sent#*=} (last 200 at ${last#*=} from the 204)" \
+        test "${sent#*=}" -gt 10
+    hits_a=$(metric "$A" server1_auth_cache_hits_total)
+    hits_b=$(metric "$B" server1_auth_cache_hits_total)
+    check_ok "$mode: both caches answered ($hits_a and $hits_b hits)" \
+        test "${hits_a:-0}" -gt 10 -a "${hits_b:-0}" -gt 10
+    check_ok "$mode: both were told (INVALIDATE)" \
+        test "$(metric "$A" server1_auth_invalidations_total)" -ge 1 -a \
+        "$(metric "$B" server1_auth_invalidations_total)" -ge 1
+    check_eq "$mode: new password through B" "$(code -u "$u:$NEWPASS" "$B/files/f1k")" 200
+    check_eq "$mode: old password through B" "$(code -u "$u:$PASS" "$B/files/f1k")" 401
+
+    out=$(python3 "$REVOKE" --watch "${A#http://}" --watch "${B#http://}" --changer "${B#http://}" \
+        --user "$u" --old "$NEWPASS" --delete --file f1k)
+    log "$mode: deletion, A and B hammered with the password: $out"
+    read -r st sent okafter okbefore last took <<<"$out"
+    check_eq "$mode: DELETE /users/$u answers 204" "$st" 204
+    check_eq "$mode: no 200 after the 204 (${sent#*=} requests)" "$okafter" ok-after=0
+    check_ok "$mode: ... served before it (${okbefore#*=})" test "${okbefore#*=}" -gt 100
+    check_eq "$mode: the deleted account through A" "$(code -u "$u:$NEWPASS" "$A/files/f1k")" 401
+    check_eq "$mode: its name cannot be taken again" \
+        "$(code -d "username=$u&password=x$PASS" "$A/users")" 409
+    stop_pid "$mode: server1 A" "$A_PID"
+    stop_pid "$mode: server1 B" "$B_PID"
+    stop_pid "$mode: server2" "$S2_PID"
+done
+
+# ---- reconnect = forget -----------------------------------------------------------------------
+s2port=$(free_port)
+start_s2 forget-server2 threads "$s2port"
+start_s1 forget --auth-cache 1000 --auth-cache-ttl 60s --auth-timeout 2s
+F=$URL F_PID=$PID
+check_eq "forget: create" "$(code -d "username=bob&password=$PASS" "$F/users")" 201
+for i in 1 2 3 4 5 6; do code -u "bob:$PASS" "$F/files/f1k" >/dev/null; done
+check_ok "forget: cached ($(metric "$F" server1_auth_cache_entries) entries)" \
+    test "$(metric "$F" server1_auth_cache_entries)" -ge 1
+kill -KILL "$S2_PID"
+wait "$S2_PID" 2>/dev/null || true
+check_ok "forget: server1 saw server2 go" wait_until 10 grep -q 'lost every connection' "$ITEST_DIR/forget.log"
+check_eq "forget: the cache is empty" "$(metric "$F" server1_auth_cache_entries)" 0
+check_eq "forget: a cached password gets 503 without server2, not 200" \
+    "$(code -u "bob:$PASS" "$F/files/f1k")" 503
+start_s2 forget-server2b threads "$s2port"
+check_ok "forget: served again once server2 is back" \
+    wait_until 15 status_is 200 -u "bob:$PASS" "$F/files/f1k"
+stop_pid "forget: server1" "$F_PID"
+
+# ---- TTL ---------------------------------------------------------------------------------------
+start_s1 ttl --auth-cache 1000 --auth-cache-ttl 1s --threads 1
+T=$URL T_PID=$PID
+for i in 1 2 3; do code -u "bob:$PASS" "$T/files/f1k" >/dev/null; done
+check_eq "ttl 1s: 1 miss, then hits" \
+    "$(metric "$T" server1_auth_cache_misses_total) $(metric "$T" server1_auth_cache_hits_total)" "1 2"
+sleep 1.2
+check_eq "ttl 1s: GET after the TTL" "$(code -u "bob:$PASS" "$T/files/f1k")" 200
+check_eq "ttl 1s: ... asked server2 again (2 misses)" \
+    "$(metric "$T" server1_auth_cache_misses_total)" 2
+stop_pid "ttl: server1" "$T_PID"
+
+start_s1 ttl0 --auth-cache 1000 --auth-cache-ttl 0 --threads 1
+T=$URL T_PID=$PID
+for i in 1 2 3 4; do code -u "bob:$PASS" "$T/files/f1k" >/dev/null; done
+check_eq "ttl 0: the cache is off (no hit, no miss)" \
+    "$(metric "$T" server1_auth_cache_hits_total) $(metric "$T" server1_auth_cache_misses_total)" "0 0"
+stop_pid "ttl0: server1" "$T_PID"
+
+# ---- the routes' errors -------------------------------------------------------------------------
+start_s1 routes --auth-cache 1000
+R=$URL R_PID=$PID
+check_eq "create carol" "$(code -d "username=carol&password=$PASS" "$R/users")" 201
+form=(-H 'Content-Type: application/x-www-form-urlencoded')
+check_eq "PUT /users/carol as bob: 403" \
+    "$(code -X PUT -u "bob:$PASS" "${form[@]}" --data "password=x" "$R/users/carol")" 403
+check_eq "PUT /users/carol, wrong password: 401" \
+    "$(code -X PUT -u "carol:x$PASS" "${form[@]}" --data "password=x" "$R/users/carol")" 401
+check_eq "PUT /users/carol, no credentials: 401" \
+    "$(code -X PUT "${form[@]}" --data "password=x" "$R/users/carol")" 401
+check_eq "PUT /users/carol, not a form: 415" \
+    "$(code -X PUT -u "carol:$PASS" -H 'Content-Type: text/plain' --data "password=x" "$R/users/carol")" 415
+check_eq "PUT /users/carol, no password field: 400" \
+    "$(code -X PUT -u "carol:$PASS" "${form[@]}" --data "pw=x" "$R/users/carol")" 400
+check_eq "PUT /users/carol, empty password: 400" \
+    "$(code -X PUT -u "carol:$PASS" "${form[@]}" --data "password=" "$R/users/carol")" 400
+check_eq "GET /users/carol: 405" "$(code -u "carol:$PASS" "$R/users/carol")" 405
+check_eq "PUT /users/bad%20name: 404" \
+    "$(code -X PUT -u "carol:$PASS" "${form[@]}" --data "password=x" "$R/users/bad%20name")" 404
+check_eq "DELETE /users/carol as bob: 403" "$(code -X DELETE -u "bob:$PASS" "$R/users/carol")" 403
+check_eq "carol unchanged" "$(code -u "carol:$PASS" "$R/files/f1k")" 200
+check_eq "PUT /users/carol: 204" \
+    "$(code -X PUT -u "carol:$PASS" "${form[@]}" --data "password=$NEWPASS" "$R/users/carol")" 204
+check_eq "carol with the new password" "$(code -u "carol:$NEWPASS" "$R/files/f1k")" 200
+stop_pid "routes: server1" "$R_PID"
+
+check_eq "no password in any log" \
+    "$(cat "$ITEST_DIR"/*.log | grep -c -F -e "$PASS" -e "$NEWPASS" || true)" 0
+check_eq "no sanitizer report in any log" \
+    "$(cat "$ITEST_DIR"/*.log | grep -c -E 'Sanitizer|runtime error:' || true)" 0
+itest_summary
