@@ -33,7 +33,7 @@ OPT := -O1
 SAN := $(SAN_fuzz)
 endif
 
-PKGS := libevent libevent_pthreads hiredis libmariadb libsodium zlib libisal
+PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib libisal
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)

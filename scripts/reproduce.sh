@@ -278,6 +278,8 @@ mode=full
     printf 'mode\t%s\n' "$mode"
     printf 'command\t%s\n' "scripts/reproduce.sh $ARGS"
     printf 'hash_cost\t%s\n' "$HASH_COST"
+    # what one hash or verify at that cost costs here (server2/pwhash.c; libargon2 at min)
+    printf 'hash_us\t%s\n' 15
     printf 'workers\t%s\n' "$workers"
     printf 'wall_s\t%s\n' "$((($(now_ms) - T0) / 1000))"
 } >"$OUT/run.tsv"

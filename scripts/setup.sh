@@ -10,10 +10,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 packages=(
     build-essential pkg-config
-    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev zlib1g-dev libisal-dev
+    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev
     redis-server mariadb-server
     gnuplot-nox curl python3
-    nginx-light wrk
+    nginx-light wrk h2o
     clang libfuzzer-14-dev
 )
 

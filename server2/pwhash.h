@@ -1,6 +1,7 @@
 /*
- * pwhash.h - password hashing for stored credentials: libsodium crypto_pwhash_str (argon2id)
- * at a selectable cost, and its verification. The strings it makes are all that is ever stored.
+ * pwhash.h - password hashing for stored credentials: argon2id at a selectable cost, in the
+ * standard string form of crypto_pwhash_str, and its verification (libargon2 at the smallest
+ * cost, libsodium above: see pwhash.c). The strings it makes are all that is ever stored.
  * sodium_init() must have been called. Thread-safe; each call uses its own memory (up to
  * 64 MiB at "interactive", 256 MiB at "moderate").
  */
