@@ -81,10 +81,11 @@ config() {
     mt-prefetch-redis) BACKEND=redis MODE=threads files=(--prefetch) ;;
     ours) BACKEND=redis MODE=threads CACHE=100000 files=(--prefetch) ;;
     esac
-    # processes: each worker process serves whole connections (spread evenly), so server1
-    # must open at least one per worker; threads: any worker takes any request.
-    local conns=2
-    [[ $MODE == threads ]] || conns=$(((workers + 1) / 2))
+    # each server2 worker (thread or process) serves whole connections, spread evenly, so
+    # server1 opens at least one per worker (2 threads x conns); threads mode keeps 2 per
+    # server1 thread, as the study's runs before this had
+    local conns=$(((workers + 1) / 2))
+    [[ $MODE != threads ]] || ((conns >= 2)) || conns=2
     # --max-upload: room for the put-1MB bodies (and never --read-only: put needs PUT);
     # the per-client limits off: every user of the load comes from 127.0.0.1 and creates its
     # account at tens of thousands per second (the study measures the server, not a limiter)

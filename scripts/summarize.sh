@@ -333,9 +333,9 @@ checks() {
   answers a GET it has seen accepted without asking server2; server2 revokes on a change).
 - **$(runinfo workers) server2 workers** (threads or processes) = the machine's cores; more only
   contend for the same two cores (measured: 8 threads were slower than 2 for MySQL account creation).
-  server1 runs 2 threads (= cores). In \`processes\` mode every worker process serves whole
-  connections, so server1 opens one connection per worker (\`--threads 2 --auth-conns K\`, 2K >=
-  workers); in \`threads\` mode any worker takes any request and 2 connections per thread suffice.
+  server1 runs 2 threads (= cores). Every server2 worker (thread or process) serves whole
+  connections, so server1 opens at least one connection per worker (\`--threads 2 --auth-conns K\`,
+  2K >= workers; K = 2 in \`threads\` mode).
 - Databases: Redis with \`appendfsync always\`, MariaDB with \`innodb_flush_log_at_trx_commit=1\`,
   both started once for the run, on loopback, data on the same disk as the files.
 
