@@ -183,6 +183,23 @@ static bool signup_allowed(struct s1_conn *c)
 
 /* ---- POST /users ---- */
 
+/* A form request's head: urlencoded, with a Content-Length; false after answering 415/411. */
+static bool form_body_ok(struct s1_conn *c, const char *buf, const struct http_request *req)
+{
+    if (req->content_type < 0 ||
+        !http_form_is_urlencoded(http_span_ptr(buf, req->headers[req->content_type].value),
+                                 req->headers[req->content_type].value.len)) {
+        s1_conn_respond_text(c, 415, NULL,
+                             "Content-Type must be application/x-www-form-urlencoded\n");
+        return false;
+    }
+    if (!req->has_content_length) {
+        s1_conn_respond_text(c, 411, NULL, "Content-Length required\n");
+        return false;
+    }
+    return true;
+}
+
 static void on_create(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
@@ -218,17 +235,8 @@ static enum s1_dispatch create_user(struct s1_conn *c, const char *buf,
     const char *why = NULL;
     enum s1_dispatch d = S1_DISPATCH_DONE;
 
-    if (req->content_type < 0 ||
-        !http_form_is_urlencoded(http_span_ptr(buf, req->headers[req->content_type].value),
-                                 req->headers[req->content_type].value.len)) {
-        s1_conn_respond_text(c, 415, NULL,
-                             "Content-Type must be application/x-www-form-urlencoded\n");
+    if (!form_body_ok(c, buf, req))
         return S1_DISPATCH_DONE;
-    }
-    if (!req->has_content_length) {
-        s1_conn_respond_text(c, 411, NULL, "Content-Length required\n");
-        return S1_DISPATCH_DONE;
-    }
     if (http_form_parse(body, body_len, fields, 2, &why) < 0) {
         log_debug("POST /users: %s", why);
         s1_conn_respond_text(c, 400, NULL, "malformed form body\n");
@@ -811,17 +819,8 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
     memcpy(c->user, name, name_len);
     c->user[name_len] = '\0';
     if (req->method == HTTP_METHOD_PUT) {
-        if (req->content_type < 0 ||
-            !http_form_is_urlencoded(http_span_ptr(buf, req->headers[req->content_type].value),
-                                     req->headers[req->content_type].value.len)) {
-            s1_conn_respond_text(c, 415, NULL,
-                                 "Content-Type must be application/x-www-form-urlencoded\n");
+        if (!form_body_ok(c, buf, req))
             goto out;
-        }
-        if (!req->has_content_length) {
-            s1_conn_respond_text(c, 411, NULL, "Content-Length required\n");
-            goto out;
-        }
         if (http_form_parse(body, body_len, &field, 1, &why) < 0) {
             log_debug("PUT /users: %s", why);
             s1_conn_respond_text(c, 400, NULL, "malformed form body\n");
