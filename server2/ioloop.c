@@ -783,22 +783,25 @@ static void park(struct s2_ioloop *l, const struct s2_reply *r, uint64_t seq)
         .r = *r, .seq = seq, .deadline_ns = clock_now_ns() + INVAL_WAIT_MS * 1000000ull};
 }
 
-/* Writes r if its connection is still there; an account change's goes through the bus. */
-static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r)
+/* The request r answers, and its connection; NULL (counted as dropped) if either is gone. */
+static struct echo *reply_echo(struct s2_ioloop *l, const struct s2_reply *r,
+                               struct s2_conn **conn)
 {
     struct s2_conn *c = r->conn_slot < l->p.max_conns ? l->conns[r->conn_slot] : NULL;
-    struct echo *e;
+    struct echo *e = NULL;
 
-    if (c == NULL || c->gen != r->conn_gen) {
+    if (c != NULL && c->gen == r->conn_gen)
+        e = echo_find(&c->echo, r->id); /* (always there: added when the job was read) */
+    if (e == NULL)
         l->st.dropped++;
-        return;
-    }
-    e = echo_find(&c->echo, r->id);
-    if (e == NULL) {
-        l->st.dropped++; /* cannot happen: every job's id was added when it was read */
-        return;
-    }
-    send_reply(c, r->id, r->status, e->type, e->user, e->user_len);
+    *conn = c;
+    return e;
+}
+
+/* Writes the reply to request e of c. */
+static void answer(struct s2_ioloop *l, struct s2_conn *c, struct echo *e, uint8_t status)
+{
+    send_reply(c, e->id, status, e->type, e->user, e->user_len);
     echo_remove(&c->echo, e);
     l->st.replies++;
     if (c->inflight > 0)
@@ -807,23 +810,33 @@ static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r)
         event_active(c->kick, EV_TIMEOUT, 0);
 }
 
+/* Writes r if its connection is still there (a held account change's, once released). */
+static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r)
+{
+    struct s2_conn *c;
+    struct echo *e = reply_echo(l, r, &c);
+
+    if (e != NULL)
+        answer(l, c, e, r->status);
+}
+
 void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
 {
     bool published = false;
 
     for (size_t i = 0; i < n; i++) {
-        struct s2_conn *c = r[i].conn_slot < l->p.max_conns ? l->conns[r[i].conn_slot] : NULL;
-        struct echo *e = NULL;
-        if (c != NULL && c->gen == r[i].conn_gen)
-            e = echo_find(&c->echo, r[i].id);
-        if (e != NULL && (e->type == FRAME_SETPASS || e->type == FRAME_DELETE) &&
+        struct s2_conn *c;
+        struct echo *e = reply_echo(l, &r[i], &c);
+        if (e == NULL)
+            continue;
+        if ((e->type == FRAME_SETPASS || e->type == FRAME_DELETE) &&
             change_may_be_applied(r[i].status)) {
             park(l, &r[i],
                  invalbus_publish(l->p.bus, l->p.bus_member, e->user, e->user_len));
             published = true;
             continue;
         }
-        send_reply_now(l, &r[i]);
+        answer(l, c, e, r[i].status);
     }
     if (published)
         bus_process(l);
