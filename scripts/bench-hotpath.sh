@@ -54,15 +54,7 @@ declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx 
     [s1-on]="server1 caches on" [s1-off]="server1 caches off")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
-usage() {
-    local code=${1:-2}
-    if ((code == 0)); then
-        sed -n '23,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    else
-        sed -n '23,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-    fi
-    exit "$code"
-}
+usage() { header_usage "${BASH_SOURCE[0]}" 23 34 "${1:-2}"; }
 
 ARGS="$*"
 ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP=""
@@ -213,17 +205,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# started PID: note PID and its descendants as ours (for cleanup and the CPU sums)
-descendants() {
-    local p c
-    for p in "$@"; do
-        echo "$p"
-        for c in $(child_pids "$p"); do descendants "$c"; done
-    done
-}
+# note_started PID: note PID and its descendants as ours (for cleanup and the CPU sums)
 note_started() {
     local p
-    for p in $(descendants "$1"); do STARTED+=("$p $(cat "/proc/$p/comm" 2>/dev/null)"); done
+    for p in $(tree_pids "$1"); do STARTED+=("$p $(cat "/proc/$p/comm" 2>/dev/null)"); done
 }
 
 # ---- files and credentials ----------------------------------------------------------------
@@ -289,7 +274,7 @@ EOF
     wait_port 127.0.0.1 "$port" 10 || die "h2o did not start: $(tail -n 3 "$RUN/h2o.log" "$RUN/h2o.err" 2>/dev/null | tr '\n' ' ')"
     note_started "$H2O_PID"
     URL[h2o]=http://127.0.0.1:$port
-    PIDS[h2o]=$(descendants "$H2O_PID" | paste -sd' ')
+    PIDS[h2o]=$(tree_pids "$H2O_PID" | paste -sd' ')
 fi
 if has_server nginx || has_server nginx-auth; then
     p1=$(free_port)
@@ -313,7 +298,7 @@ if has_server nginx || has_server nginx-auth; then
     URL[nginx]=http://127.0.0.1:$p1
     URL[nginx-auth]=http://127.0.0.1:$p2
     AUTH[nginx-auth]=1
-    PIDS[nginx]=$(descendants "$NGINX_PID" | paste -sd' ')
+    PIDS[nginx]=$(tree_pids "$NGINX_PID" | paste -sd' ')
     PIDS[nginx-auth]=${PIDS[nginx]}
 fi
 # start_stack NAME DIRNAME S2_CACHE S1_FLAGS...: server1 + server2 + a throw-away Redis, server1's
@@ -329,7 +314,7 @@ start_stack() {
     got=$(http_code "${URL[$s]}/users" -X POST --data-binary "@$RUN/signup.form")
     [[ $got == 201\ * ]] || die "$s: POST /users answered $got, not 201"
     AUTH[$s]=1
-    PIDS[$s]=$(descendants "$(cat "$d/server1.pid")" "$(cat "$d/server2.pid")" \
+    PIDS[$s]=$(tree_pids "$(cat "$d/server1.pid")" "$(cat "$d/server2.pid")" \
         "$(cat "$d/redis/redis.pid")" | paste -sd' ')
 }
 if has_server s1-on; then

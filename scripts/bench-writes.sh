@@ -24,15 +24,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
 # usage [CODE]: the usage lines of the header; to stdout for --help (0), else to stderr (2).
-usage() {
-    local code=${1:-2}
-    if ((code == 0)); then
-        sed -n '11,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    else
-        sed -n '11,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-    fi
-    exit "$code"
-}
+usage() { header_usage "${BASH_SOURCE[0]}" 11 18 "${1:-2}"; }
 
 ROUNDS=3 DURATION=5 USERS="1 16 64" SIZE=4096 OUT="" KEEP="" S1_FLAGS=""
 while (($# > 0)); do

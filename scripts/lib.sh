@@ -134,6 +134,27 @@ child_pids() {
     return 0
 }
 
+# tree_pids PID...: each PID, then all its descendants
+tree_pids() {
+    local p c
+    for p in "$@"; do
+        echo "$p"
+        for c in $(child_pids "$p"); do tree_pids "$c"; done
+    done
+}
+
+# header_usage FILE FIRST LAST [CODE]: lines FIRST..LAST of FILE's header comment without their
+# "# ", to stdout when CODE is 0 (--help), else to stderr; then exit CODE (default 2).
+header_usage() {
+    local code=${4:-2}
+    if ((code == 0)); then
+        sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//'
+    else
+        sed -n "$2,$3p" "$1" | sed 's/^# \{0,1\}//' >&2
+    fi
+    exit "$code"
+}
+
 random_file() {
     local path=$1 bytes=$2
     [[ -f $path && $(stat -c %s "$path") == "$bytes" ]] && return 0

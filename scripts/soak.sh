@@ -176,14 +176,6 @@ sample_every=$((SECONDS_TOTAL / 24))
 warmup=$((SECONDS_TOTAL / 2))
 ((warmup <= 300)) || warmup=300
 
-# tree_pids PID: PID and its descendants
-tree_pids() {
-    local p c
-    for p in "$@"; do
-        echo "$p"
-        for c in $(child_pids "$p"); do tree_pids "$c"; done
-    done
-}
 # proc_figures PID: "rss_kB fds threads", summed over the process and its descendants
 proc_figures() {
     local rss=0 fds=0 thr=0 p v

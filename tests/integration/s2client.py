@@ -551,14 +551,14 @@ def cmd_inval(a):
         # has the answer come already, before the watcher acknowledged? (the changer's own
         # INVALIDATE is acknowledged as it is read, in next_reply)
         r, _, _ = select.select([changer.s], [], [], 0)
-        changer.s.settimeout(0.05)
-        try:
-            while r and not early:
+        if r:
+            changer.s.settimeout(0.05)
+            try:
                 rtype, st, rid, rp = changer.next_reply()
                 early = True
-        except (socket.timeout, BlockingIOError):
-            pass
-        changer.s.settimeout(10)
+            except (socket.timeout, BlockingIOError):
+                pass
+            changer.s.settimeout(10)
         acked_at = time.monotonic()
         watcher.send(frame(INVALIDATE_ACK, fid))
     if not early:
