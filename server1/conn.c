@@ -28,6 +28,10 @@
 #define S1_IN_MIN_READ 1024
 #define S1_READS_PER_EVENT 4 /* bounds one connection's turn in its thread */
 #define S1_OUT_HIGH_WATER (256 * 1024) /* stop handling pipelined requests above this */
+/* bounds one connection's writes in a turn of its thread (as nginx's sendfile_max_chunk): with
+ * a client that reads as fast as we write, one large response would otherwise keep the thread
+ * from its other connections until it is all sent */
+#define S1_WRITE_BUDGET (2 * 1024 * 1024)
 
 static void conn_settle(struct s1_conn *c);
 static void conn_process(struct s1_conn *c);
@@ -273,7 +277,7 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
         return;
     }
     if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE ||
-        b->kind == S1_BODY_STREAM) {
+        b->kind == S1_BODY_STREAM || (b->kind == S1_BODY_MEM && b->len > S1_WRITE_BUDGET)) {
         queue_out(c, head, hlen, b, 0);
         return;
     }
@@ -694,9 +698,18 @@ static void arm_write(struct s1_conn *c)
  */
 static void conn_flush(struct s1_conn *c)
 {
+    size_t budget = S1_WRITE_BUDGET;
+
     do {
         while (!c->dead && out_len(c) > 0) {
-            int n = evbuffer_write(c->out, c->fd);
+            int n;
+            if (budget == 0) {
+                /* the socket is still writable: the write event fires on the next turn */
+                if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
+                    arm_write(c);
+                return;
+            }
+            n = evbuffer_write_atmost(c->out, c->fd, (ev_ssize_t)budget);
             /* libevent's sendfile path reports EAGAIN as 0; so would a file cut short under
              * us, which must not spin forever: give up after many writable-but-no-progress
              * rounds */
@@ -715,6 +728,7 @@ static void conn_flush(struct s1_conn *c)
                 return;
             }
             c->zero_writes = 0;
+            budget -= (size_t)n < budget ? (size_t)n : budget;
             metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
         }
     } while (!c->dead && c->st_fd >= 0 && stream_fill(c));

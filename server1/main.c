@@ -259,6 +259,7 @@ int main(int argc, char **argv)
     sh.files = &files;
     sh.commit = have_commit ? &commit : NULL;
     sh.metrics = all;
+    sh.workers = ws;
     sh.nworkers = cfg.threads;
     atomic_init(&sh.nconns, 0);
     if (!limits_init(&cfg, &sh)) {

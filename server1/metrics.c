@@ -132,6 +132,15 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
               "Memory of --read direct responses being sent (capped by --response-memory per "
               "worker).",
               sum_gauge(all, n, offsetof(struct metrics, response_bytes)));
+    fputs("# HELP server1_worker_connections Open client connections, by worker thread.\n"
+          "# TYPE server1_worker_connections gauge\n",
+          out);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "server1_worker_connections{worker=\"%zu\"} %lld\n", i,
+                (long long)load_i(&all[i]->connections));
+    put_counter(out, "server1_connections_handed_total",
+                "Connections accepted by one worker thread and given to a less loaded one.",
+                sum_counter(all, n, offsetof(struct metrics, connections_handed)));
     put_counter(out, "server1_connections_rejected_total",
                 "Connections closed at once over --max-conns.",
                 sum_counter(all, n, offsetof(struct metrics, connections_rejected)));

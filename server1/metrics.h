@@ -51,6 +51,7 @@ struct metrics {
     _Atomic int64_t response_bytes; /* buffers of --read direct responses (respbuf.h) */
     _Atomic uint64_t connections_rejected; /* over --max-conns */
     _Atomic uint64_t connections_rejected_per_ip; /* over --max-conns-per-ip */
+    _Atomic uint64_t connections_handed; /* accepted here, given to a less loaded worker */
     _Atomic uint64_t ratelimited[METRICS_NLIMITS]; /* requests answered 429, by limit */
     _Atomic uint64_t uploads_busy;      /* PUTs answered 503: no temp space or memory now */
     _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */

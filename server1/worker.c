@@ -2,7 +2,7 @@
  * worker.c - see worker.h. Accepting: each worker drains its own SO_REUSEPORT socket; past
  * --max-conns (counted process-wide) or --max-conns-per-ip (IPv6 by /64) a connection gets a
  * canned 503 and is closed at once; on EMFILE/ENFILE accepting pauses for 100 ms instead of
- * spinning. Draining: stop accepting, close idle connections, let busy ones finish (bounded by
+ * spinning. A connection goes to the least loaded worker that is not draining (worker.h). Draining: stop accepting, close idle connections, let busy ones finish (bounded by
  * --drain-timeout), then leave the loop.
  */
 #include "worker.h"
@@ -23,6 +23,13 @@
 #include "log.h"
 
 #define S1_ACCEPT_BATCH 64
+
+/* A connection accepted by one worker for another, in the other's inbox. */
+struct s1_handoff {
+    int fd;
+    uint8_t peer[RATELIMIT_ADDR_LEN];
+    STAILQ_ENTRY(s1_handoff) link;
+};
 #define S1_LINGER_US 2000000
 
 static struct timeval tv_us(uint64_t us)
@@ -67,6 +74,68 @@ static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
         event_add(&w->accept_ev, NULL);
 }
 
+/* Wakes w's loop to read its inbox, if the inbox was empty (else it has been woken already). */
+static void inbox_wake(struct s1_worker *w, bool was_empty)
+{
+    uint64_t one = 1;
+    if (was_empty && write(w->inbox_fd, &one, sizeof(one)) < 0)
+        log_debug("inbox write: %d", errno);
+}
+
+/* The worker owning the fewest connections, w itself on a tie; draining workers take none. */
+static struct s1_worker *least_loaded(struct s1_worker *w)
+{
+    struct s1_worker *best = w;
+    unsigned best_load = atomic_load_explicit(&w->load, memory_order_relaxed);
+
+    for (size_t i = 0; i < w->sh->nworkers && best_load > 0; i++) {
+        struct s1_worker *o = &w->sh->workers[i];
+        unsigned l = atomic_load_explicit(&o->load, memory_order_relaxed);
+        if (l < best_load && atomic_load_explicit(&o->stop_level, memory_order_relaxed) == S1_WORKER_RUN) {
+            best = o;
+            best_load = l;
+        }
+    }
+    return best;
+}
+
+/*
+ * A connection within the limits: w serves it, or hands it to a less loaded worker. If that
+ * fails (out of memory) w serves it anyway.
+ */
+static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
+{
+    struct s1_worker *to = least_loaded(w);
+    struct s1_handoff *h;
+    bool was_empty;
+
+    if (to != w && (h = malloc(sizeof(*h))) != NULL) {
+        h->fd = fd;
+        memcpy(h->peer, peer, sizeof(h->peer));
+        atomic_fetch_add_explicit(&to->load, 1, memory_order_relaxed);
+        pthread_mutex_lock(&to->inbox_lock);
+        was_empty = STAILQ_EMPTY(&to->done_jobs) && STAILQ_EMPTY(&to->handed);
+        STAILQ_INSERT_TAIL(&to->handed, h, link);
+        pthread_mutex_unlock(&to->inbox_lock);
+        inbox_wake(to, was_empty);
+        metrics_add(&w->metrics.connections_handed, 1);
+        return;
+    }
+    atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
+    s1_conn_new(w, fd, peer); /* released by s1_conn_free */
+}
+
+/* A handed connection this worker will not serve (it is stopping): closed, its counts undone. */
+static void handoff_refuse(struct s1_worker *w, struct s1_handoff *h)
+{
+    close(h->fd);
+    if (w->sh->conns_per_ip != NULL)
+        connlimit_release(w->sh->conns_per_ip, h->peer);
+    atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
+    free(h);
+}
+
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     struct s1_worker *w = arg;
@@ -108,13 +177,14 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
             reject_per_ip(w, fd);
             continue;
         }
-        s1_conn_new(w, fd, key); /* released by s1_conn_free */
+        take_or_hand(w, fd, key);
     }
 }
 
 void s1_worker_conn_closed(struct s1_worker *w)
 {
     atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
     if (w->draining && w->nconns == 0)
         event_base_loopexit(w->base, NULL);
 }
@@ -187,31 +257,42 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 
 void s1_worker_commit_done(struct s1_worker *w, struct commit_job_list *jobs)
 {
-    uint64_t one = 1;
-    bool notify;
+    bool was_empty;
 
-    pthread_mutex_lock(&w->done_lock);
-    /* a non-empty list has been signalled already and not yet taken by the worker */
-    notify = STAILQ_EMPTY(&w->done_jobs);
+    pthread_mutex_lock(&w->inbox_lock);
+    /* a non-empty inbox has been signalled already and not yet read by the worker */
+    was_empty = STAILQ_EMPTY(&w->done_jobs) && STAILQ_EMPTY(&w->handed);
     STAILQ_CONCAT(&w->done_jobs, jobs);
-    pthread_mutex_unlock(&w->done_lock);
-    if (notify && write(w->done_fd, &one, sizeof(one)) < 0)
-        log_debug("commit notify write: %d", errno);
+    pthread_mutex_unlock(&w->inbox_lock);
+    inbox_wake(w, was_empty);
 }
 
-static void on_commit_done(evutil_socket_t fd, short what, void *arg)
+static void on_inbox(evutil_socket_t fd, short what, void *arg)
 {
     struct s1_worker *w = arg;
     struct commit_job_list jobs;
+    struct s1_handoff_list handed;
     uint64_t v;
     UNUSED(what);
 
     if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-        log_debug("commit notify read: %d", errno);
+        log_debug("inbox read: %d", errno);
     STAILQ_INIT(&jobs);
-    pthread_mutex_lock(&w->done_lock);
+    STAILQ_INIT(&handed);
+    pthread_mutex_lock(&w->inbox_lock);
     STAILQ_CONCAT(&jobs, &w->done_jobs);
-    pthread_mutex_unlock(&w->done_lock);
+    STAILQ_CONCAT(&handed, &w->handed);
+    pthread_mutex_unlock(&w->inbox_lock);
+    while (!STAILQ_EMPTY(&handed)) {
+        struct s1_handoff *h = STAILQ_FIRST(&handed);
+        STAILQ_REMOVE_HEAD(&handed, link);
+        if (w->draining) {
+            handoff_refuse(w, h);
+            continue;
+        }
+        s1_conn_new(w, h->fd, h->peer);
+        free(h);
+    }
     while (!STAILQ_EMPTY(&jobs)) {
         struct commit_job *job = STAILQ_FIRST(&jobs);
         STAILQ_REMOVE_HEAD(&jobs, link);
@@ -259,10 +340,10 @@ static int setup(struct s1_worker *w)
     event_assign(&w->accept_ev, w->base, w->listen_fd, EV_READ | EV_PERSIST, on_accept, w);
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
-    event_assign(&w->done_ev, w->base, w->done_fd, EV_READ | EV_PERSIST, on_commit_done, w);
+    event_assign(&w->inbox_ev, w->base, w->inbox_fd, EV_READ | EV_PERSIST, on_inbox, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
     if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0 ||
-        event_add(&w->done_ev, NULL) < 0)
+        event_add(&w->inbox_ev, NULL) < 0)
         return -1;
     w->auth = authclient_new(w->base, &cfg->authc, &w->metrics);
     if (cfg->auth_cache_entries > 0 && cfg->auth_cache_ttl_us > 0) {
@@ -314,14 +395,16 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     metrics_init(&w->metrics);
     atomic_init(&w->stop_level, S1_WORKER_RUN);
     atomic_init(&w->done, false);
-    pthread_mutex_init(&w->done_lock, NULL);
+    atomic_init(&w->load, 0);
+    pthread_mutex_init(&w->inbox_lock, NULL);
     STAILQ_INIT(&w->done_jobs);
-    w->done_fd = -1;
+    STAILQ_INIT(&w->handed);
+    w->inbox_fd = -1;
     w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->notify_fd < 0)
         return -1;
-    w->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    return w->done_fd < 0 ? -1 : 0;
+    w->inbox_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return w->inbox_fd < 0 ? -1 : 0;
 }
 
 int s1_worker_start(struct s1_worker *w)
@@ -356,7 +439,7 @@ void s1_worker_release(struct s1_worker *w)
         event_del(&w->accept_ev);
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
-        event_del(&w->done_ev);
+        event_del(&w->inbox_ev);
         event_del(&w->drain_ev);
         event_base_free(w->base);
         w->base = NULL;
@@ -367,14 +450,20 @@ void s1_worker_release(struct s1_worker *w)
     if (w->notify_fd >= 0)
         close(w->notify_fd);
     w->notify_fd = -1;
-    if (w->done_fd >= 0)
-        close(w->done_fd);
-    w->done_fd = -1;
+    if (w->inbox_fd >= 0)
+        close(w->inbox_fd);
+    w->inbox_fd = -1;
     /* answers that came after the loop ended (their connections are gone) */
     while (!STAILQ_EMPTY(&w->done_jobs)) {
         struct commit_job *job = STAILQ_FIRST(&w->done_jobs);
         STAILQ_REMOVE_HEAD(&w->done_jobs, link);
         free(job);
     }
-    pthread_mutex_destroy(&w->done_lock);
+    /* connections handed to it after its loop ended */
+    while (!STAILQ_EMPTY(&w->handed)) {
+        struct s1_handoff *h = STAILQ_FIRST(&w->handed);
+        STAILQ_REMOVE_HEAD(&w->handed, link);
+        handoff_refuse(w, h);
+    }
+    pthread_mutex_destroy(&w->inbox_lock);
 }

@@ -2,12 +2,19 @@
  * worker.h - one worker thread: its own event_base (EVENT_BASE_FLAG_NOLOCK), its own
  * SO_REUSEPORT listening socket, its client connections, its authclient and its metrics.
  *
+ * Balance: the kernel spreads new connections over the listening sockets by a hash of their
+ * addresses, which can put all of a client's few connections on one thread. So the worker that
+ * accepts a connection keeps it only if no other worker owns fewer (load, ties stay); otherwise
+ * it hands the socket to the least loaded one through that worker's inbox. One wake-up per
+ * handed connection, none per request.
+ *
  * DESIGN: main creates the listening sockets and struct s1_shared, then starts the workers and
  * waits on a barrier until each has set up its base. After that only the worker touches its base
  * and connections. main talks to a worker only through stop_level (atomic) plus a write to
  * notify_fd (an eventfd registered in the worker's base). The committer thread returns
- * finished uploads the same way: s1_worker_commit_done appends to done_jobs under done_lock and
- * writes done_fd if the list was empty. Workers read one another's metrics (relaxed atomics) to answer /metrics.
+ * finished uploads through the worker's inbox: s1_worker_commit_done appends to done_jobs under
+ * inbox_lock and writes inbox_fd if the inbox was empty; other workers hand connections the same
+ * way. Workers read one another's metrics (relaxed atomics) to answer /metrics.
  */
 #ifndef S1_WORKER_H
 #define S1_WORKER_H
@@ -35,6 +42,7 @@ struct s1_shared {
     struct files *files;            /* its prefetch table has its own lock (files.h) */
     struct committer *commit;       /* NULL with --read-only; thread-safe calls only */
     struct metrics *const *metrics; /* every worker's metrics, for /metrics */
+    struct s1_worker *workers;      /* all of them, for handing connections over */
     size_t nworkers;
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
     /* per-client limits, NULL when off; thread-safe (ratelimit.h) */
@@ -57,17 +65,22 @@ struct s1_worker {
     _Atomic bool done;          /* shared: owner sets when its loop has ended */
     bool init_failed;           /* owner writes before the barrier, main reads after it */
     struct metrics metrics;     /* owner writes; any worker reads (relaxed atomics) */
-    int done_fd;                /* eventfd: the committer writes, owner reads */
-    /* done_lock protects done_jobs: committed jobs the owner has not answered yet */
-    pthread_mutex_t done_lock;
+    /* connections this worker owns or has been handed and not yet taken: any worker reads it
+     * and adds to it when it hands one over; the owner subtracts when one closes */
+    _Atomic unsigned load;
+    int inbox_fd;               /* eventfd: the committer and other workers write, owner reads */
+    /* inbox_lock protects done_jobs (committed jobs the owner has not answered yet) and
+     * handed (connections other workers accepted for this one) */
+    pthread_mutex_t inbox_lock;
     struct commit_job_list done_jobs;
+    STAILQ_HEAD(s1_handoff_list, s1_handoff) handed;
 
     /* owner only */
     struct event_base *base;
     struct event accept_ev;
     struct event accept_pause_ev;
     struct event notify_ev;
-    struct event done_ev;
+    struct event inbox_ev;
     struct event drain_ev;
     struct authclient *auth;
     struct credcache cache; /* --auth-cache; cache_on false when off */

@@ -14,6 +14,10 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
   maxconns PORT N
       open N connections and prove each is served, then one more: prints "rejected" if that one
       got a 503 or was closed without an answer, "accepted" otherwise.
+  spread PORT N THREADS
+      open N connections one after another, each served before the next, and hold them; then
+      ask /metrics on the first and print how many connections each worker thread holds,
+      least first (e.g. "4 4").
   metrics PORT [NAME...]
       GET /metrics, check the whole text against the Prometheus text format (histograms
       cumulative, _count == +Inf bucket); print "valid", then the value of each NAME (a full
@@ -219,6 +223,32 @@ def cmd_maxconns(argv):
     return 0
 
 
+def cmd_spread(argv):
+    port, n, threads = int(argv[0]), int(argv[1]), int(argv[2])
+    held = []
+    for _ in range(n):
+        s = connect(port)
+        s.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
+        f = s.makefile("rb")
+        resp = read_response(f)
+        if resp.status != 404:
+            print(f"connection {len(held)} got {resp.status}")
+            return 1
+        held.append((s, f))
+    s, f = held[0]
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+    resp = read_response(f)
+    counts = []
+    for k in range(threads):
+        m = re.search(r'^server1_worker_connections\{worker="%d"\} (\d+)$' % k,
+                      resp.body.decode(), re.M)
+        counts.append(int(m.group(1)) if m else -1)
+    print(" ".join(str(c) for c in sorted(counts)))
+    for s, _ in held:
+        s.close()
+    return 0
+
+
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*"'
                     r'(,[a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*")*)?\})? (-?[0-9.e+-]+|\+Inf|NaN)$')
 
@@ -276,7 +306,7 @@ def cmd_metrics(argv):
 
 def main():
     cmds = {"raw": cmd_raw, "fetch": cmd_fetch, "slowget": cmd_slowget,
-            "maxconns": cmd_maxconns, "metrics": cmd_metrics}
+            "maxconns": cmd_maxconns, "spread": cmd_spread, "metrics": cmd_metrics}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -58,6 +58,8 @@ code_is() {
     [[ $(code "$@") == "$want" ]]
 }
 raw() { "${CLIENT[@]}" raw "$@"; }
+# spread_is WANT: 16 new connections are spread as WANT (the previous 16 closed).
+spread_is() { [[ $("${CLIENT[@]}" spread "$S1_PORT" 16 4) == "$1" ]]; }
 # statuses: the status codes in raw output, space-separated.
 # (not anchored: a body without a final newline runs into the next status line)
 statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9]' | awk '{print $2}' | tr '\n' ' ' | sed 's/ $//'; }
@@ -493,6 +495,18 @@ check_ok "served again once under the limit" wait_until 5 code_is 404 "$S1/nope"
 m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_connections_rejected_total)
 check_eq "rejections counted" "$(tail -n1 <<<"$m")" 1
 stop_s1 "max-conns"
+
+log "connections spread over the worker threads"
+# The kernel's SO_REUSEPORT hash alone splits 8 connections 4/4 one time in 3.7 and 16 over
+# four threads evenly one time in 68; server1 hands each to the least loaded thread.
+start_s1 s1-spread --threads 2
+check_eq "8 connections: 4 on each of 2 threads" "$("${CLIENT[@]}" spread "$S1_PORT" 8 2)" "4 4"
+stop_s1 "spread 2"
+start_s1 s1-spread4 --threads 4
+check_eq "16 connections: 4 on each of 4 threads" \
+    "$("${CLIENT[@]}" spread "$S1_PORT" 16 4)" "4 4 4 4"
+check_ok "closed ones leave their threads" wait_until 5 spread_is "4 4 4 4"
+stop_s1 "spread 4"
 
 log "timeouts"
 start_s1 s1-timeouts --header-timeout 500ms --idle-timeout 1s --auth-timeout 300ms
