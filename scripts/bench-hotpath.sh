@@ -38,8 +38,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
-# server1's own auth-cache flags, being added to server1 now: left out (with a warning) when
-# this build's server1 --help does not mention --auth-cache.
+# server1's own auth-cache flags: left out (with a warning) when this build's server1 --help
+# does not mention --auth-cache (a build older than the cache, run for comparison).
 S1_CACHE_FLAGS=(--auth-cache 100000 --auth-cache-ttl 60s)
 S1_NOCACHE_FLAGS=(--auth-cache 0)
 # both server1s: as scripts/reproduce.sh runs them (per-client limits off: every request comes
