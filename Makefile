@@ -34,6 +34,13 @@ SAN := $(SAN_fuzz)
 endif
 
 PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib libisal
+# Without the libraries the build would stop at the first missing header: say what to run
+# instead (the goals that install them first, or need nothing, are not checked).
+ifneq ($(filter-out setup clean help test test-asan test-tsan,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && echo ok),ok)
+$(error the libraries are not installed: run 'make setup' (scripts/setup.sh, Debian 12) first)
+endif
+endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -128,6 +135,7 @@ setup:
 	$(Q)bash scripts/setup.sh
 
 unit: build
+	$(Q)python3 scripts/check-includes.py
 	$(Q)bash tests/run-unit.sh $(O)
 
 itest: all

@@ -17,7 +17,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "worker.h"
 #include "xalloc.h"
 
 bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t now_ns,
@@ -363,26 +362,26 @@ static void fail_accepted(struct batch *b, int e)
     }
 }
 
-/* Returns every job of the batch to its worker: one list and one wake-up per worker. */
+/* Posts every job of the batch to its mailbox: one list and one wake-up per mailbox. */
 static void answer(struct batch *b)
 {
-    struct s1_worker *w[COMMIT_BATCH_MAX]; /* a job may be freed as soon as it is handed over */
-    struct commit_job_list list;
+    struct mailbox *to[COMMIT_BATCH_MAX]; /* a job may be freed as soon as it is posted */
+    struct mailbox_list list;
 
     for (size_t k = 0; k < b->n; k++)
-        w[k] = b->jobs[k]->w;
+        to[k] = b->jobs[k]->reply_to;
     for (size_t k = 0; k < b->n; k++) {
-        struct s1_worker *to = w[k];
-        if (to == NULL)
-            continue; /* sent with an earlier job's list */
+        struct mailbox *mb = to[k];
+        if (mb == NULL)
+            continue; /* posted with an earlier job's list */
         STAILQ_INIT(&list);
         for (size_t i = k; i < b->n; i++) {
-            if (w[i] == to) {
-                STAILQ_INSERT_TAIL(&list, b->jobs[i], link);
-                w[i] = NULL;
+            if (to[i] == mb) {
+                STAILQ_INSERT_TAIL(&list, &b->jobs[i]->done, link);
+                to[i] = NULL;
             }
         }
-        s1_worker_commit_done(to, &list);
+        mailbox_post(mb, &list);
     }
 }
 

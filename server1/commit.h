@@ -11,8 +11,9 @@
  * operator's file under --root, which only --writable-root lets users replace or delete),
  * appends one log record per accepted job, makes them all durable with one fdatasync
  * (store_sync), publishes them in the store's index, and only then
- * returns every job to its worker via s1_worker_commit_done (a locked list + eventfd; it never
- * touches a worker's event base). All decisions and index changes happen on this one thread,
+ * posts every job to the mailbox it names (mailbox.h: one post and one wake-up per mailbox per
+ * batch), where the job's own deliver function answers it on the submitting worker's thread;
+ * the committer knows nothing of workers, connections or handlers. All decisions and index changes happen on this one thread,
  * so they are serialized.
  */
 #ifndef S1_COMMIT_H
@@ -27,6 +28,7 @@
 
 #include "account.h"
 #include "files.h"
+#include "mailbox.h"
 #include "store.h"
 
 #define COMMIT_MEM_BODY_MAX (16u << 20) /* larger PUT bodies always go to a temp file */
@@ -35,7 +37,6 @@
     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 #define COMMIT_SECONDS_NBOUNDS 15
 
-struct s1_worker;
 struct s1_conn;
 
 enum commit_op {
@@ -57,7 +58,8 @@ struct commit_body {
 struct commit_job {
     /* set by the worker before commit_submit; read-only for the committer */
     enum commit_op op;
-    struct s1_worker *w;                  /* where the answer goes */
+    struct mailbox *reply_to;             /* where the finished job is posted ... */
+    struct mailbox_msg done;              /* ... with the function that answers it there */
     char name[FILES_NAME_MAX + 1];        /* validated, relative to the root */
     size_t name_len;
     char user[ACCOUNT_USER_MAX + 1];      /* who asks */
@@ -67,7 +69,7 @@ struct commit_job {
     /* set by the committer before the job is returned */
     int status;                           /* 201, 204, 403, 404, 409, 500 or 507 */
     bool over_quota;                      /* 507 because of --user-quota or --store-max */
-    STAILQ_ENTRY(commit_job) link;        /* in the committer queue, then the worker's list */
+    STAILQ_ENTRY(commit_job) link;        /* in the committer queue */
 };
 
 STAILQ_HEAD(commit_job_list, commit_job);

@@ -16,12 +16,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "authclient.h"
 #include "clock.h"
-#include "handler.h"
+#include "config.h"
 #include "log.h"
 #include "net.h"
-#include "worker.h"
 #include "xalloc.h"
 
 #define S1_IN_INIT 4096
@@ -39,7 +37,7 @@ static void upload_abandon(struct s1_conn *c);
 
 static size_t in_max(const struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->w->sh->cfg;
+    const struct s1_config *cfg = c->home->cfg;
     return cfg->max_header_bytes + cfg->max_body;
 }
 
@@ -203,7 +201,7 @@ static struct evbuffer *out_buf(struct s1_conn *c)
  */
 static void deadline_extend(struct s1_conn *c, uint64_t bytes)
 {
-    const struct s1_config *cfg = c->w->sh->cfg;
+    const struct s1_config *cfg = c->home->cfg;
     uint64_t add = (uint64_t)((double)bytes / (double)cfg->min_rate * 1e9);
 
     if (c->send_deadline_ns == 0)
@@ -298,7 +296,7 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
         }
         n = 0;
     }
-    metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
+    metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
     if ((size_t)n == total) {
         body_discard(b);
         return;
@@ -319,7 +317,7 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
 
     if (body == NULL)
         body = &none;
-    if (!c->keep_alive || c->w->draining || c->peer_eof)
+    if (!c->keep_alive || c->home->draining || c->peer_eof)
         c->close_after = true;
     if (c->up_open && !c->uploading) /* an upload refused before its body */
         upload_abandon(c);
@@ -355,10 +353,10 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         p = put_str(p, "Connection: keep-alive\r\n");
     p = put_str(p, "\r\n");
 
-    metrics_request(&c->w->metrics, c->route, status);
+    metrics_request(c->home->metrics, c->route, status);
     if (c->req_inflight) {
         c->req_inflight = false;
-        metrics_gauge_add(&c->w->metrics.inflight, -1);
+        metrics_gauge_add(&c->home->metrics->inflight, -1);
     }
     if (c->head_only)
         body_discard(body);
@@ -421,19 +419,19 @@ static void send_continue(struct s1_conn *c)
 static void upload_abandon(struct s1_conn *c)
 {
     if (c->uploading)
-        commit_body_abandon(c->w->sh->commit, &c->up);
+        commit_body_abandon(c->home->commit, &c->up);
     c->uploading = false;
     if (c->up_open)
-        commit_upload_close(c->w->sh->commit);
+        commit_upload_close(c->home->commit);
     c->up_open = false;
 }
 
 /* PUT /files/...: checks the head before anyone looks at the credentials; false after answering. */
 static bool upload_head_ok(struct s1_conn *c, const struct http_request *req)
 {
-    const struct s1_config *cfg = c->w->sh->cfg;
+    const struct s1_config *cfg = c->home->cfg;
 
-    if (c->w->sh->commit == NULL) {
+    if (c->home->commit == NULL) {
         respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
         return false;
     }
@@ -453,10 +451,10 @@ static void arm_upload_timer(struct s1_conn *c)
 {
     uint64_t now = clock_now_ns();
     uint64_t left = c->up_deadline_ns > now ? c->up_deadline_ns - now : 0;
-    uint64_t stall = c->w->sh->cfg->header_timeout_us * 1000;
+    uint64_t stall = c->home->cfg->header_timeout_us * 1000;
 
     if (left >= stall) {
-        arm_timer(c, c->w->header_tv, true);
+        arm_timer(c, c->home->header_tv, true);
     } else {
         struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
                              .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
@@ -466,15 +464,15 @@ static void arm_upload_timer(struct s1_conn *c)
 
 bool s1_conn_upload_accept(struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->w->sh->cfg;
+    const struct s1_config *cfg = c->home->cfg;
     char ebuf[128];
-    int rc = commit_body_begin(c->w->sh->commit, &c->up, c->up_left);
+    int rc = commit_body_begin(c->home->commit, &c->up, c->up_left);
 
     if (rc < 0) {
         if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
             /* out of temp space, descriptors or memory for now: the client may try again */
             log_debug("no room for an upload now: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-            metrics_add(&c->w->metrics.uploads_busy, 1);
+            metrics_add(&c->home->metrics->uploads_busy, 1);
             s1_conn_respond_text(c, 503, "Retry-After: 1\r\n", "server busy, try again\n");
         } else {
             log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
@@ -530,12 +528,12 @@ static enum s1_dispatch upload_head(struct s1_conn *c, const struct http_request
     c->up_left = req->content_length;
     c->body_unread = req->content_length > 0;
     c->up_open = true;
-    commit_upload_open(c->w->sh->commit);
+    commit_upload_open(c->home->commit);
     c->expect_continue = req->expect_continue && req->version_minor == 1;
     if (evtimer_pending(&c->tmo_ev, NULL))
         stop_timer(c); /* the client waits for us now */
     c->timer_is_header = false;
-    d = s1_handler_dispatch(c, c->in + c->in_start, req, NULL, 0);
+    d = c->home->handler->dispatch(c, c->in + c->in_start, req, NULL, 0);
     c->in_start += req->head_len;
     c->head_done = false;
     http_parser_reset(&c->parser);
@@ -545,7 +543,7 @@ static enum s1_dispatch upload_head(struct s1_conn *c, const struct http_request
 /* Handles every complete request in the buffer, in order, until one goes asynchronous. */
 static void conn_process(struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->w->sh->cfg;
+    const struct s1_config *cfg = c->home->cfg;
 
     while (!c->dead && c->state == S1_CONN_READ && !c->close_after) {
         size_t avail;
@@ -563,7 +561,7 @@ static void conn_process(struct s1_conn *c)
                 break;
             }
             stop_timer(c);
-            s1_handler_upload_received(c);
+            c->home->handler->upload_received(c);
             c->state = S1_CONN_WAIT;
             break;
         }
@@ -577,7 +575,7 @@ static void conn_process(struct s1_conn *c)
             if (r == HTTP_PARSE_MORE) {
                 /* part of a request: it must be complete within --header-timeout */
                 if (!c->timer_is_header)
-                    arm_timer(c, c->w->header_tv, true);
+                    arm_timer(c, c->home->header_tv, true);
                 break;
             }
             if (r == HTTP_PARSE_ERROR) {
@@ -587,8 +585,8 @@ static void conn_process(struct s1_conn *c)
             c->head_done = true;
             c->sent_continue = false;
             c->req_inflight = true;
-            metrics_gauge_add(&c->w->metrics.inflight, 1);
-            c->route = s1_handler_route(c->in + c->in_start, req);
+            metrics_gauge_add(&c->home->metrics->inflight, 1);
+            c->route = c->home->handler->route(c->in + c->in_start, req);
             c->keep_alive = req->keep_alive;
             c->http10 = req->version_minor == 0;
             c->head_only = req->method == HTTP_METHOD_HEAD;
@@ -607,7 +605,7 @@ static void conn_process(struct s1_conn *c)
         need = req->head_len + (size_t)req->content_length;
         if (avail < need) {
             if (!c->timer_is_header)
-                arm_timer(c, c->w->header_tv, true);
+                arm_timer(c, c->home->header_tv, true);
             if (req->expect_continue && !c->sent_continue && req->version_minor == 1)
                 send_continue(c);
             break;
@@ -617,7 +615,7 @@ static void conn_process(struct s1_conn *c)
             stop_timer(c);
         c->timer_is_header = false;
         c->more_input = avail > need;
-        d = s1_handler_dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
+        d = c->home->handler->dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
                                 need - req->head_len);
         c->more_input = false;
         c->in_start += need;
@@ -656,7 +654,7 @@ static bool stream_fill(struct s1_conn *c)
         stream_end(c);
         return false;
     }
-    got = files_pread_direct(c->w->sh->files, c->st_fd, rb->data, rb->cap, c->st_off);
+    got = files_pread_direct(c->home->files, c->st_fd, rb->data, rb->cap, c->st_off);
     n = got < 0 ? 0 : (size_t)got;
     if (n > c->st_left)
         n = (size_t)c->st_left;
@@ -683,8 +681,8 @@ static void arm_write(struct s1_conn *c)
     uint64_t now = clock_now_ns();
     uint64_t left = c->send_deadline_ns > now ? c->send_deadline_ns - now : 0;
 
-    if (c->send_deadline_ns == 0 || left >= c->w->sh->cfg->idle_timeout_us * 1000) {
-        event_add(&c->wr_ev, c->w->idle_tv);
+    if (c->send_deadline_ns == 0 || left >= c->home->cfg->idle_timeout_us * 1000) {
+        event_add(&c->wr_ev, c->home->idle_tv);
     } else {
         struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
                              .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
@@ -729,7 +727,7 @@ static void conn_flush(struct s1_conn *c)
             }
             c->zero_writes = 0;
             budget -= (size_t)n < budget ? (size_t)n : budget;
-            metrics_add(&c->w->metrics.bytes_sent, (uint64_t)n);
+            metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
         }
     } while (!c->dead && c->st_fd >= 0 && stream_fill(c));
     if (c->dead)
@@ -747,7 +745,7 @@ static void start_linger(struct s1_conn *c)
     }
     c->state = S1_CONN_LINGER;
     c->in_start = c->in_end = 0;
-    arm_timer(c, c->w->linger_tv, false);
+    arm_timer(c, c->home->linger_tv, false);
 }
 
 static void conn_settle(struct s1_conn *c)
@@ -776,10 +774,10 @@ static void conn_settle(struct s1_conn *c)
                 c->dead = true;
         } else if (c->state == S1_CONN_READ && c->peer_eof) {
             c->dead = true; /* everything complete was answered; the peer sends no more */
-        } else if (idle && c->w->draining) {
+        } else if (idle && c->home->draining) {
             c->dead = true;
         } else if (idle && !c->close_after && !evtimer_pending(&c->tmo_ev, NULL)) {
-            arm_timer(c, c->w->idle_tv, false);
+            arm_timer(c, c->home->idle_tv, false);
         }
     }
     if (!c->dead) {
@@ -844,7 +842,7 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 
     if (c->send_deadline_ns != 0 && clock_now_ns() >= c->send_deadline_ns) {
         log_debug("closing fd %d: the client took too long to read its response", c->fd);
-        metrics_add(&c->w->metrics.sends_timed_out, 1);
+        metrics_add(&c->home->metrics->sends_timed_out, 1);
         c->reset = true; /* the kernel would go on sending its buffered bytes at their pace */
         c->dead = true;
     } else if (what & EV_TIMEOUT) {
@@ -865,7 +863,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     } else if (c->state == S1_CONN_READ && c->uploading) {
         log_debug("fd %d: upload stalled, or slower than --upload-timeout + size / --min-rate",
                   c->fd);
-        metrics_add(&c->w->metrics.uploads_timed_out, 1);
+        metrics_add(&c->home->metrics->uploads_timed_out, 1);
         upload_abandon(c);
         c->timer_is_header = false;
         respond_fatal(c, 408, "upload not received in time\n");
@@ -888,11 +886,11 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
+void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
-    c->w = w;
+    c->home = home;
     c->fd = fd;
     memcpy(c->peer, peer, sizeof(c->peer));
     c->state = S1_CONN_READ;
@@ -900,30 +898,28 @@ void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_
     c->st_fd = -1;
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
-    http_parser_init(&c->parser, w->sh->cfg->max_header_bytes);
+    http_parser_init(&c->parser, home->cfg->max_header_bytes);
     if (net_set_nodelay(fd) < 0)
         log_debug("TCP_NODELAY on fd %d failed", fd);
-    event_assign(&c->rd_ev, w->base, fd, EV_READ | EV_PERSIST, on_read, c);
-    event_assign(&c->wr_ev, w->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
-    evtimer_assign(&c->tmo_ev, w->base, on_timeout, c);
-    TAILQ_INSERT_TAIL(&w->conns, c, link);
-    w->nconns++;
-    metrics_gauge_add(&w->metrics.connections, 1);
+    event_assign(&c->rd_ev, home->base, fd, EV_READ | EV_PERSIST, on_read, c);
+    event_assign(&c->wr_ev, home->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+    evtimer_assign(&c->tmo_ev, home->base, on_timeout, c);
+    TAILQ_INSERT_TAIL(&home->conns, c, link);
+    home->nconns++;
+    metrics_gauge_add(&home->metrics->connections, 1);
     event_add(&c->rd_ev, NULL);
     c->reading = true;
     /* the first request must arrive within --header-timeout */
-    arm_timer(c, w->header_tv, true);
+    arm_timer(c, home->header_tv, true);
 }
 
 void s1_conn_free(struct s1_conn *c)
 {
-    struct s1_worker *w = c->w;
+    struct s1_conn_home *home = c->home;
 
-    if (c->auth_pending)
-        authclient_cancel(w->auth, c->auth_handle);
+    if (c->auth_pending || c->job != NULL)
+        home->handler->abandon(c); /* a late answer finds nobody */
     upload_abandon(c);
-    if (c->job != NULL)
-        c->job->c = NULL; /* the committer's answer will find nobody */
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
     event_del(&c->tmo_ev);
@@ -938,14 +934,14 @@ void s1_conn_free(struct s1_conn *c)
     stream_end(c);
     free(c->in);
     if (c->req_inflight)
-        metrics_gauge_add(&w->metrics.inflight, -1);
-    metrics_gauge_add(&w->metrics.connections, -1);
-    TAILQ_REMOVE(&w->conns, c, link);
-    w->nconns--;
-    if (w->sh->conns_per_ip != NULL)
-        connlimit_release(w->sh->conns_per_ip, c->peer);
+        metrics_gauge_add(&home->metrics->inflight, -1);
+    metrics_gauge_add(&home->metrics->connections, -1);
+    TAILQ_REMOVE(&home->conns, c, link);
+    home->nconns--;
+    if (home->conns_per_ip != NULL)
+        connlimit_release(home->conns_per_ip, c->peer);
     free(c);
-    s1_worker_conn_closed(w);
+    home->closed(home);
 }
 
 void s1_conn_drain(struct s1_conn *c)

@@ -4,7 +4,10 @@
  * with references / sendfile for the rest), then keep-alive or close. Pipelined requests stay
  * in the buffer and are handled in order once the previous response is queued.
  *
- * DESIGN: a conn belongs to one worker thread and is only touched there. Every entry point
+ * DESIGN: a conn belongs to one thread and is only touched there. It knows that thread only as
+ * its home (struct s1_conn_home: the event base, timeouts, limits, counters) and the request
+ * handler only through the functions in home->handler, so conn includes neither worker.h nor
+ * handler.h: the worker owns homes and conns, the handler answers through this API. Every entry point
  * (socket readable/writable, timer, auth answer via s1_conn_resume, worker drain) ends in one
  * place that frees the conn if it died, so nothing below an entry point ever frees it. While a
  * request waits for server2 the conn holds the authclient handle and cancels it if it is freed
@@ -41,8 +44,9 @@
 #include "ratelimit.h"
 #include "respbuf.h"
 
-struct s1_worker;
 struct evbuffer;
+struct s1_conn;
+struct s1_config;
 
 enum s1_conn_state {
     S1_CONN_READ,   /* between requests, or receiving one */
@@ -71,8 +75,46 @@ struct s1_body {
     struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
 };
 
+enum s1_dispatch {
+    S1_DISPATCH_DONE,    /* the response is queued */
+    S1_DISPATCH_PENDING, /* answered later (s1_conn_resume); the conn reads no next request */
+};
+
+/* The request handler, as conn calls it (handler.h implements it). All on the conn's thread. */
+struct s1_conn_handler {
+    /* Which route a request is for (for metrics labels), from its head. */
+    enum metrics_route (*route)(const char *buf, const struct http_request *req);
+    /* One complete request (a PUT to /files/: its head only, body_len 0). */
+    enum s1_dispatch (*dispatch)(struct s1_conn *c, const char *buf,
+                                 const struct http_request *req, const char *body,
+                                 size_t body_len);
+    /* The body of the conn's PUT is all received; the answer comes later (s1_conn_resume). */
+    void (*upload_received)(struct s1_conn *c);
+    /* The conn is being freed with an answer still pending: forget it. */
+    void (*abandon)(struct s1_conn *c);
+};
+
+/* What a thread gives its connections. Filled by the owner before any conn; owner only. */
+struct s1_conn_home {
+    struct event_base *base;
+    const struct s1_config *cfg;
+    struct metrics *metrics;          /* the thread's */
+    struct files *files;              /* the files streamed responses are read from */
+    struct committer *commit;         /* uploads' bodies; NULL with --read-only */
+    struct connlimit *conns_per_ip;   /* --max-conns-per-ip, or NULL */
+    const struct timeval *header_tv;  /* common timeouts of base */
+    const struct timeval *idle_tv;
+    const struct timeval *linger_tv;
+    const struct s1_conn_handler *handler;
+    void *handler_arg;                /* the handler's own per-thread state */
+    void (*closed)(struct s1_conn_home *home); /* after a conn was freed */
+    TAILQ_HEAD(s1_conn_list, s1_conn) conns;
+    unsigned nconns;
+    bool draining;                    /* new responses close their connection */
+};
+
 struct s1_conn {
-    struct s1_worker *w;
+    struct s1_conn_home *home;
     TAILQ_ENTRY(s1_conn) link;
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN]; /* the client's address key (per-client limits) */
@@ -138,9 +180,9 @@ struct s1_conn {
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
- * w->sh->conns_per_ip, if on, until the conn is freed).
+ * home->conns_per_ip, if on, until the conn is freed).
  */
-void s1_conn_new(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN]);
+void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN]);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */

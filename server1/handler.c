@@ -6,9 +6,9 @@
  * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. PUT and DELETE /files/{name} follow the same rule, then go to the
- * committer (commit.h), whose answer (s1_handler_commit_done) completes the request. A PUT
- * comes here with its head only: its body is read once the credentials, the name and the
- * quotas (commit_quota_check) are accepted, and comes back in s1_handler_upload_received.
+ * committer (commit.h), whose answer (commit_done, through the thread's mailbox) completes the
+ * request. A PUT comes here with its head only: its body is read once the credentials, the
+ * name and the quotas (commit_quota_check) are accepted, and comes back in upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
  * Retry-After and server2 never sees the request. Only failures and creations write to the
@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <sodium.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,12 +36,17 @@
 #include "form.h"
 #include "log.h"
 #include "ratelimit.h"
-#include "worker.h"
 #include "xalloc.h"
 
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define FILES_PREFIX "/files/"
+
+/* The handler's state of the conn's thread (handler.h). */
+static inline struct s1_handler_env *env_of(const struct s1_conn *c)
+{
+    return c->home->handler_arg;
+}
 #define USERS_PREFIX "/users/"
 
 /* The path of the target (without query), or -1 for a target that is not a path. */
@@ -83,7 +89,7 @@ static bool path_is(const char *p, size_t len, const char *lit)
     return len == n && memcmp(p, lit, n) == 0;
 }
 
-enum metrics_route s1_handler_route(const char *buf, const struct http_request *req)
+static enum metrics_route route_of(const char *buf, const struct http_request *req)
 {
     const char *p;
     size_t len;
@@ -119,7 +125,7 @@ static void respond_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t
 
     snprintf(hdr, sizeof(hdr), "Retry-After: %llu\r\n",
              (unsigned long long)ratelimit_retry_after_s(wait_ns));
-    metrics_add(&c->w->metrics.ratelimited[kind], 1);
+    metrics_add(&c->home->metrics->ratelimited[kind], 1);
     s1_conn_respond_text(c, 429, hdr, text);
 }
 
@@ -130,7 +136,7 @@ static void respond_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t
  */
 static bool login_limited(struct s1_conn *c)
 {
-    const struct s1_shared *sh = c->w->sh;
+    const struct s1_service *sh = env_of(c)->svc;
     uint64_t wait_user = 0;
     uint64_t wait_addr = 0;
     uint64_t now;
@@ -156,7 +162,7 @@ static bool login_limited(struct s1_conn *c)
 /* server2 refused c->user's credentials: one token less for the user and the address. */
 static void login_failed(struct s1_conn *c)
 {
-    const struct s1_shared *sh = c->w->sh;
+    const struct s1_service *sh = env_of(c)->svc;
     uint64_t now = clock_now_ns();
 
     if (sh->login_fail_user != NULL)
@@ -168,7 +174,7 @@ static void login_failed(struct s1_conn *c)
 /* Before a CREATE: takes a token of the address; false after answering 429 if it had none. */
 static bool signup_allowed(struct s1_conn *c)
 {
-    struct ratelimit *rl = c->w->sh->signup;
+    struct ratelimit *rl = env_of(c)->svc->signup;
     uint64_t wait;
 
     if (rl == NULL)
@@ -257,7 +263,7 @@ static enum s1_dispatch create_user(struct s1_conn *c, const char *buf,
     }
     if (!signup_allowed(c)) /* every CREATE costs server2 a hash, taken or not */
         goto out;
-    if (authclient_submit(c->w->auth, FRAME_CREATE, user, fields[0].len, pass, fields[1].len,
+    if (authclient_submit(env_of(c)->auth, FRAME_CREATE, user, fields[0].len, pass, fields[1].len,
                           on_create, c, &c->auth_handle) < 0) {
         respond_unavailable(c);
         goto out;
@@ -370,10 +376,10 @@ static void serve_direct(struct s1_conn *c, const struct files *f)
         s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
         return;
     }
-    rb = respbuf_new(&c->w->resp_budget, size, f->align);
+    rb = respbuf_new(&env_of(c)->resp_budget, size, f->align);
     if (rb == NULL) {
         close(fd);
-        metrics_add(&c->w->metrics.responses_busy, 1);
+        metrics_add(&c->home->metrics->responses_busy, 1);
         s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
         return;
     }
@@ -425,7 +431,7 @@ static void serve_buffered(struct s1_conn *c, const struct files *f)
 static bool serve_uploaded(struct s1_conn *c)
 {
     struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
-    struct committer *cm = c->w->sh->commit;
+    struct committer *cm = env_of(c)->svc->commit;
     struct store_segment *pin = NULL;
     uint64_t off, size;
     int fd = -1;
@@ -464,10 +470,10 @@ static bool serve_uploaded(struct s1_conn *c)
  */
 static bool upload_hidden(struct s1_conn *c)
 {
-    struct committer *cm = c->w->sh->commit;
+    struct committer *cm = env_of(c)->svc->commit;
     char owner[STORE_OWNER_MAX + 1];
 
-    if (!c->w->sh->cfg->private_uploads || cm == NULL)
+    if (!env_of(c)->svc->cfg->private_uploads || cm == NULL)
         return false;
     if (store_lookup(&cm->store, c->name, c->name_len, owner, NULL, NULL, NULL, NULL) !=
         STORE_FILE)
@@ -478,7 +484,7 @@ static bool upload_hidden(struct s1_conn *c)
 /* A GET or HEAD whose credentials are accepted: the file, or 404. */
 static void serve_verified(struct s1_conn *c)
 {
-    struct files *f = c->w->sh->files;
+    struct files *f = env_of(c)->svc->files;
 
     if (!c->name_ok || upload_hidden(c))
         s1_conn_respond_text(c, 404, NULL, "not found\n");
@@ -495,14 +501,14 @@ static void serve_verified(struct s1_conn *c)
 static void on_verify(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
-    struct s1_worker *w = c->w;
+    struct s1_handler_env *env = env_of(c);
 
     c->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
         if (c->cred_cacheable) {
-            credcache_put(&w->cache, &c->cred_key, c->cred_epoch, clock_now_ns());
-            metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+            credcache_put(&env->cache, &c->cred_key, c->cred_epoch, clock_now_ns());
+            metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
         }
         serve_verified(c);
         break;
@@ -543,23 +549,23 @@ static void decode_name(struct s1_conn *c, const char *path, size_t len)
 static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
                           void (*hit)(struct s1_conn *))
 {
-    struct s1_worker *w = c->w;
+    struct s1_handler_env *env = env_of(c);
     bool found;
 
     c->cred_cacheable = false;
-    if (hit == NULL || !w->cache_on || cred->user_len > ACCOUNT_USER_MAX)
+    if (hit == NULL || !env->cache_on || cred->user_len > ACCOUNT_USER_MAX)
         return false;
     credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->cred_key);
-    found = credcache_hit(&w->cache, &c->cred_key, clock_now_ns());
-    metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+    found = credcache_hit(&env->cache, &c->cred_key, clock_now_ns());
+    metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
     if (found) {
-        metrics_add(&w->metrics.auth_cache_hits, 1);
+        metrics_add(&c->home->metrics->auth_cache_hits, 1);
         sodium_memzero(&c->cred_key, sizeof(c->cred_key));
         hit(c);
         return true;
     }
-    metrics_add(&w->metrics.auth_cache_misses, 1);
-    c->cred_epoch = w->cache.epoch;
+    metrics_add(&c->home->metrics->auth_cache_misses, 1);
+    c->cred_epoch = env->cache.epoch;
     c->cred_cacheable = true;
     return false;
 }
@@ -595,7 +601,7 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
-    if (authclient_submit(c->w->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
+    if (authclient_submit(env_of(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->auth_handle) < 0) {
         c->cred_cacheable = false;
         respond_unavailable(c);
@@ -644,13 +650,34 @@ static void respond_commit(struct s1_conn *c, int status)
     }
 }
 
+/*
+ * The committer's answer, on the worker's thread (mailbox.h): answers the conn, if still there,
+ * and frees the job. Not live: the worker is stopping and the conn is gone.
+ */
+static void commit_done(struct mailbox_msg *m, bool live)
+{
+    struct commit_job *job = (struct commit_job *)((char *)m - offsetof(struct commit_job, done));
+    struct s1_conn *c = job->c;
+
+    if (live && c != NULL) {
+        c->job = NULL;
+        if (job->over_quota)
+            s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
+        else
+            respond_commit(c, job->status);
+        s1_conn_resume(c);
+    }
+    free(job);
+}
+
 /* After server2 accepted the credentials (and a PUT's body arrived): to the committer. */
 static void submit_change(struct s1_conn *c, enum commit_op op)
 {
     struct commit_job *job = xcalloc(1, sizeof(*job));
 
     job->op = op;
-    job->w = c->w;
+    job->reply_to = env_of(c)->inbox;
+    job->done.deliver = commit_done;
     memcpy(job->name, c->name, c->name_len + 1);
     job->name_len = c->name_len;
     memcpy(job->user, c->user, strlen(c->user) + 1);
@@ -663,29 +690,15 @@ static void submit_change(struct s1_conn *c, enum commit_op op)
     }
     job->c = c;
     c->job = job;
-    commit_submit(c->w->sh->commit, job);
-    /* stays S1_CONN_WAIT until s1_handler_commit_done */
+    commit_submit(env_of(c)->svc->commit, job);
+    /* stays S1_CONN_WAIT until commit_done */
 }
 
-void s1_handler_upload_received(struct s1_conn *c)
+static void upload_received(struct s1_conn *c)
 {
     submit_change(c, COMMIT_PUT);
 }
 
-void s1_handler_commit_done(struct commit_job *job)
-{
-    struct s1_conn *c = job->c;
-
-    if (c != NULL) {
-        c->job = NULL;
-        if (job->over_quota)
-            s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
-        else
-            respond_commit(c, job->status);
-        s1_conn_resume(c);
-    }
-    free(job);
-}
 
 /*
  * A PUT whose credentials server2 accepted, its body still unread: refused now (404, 507)
@@ -693,7 +706,7 @@ void s1_handler_commit_done(struct commit_job *job)
  */
 static void put_accepted(struct s1_conn *c)
 {
-    struct committer *cm = c->w->sh->commit;
+    struct committer *cm = env_of(c)->svc->commit;
 
     if (!c->name_ok)
         s1_conn_respond_text(c, 404, NULL, "not found\n");
@@ -745,7 +758,7 @@ static void on_delete_verify(void *arg, enum frame_status st)
 static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
                                     const struct http_request *req, const char *path, size_t len)
 {
-    if (c->w->sh->commit == NULL) {
+    if (env_of(c)->svc->commit == NULL) {
         s1_conn_respond_text(c, 405, "Allow: GET, HEAD\r\n", "uploads are disabled\n");
         return S1_DISPATCH_DONE;
     }
@@ -838,11 +851,11 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
     if (login_limited(c))
         goto out;
     if (req->method == HTTP_METHOD_PUT)
-        rc = authclient_submit_setpass(c->w->auth, cred.user, cred.user_len, cred.pass,
+        rc = authclient_submit_setpass(env_of(c)->auth, cred.user, cred.user_len, cred.pass,
                                        cred.pass_len, pass, field.len, on_account_change, c,
                                        &c->auth_handle);
     else
-        rc = authclient_submit(c->w->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
+        rc = authclient_submit(env_of(c)->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
                                cred.pass_len, on_account_change, c, &c->auth_handle);
     if (rc < 0) {
         respond_unavailable(c);
@@ -872,8 +885,8 @@ static void on_ping(void *arg, enum frame_status st)
 
 static enum s1_dispatch healthz(struct s1_conn *c)
 {
-    if (!authclient_is_up(c->w->auth) ||
-        authclient_submit(c->w->auth, FRAME_PING, NULL, 0, NULL, 0, on_ping, c,
+    if (!authclient_is_up(env_of(c)->auth) ||
+        authclient_submit(env_of(c)->auth, FRAME_PING, NULL, 0, NULL, 0, on_ping, c,
                           &c->auth_handle) < 0) {
         s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable\n");
         return S1_DISPATCH_DONE;
@@ -884,7 +897,7 @@ static enum s1_dispatch healthz(struct s1_conn *c)
 
 static void metrics_page(struct s1_conn *c)
 {
-    const struct s1_shared *sh = c->w->sh;
+    const struct s1_service *sh = env_of(c)->svc;
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
     uint64_t count;
     uint64_t bytes;
@@ -892,7 +905,7 @@ static void metrics_page(struct s1_conn *c)
     char *text;
 
     files_stats(sh->files, &count, &bytes);
-    text = metrics_render(sh->metrics, sh->nworkers, count, bytes, &len);
+    text = metrics_render(sh->metrics, sh->nthreads, count, bytes, &len);
     if (sh->commit != NULL) {
         size_t clen;
         char *ctext = commit_metrics_render(sh->commit, &clen);
@@ -915,9 +928,8 @@ static bool method_is_get(const struct http_request *req)
     return req->method == HTTP_METHOD_GET || req->method == HTTP_METHOD_HEAD;
 }
 
-enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
-                                     const struct http_request *req, const char *body,
-                                     size_t body_len)
+static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
+                                 const struct http_request *req, const char *body, size_t body_len)
 {
     const char *path;
     size_t len;
@@ -964,3 +976,21 @@ enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
                          "method not allowed\n");
     return S1_DISPATCH_DONE;
 }
+
+/* The conn goes away with an answer pending: the answer, when it comes, finds nobody. */
+static void abandon(struct s1_conn *c)
+{
+    if (c->auth_pending)
+        authclient_cancel(env_of(c)->auth, c->auth_handle);
+    c->auth_pending = false;
+    if (c->job != NULL)
+        c->job->c = NULL;
+    c->job = NULL;
+}
+
+const struct s1_conn_handler s1_handler = {
+    .route = route_of,
+    .dispatch = dispatch,
+    .upload_received = upload_received,
+    .abandon = abandon,
+};

@@ -1,39 +1,58 @@
 /*
  * handler.h - the routes: POST /users (CREATE on server2), GET/HEAD /files/{name} (VERIFY on
- * server2, then the file), PUT/DELETE /files/{name} (VERIFY, then the committer), GET /healthz
- * (PING on server2), GET /metrics. Called by conn with one
- * complete request; answers at once or starts an asynchronous server2 request whose callback
- * answers and then calls s1_conn_resume. Runs on the conn's worker thread.
+ * server2, then the file), PUT/DELETE /files/{name} (VERIFY, then the committer), PUT/DELETE
+ * /users/{name} (SETPASS/DELETE on server2), GET /healthz (PING on server2), GET /metrics.
+ * conn calls it through s1_handler (struct s1_conn_handler) with one complete request; it
+ * answers at once or starts an asynchronous request (server2, the committer) whose callback
+ * answers and then calls s1_conn_resume. Runs on the conn's thread.
+ *
+ * DESIGN: the handler knows its thread only as struct s1_handler_env (the conn's
+ * home->handler_arg): the server2 client, the credential cache, the response budget and the
+ * mailbox the committer answers to; and the process only as struct s1_service. The worker fills
+ * both; handler.c includes no worker.h.
  */
 #ifndef S1_HANDLER_H
 #define S1_HANDLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "authclient.h"
+#include "commit.h"
+#include "config.h"
 #include "conn.h"
-#include "http_parser.h"
+#include "credcache.h"
+#include "files.h"
+#include "mailbox.h"
 #include "metrics.h"
+#include "ratelimit.h"
+#include "respbuf.h"
 
-enum s1_dispatch {
-    S1_DISPATCH_DONE,    /* the response is queued */
-    S1_DISPATCH_PENDING, /* waiting for server2; the conn must not read the next request yet */
+/* What the handlers of every thread share; immutable after the threads start. */
+struct s1_service {
+    const struct s1_config *cfg;
+    struct files *files;            /* its prefetch table has its own lock (files.h) */
+    struct committer *commit;       /* NULL with --read-only; thread-safe calls only */
+    struct metrics *const *metrics; /* every thread's metrics, for /metrics */
+    size_t nthreads;
+    /* per-client limits, NULL when off; thread-safe (ratelimit.h) */
+    struct ratelimit *login_fail_user; /* --login-fail-limit */
+    struct ratelimit *login_fail_addr; /* --login-fail-addr-limit */
+    struct ratelimit *signup;          /* --signup-limit */
+    struct connlimit *conns_per_ip;    /* --max-conns-per-ip */
 };
 
-/* Which route a request is for (for metrics labels), from its target. */
-enum metrics_route s1_handler_route(const char *buf, const struct http_request *req);
+/* One thread's handler state. Owner thread only. */
+struct s1_handler_env {
+    const struct s1_service *svc;
+    struct authclient *auth;
+    struct credcache cache;            /* --auth-cache; cache_on false when off */
+    bool cache_on;
+    struct respbuf_budget resp_budget; /* --response-memory */
+    struct mailbox *inbox;             /* where the committer answers this thread's uploads */
+};
 
-/*
- * Handles one request: buf holds its head (spans of req index into it), body its body. Nothing
- * in buf or body may be used after the call returns.
- */
-enum s1_dispatch s1_handler_dispatch(struct s1_conn *c, const char *buf,
-                                     const struct http_request *req, const char *body,
-                                     size_t body_len);
-
-/* The body of c's PUT is all received: it goes to the committer (c waits for the answer). */
-void s1_handler_upload_received(struct s1_conn *c);
-
-/* On the worker thread, for a job the committer finished: answers its conn, frees job. */
-void s1_handler_commit_done(struct commit_job *job);
+/* The handler, for a conn home (handler_arg: the thread's struct s1_handler_env). */
+extern const struct s1_conn_handler s1_handler;
 
 #endif /* S1_HANDLER_H */

@@ -110,7 +110,7 @@ static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uin
 }
 
 /* The per-client limits that are on (a count or N > 0); false if out of memory. */
-static bool limits_init(const struct s1_config *cfg, struct s1_shared *sh)
+static bool limits_init(const struct s1_config *cfg, struct s1_service *sh)
 {
     if (cfg->login_fail_user.count > 0 &&
         (sh->login_fail_user = ratelimit_new(&cfg->login_fail_user, cfg->ratelimit_entries)) == NULL)
@@ -127,7 +127,7 @@ static bool limits_init(const struct s1_config *cfg, struct s1_shared *sh)
     return true;
 }
 
-static void limits_release(struct s1_shared *sh)
+static void limits_release(struct s1_service *sh)
 {
     ratelimit_free(sh->login_fail_user);
     ratelimit_free(sh->login_fail_addr);
@@ -255,14 +255,15 @@ int main(int argc, char **argv)
     ws = xcalloc(cfg.threads, sizeof(*ws));
     all = xcalloc(cfg.threads, sizeof(*all));
     memset(&sh, 0, sizeof(sh));
-    sh.cfg = &cfg;
-    sh.files = &files;
-    sh.commit = have_commit ? &commit : NULL;
-    sh.metrics = all;
+    sh.svc.cfg = &cfg;
+    sh.svc.files = &files;
+    sh.svc.commit = have_commit ? &commit : NULL;
+    sh.svc.metrics = all;
+    sh.svc.nthreads = cfg.threads;
     sh.workers = ws;
     sh.nworkers = cfg.threads;
     atomic_init(&sh.nconns, 0);
-    if (!limits_init(&cfg, &sh)) {
+    if (!limits_init(&cfg, &sh.svc)) {
         fprintf(stderr, "server1: out of memory for the per-client limits\n");
         for (unsigned i = 0; i < cfg.threads; i++)
             close(fds[i]);
@@ -332,7 +333,7 @@ out_workers:
         committer_stop(&commit); /* commits what is queued; answers go to the workers' lists */
     for (unsigned i = 0; i < cfg.threads; i++)
         s1_worker_release(&ws[i]);
-    limits_release(&sh);
+    limits_release(&sh.svc);
     if (rc == 0)
         log_info("stopped");
 out_files:

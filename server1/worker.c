@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +20,16 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "handler.h"
 #include "log.h"
 
 #define S1_ACCEPT_BATCH 64
 
-/* A connection accepted by one worker for another, in the other's inbox. */
+/* A connection accepted by one worker for another, posted to the other's inbox. */
 struct s1_handoff {
+    struct mailbox_msg msg;
+    struct s1_worker *to;
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN];
-    STAILQ_ENTRY(s1_handoff) link;
 };
 #define S1_LINGER_US 2000000
 
@@ -70,16 +71,8 @@ static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
     struct s1_worker *w = arg;
     UNUSED(fd);
     UNUSED(what);
-    if (!w->draining)
+    if (!w->home.draining)
         event_add(&w->accept_ev, NULL);
-}
-
-/* Wakes w's loop to read its inbox, if the inbox was empty (else it has been woken already). */
-static void inbox_wake(struct s1_worker *w, bool was_empty)
-{
-    uint64_t one = 1;
-    if (was_empty && write(w->inbox_fd, &one, sizeof(one)) < 0)
-        log_debug("inbox write: %d", errno);
 }
 
 /* The worker owning the fewest connections, w itself on a tie; draining workers take none. */
@@ -99,6 +92,31 @@ static struct s1_worker *least_loaded(struct s1_worker *w)
     return best;
 }
 
+/* A handed connection this worker will not serve (it is stopping): closed, its counts undone. */
+static void handoff_refuse(struct s1_worker *w, struct s1_handoff *h)
+{
+    close(h->fd);
+    if (w->sh->svc.conns_per_ip != NULL)
+        connlimit_release(w->sh->svc.conns_per_ip, h->peer);
+    atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
+    free(h);
+}
+
+/* On the receiving worker's thread (its mailbox): serve the connection, or close it. */
+static void handoff_deliver(struct mailbox_msg *m, bool live)
+{
+    struct s1_handoff *h = (struct s1_handoff *)((char *)m - offsetof(struct s1_handoff, msg));
+    struct s1_worker *w = h->to;
+
+    if (!live || w->home.draining) {
+        handoff_refuse(w, h);
+        return;
+    }
+    s1_conn_new(&w->home, h->fd, h->peer);
+    free(h);
+}
+
 /*
  * A connection within the limits: w serves it, or hands it to a less loaded worker. If that
  * fails (out of memory) w serves it anyway.
@@ -107,39 +125,25 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
 {
     struct s1_worker *to = least_loaded(w);
     struct s1_handoff *h;
-    bool was_empty;
 
     if (to != w && (h = malloc(sizeof(*h))) != NULL) {
+        h->msg.deliver = handoff_deliver;
+        h->to = to;
         h->fd = fd;
         memcpy(h->peer, peer, sizeof(h->peer));
         atomic_fetch_add_explicit(&to->load, 1, memory_order_relaxed);
-        pthread_mutex_lock(&to->inbox_lock);
-        was_empty = STAILQ_EMPTY(&to->done_jobs) && STAILQ_EMPTY(&to->handed);
-        STAILQ_INSERT_TAIL(&to->handed, h, link);
-        pthread_mutex_unlock(&to->inbox_lock);
-        inbox_wake(to, was_empty);
+        mailbox_post_one(&to->inbox, &h->msg);
         metrics_add(&w->metrics.connections_handed, 1);
         return;
     }
     atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
-    s1_conn_new(w, fd, peer); /* released by s1_conn_free */
-}
-
-/* A handed connection this worker will not serve (it is stopping): closed, its counts undone. */
-static void handoff_refuse(struct s1_worker *w, struct s1_handoff *h)
-{
-    close(h->fd);
-    if (w->sh->conns_per_ip != NULL)
-        connlimit_release(w->sh->conns_per_ip, h->peer);
-    atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
-    free(h);
+    s1_conn_new(&w->home, fd, peer); /* released by s1_conn_free */
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     struct s1_worker *w = arg;
-    const unsigned max_conns = w->sh->cfg->max_conns;
+    const unsigned max_conns = w->sh->svc.cfg->max_conns;
     UNUSED(what);
 
     for (int i = 0; i < S1_ACCEPT_BATCH; i++) {
@@ -172,7 +176,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
             continue;
         }
         ratelimit_addr_key((struct sockaddr *)&peer, peer_len, key);
-        if (w->sh->conns_per_ip != NULL && !connlimit_acquire(w->sh->conns_per_ip, key)) {
+        if (w->sh->svc.conns_per_ip != NULL && !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
             reject_per_ip(w, fd);
             continue;
@@ -181,18 +185,21 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
     }
 }
 
-void s1_worker_conn_closed(struct s1_worker *w)
+/* A connection of w ended (s1_conn_free unlinked it already). */
+static void conn_closed(struct s1_conn_home *home)
 {
+    struct s1_worker *w = (struct s1_worker *)((char *)home - offsetof(struct s1_worker, home));
+
     atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
-    if (w->draining && w->nconns == 0)
+    if (w->home.draining && w->home.nconns == 0)
         event_base_loopexit(w->base, NULL);
 }
 
 static void close_all(struct s1_worker *w)
 {
-    while (!TAILQ_EMPTY(&w->conns))
-        s1_conn_free(TAILQ_FIRST(&w->conns));
+    while (!TAILQ_EMPTY(&w->home.conns))
+        s1_conn_free(TAILQ_FIRST(&w->home.conns));
 }
 
 static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
@@ -201,33 +208,33 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
     UNUSED(fd);
     UNUSED(what);
 
-    if (w->nconns > 0)
-        log_warn("drain timeout: closing %u connections still busy", w->nconns);
+    if (w->home.nconns > 0)
+        log_warn("drain timeout: closing %u connections still busy", w->home.nconns);
     close_all(w);
     event_base_loopexit(w->base, NULL);
 }
 
 static void start_drain(struct s1_worker *w)
 {
-    struct timeval tv = tv_us(w->sh->cfg->drain_timeout_us);
+    struct timeval tv = tv_us(w->sh->svc.cfg->drain_timeout_us);
     struct s1_conn *c;
     struct s1_conn *next;
 
-    if (w->draining)
+    if (w->home.draining)
         return;
-    w->draining = true;
+    w->home.draining = true;
     event_del(&w->accept_ev);
     event_del(&w->accept_pause_ev);
     if (w->listen_fd >= 0) {
         close(w->listen_fd);
         w->listen_fd = -1;
     }
-    log_debug("draining %u connections", w->nconns);
-    for (c = TAILQ_FIRST(&w->conns); c != NULL; c = next) {
+    log_debug("draining %u connections", w->home.nconns);
+    for (c = TAILQ_FIRST(&w->home.conns); c != NULL; c = next) {
         next = TAILQ_NEXT(c, link);
         s1_conn_drain(c);
     }
-    if (w->nconns == 0) {
+    if (w->home.nconns == 0) {
         event_base_loopexit(w->base, NULL);
         return;
     }
@@ -255,70 +262,25 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-void s1_worker_commit_done(struct s1_worker *w, struct commit_job_list *jobs)
-{
-    bool was_empty;
-
-    pthread_mutex_lock(&w->inbox_lock);
-    /* a non-empty inbox has been signalled already and not yet read by the worker */
-    was_empty = STAILQ_EMPTY(&w->done_jobs) && STAILQ_EMPTY(&w->handed);
-    STAILQ_CONCAT(&w->done_jobs, jobs);
-    pthread_mutex_unlock(&w->inbox_lock);
-    inbox_wake(w, was_empty);
-}
-
-static void on_inbox(evutil_socket_t fd, short what, void *arg)
-{
-    struct s1_worker *w = arg;
-    struct commit_job_list jobs;
-    struct s1_handoff_list handed;
-    uint64_t v;
-    UNUSED(what);
-
-    if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-        log_debug("inbox read: %d", errno);
-    STAILQ_INIT(&jobs);
-    STAILQ_INIT(&handed);
-    pthread_mutex_lock(&w->inbox_lock);
-    STAILQ_CONCAT(&jobs, &w->done_jobs);
-    STAILQ_CONCAT(&handed, &w->handed);
-    pthread_mutex_unlock(&w->inbox_lock);
-    while (!STAILQ_EMPTY(&handed)) {
-        struct s1_handoff *h = STAILQ_FIRST(&handed);
-        STAILQ_REMOVE_HEAD(&handed, link);
-        if (w->draining) {
-            handoff_refuse(w, h);
-            continue;
-        }
-        s1_conn_new(w, h->fd, h->peer);
-        free(h);
-    }
-    while (!STAILQ_EMPTY(&jobs)) {
-        struct commit_job *job = STAILQ_FIRST(&jobs);
-        STAILQ_REMOVE_HEAD(&jobs, link);
-        s1_handler_commit_done(job); /* answers the conn, if still there, and frees job */
-    }
-}
-
 /* server2 says user's account changed: its cached credentials go before anything else. */
 static void on_invalidated(void *arg, const char *user, size_t user_len)
 {
     struct s1_worker *w = arg;
-    (void)credcache_drop_user(&w->cache, user, user_len);
-    metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->cache.used);
+    (void)credcache_drop_user(&w->env.cache, user, user_len);
+    metrics_gauge_set(&w->metrics.auth_cache_entries, (int64_t)w->env.cache.used);
 }
 
 /* A connection to server2 dropped: a change may have gone with it, so we forget everything. */
 static void on_auth_lost(void *arg)
 {
     struct s1_worker *w = arg;
-    credcache_clear(&w->cache);
+    credcache_clear(&w->env.cache);
     metrics_gauge_set(&w->metrics.auth_cache_entries, 0);
 }
 
 static int setup(struct s1_worker *w)
 {
-    const struct s1_config *cfg = w->sh->cfg;
+    const struct s1_config *cfg = w->sh->svc.cfg;
     struct event_config *ec = event_config_new();
     struct timeval tv;
 
@@ -329,31 +291,31 @@ static int setup(struct s1_worker *w)
     event_config_free(ec);
     if (w->base == NULL)
         return -1;
+    w->home.base = w->base;
     tv = tv_us(cfg->header_timeout_us);
-    w->header_tv = event_base_init_common_timeout(w->base, &tv);
+    w->home.header_tv = event_base_init_common_timeout(w->base, &tv);
     tv = tv_us(cfg->idle_timeout_us);
-    w->idle_tv = event_base_init_common_timeout(w->base, &tv);
+    w->home.idle_tv = event_base_init_common_timeout(w->base, &tv);
     tv = tv_us(S1_LINGER_US);
-    w->linger_tv = event_base_init_common_timeout(w->base, &tv);
-    if (w->header_tv == NULL || w->idle_tv == NULL || w->linger_tv == NULL)
+    w->home.linger_tv = event_base_init_common_timeout(w->base, &tv);
+    if (w->home.header_tv == NULL || w->home.idle_tv == NULL || w->home.linger_tv == NULL)
         return -1;
     event_assign(&w->accept_ev, w->base, w->listen_fd, EV_READ | EV_PERSIST, on_accept, w);
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
-    event_assign(&w->inbox_ev, w->base, w->inbox_fd, EV_READ | EV_PERSIST, on_inbox, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
     if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0 ||
-        event_add(&w->inbox_ev, NULL) < 0)
+        mailbox_attach(&w->inbox, w->base) < 0)
         return -1;
-    w->auth = authclient_new(w->base, &cfg->authc, &w->metrics);
+    w->env.auth = authclient_new(w->base, &cfg->authc, &w->metrics);
     if (cfg->auth_cache_entries > 0 && cfg->auth_cache_ttl_us > 0) {
         size_t per = (cfg->auth_cache_entries + cfg->threads - 1) / cfg->threads;
         struct authclient_events ev = {
             .invalidated = on_invalidated, .lost = on_auth_lost, .arg = w};
-        if (!credcache_init(&w->cache, per, cfg->auth_cache_ttl_us * 1000))
+        if (!credcache_init(&w->env.cache, per, cfg->auth_cache_ttl_us * 1000))
             return -1;
-        w->cache_on = true;
-        authclient_set_events(w->auth, &ev);
+        w->env.cache_on = true;
+        authclient_set_events(w->env.auth, &ev);
     }
     return 0;
 }
@@ -374,11 +336,11 @@ static void *s1_worker_thread_main(void *arg)
     if (!w->init_failed)
         event_base_dispatch(w->base);
     close_all(w);
-    authclient_free(w->auth);
-    w->auth = NULL;
-    if (w->cache_on)
-        credcache_release(&w->cache);
-    w->cache_on = false;
+    authclient_free(w->env.auth);
+    w->env.auth = NULL;
+    if (w->env.cache_on)
+        credcache_release(&w->env.cache);
+    w->env.cache_on = false;
     atomic_store(&w->done, true);
     return NULL;
 }
@@ -388,23 +350,29 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     memset(w, 0, sizeof(*w));
     w->id = id;
     w->sh = sh;
-    w->resp_budget = (struct respbuf_budget){.limit = sh->cfg->response_memory,
-                                             .gauge = &w->metrics.response_bytes};
+    w->env.resp_budget = (struct respbuf_budget){.limit = sh->svc.cfg->response_memory,
+                                                 .gauge = &w->metrics.response_bytes};
+    w->env.svc = &sh->svc;
+    w->env.inbox = &w->inbox;
     w->listen_fd = listen_fd;
-    TAILQ_INIT(&w->conns);
+    w->home.cfg = sh->svc.cfg;
+    w->home.metrics = &w->metrics;
+    w->home.files = sh->svc.files;
+    w->home.commit = sh->svc.commit;
+    w->home.conns_per_ip = sh->svc.conns_per_ip;
+    w->home.handler = &s1_handler;
+    w->home.handler_arg = &w->env;
+    w->home.closed = conn_closed;
+    TAILQ_INIT(&w->home.conns);
     metrics_init(&w->metrics);
     atomic_init(&w->stop_level, S1_WORKER_RUN);
     atomic_init(&w->done, false);
     atomic_init(&w->load, 0);
-    pthread_mutex_init(&w->inbox_lock, NULL);
-    STAILQ_INIT(&w->done_jobs);
-    STAILQ_INIT(&w->handed);
-    w->inbox_fd = -1;
+    w->inbox.fd = -1;
     w->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->notify_fd < 0)
         return -1;
-    w->inbox_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    return w->inbox_fd < 0 ? -1 : 0;
+    return mailbox_init(&w->inbox);
 }
 
 int s1_worker_start(struct s1_worker *w)
@@ -439,7 +407,6 @@ void s1_worker_release(struct s1_worker *w)
         event_del(&w->accept_ev);
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
-        event_del(&w->inbox_ev);
         event_del(&w->drain_ev);
         event_base_free(w->base);
         w->base = NULL;
@@ -450,20 +417,7 @@ void s1_worker_release(struct s1_worker *w)
     if (w->notify_fd >= 0)
         close(w->notify_fd);
     w->notify_fd = -1;
-    if (w->inbox_fd >= 0)
-        close(w->inbox_fd);
-    w->inbox_fd = -1;
-    /* answers that came after the loop ended (their connections are gone) */
-    while (!STAILQ_EMPTY(&w->done_jobs)) {
-        struct commit_job *job = STAILQ_FIRST(&w->done_jobs);
-        STAILQ_REMOVE_HEAD(&w->done_jobs, link);
-        free(job);
-    }
-    /* connections handed to it after its loop ended */
-    while (!STAILQ_EMPTY(&w->handed)) {
-        struct s1_handoff *h = STAILQ_FIRST(&w->handed);
-        STAILQ_REMOVE_HEAD(&w->handed, link);
-        handoff_refuse(w, h);
-    }
-    pthread_mutex_destroy(&w->inbox_lock);
+
+    /* answers and connections that came after the loop ended (their conns are gone) */
+    mailbox_release(&w->inbox);
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""check-includes.py - fails on an include circle among the modules of each program.
+
+  scripts/check-includes.py [DIR...]      (default: server1 server2 loadgen common)
+
+A module is a .c file and its .h (conn.c + conn.h = conn). Module A depends on module B when
+A.c or A.h has #include "B.h" (quoted includes only; a name found in no scanned directory,
+such as common's headers seen from server1, is another program's and ends the path). Prints
+each circle found as "server1: conn -> handler -> conn" and exits 1; prints the number of
+modules and dependencies checked and exits 0 when there is none.
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
+
+
+def modules_of(d):
+    deps = {}
+    for f in sorted(os.listdir(d)):
+        base, ext = os.path.splitext(f)
+        if ext not in (".c", ".h"):
+            continue
+        with open(os.path.join(d, f), encoding="utf-8") as fh:
+            text = fh.read()
+        deps.setdefault(base, set()).update(
+            os.path.basename(m) for m in INCLUDE.findall(text) if os.path.basename(m) != base)
+    # keep edges to modules of this directory only
+    return {m: {n for n in ds if n in deps} for m, ds in deps.items()}
+
+
+def circles(deps):
+    """Every elementary circle, each reported once (from its smallest member)."""
+    found = []
+    for start in sorted(deps):
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(deps[node]):
+                if nxt == start:
+                    found.append(path + [start])
+                elif nxt > start and nxt not in path:
+                    stack.append((nxt, path + [nxt]))
+    return found
+
+
+def main(argv):
+    dirs = argv or ["server1", "server2", "loadgen", "common"]
+    bad = 0
+    nmod = nedge = 0
+    for d in dirs:
+        if not os.path.isdir(d):
+            print(f"check-includes: no directory {d}", file=sys.stderr)
+            return 2
+        deps = modules_of(d)
+        nmod += len(deps)
+        nedge += sum(len(v) for v in deps.values())
+        for c in circles(deps):
+            print(f"{d}: {' -> '.join(c)}")
+            bad += 1
+    if bad:
+        print(f"check-includes: {bad} include circle(s)", file=sys.stderr)
+        return 1
+    print(f"check-includes: {nmod} modules, {nedge} dependencies, no circle")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
