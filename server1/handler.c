@@ -5,7 +5,8 @@
  * servable file - a missing one, a directory, a link out of the root, or a name that could never
  * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
- * files) count as invalid. PUT and DELETE /files/{name} follow the same rule, then go to the
+ * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
+ * (source.h), by answer_get. PUT and DELETE /files/{name} follow the same rule, then go to the
  * committer (commit.h), whose answer (commit_done, through the thread's mailbox) completes the
  * request. A PUT comes here with its head only: its body is read once the credentials, the
  * name and the quotas (commit_quota_check) are accepted, and comes back in upload_received.
@@ -36,6 +37,7 @@
 #include "form.h"
 #include "log.h"
 #include "ratelimit.h"
+#include "source.h"
 #include "xalloc.h"
 
 #define HDR_RETRY "Retry-After: 1\r\n"
@@ -303,162 +305,71 @@ static void respond_file_error(struct s1_conn *c, int err)
     }
 }
 
-static void serve_prefetched(struct s1_conn *c, struct files *f)
-{
-    struct files_blob *blob = files_acquire(f, c->name, c->name_len);
-    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
-
-    if (blob == NULL) {
-        s1_conn_respond_text(c, 404, NULL, "not found\n");
-        return;
-    }
-    /* the response holds the reference until sent: a concurrent PUT does not change it */
-    b.data = blob->data;
-    b.len = blob->size;
-    b.blob = blob;
-    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
-}
-
-/* Opens the file; returns the fd and its size, or -1 after answering the error. */
-static int open_regular(struct s1_conn *c, const struct files *f, bool direct, size_t *size)
-{
-    struct stat st;
-    int fd = files_open(f, c->name, direct);
-
-    if (fd == -EINVAL && direct) {
-        /* O_DIRECT refused: a directory (no direct I/O there), or a filesystem that refuses it */
-        int plain = files_open(f, c->name, false);
-        bool reg = plain >= 0 && fstat(plain, &st) == 0 && S_ISREG(st.st_mode);
-        if (plain >= 0)
-            close(plain);
-        if (!reg) {
-            s1_conn_respond_text(c, 404, NULL, "not found\n");
-        } else {
-            log_warn("cannot open '%s' with O_DIRECT (a filesystem without direct I/O under "
-                     "--root?); answering 500",
-                     c->name);
-            s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
-        }
-        return -1;
-    }
-    if (fd < 0) {
-        respond_file_error(c, -fd);
-        return -1;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        s1_conn_respond_text(c, 404, NULL, "not found\n");
-        return -1;
-    }
-    *size = (size_t)st.st_size;
-    return fd;
-}
-
 /*
- * --read direct: a file up to RESPBUF_CHUNK is read whole into a response buffer; a bigger one
- * is streamed through one (conn.c reads the next chunk once the socket took the last), so a
- * response holds at most RESPBUF_CHUNK of memory. With the worker's --response-memory spent,
- * 503 + Retry-After.
+ * The body of a 200 for src, which moves into it. --read direct: a file up to RESPBUF_CHUNK is
+ * read whole into a response buffer; a bigger one is streamed through one (conn.c reads the
+ * next chunk once the socket took the last), so a response holds at most RESPBUF_CHUNK of
+ * memory; with the thread's --response-memory spent, false after answering 503 + Retry-After.
  */
-static void serve_direct(struct s1_conn *c, const struct files *f)
+static bool body_of(struct s1_conn *c, struct source *src, struct s1_body *b)
 {
-    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    const struct files *f = env_of(c)->svc->files;
     struct respbuf *rb;
-    size_t size;
     long got;
-    int fd = open_regular(c, f, true, &size);
 
-    if (fd < 0)
-        return;
-    if (c->head_only || size == 0) {
-        close(fd);
-        b.len = size;
-        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
-        return;
+    *b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)src->size};
+    if (c->head_only || src->size == 0)
+        return true; /* the length only */
+    if (src->kind == SOURCE_MEM) {
+        /* the response holds the reference until sent: a concurrent change does not touch it */
+        b->data = src->data;
+        b->blob = src->blob;
+        src->blob = NULL;
+        return true;
     }
-    rb = respbuf_new(&env_of(c)->resp_budget, size, f->align);
+    if (!src->direct) {
+        /* sendfile from the page cache; an upload's segment stays pinned until sent */
+        b->kind = S1_BODY_FILE;
+        b->fd = src->fd;
+        b->off = src->off;
+        b->pin = src->pin;
+        src->fd = -1;
+        src->pin = NULL;
+        return true;
+    }
+    rb = respbuf_new(&env_of(c)->resp_budget, (size_t)src->size, f->align);
     if (rb == NULL) {
-        close(fd);
         metrics_add(&c->home->metrics->responses_busy, 1);
         s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
-        return;
+        return false;
     }
-    if (size > rb->cap) {
-        b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = fd, .len = size, .rbuf = rb};
-        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
-        return;
+    if (src->size > rb->cap) {
+        *b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = src->fd, .len = (size_t)src->size,
+                              .rbuf = rb};
+        src->fd = -1;
+        return true;
     }
-    got = files_pread_direct(f, fd, rb->data, rb->cap, 0);
-    close(fd);
+    got = files_pread_direct(f, src->fd, rb->data, rb->cap, 0);
     if (got < 0) {
         log_warn("cannot read '%s' with O_DIRECT: error %ld", c->name, -got);
         respbuf_free(rb);
         s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
-        return;
-    }
-    b.data = rb->data;
-    b.rbuf = rb;
-    b.len = (size_t)got < size ? (size_t)got : size;
-    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
-}
-
-static void serve_buffered(struct s1_conn *c, const struct files *f)
-{
-    struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
-    size_t size;
-    int fd = open_regular(c, f, false, &size);
-
-    if (fd < 0)
-        return;
-    b.fd = fd;
-    b.len = size;
-    if (size == 0) {
-        close(fd);
-        b.kind = S1_BODY_MEM;
-        b.fd = -1;
-    }
-    s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
-}
-
-/*
- * Answers from the upload store if the name was uploaded or deleted through the server (true),
- * else leaves it to the operator's files, prefetched or not (false). With --prefetch too,
- * uploads are sent from the store's segments (the page cache), never copied into server1's
- * memory, so what users upload is bounded by the disk, not by server1's memory. The bytes are
- * sent from a descriptor of their own, so a later version or a compaction does not change
- * them.
- */
-static bool serve_uploaded(struct s1_conn *c)
-{
-    struct s1_body b = {.kind = S1_BODY_FILE, .fd = -1};
-    struct committer *cm = env_of(c)->svc->commit;
-    struct store_segment *pin = NULL;
-    uint64_t off, size;
-    int fd = -1;
-    int st;
-
-    if (cm == NULL)
         return false;
-    st = commit_lookup(cm, c->name, c->name_len, &fd, &pin, &off, &size);
-    if (st == STORE_ABSENT)
-        return false;
-    if (st == STORE_WHITEOUT) {
-        s1_conn_respond_text(c, 404, NULL, "not found\n");
-    } else if (st < 0) {
-        respond_file_error(c, -st);
-    } else {
-        b.fd = fd;
-        b.off = off;
-        b.len = (size_t)size;
-        b.pin = pin; /* dropped once the bytes are sent, or the response dropped */
-        if (size == 0 || c->head_only) {
-            close(fd);
-            store_unpin(pin);
-            b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)size};
-        }
-        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
     }
+    b->data = rb->data;
+    b->rbuf = rb;
+    b->len = (size_t)got < src->size ? (size_t)got : (size_t)src->size;
     return true;
+}
+
+/* Answers a GET or HEAD from src (and releases it): the one place a file's 200 is built. */
+static void answer_get(struct s1_conn *c, struct source *src)
+{
+    struct s1_body b;
+
+    if (body_of(c, src, &b))
+        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+    source_release(src);
 }
 
 /*
@@ -484,18 +395,19 @@ static bool upload_hidden(struct s1_conn *c)
 /* A GET or HEAD whose credentials are accepted: the file, or 404. */
 static void serve_verified(struct s1_conn *c)
 {
-    struct files *f = env_of(c)->svc->files;
+    const struct s1_service *svc = env_of(c)->svc;
+    struct source src;
+    int rc;
 
-    if (!c->name_ok || upload_hidden(c))
+    if (!c->name_ok || upload_hidden(c)) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
-    else if (serve_uploaded(c))
-        ; /* uploads come from the store in every mode, never from memory */
-    else if (f->mode == FILES_PREFETCH)
-        serve_prefetched(c, f);
-    else if (f->mode == FILES_DIRECT)
-        serve_direct(c, f);
+        return;
+    }
+    rc = source_resolve(svc->files, svc->commit, c->name, c->name_len, &src);
+    if (rc < 0)
+        respond_file_error(c, -rc);
     else
-        serve_buffered(c, f);
+        answer_get(c, &src);
 }
 
 static void on_verify(void *arg, enum frame_status st)

@@ -1,0 +1,55 @@
+/*
+ * source.h - what a GET or HEAD of /files/{name} is answered from: the newest version of the
+ * name, looked up in one order everywhere: the upload store (an upload, or a deletion that
+ * hides an operator's file), then the prefetch table (--prefetch), then the operator's file
+ * under --root. One result, whatever the place: where the bytes are (memory held by a
+ * reference, or a descriptor with an offset and a length, pinned when it is a store segment)
+ * and their size. The handler answers every GET from it in one function.
+ *
+ * DESIGN: a source owns what it holds (a blob reference, or a descriptor and a pin) until it
+ * is released or its parts are moved into a response (conn.h's struct s1_body). The bytes of a
+ * resolved source never change: an upload being replaced, a compaction or a deleted operator
+ * file leave the held version as it was. Thread-safe (the store and the prefetch table lock
+ * for the lookup only).
+ */
+#ifndef S1_SOURCE_H
+#define S1_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commit.h"
+#include "files.h"
+#include "store.h"
+
+enum source_kind {
+    SOURCE_MEM, /* data, held by blob (a prefetched file) */
+    SOURCE_FD,  /* fd from off: an upload's segment (pin) or an operator's file */
+};
+
+struct source {
+    enum source_kind kind;
+    uint64_t size;
+    const void *data;          /* SOURCE_MEM */
+    struct files_blob *blob;   /* SOURCE_MEM: the reference that keeps data */
+    int fd;                    /* SOURCE_FD, else -1 */
+    uint64_t off;              /* SOURCE_FD: where the bytes start in fd */
+    struct store_segment *pin; /* SOURCE_FD of an upload, else NULL */
+    bool direct;               /* SOURCE_FD opened with O_DIRECT (--read direct) */
+    bool upload;               /* from the upload store */
+};
+
+/*
+ * Finds name (validated, relative to the root; cm may be NULL with --read-only). Returns 0
+ * with *src filled (release it), or -errno: ENOENT for no such file (never existed, deleted
+ * through the server, not a regular file, or resolving outside the root), EACCES/EPERM,
+ * EMFILE/ENFILE/ENOMEM, EOPNOTSUPP for a regular file the filesystem will not open with
+ * O_DIRECT (logged), or another error of the open or the lookup.
+ */
+int source_resolve(struct files *f, struct committer *cm, const char *name, size_t len,
+                   struct source *src);
+/* Drops what src still holds (nothing if its parts were moved out). */
+void source_release(struct source *src);
+
+#endif /* S1_SOURCE_H */
