@@ -18,8 +18,11 @@
 
 #include "clock.h"
 #include "config.h"
+#include "files.h"
 #include "log.h"
 #include "net.h"
+#include "respbuf.h"
+#include "store.h"
 #include "xalloc.h"
 
 #define S1_IN_INIT 4096
@@ -33,7 +36,6 @@
 
 static void conn_settle(struct s1_conn *c);
 static void conn_process(struct s1_conn *c);
-static void upload_abandon(struct s1_conn *c);
 
 static size_t in_max(const struct s1_conn *c)
 {
@@ -319,8 +321,14 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         body = &none;
     if (!c->keep_alive || c->home->draining || c->peer_eof)
         c->close_after = true;
-    if (c->up_open && !c->uploading) /* an upload refused before its body */
-        upload_abandon(c);
+    if (c->req != NULL)
+        c->home->handler->answered(c);
+    if (c->streaming) {
+        /* the rest of the body will not be read: the connection cannot go on */
+        c->streaming = false;
+        c->close_after = true;
+        c->linger_after = true;
+    }
     if (c->body_unread) {
         /* its body is never read, so the connection cannot go on */
         c->body_unread = false;
@@ -370,7 +378,7 @@ void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, cons
 }
 
 /* An error that ends the connection: the peer's framing can no longer be trusted. */
-static void respond_fatal(struct s1_conn *c, int status, const char *text)
+void s1_conn_respond_fatal(struct s1_conn *c, int status, const char *text)
 {
     c->close_after = true;
     c->linger_after = true;
@@ -387,16 +395,16 @@ static void parse_error(struct s1_conn *c)
     c->route = METRICS_ROUTE_OTHER;
     switch (status) {
     case 431:
-        respond_fatal(c, 431, "request header fields too large\n");
+        s1_conn_respond_fatal(c, 431, "request header fields too large\n");
         break;
     case 501:
-        respond_fatal(c, 501, "transfer-encoding is not supported\n");
+        s1_conn_respond_fatal(c, 501, "transfer-encoding is not supported\n");
         break;
     case 505:
-        respond_fatal(c, 505, "HTTP version not supported\n");
+        s1_conn_respond_fatal(c, 505, "HTTP version not supported\n");
         break;
     default:
-        respond_fatal(c, 400, "bad request\n");
+        s1_conn_respond_fatal(c, 400, "bad request\n");
         break;
     }
 }
@@ -413,44 +421,13 @@ static void send_continue(struct s1_conn *c)
     c->sent_continue = true;
 }
 
-/* ---- PUT bodies ---- */
+/* ---- streamed bodies ---- */
 
-/* An upload that will not be committed: its body (if any) goes away. */
-static void upload_abandon(struct s1_conn *c)
-{
-    if (c->uploading)
-        commit_body_abandon(c->home->commit, &c->up);
-    c->uploading = false;
-    if (c->up_open)
-        commit_upload_close(c->home->commit);
-    c->up_open = false;
-}
-
-/* PUT /files/...: checks the head before anyone looks at the credentials; false after answering. */
-static bool upload_head_ok(struct s1_conn *c, const struct http_request *req)
-{
-    const struct s1_config *cfg = c->home->cfg;
-
-    if (c->home->commit == NULL) {
-        respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
-        return false;
-    }
-    if (!req->has_content_length) {
-        respond_fatal(c, 411, "Content-Length required\n");
-        return false;
-    }
-    if (req->content_length > cfg->max_upload) {
-        respond_fatal(c, 413, "upload too large\n");
-        return false;
-    }
-    return true;
-}
-
-/* The upload timer: the next stall limit (--header-timeout), or the deadline if sooner. */
-static void arm_upload_timer(struct s1_conn *c)
+/* The body timer: the next stall limit (--header-timeout), or the deadline if sooner. */
+static void arm_body_timer(struct s1_conn *c)
 {
     uint64_t now = clock_now_ns();
-    uint64_t left = c->up_deadline_ns > now ? c->up_deadline_ns - now : 0;
+    uint64_t left = c->body_deadline_ns > now ? c->body_deadline_ns - now : 0;
     uint64_t stall = c->home->cfg->header_timeout_us * 1000;
 
     if (left >= stall) {
@@ -462,82 +439,49 @@ static void arm_upload_timer(struct s1_conn *c)
     }
 }
 
-bool s1_conn_upload_accept(struct s1_conn *c)
+void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
+                         uint64_t deadline_ns)
 {
-    const struct s1_config *cfg = c->home->cfg;
-    char ebuf[128];
-    int rc = commit_body_begin(c->home->commit, &c->up, c->up_left);
-
-    if (rc < 0) {
-        if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
-            /* out of temp space, descriptors or memory for now: the client may try again */
-            log_debug("no room for an upload now: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-            metrics_add(&c->home->metrics->uploads_busy, 1);
-            s1_conn_respond_text(c, 503, "Retry-After: 1\r\n", "server busy, try again\n");
-        } else {
-            log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-            s1_conn_respond_text(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500,
-                                 NULL, "cannot store the upload\n");
-        }
-        return false;
-    }
-    c->uploading = true;
+    c->sink = sink;
+    c->streaming = true;
     c->body_unread = false;
-    c->up_deadline_ns = clock_now_ns() + cfg->upload_timeout_us * 1000 +
-                        (uint64_t)((double)c->up_left / (double)cfg->min_rate * 1e9);
-    if (c->expect_continue && c->up_left > 0)
+    c->body_deadline_ns = deadline_ns;
+    if (c->expect_continue && c->body_left > 0)
         send_continue(c);
-    arm_upload_timer(c);
-    return true;
+    arm_body_timer(c);
 }
 
 /*
- * Moves the body bytes received so far from the input buffer into the upload body. Returns
- * the bytes taken, or -1 after answering an error.
+ * Moves the body bytes received so far from the input buffer into the sink. Returns the bytes
+ * taken, or -1 after the sink answered an error.
  */
-static long upload_feed(struct s1_conn *c)
+static long body_feed(struct s1_conn *c)
 {
-    char *body = c->in + c->in_start;
     size_t have = c->in_end - c->in_start;
-    size_t n = have < c->up_left ? have : (size_t)c->up_left;
-    char ebuf[128];
-    int rc = n > 0 ? commit_body_write(&c->up, body, n) : 0;
+    size_t n = have < c->body_left ? have : (size_t)c->body_left;
 
-    if (rc < 0) {
-        log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-        upload_abandon(c);
-        if (rc == -ENOSPC || rc == -EDQUOT)
-            respond_fatal(c, 507, "no space left for the upload\n");
-        else
-            respond_fatal(c, 500, "cannot store the upload\n");
+    if (n > 0 && c->sink->write(c, c->in + c->in_start, n) < 0)
         return -1;
-    }
     c->in_start += n;
-    c->up_left -= n;
+    c->body_left -= n;
     return (long)n;
 }
 
 /*
- * A PUT head: the handler has the credentials checked before any of the body is read. Returns
- * the handler's answer (PENDING while server2 is asked).
+ * A head the handler takes before its body (S1_HEAD_DONE or S1_HEAD_WAIT): the head is
+ * consumed; the body stays unread until the handler installs a sink, if it does.
  */
-static enum s1_dispatch upload_head(struct s1_conn *c, const struct http_request *req)
+static void head_taken(struct s1_conn *c, const struct http_request *req, enum s1_head h)
 {
-    enum s1_dispatch d;
-
-    c->up_left = req->content_length;
-    c->body_unread = req->content_length > 0;
-    c->up_open = true;
-    commit_upload_open(c->home->commit);
-    c->expect_continue = req->expect_continue && req->version_minor == 1;
-    if (evtimer_pending(&c->tmo_ev, NULL))
+    if (!c->streaming && evtimer_pending(&c->tmo_ev, NULL))
         stop_timer(c); /* the client waits for us now */
-    c->timer_is_header = false;
-    d = c->home->handler->dispatch(c, c->in + c->in_start, req, NULL, 0);
+    if (!c->streaming)
+        c->timer_is_header = false;
     c->in_start += req->head_len;
     c->head_done = false;
     http_parser_reset(&c->parser);
-    return d;
+    if (h == S1_HEAD_WAIT)
+        c->state = S1_CONN_WAIT;
 }
 
 /* Handles every complete request in the buffer, in order, until one goes asynchronous. */
@@ -549,19 +493,21 @@ static void conn_process(struct s1_conn *c)
         size_t avail;
         const struct http_request *req = &c->parser.req;
         enum s1_dispatch d;
+        enum s1_head h;
         size_t need;
 
-        if (c->uploading) {
-            long fed = upload_feed(c);
+        if (c->streaming) {
+            long fed = body_feed(c);
             if (fed < 0)
                 break;
-            if (c->up_left > 0) {
+            if (c->body_left > 0) {
                 if (fed > 0 || !evtimer_pending(&c->tmo_ev, NULL))
-                    arm_upload_timer(c);
+                    arm_body_timer(c);
                 break;
             }
             stop_timer(c);
-            c->home->handler->upload_received(c);
+            c->streaming = false;
+            c->sink->received(c);
             c->state = S1_CONN_WAIT;
             break;
         }
@@ -590,15 +536,17 @@ static void conn_process(struct s1_conn *c)
             c->keep_alive = req->keep_alive;
             c->http10 = req->version_minor == 0;
             c->head_only = req->method == HTTP_METHOD_HEAD;
-            if (c->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
-                if (!upload_head_ok(c, req))
-                    break;
-                if (upload_head(c, req) == S1_DISPATCH_PENDING)
-                    c->state = S1_CONN_WAIT;
-                continue; /* (an answer given at once closed the connection) */
+            c->body_left = req->content_length;
+            c->body_unread = req->content_length > 0;
+            c->expect_continue = req->expect_continue && req->version_minor == 1;
+            h = c->home->handler->head(c, c->in + c->in_start, req);
+            if (h != S1_HEAD_WHOLE) {
+                head_taken(c, req, h);
+                continue; /* (an answer with a body unread closed the connection) */
             }
+            c->body_unread = false;
             if (req->content_length > cfg->max_body) {
-                respond_fatal(c, 413, "request body too large\n");
+                s1_conn_respond_fatal(c, 413, "request body too large\n");
                 break;
             }
         }
@@ -766,7 +714,7 @@ static void conn_settle(struct s1_conn *c)
     }
     if (!c->dead && out_len(c) == 0) {
         bool idle = c->state == S1_CONN_READ && c->in_end == c->in_start && !c->head_done &&
-                    !c->uploading;
+                    !c->streaming;
         if (c->close_after && c->state != S1_CONN_WAIT && c->state != S1_CONN_LINGER) {
             if (c->linger_after && !c->peer_eof)
                 start_linger(c);
@@ -860,13 +808,12 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
     if (c->state == S1_CONN_LINGER) {
         c->dead = true;
-    } else if (c->state == S1_CONN_READ && c->uploading) {
+    } else if (c->state == S1_CONN_READ && c->streaming) {
         log_debug("fd %d: upload stalled, or slower than --upload-timeout + size / --min-rate",
                   c->fd);
         metrics_add(&c->home->metrics->uploads_timed_out, 1);
-        upload_abandon(c);
         c->timer_is_header = false;
-        respond_fatal(c, 408, "upload not received in time\n");
+        s1_conn_respond_fatal(c, 408, "upload not received in time\n");
     } else if (c->state == S1_CONN_READ && c->timer_is_header) {
         c->timer_is_header = false;
         if (c->in_end > c->in_start || c->head_done) {
@@ -894,7 +841,6 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
     c->fd = fd;
     memcpy(c->peer, peer, sizeof(c->peer));
     c->state = S1_CONN_READ;
-    c->up.fd = -1;
     c->st_fd = -1;
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
@@ -917,9 +863,8 @@ void s1_conn_free(struct s1_conn *c)
 {
     struct s1_conn_home *home = c->home;
 
-    if (c->auth_pending || c->job != NULL)
-        home->handler->abandon(c); /* a late answer finds nobody */
-    upload_abandon(c);
+    if (c->req != NULL)
+        home->handler->release(c); /* an answer pending finds nobody */
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
     event_del(&c->tmo_ev);
@@ -952,7 +897,6 @@ void s1_conn_drain(struct s1_conn *c)
 
 void s1_conn_resume(struct s1_conn *c)
 {
-    c->auth_pending = false;
     if (c->state == S1_CONN_WAIT)
         c->state = S1_CONN_READ;
     conn_process(c);

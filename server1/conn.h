@@ -7,24 +7,26 @@
  * DESIGN: a conn belongs to one thread and is only touched there. It knows that thread only as
  * its home (struct s1_conn_home: the event base, timeouts, limits, counters) and the request
  * handler only through the functions in home->handler, so conn includes neither worker.h nor
- * handler.h: the worker owns homes and conns, the handler answers through this API. Every entry point
- * (socket readable/writable, timer, auth answer via s1_conn_resume, worker drain) ends in one
- * place that frees the conn if it died, so nothing below an entry point ever frees it. While a
- * request waits for server2 the conn holds the authclient handle and cancels it if it is freed
- * first, so a late answer finds nothing to call. Timeouts: --header-timeout from the first byte
- * of a request until it is complete (head and body), --idle-timeout between requests and for a
- * stalled write, and --send-timeout + size / --min-rate for the whole of the output queued. Expect: 100-continue is answered "100 Continue" once the head is accepted and
- * the body has not arrived yet; a body over --max-body gets 413 instead, unread. Errors in the
- * request framing (400, 413, 431, 501, 505) close the connection after the response, with a
- * short lingering close so the client can read it while still sending.
- * PUT /files/{name}: the head (Content-Length present and <= --max-upload) goes to the handler
- * at once, which has server2 check the credentials while the body waits unread (S1_CONN_WAIT;
- * at most the input buffer's bytes of it are taken in). A refusal (401, 404, 429, 507, ...)
- * closes the connection, lingering, with the body never read; Expect: 100-continue is
- * answered only once the handler accepts the upload (s1_conn_upload_accept). Then the body is
- * received into memory or a temp file (commit_body_*), within --upload-timeout + size /
- * --min-rate and --header-timeout per stall (else 408), and handed back to the handler
- * (s1_handler_upload_received), which waits for the committer (S1_CONN_WAIT).
+ * handler.h, and knows no route: the worker owns homes and conns, the handler answers through
+ * this API and keeps its own state of the request being answered in c->req. Every entry point
+ * (socket readable/writable, timer, an asynchronous answer via s1_conn_resume, worker drain)
+ * ends in one place that frees the conn if it died, so nothing below an entry point ever frees
+ * it; a conn freed with an answer pending tells the handler (release), so a late answer finds
+ * nothing to call. Timeouts: --header-timeout from the first byte of a request until it is
+ * complete (head and body), --idle-timeout between requests and for a stalled write, and
+ * --send-timeout + size / --min-rate for the whole of the output queued. Expect: 100-continue
+ * is answered "100 Continue" once the head is accepted and the body has not arrived yet; a body
+ * over --max-body gets 413 instead, unread. Errors in the request framing (400, 413, 431, 501,
+ * 505) close the connection after the response, with a short lingering close so the client can
+ * read it while still sending.
+ * Bodies: the handler sees every head first (head()). Most bodies are read whole into the input
+ * buffer (at most --max-body) and come with the request to dispatch(). For a body it wants as a
+ * stream (an upload), the handler answers S1_HEAD_WAIT and decides (server2, quotas) while the
+ * body waits unread (S1_CONN_WAIT; at most the input buffer's bytes of it are taken in). A
+ * refusal closes the connection, lingering, with the body never read; an acceptance installs a
+ * body sink (s1_conn_stream_body) that the conn feeds as the bytes arrive, within the deadline
+ * the handler gives and --header-timeout per stall (else 408); Expect: 100-continue is answered
+ * only then. Once the whole body is in the sink, the sink's received() answers later.
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -36,17 +38,18 @@
 
 #include <event2/event_struct.h>
 
-#include "commit.h"
-#include "credcache.h"
-#include "files.h"
 #include "http_parser.h"
 #include "metrics.h"
 #include "ratelimit.h"
-#include "respbuf.h"
 
 struct evbuffer;
-struct s1_conn;
+struct files;
+struct files_blob;
+struct respbuf;
 struct s1_config;
+struct s1_conn;
+struct s1_request;
+struct store_segment;
 
 enum s1_conn_state {
     S1_CONN_READ,   /* between requests, or receiving one */
@@ -80,18 +83,36 @@ enum s1_dispatch {
     S1_DISPATCH_PENDING, /* answered later (s1_conn_resume); the conn reads no next request */
 };
 
+/* What the handler does with a head, before any of its body is read. */
+enum s1_head {
+    S1_HEAD_WHOLE, /* read the body whole (at most --max-body), then dispatch() */
+    S1_HEAD_DONE,  /* answered already; a body is never read (the connection closes) */
+    S1_HEAD_WAIT,  /* the handler decides first: it answers, or installs a body sink
+                      (s1_conn_stream_body), then calls s1_conn_resume */
+};
+
 /* The request handler, as conn calls it (handler.h implements it). All on the conn's thread. */
 struct s1_conn_handler {
     /* Which route a request is for (for metrics labels), from its head. */
     enum metrics_route (*route)(const char *buf, const struct http_request *req);
-    /* One complete request (a PUT to /files/: its head only, body_len 0). */
+    /* A head, parsed; its body (if any) not read yet. buf holds it (spans of req). */
+    enum s1_head (*head)(struct s1_conn *c, const char *buf, const struct http_request *req);
+    /* One complete request whose head answered S1_HEAD_WHOLE, with its body. */
     enum s1_dispatch (*dispatch)(struct s1_conn *c, const char *buf,
                                  const struct http_request *req, const char *body,
                                  size_t body_len);
-    /* The body of the conn's PUT is all received; the answer comes later (s1_conn_resume). */
-    void (*upload_received)(struct s1_conn *c);
-    /* The conn is being freed with an answer still pending: forget it. */
-    void (*abandon)(struct s1_conn *c);
+    /* A response to the request is being queued (every response passes here once). */
+    void (*answered)(struct s1_conn *c);
+    /* The conn is being freed: drop c->req and whatever it holds (a pending answer too). */
+    void (*release)(struct s1_conn *c);
+};
+
+/* Where a streamed body goes (the handler's; s1_conn_stream_body). On the conn's thread. */
+struct s1_body_sink {
+    /* n more bytes of the body, in order: 0, or -1 after answering (s1_conn_respond_fatal) */
+    int (*write)(struct s1_conn *c, const char *p, size_t n);
+    /* all of the body was written: the answer comes later (s1_conn_resume) */
+    void (*received)(struct s1_conn *c);
 };
 
 /* What a thread gives its connections. Filled by the owner before any conn; owner only. */
@@ -100,7 +121,6 @@ struct s1_conn_home {
     const struct s1_config *cfg;
     struct metrics *metrics;          /* the thread's */
     struct files *files;              /* the files streamed responses are read from */
-    struct committer *commit;         /* uploads' bodies; NULL with --read-only */
     struct connlimit *conns_per_ip;   /* --max-conns-per-ip, or NULL */
     const struct timeval *header_tv;  /* common timeouts of base */
     const struct timeval *idle_tv;
@@ -151,25 +171,15 @@ struct s1_conn {
     bool http10;            /* HTTP/1.0: keep-alive must be announced */
     bool req_inflight;      /* counted in server1_inflight_requests */
     bool more_input;        /* more requests are already buffered: batch the writes */
-    bool auth_pending;
-    uint64_t auth_handle;
-    char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight */
-    size_t name_len;
-    bool name_ok;           /* the name passed files_name_decode (else 404 after auth) */
-    char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
-    struct credcache_key cred_key; /* GET with --auth-cache: what to put in on success */
-    uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
-    bool cred_cacheable;           /* cred_key is set: a success may be cached */
+    struct s1_request *req; /* the handler's state of the request (handler.c), or NULL */
 
-    /* PUT body being streamed to disk */
-    bool body_unread;       /* a PUT body follows and is not accepted yet: an answer closes */
+    /* the body of the request */
+    bool body_unread;       /* a body follows and is not accepted yet: an answer closes */
     bool expect_continue;   /* ... and its client waits for 100 Continue */
-    bool uploading;         /* up is this request's PUT body (until handed to a job) */
-    bool up_open;           /* counted in the committer's open uploads (until submitted) */
-    uint64_t up_deadline_ns; /* the whole body must be here by then */
-    struct commit_body up;
-    uint64_t up_left;       /* body bytes still to receive */
-    struct commit_job *job; /* submitted to the committer; its answer is pending */
+    bool streaming;         /* the body goes to sink as it arrives */
+    const struct s1_body_sink *sink;
+    uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
+    uint64_t body_left;     /* streamed body bytes still to receive */
 
     bool close_after;  /* close once the output is flushed */
     bool linger_after; /* ... after a lingering close (the peer may still be sending) */
@@ -193,13 +203,15 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
                      struct s1_body *body);
 /* A short text/plain response; body is a static string. */
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *body);
+/* An error response after which the connection closes (lingering: the peer may be sending). */
+void s1_conn_respond_fatal(struct s1_conn *c, int status, const char *body);
 /*
- * For the handler, once a PUT's credentials, name and quota are accepted: gets the body's place
- * ready (memory or a temp file) and starts receiving it, sending 100 Continue if it was asked
- * for. False after answering (503 or 507) when there is no room for it; then call
- * s1_conn_resume either way.
+ * For the handler, after S1_HEAD_WAIT: the body goes to sink as it arrives, all of it by
+ * deadline_ns (CLOCK_MONOTONIC); sends 100 Continue if the client asked for it. Then call
+ * s1_conn_resume.
  */
-bool s1_conn_upload_accept(struct s1_conn *c);
+void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
+                         uint64_t deadline_ns);
 /* For the handler's async callbacks: after responding, continue with the next request. */
 void s1_conn_resume(struct s1_conn *c);
 

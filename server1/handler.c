@@ -44,6 +44,29 @@
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define FILES_PREFIX "/files/"
 
+/*
+ * The request being answered on a conn (c->req): created at its first head, reset at each
+ * head, freed with the conn. What it holds (a server2 request, an upload's body, a commit job)
+ * is let go when the request is answered (answered) or the conn goes (release).
+ */
+struct s1_request {
+    char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight */
+    size_t name_len;
+    bool name_ok;                  /* the name passed files_name_decode (else 404 after auth) */
+    char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
+    struct credcache_key cred_key; /* GET with --auth-cache: what to put in on success */
+    uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
+    bool cred_cacheable;           /* cred_key is set: a success may be cached */
+    bool auth_pending;             /* auth_handle is a server2 request in flight */
+    uint64_t auth_handle;
+    /* PUT /files/{name} */
+    uint64_t up_len;               /* Content-Length */
+    bool up_open;                  /* counted in the committer's open uploads (until submitted) */
+    bool uploading;                /* up is being received */
+    struct commit_body up;
+    struct commit_job *job;        /* submitted to the committer; its answer is pending */
+};
+
 /* The handler's state of the conn's thread (handler.h). */
 static inline struct s1_handler_env *env_of(const struct s1_conn *c)
 {
@@ -132,7 +155,7 @@ static void respond_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t
 }
 
 /*
- * Before a login (c->user set): true after answering 429 if the username or the client address
+ * Before a login (c->req->user set): true after answering 429 if the username or the client address
  * is over its failed-login limit. A lockout holds every login as that user, the right password
  * too: otherwise the answer would tell a guesser when a guess was right.
  */
@@ -147,7 +170,7 @@ static bool login_limited(struct s1_conn *c)
         return false;
     now = clock_now_ns();
     if (sh->login_fail_user != NULL)
-        wait_user = ratelimit_check(sh->login_fail_user, c->user, strlen(c->user), now);
+        wait_user = ratelimit_check(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
     if (sh->login_fail_addr != NULL)
         wait_addr = ratelimit_check(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
     if (wait_user == 0 && wait_addr == 0)
@@ -161,14 +184,14 @@ static bool login_limited(struct s1_conn *c)
     return true;
 }
 
-/* server2 refused c->user's credentials: one token less for the user and the address. */
+/* server2 refused c->req->user's credentials: one token less for the user and the address. */
 static void login_failed(struct s1_conn *c)
 {
     const struct s1_service *sh = env_of(c)->svc;
     uint64_t now = clock_now_ns();
 
     if (sh->login_fail_user != NULL)
-        ratelimit_take(sh->login_fail_user, c->user, strlen(c->user), now);
+        ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
     if (sh->login_fail_addr != NULL)
         ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
 }
@@ -212,7 +235,7 @@ static void on_create(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
 
-    c->auth_pending = false;
+    c->req->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond_text(c, 201, NULL, "created\n");
@@ -266,11 +289,11 @@ static enum s1_dispatch create_user(struct s1_conn *c, const char *buf,
     if (!signup_allowed(c)) /* every CREATE costs server2 a hash, taken or not */
         goto out;
     if (authclient_submit(env_of(c)->auth, FRAME_CREATE, user, fields[0].len, pass, fields[1].len,
-                          on_create, c, &c->auth_handle) < 0) {
+                          on_create, c, &c->req->auth_handle) < 0) {
         respond_unavailable(c);
         goto out;
     }
-    c->auth_pending = true;
+    c->req->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(pass, sizeof(pass));
@@ -351,7 +374,7 @@ static bool body_of(struct s1_conn *c, struct source *src, struct s1_body *b)
     }
     got = files_pread_direct(f, src->fd, rb->data, rb->cap, 0);
     if (got < 0) {
-        log_warn("cannot read '%s' with O_DIRECT: error %ld", c->name, -got);
+        log_warn("cannot read '%s' with O_DIRECT: error %ld", c->req->name, -got);
         respbuf_free(rb);
         s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
         return false;
@@ -373,7 +396,7 @@ static void answer_get(struct s1_conn *c, struct source *src)
 }
 
 /*
- * --private-uploads: true if c->name is an upload of another account (answered 404 like a
+ * --private-uploads: true if c->req->name is an upload of another account (answered 404 like a
  * missing name, so a GET does not tell whether it is taken). The operator's files stay
  * readable by every account. (The version served is looked up again after this: only a name
  * that its owner deletes and another account uploads again, both committed in the moment
@@ -386,10 +409,10 @@ static bool upload_hidden(struct s1_conn *c)
 
     if (!env_of(c)->svc->cfg->private_uploads || cm == NULL)
         return false;
-    if (store_lookup(&cm->store, c->name, c->name_len, owner, NULL, NULL, NULL, NULL) !=
+    if (store_lookup(&cm->store, c->req->name, c->req->name_len, owner, NULL, NULL, NULL, NULL) !=
         STORE_FILE)
         return false;
-    return owner[0] != '\0' && strcmp(owner, c->user) != 0;
+    return owner[0] != '\0' && strcmp(owner, c->req->user) != 0;
 }
 
 /* A GET or HEAD whose credentials are accepted: the file, or 404. */
@@ -399,11 +422,11 @@ static void serve_verified(struct s1_conn *c)
     struct source src;
     int rc;
 
-    if (!c->name_ok || upload_hidden(c)) {
+    if (!c->req->name_ok || upload_hidden(c)) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
         return;
     }
-    rc = source_resolve(svc->files, svc->commit, c->name, c->name_len, &src);
+    rc = source_resolve(svc->files, svc->commit, c->req->name, c->req->name_len, &src);
     if (rc < 0)
         respond_file_error(c, -rc);
     else
@@ -415,11 +438,11 @@ static void on_verify(void *arg, enum frame_status st)
     struct s1_conn *c = arg;
     struct s1_handler_env *env = env_of(c);
 
-    c->auth_pending = false;
+    c->req->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
-        if (c->cred_cacheable) {
-            credcache_put(&env->cache, &c->cred_key, c->cred_epoch, clock_now_ns());
+        if (c->req->cred_cacheable) {
+            credcache_put(&env->cache, &c->req->cred_key, c->req->cred_epoch, clock_now_ns());
             metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
         }
         serve_verified(c);
@@ -433,24 +456,24 @@ static void on_verify(void *arg, enum frame_status st)
         respond_unavailable(c);
         break;
     }
-    c->cred_cacheable = false;
-    sodium_memzero(&c->cred_key, sizeof(c->cred_key));
+    c->req->cred_cacheable = false;
+    sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
     s1_conn_resume(c);
 }
 
-/* Decodes {name} into c->name; c->name_ok is false for invalid and reserved names. */
+/* Decodes {name} into c->req->name; c->req->name_ok is false for invalid and reserved names. */
 static void decode_name(struct s1_conn *c, const char *path, size_t len)
 {
     const char *why = NULL;
 
-    c->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
-                                   len - (sizeof(FILES_PREFIX) - 1), c->name, sizeof(c->name),
-                                   &c->name_len, &why) == 0;
-    if (c->name_ok && files_name_is_reserved(c->name, c->name_len)) {
-        c->name_ok = false;
+    c->req->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
+                                   len - (sizeof(FILES_PREFIX) - 1), c->req->name, sizeof(c->req->name),
+                                   &c->req->name_len, &why) == 0;
+    if (c->req->name_ok && files_name_is_reserved(c->req->name, c->req->name_len)) {
+        c->req->name_ok = false;
         why = "reserved name";
     }
-    if (!c->name_ok)
+    if (!c->req->name_ok)
         log_debug("/files: bad name: %s", why);
 }
 
@@ -464,28 +487,28 @@ static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
     struct s1_handler_env *env = env_of(c);
     bool found;
 
-    c->cred_cacheable = false;
+    c->req->cred_cacheable = false;
     if (hit == NULL || !env->cache_on || cred->user_len > ACCOUNT_USER_MAX)
         return false;
-    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->cred_key);
-    found = credcache_hit(&env->cache, &c->cred_key, clock_now_ns());
+    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->req->cred_key);
+    found = credcache_hit(&env->cache, &c->req->cred_key, clock_now_ns());
     metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
     if (found) {
         metrics_add(&c->home->metrics->auth_cache_hits, 1);
-        sodium_memzero(&c->cred_key, sizeof(c->cred_key));
+        sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
         hit(c);
         return true;
     }
     metrics_add(&c->home->metrics->auth_cache_misses, 1);
-    c->cred_epoch = env->cache.epoch;
-    c->cred_cacheable = true;
+    c->req->cred_epoch = env->cache.epoch;
+    c->req->cred_cacheable = true;
     return false;
 }
 
 /*
  * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
  * answering 401/503 itself, or after hit() answered from the cache (hit may be NULL: never
- * cached). The user name is kept in c->user.
+ * cached). The user name is kept in c->req->user.
  */
 static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
                                     const struct http_request *req, authclient_cb cb,
@@ -507,19 +530,19 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
         return S1_DISPATCH_DONE;
     }
     ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
-    memcpy(c->user, cred.user, ulen); /* longer names are refused by server2 anyway */
-    c->user[ulen] = '\0';
+    memcpy(c->req->user, cred.user, ulen); /* longer names are refused by server2 anyway */
+    c->req->user[ulen] = '\0';
     if (login_limited(c))
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
     if (authclient_submit(env_of(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
-                          cred.pass_len, cb, c, &c->auth_handle) < 0) {
-        c->cred_cacheable = false;
+                          cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
+        c->req->cred_cacheable = false;
         respond_unavailable(c);
         goto out;
     }
-    c->auth_pending = true;
+    c->req->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(&cred, sizeof(cred));
@@ -572,7 +595,7 @@ static void commit_done(struct mailbox_msg *m, bool live)
     struct s1_conn *c = job->c;
 
     if (live && c != NULL) {
-        c->job = NULL;
+        c->req->job = NULL;
         if (job->over_quota)
             s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
         else
@@ -590,18 +613,18 @@ static void submit_change(struct s1_conn *c, enum commit_op op)
     job->op = op;
     job->reply_to = env_of(c)->inbox;
     job->done.deliver = commit_done;
-    memcpy(job->name, c->name, c->name_len + 1);
-    job->name_len = c->name_len;
-    memcpy(job->user, c->user, strlen(c->user) + 1);
+    memcpy(job->name, c->req->name, c->req->name_len + 1);
+    job->name_len = c->req->name_len;
+    memcpy(job->user, c->req->user, strlen(c->req->user) + 1);
     job->body = (struct commit_body){.fd = -1};
     if (op == COMMIT_PUT) {
-        job->body = c->up; /* the committer owns the body now */
-        c->up = (struct commit_body){.fd = -1};
-        c->uploading = false;
-        c->up_open = false; /* (commit_submit counts it out) */
+        job->body = c->req->up; /* the committer owns the body now */
+        c->req->up = (struct commit_body){.fd = -1};
+        c->req->uploading = false;
+        c->req->up_open = false; /* (commit_submit counts it out) */
     }
     job->c = c;
-    c->job = job;
+    c->req->job = job;
     commit_submit(env_of(c)->svc->commit, job);
     /* stays S1_CONN_WAIT until commit_done */
 }
@@ -612,6 +635,57 @@ static void upload_received(struct s1_conn *c)
 }
 
 
+/* The upload's body sink: the bytes into memory or the temp file (commit_body_write). */
+static int upload_write(struct s1_conn *c, const char *p, size_t n)
+{
+    char ebuf[128];
+    int rc = commit_body_write(&c->req->up, p, n);
+
+    if (rc == 0)
+        return 0;
+    log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+    if (rc == -ENOSPC || rc == -EDQUOT)
+        s1_conn_respond_fatal(c, 507, "no space left for the upload\n");
+    else
+        s1_conn_respond_fatal(c, 500, "cannot store the upload\n");
+    return -1;
+}
+
+static const struct s1_body_sink upload_sink = {
+    .write = upload_write,
+    .received = upload_received,
+};
+
+/*
+ * Gets the body's place ready (memory or a temp file) and has the conn stream the body into
+ * it; or answers 503 (no room now) or 507/500.
+ */
+static void upload_begin(struct s1_conn *c)
+{
+    const struct s1_config *cfg = env_of(c)->svc->cfg;
+    struct s1_request *r = c->req;
+    char ebuf[128];
+    int rc = commit_body_begin(env_of(c)->svc->commit, &r->up, r->up_len);
+
+    if (rc < 0) {
+        if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
+            /* out of temp space, descriptors or memory for now: the client may try again */
+            log_debug("no room for an upload now: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+            metrics_add(&c->home->metrics->uploads_busy, 1);
+            s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
+        } else {
+            log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
+            s1_conn_respond_text(c, rc == -ENOSPC || rc == -EDQUOT ? 507 : 500, NULL,
+                                 "cannot store the upload\n");
+        }
+        return;
+    }
+    r->uploading = true;
+    s1_conn_stream_body(c, &upload_sink,
+                        clock_now_ns() + cfg->upload_timeout_us * 1000 +
+                            (uint64_t)((double)r->up_len / (double)cfg->min_rate * 1e9));
+}
+
 /*
  * A PUT whose credentials server2 accepted, its body still unread: refused now (404, 507)
  * unless the name and the quotas allow it, else its body is received next.
@@ -619,26 +693,27 @@ static void upload_received(struct s1_conn *c)
 static void put_accepted(struct s1_conn *c)
 {
     struct committer *cm = env_of(c)->svc->commit;
+    struct s1_request *r = c->req;
 
-    if (!c->name_ok)
+    if (!r->name_ok)
         s1_conn_respond_text(c, 404, NULL, "not found\n");
-    else if (commit_quota_check(cm, c->user, c->name, c->name_len, c->up_left) != 0)
+    else if (commit_quota_check(cm, r->user, r->name, r->name_len, r->up_len) != 0)
         s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
     else
-        s1_conn_upload_accept(c); /* (answers 503/507 itself if there is no room) */
+        upload_begin(c);
     s1_conn_resume(c);
 }
 
 static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
 {
-    c->auth_pending = false;
+    c->req->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
         if (op == COMMIT_PUT) {
             put_accepted(c);
             return;
         }
-        if (!c->name_ok)
+        if (!c->req->name_ok)
             break;
         submit_change(c, op);
         return;
@@ -685,7 +760,7 @@ static void on_account_change(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
 
-    c->auth_pending = false;
+    c->req->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
@@ -741,8 +816,8 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 403, NULL, "forbidden: only the account itself may change it\n");
         goto out;
     }
-    memcpy(c->user, name, name_len);
-    c->user[name_len] = '\0';
+    memcpy(c->req->user, name, name_len);
+    c->req->user[name_len] = '\0';
     if (req->method == HTTP_METHOD_PUT) {
         if (!form_body_ok(c, buf, req))
             goto out;
@@ -765,15 +840,15 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(env_of(c)->auth, cred.user, cred.user_len, cred.pass,
                                        cred.pass_len, pass, field.len, on_account_change, c,
-                                       &c->auth_handle);
+                                       &c->req->auth_handle);
     else
         rc = authclient_submit(env_of(c)->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
-                               cred.pass_len, on_account_change, c, &c->auth_handle);
+                               cred.pass_len, on_account_change, c, &c->req->auth_handle);
     if (rc < 0) {
         respond_unavailable(c);
         goto out;
     }
-    c->auth_pending = true;
+    c->req->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(pass, sizeof(pass));
@@ -787,7 +862,7 @@ static void on_ping(void *arg, enum frame_status st)
 {
     struct s1_conn *c = arg;
 
-    c->auth_pending = false;
+    c->req->auth_pending = false;
     if (st == FRAME_ST_OK)
         s1_conn_respond_text(c, 200, NULL, "ok\n");
     else
@@ -799,11 +874,11 @@ static enum s1_dispatch healthz(struct s1_conn *c)
 {
     if (!authclient_is_up(env_of(c)->auth) ||
         authclient_submit(env_of(c)->auth, FRAME_PING, NULL, 0, NULL, 0, on_ping, c,
-                          &c->auth_handle) < 0) {
+                          &c->req->auth_handle) < 0) {
         s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable\n");
         return S1_DISPATCH_DONE;
     }
-    c->auth_pending = true;
+    c->req->auth_pending = true;
     return S1_DISPATCH_PENDING;
 }
 
@@ -889,20 +964,99 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
     return S1_DISPATCH_DONE;
 }
 
-/* The conn goes away with an answer pending: the answer, when it comes, finds nobody. */
-static void abandon(struct s1_conn *c)
+/* The upload's body and its place among the committer's open uploads, if still held. */
+static void upload_drop(struct s1_conn *c)
 {
-    if (c->auth_pending)
-        authclient_cancel(env_of(c)->auth, c->auth_handle);
-    c->auth_pending = false;
-    if (c->job != NULL)
-        c->job->c = NULL;
-    c->job = NULL;
+    struct s1_request *r = c->req;
+    struct committer *cm = env_of(c)->svc->commit;
+
+    if (r->uploading)
+        commit_body_abandon(cm, &r->up);
+    r->uploading = false;
+    if (r->up_open)
+        commit_upload_close(cm);
+    r->up_open = false;
+}
+
+/*
+ * PUT /files/{name}: its head is checked before anyone looks at the credentials (405, 411, 413,
+ * answered with the connection closing, the body unread); then server2 is asked while the body
+ * waits.
+ */
+static enum s1_head upload_head(struct s1_conn *c, const char *buf,
+                                const struct http_request *req)
+{
+    const struct s1_service *svc = env_of(c)->svc;
+    const char *path;
+    size_t len;
+
+    if (svc->commit == NULL) {
+        s1_conn_respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
+        return S1_HEAD_DONE;
+    }
+    if (!req->has_content_length) {
+        s1_conn_respond_fatal(c, 411, "Content-Length required\n");
+        return S1_HEAD_DONE;
+    }
+    if (req->content_length > svc->cfg->max_upload) {
+        s1_conn_respond_fatal(c, 413, "upload too large\n");
+        return S1_HEAD_DONE;
+    }
+    if (target_path(buf, req, &path, &len) < 0) {
+        s1_conn_respond_fatal(c, 400, "bad request target\n");
+        return S1_HEAD_DONE;
+    }
+    c->req->up_len = req->content_length;
+    c->req->up_open = true;
+    commit_upload_open(svc->commit);
+    return change_file(c, buf, req, path, len) == S1_DISPATCH_PENDING ? S1_HEAD_WAIT
+                                                                       : S1_HEAD_DONE;
+}
+
+static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_request *req)
+{
+    if (c->req == NULL)
+        c->req = xmalloc(sizeof(*c->req));
+    /* (the name and user buffers are written before they are read) */
+    c->req->name_len = 0;
+    c->req->name_ok = false;
+    c->req->user[0] = '\0';
+    c->req->cred_cacheable = false;
+    c->req->auth_pending = false;
+    c->req->up_len = 0;
+    c->req->up_open = false;
+    c->req->uploading = false;
+    c->req->up = (struct commit_body){.fd = -1};
+    c->req->job = NULL;
+    if (c->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT)
+        return upload_head(c, buf, req);
+    return S1_HEAD_WHOLE;
+}
+
+static void answered(struct s1_conn *c)
+{
+    upload_drop(c); /* an upload refused before or while its body came */
+}
+
+/* The conn goes away: an answer pending, when it comes, finds nobody. */
+static void release(struct s1_conn *c)
+{
+    struct s1_request *r = c->req;
+
+    if (r->auth_pending)
+        authclient_cancel(env_of(c)->auth, r->auth_handle);
+    if (r->job != NULL)
+        r->job->c = NULL;
+    upload_drop(c);
+    sodium_memzero(&r->cred_key, sizeof(r->cred_key));
+    free(r);
+    c->req = NULL;
 }
 
 const struct s1_conn_handler s1_handler = {
     .route = route_of,
+    .head = head,
     .dispatch = dispatch,
-    .upload_received = upload_received,
-    .abandon = abandon,
+    .answered = answered,
+    .release = release,
 };
