@@ -12,7 +12,7 @@ packages=(
     build-essential pkg-config
     libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev
     redis-server mariadb-server
-    gnuplot-nox curl python3
+    gnuplot-nox curl python3 media-types
     nginx-light wrk h2o
     clang libfuzzer-14-dev
 )

@@ -22,6 +22,7 @@ enum {
     OPT_PREFETCH = 256,
     OPT_NO_PREFETCH,
     OPT_READ,
+    OPT_MIME_TYPES,
     OPT_AUTH,
     OPT_AUTH_CONNS,
     OPT_AUTH_TIMEOUT,
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
     {"prefetch", no_argument, NULL, OPT_PREFETCH},
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"read", required_argument, NULL, OPT_READ},
+    {"mime-types", required_argument, NULL, OPT_MIME_TYPES},
     {"threads", required_argument, NULL, 't'},
     {"auth", required_argument, NULL, OPT_AUTH},
     {"auth-conns", required_argument, NULL, OPT_AUTH_CONNS},
@@ -198,6 +200,9 @@ void s1_config_usage(FILE *out)
             "      --no-prefetch          read files per request (the default)\n"
             "      --read direct|buffered without --prefetch: per request, O_DIRECT into memory,\n"
             "                             or the page cache with sendfile (default direct)\n"
+            "      --mime-types FILE      Content-Type by file name extension, in the mime.types\n"
+            "                             format (default /etc/mime.types if present, else a\n"
+            "                             built-in table of common types)\n"
             "  -t, --threads N            worker threads, one event loop each (default %u = "
             "cores)\n"
             "      --auth HOST:PORT       server2 address (default %s)\n"
@@ -386,6 +391,11 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             break;
         case OPT_NO_PREFETCH:
             c->prefetch = false;
+            break;
+        case OPT_MIME_TYPES:
+            if (*optarg == '\0')
+                return value_error(err, "--mime-types", "empty path");
+            c->mime_types = optarg;
             break;
         case OPT_READ:
             if (strcmp(optarg, "direct") == 0)

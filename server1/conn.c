@@ -313,7 +313,9 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
                      struct s1_body *body)
 {
     struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
-    char head[1024];
+    /* the status line and the headers written here take at most 512 bytes (a Content-Type is
+     * at most MIMETYPES_TYPE_MAX); the caller's extra headers get the rest */
+    char head[2048];
     char *p = head;
     size_t extra_len = extra ? strlen(extra) : 0;
 
@@ -340,18 +342,20 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     p = put_u64(p, (uint64_t)status);
     *p++ = ' ';
     p = put_str(p, reason(status));
-    p = put_str(p, "\r\nServer: server1\r\n");
+    p = put_str(p, "\r\nServer: server1\r\nDate: ");
+    p = put_str(p, httpdate_cached(&c->home->date, clock_wall_s()));
+    p = put_str(p, "\r\n");
     if (status != 204) { /* a 204 must not carry Content-Length (RFC 9110 8.6) */
         p = put_str(p, "Content-Length: ");
         p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
         p = put_str(p, "\r\n");
     }
     if (content_type != NULL) {
-        p = put_str(p, "Content-Type: ");
+        p = put_str(p, "X-Content-Type-Options: nosniff\r\nContent-Type: ");
         p = put_str(p, content_type);
         p = put_str(p, "\r\n");
     }
-    if (extra_len > 0 && extra_len < sizeof(head) - 256) {
+    if (extra_len > 0 && extra_len <= sizeof(head) - 512) {
         memcpy(p, extra, extra_len);
         p += extra_len;
     }

@@ -39,6 +39,7 @@
 #include <event2/event_struct.h>
 
 #include "http_parser.h"
+#include "httpdate.h"
 #include "metrics.h"
 #include "ratelimit.h"
 
@@ -128,6 +129,7 @@ struct s1_conn_home {
     const struct s1_conn_handler *handler;
     void *handler_arg;                /* the handler's own per-thread state */
     void (*closed)(struct s1_conn_home *home); /* after a conn was freed */
+    struct httpdate_cache date;       /* the Date header, made once a second */
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
     unsigned nconns;
     bool draining;                    /* new responses close their connection */

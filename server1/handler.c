@@ -385,13 +385,20 @@ static bool body_of(struct s1_conn *c, struct source *src, struct s1_body *b)
     return true;
 }
 
+/* Content-Type of the file: by the name's extension; unknown ones are octets. */
+static const char *type_of(const struct s1_conn *c)
+{
+    const char *t = mimetypes_lookup(env_of(c)->svc->types, c->req->name, c->req->name_len);
+    return t != NULL ? t : "application/octet-stream";
+}
+
 /* Answers a GET or HEAD from src (and releases it): the one place a file's 200 is built. */
 static void answer_get(struct s1_conn *c, struct source *src)
 {
     struct s1_body b;
 
     if (body_of(c, src, &b))
-        s1_conn_respond(c, 200, "application/octet-stream", NULL, &b);
+        s1_conn_respond(c, 200, type_of(c), NULL, &b);
     source_release(src);
 }
 

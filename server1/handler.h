@@ -25,6 +25,7 @@
 #include "files.h"
 #include "mailbox.h"
 #include "metrics.h"
+#include "mimetypes.h"
 #include "ratelimit.h"
 #include "respbuf.h"
 
@@ -35,6 +36,7 @@ struct s1_service {
     struct committer *commit;       /* NULL with --read-only; thread-safe calls only */
     struct metrics *const *metrics; /* every thread's metrics, for /metrics */
     size_t nthreads;
+    const struct mimetypes *types;  /* Content-Type by extension (read-only) */
     /* per-client limits, NULL when off; thread-safe (ratelimit.h) */
     struct ratelimit *login_fail_user; /* --login-fail-limit */
     struct ratelimit *login_fail_addr; /* --login-fail-addr-limit */

@@ -24,6 +24,7 @@
 #include "files.h"
 #include "linkauth.h"
 #include "log.h"
+#include "mimetypes.h"
 #include "net.h"
 #include "worker.h"
 #include "xalloc.h"
@@ -73,6 +74,29 @@ static int fit_fd_budget(struct s1_config *cfg, char *err, size_t cap)
              (unsigned long long)rl.rlim_cur, (unsigned long long)((rl.rlim_cur - overhead) / 2),
              cfg->max_conns);
     cfg->max_conns = (unsigned)((rl.rlim_cur - overhead) / 2);
+    return 0;
+}
+
+/*
+ * The Content-Type table: --mime-types FILE, else /etc/mime.types (Debian's media-types) when
+ * it is there, else the built-in table of common types. -1 with a reason in err.
+ */
+static int load_types(const struct s1_config *cfg, struct mimetypes *types, const char **from,
+                      char *err, size_t cap)
+{
+    const char *path = cfg->mime_types;
+
+    if (path == NULL && access(MIMETYPES_DEFAULT_PATH, F_OK) == 0)
+        path = MIMETYPES_DEFAULT_PATH;
+    *from = path;
+    if (path == NULL) {
+        mimetypes_init_builtin(types);
+        return 0;
+    }
+    if (mimetypes_load_file(types, path, err, cap) < 0) {
+        mimetypes_release(types);
+        return -1;
+    }
     return 0;
 }
 
@@ -183,6 +207,8 @@ int main(int argc, char **argv)
     struct s1_shared sh;
     struct s1_worker *ws = NULL;
     struct metrics **all = NULL;
+    struct mimetypes types;
+    const char *types_from;
     int *fds = NULL;
     unsigned started = 0;
     uint16_t port = 0;
@@ -228,8 +254,13 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    if (load_types(&cfg, &types, &types_from, err, sizeof(err)) < 0) {
+        fprintf(stderr, "server1: %s\n", err);
+        return 1;
+    }
     if (files_init(&files, cfg.root, s1_config_files_mode(&cfg), err) < 0) {
         fprintf(stderr, "server1: %s\n", err);
+        mimetypes_release(&types);
         return 1;
     }
     fds = xcalloc(cfg.threads, sizeof(*fds));
@@ -251,6 +282,12 @@ int main(int argc, char **argv)
         have_commit = true;
     }
     s1_config_log(&cfg);
+    if (types_from != NULL)
+        log_info("content types: %zu extensions from %s (%zu lines or names skipped)",
+                 types.count, types_from, types.skipped);
+    else
+        log_info("content types: no %s; a built-in table of %zu extensions",
+                 MIMETYPES_DEFAULT_PATH, types.count);
 
     ws = xcalloc(cfg.threads, sizeof(*ws));
     all = xcalloc(cfg.threads, sizeof(*all));
@@ -260,6 +297,7 @@ int main(int argc, char **argv)
     sh.svc.commit = have_commit ? &commit : NULL;
     sh.svc.metrics = all;
     sh.svc.nthreads = cfg.threads;
+    sh.svc.types = &types;
     sh.workers = ws;
     sh.nworkers = cfg.threads;
     atomic_init(&sh.nconns, 0);
@@ -343,5 +381,6 @@ out_files:
     if (have_commit)
         committer_release(&commit);
     files_release(&files);
+    mimetypes_release(&types);
     return rc;
 }

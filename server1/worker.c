@@ -362,6 +362,7 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->home.handler = &s1_handler;
     w->home.handler_arg = &w->env;
     w->home.closed = conn_closed;
+    httpdate_cache_init(&w->home.date);
     TAILQ_INIT(&w->home.conns);
     metrics_init(&w->metrics);
     atomic_init(&w->stop_level, S1_WORKER_RUN);

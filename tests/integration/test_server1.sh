@@ -29,6 +29,11 @@ for size in "${SIZES[@]}"; do
     head -c "$size" /dev/urandom >"$ROOT/f$size"
 done
 echo "nested file" >"$ROOT/sub/deeper/n.txt"
+printf '<!doctype html><title>t</title><p>hello</p>\n' >"$ROOT/index.html"
+printf 'x' >"$ROOT/UPPER.PNG"
+printf 'x' >"$ROOT/custom.zzq"
+printf 'x' >"$ROOT/.hidden"
+printf '# a mime.types file of our own\ntext/x-test\tzzq\n' >"$ITEST_DIR/own.types"
 echo "with space" >"$ROOT/sp ace.txt"
 SECRET_MARK="TOP-SECRET-$$-outside-root"
 echo "$SECRET_MARK" >"$ITEST_DIR/secret.txt"
@@ -121,7 +126,7 @@ for flag in --listen --port --root --prefetch --read --threads --auth --auth-con
     --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
     --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
     --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window \
-    --auth-secret-file --insecure-no-secret; do
+    --auth-secret-file --insecure-no-secret --mime-types; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""
@@ -139,6 +144,8 @@ check_start_error "bad --header-timeout" 2 '^server1: --header-timeout' --header
 check_start_error "bad --auth" 2 '^server1: --auth' --auth nocolon --root "$ROOT"
 check_start_error "missing value" 2 '^server1: .*needs a value' --root
 check_start_error "no --root" 2 '^server1: --root'
+check_start_error "--mime-types missing" 1 '^server1: .*nope.types' --root "$ROOT" --port 0 \
+    --mime-types "$ITEST_DIR/nope.types"
 RUN_NO_SECRET=1 check_start_error "no link secret" 2 '^server1: --auth-secret-file PATH is required' \
     --root "$ROOT" --port 0
 check_start_error "secret file and --insecure-no-secret" 2 '^server1: .*exclude each other' \
@@ -197,6 +204,31 @@ start_s1 s1-main --log-level debug
 log "server1 (direct) on $S1_PORT"
 wait_until 10 code_is 200 "$S1/healthz" || itest_not_ok "/healthz did not become 200"
 check_eq "/healthz with server2 up" "$(curl -s "$S1/healthz")" ok
+
+log "content types and dates"
+check_eq "Content-Type of index.html (mime.types)" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/index.html")" "text/html"
+check_eq "Content-Type by an upper-case extension" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/UPPER.PNG")" "image/png"
+check_eq "Content-Type without an extension" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/f1")" "application/octet-stream"
+check_eq "Content-Type of a dot-file" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/.hidden")" "application/octet-stream"
+check_eq "Content-Type of an unknown extension" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/custom.zzq")" "application/octet-stream"
+check_eq "HEAD: the same Content-Type" \
+    "$(header Content-Type -I "${AUTH[@]}" "$S1/files/index.html")" "text/html"
+check_eq "X-Content-Type-Options" \
+    "$(header X-Content-Type-Options "${AUTH[@]}" "$S1/files/index.html")" "nosniff"
+date_hdr=$(header Date "${AUTH[@]}" "$S1/files/f1")
+check_ok "Date is an IMF-fixdate within 5 s of now ('$date_hdr')" python3 -c '
+import email.utils, re, sys, time
+d = sys.argv[1]
+assert re.fullmatch(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d GMT", d), d
+assert abs(email.utils.parsedate_to_datetime(d).timestamp() - time.time()) < 5
+' "$date_hdr"
+check_ok "Date on an error response too" test -n "$(header Date "$S1/files/f1")"
+check_ok "Date on a 404 route" test -n "$(header Date "$S1/nope")"
 
 log "statuses"
 check_bytes "200 GET /files/f4097" "$S1/files/f4097" "$ROOT/f4097" "${AUTH[@]}"
@@ -468,11 +500,12 @@ for mode in prefetch direct buffered; do
         check_ok "prefetch log line" grep -Eq 'prefetched [0-9]+ files, [0-9]+ bytes in [0-9.]+ s \([0-9.]+ MB/s\)' \
             "$ITEST_DIR/s1-$mode.log"
         n=$(grep -o 'prefetched [0-9]* files' "$ITEST_DIR/s1-$mode.log" | awk '{print $2}')
-        # f* (7), n.txt, sp ace.txt, link_in; not link_out, link_abs, fifo, dirs
-        check_eq "prefetch: regular files only, links out skipped" "$n" 10
+        # f* (7), n.txt, sp ace.txt, link_in, index.html, UPPER.PNG, custom.zzq, .hidden;
+        # not link_out, link_abs, fifo, dirs
+        check_eq "prefetch: regular files only, links out skipped" "$n" 14
         m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_prefetched_files server1_prefetched_bytes)
         check_eq "prefetch gauges" "$(sed -n 2p <<<"$m") $(sed -n 3p <<<"$m")" \
-            "10 $((0 + 1 + 4095 + 4096 + 4097 + 1048576 + 10485760 + 12 + 11 + 1))"
+            "14 $((0 + 1 + 4095 + 4096 + 4097 + 1048576 + 10485760 + 12 + 11 + 1 + 44 + 3))"
     fi
     for size in "${SIZES[@]}"; do
         check_bytes "$mode: GET f$size byte-exact" "$S1/files/f$size" "$ROOT/f$size" "${AUTH[@]}"
@@ -488,6 +521,15 @@ for mode in prefetch direct buffered; do
 done
 
 # ---- limits and timeouts on their own instances ----------------------------------------------
+log "--mime-types"
+start_s1 s1-types --threads 1 --mime-types "$ITEST_DIR/own.types"
+check_eq "--mime-types FILE: its types" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/custom.zzq")" "text/x-test"
+check_eq "--mime-types FILE: nothing else" \
+    "$(header Content-Type "${AUTH[@]}" "$S1/files/index.html")" "application/octet-stream"
+check_ok "--mime-types FILE: logged" grep -q 'content types: 1 extensions from .*own.types' "$S1_LOG"
+stop_s1 "mime-types"
+
 log "--max-conns"
 start_s1 s1-maxconns --max-conns 2 --threads 1
 check_eq "connection over --max-conns is refused" "$("${CLIENT[@]}" maxconns "$S1_PORT" 2)" rejected
