@@ -96,6 +96,8 @@ static const char *reason(int status)
     case 200: return "OK";
     case 201: return "Created";
     case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -104,8 +106,10 @@ static const char *reason(int status)
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";
+    case 412: return "Precondition Failed";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
@@ -236,7 +240,8 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
         /* conn_flush reads it in, a chunk each time the output has drained */
         c->st_fd = b->fd;
         c->st_buf = b->rbuf;
-        c->st_off = 0;
+        c->st_off = b->off / c->home->files->align * c->home->files->align;
+        c->st_skip = (size_t)(b->off - c->st_off); /* O_DIRECT reads whole aligned blocks */
         c->st_left = b->len;
         b->fd = -1;
         b->rbuf = NULL;
@@ -345,7 +350,9 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     p = put_str(p, "\r\nServer: server1\r\nDate: ");
     p = put_str(p, httpdate_cached(&c->home->date, clock_wall_s()));
     p = put_str(p, "\r\n");
-    if (status != 204) { /* a 204 must not carry Content-Length (RFC 9110 8.6) */
+    /* a 204 must not carry Content-Length (RFC 9110 8.6); a 304 may only with the length
+     * of the 200 it stands for, which it leaves out here */
+    if (status != 204 && status != 304) {
         p = put_str(p, "Content-Length: ");
         p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
         p = put_str(p, "\r\n");
@@ -607,22 +614,24 @@ static bool stream_fill(struct s1_conn *c)
         return false;
     }
     got = files_pread_direct(c->home->files, c->st_fd, rb->data, rb->cap, c->st_off);
-    n = got < 0 ? 0 : (size_t)got;
+    n = got > (long)c->st_skip ? (size_t)got - c->st_skip : 0; /* body bytes in the chunk */
     if (n > c->st_left)
         n = (size_t)c->st_left;
-    if (n == 0 || (n < rb->cap && n < c->st_left)) {
+    if (n == 0 || ((size_t)got < rb->cap && n < c->st_left)) {
         log_warn("closing fd %d: a file being sent %s", c->fd,
                  got < 0 ? "could not be read" : "shrank");
         c->dead = true;
         stream_end(c);
         return false;
     }
-    if (evbuffer_add_reference(out_buf(c), rb->data, n, NULL, NULL) < 0) {
+    if (evbuffer_add_reference(out_buf(c), (const char *)rb->data + c->st_skip, n, NULL,
+                               NULL) < 0) {
         c->dead = true;
         stream_end(c);
         return false;
     }
-    c->st_off += n;
+    c->st_off += (uint64_t)got; /* a whole chunk, aligned, unless it was the last */
+    c->st_skip = 0;
     c->st_left -= n;
     return true;
 }

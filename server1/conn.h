@@ -63,7 +63,7 @@ enum s1_body_kind {
     S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL, or
                      blob unreferenced once sent if blob != NULL */
     S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
-    S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from 0, read into rbuf one chunk at a time
+    S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from off, read into rbuf one chunk at a time
                        as the socket takes them; fd closed and rbuf freed at the end */
 };
 
@@ -75,7 +75,7 @@ struct s1_body {
     struct files_blob *blob;
     struct respbuf *rbuf; /* S1_BODY_MEM: data lies in it, freed once sent; S1_BODY_STREAM */
     int fd;
-    uint64_t off; /* S1_BODY_FILE: where the bytes start in fd */
+    uint64_t off; /* S1_BODY_FILE, S1_BODY_STREAM: where the bytes start in fd */
     struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
 };
 
@@ -163,7 +163,8 @@ struct s1_conn {
     /* a S1_BODY_STREAM being sent: the next chunk is read once the output has drained */
     int st_fd;              /* -1 when none */
     struct respbuf *st_buf;
-    uint64_t st_off;        /* where the next chunk starts in the file */
+    uint64_t st_off;        /* where the next chunk starts in the file (aligned) */
+    size_t st_skip;         /* bytes of the next chunk before the body starts */
     uint64_t st_left;       /* body bytes not read yet */
 
     /* the request being answered */

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "httpdate.h"
 #include "log.h"
 #include "xalloc.h"
 
@@ -302,7 +304,32 @@ struct files_blob *files_blob_new(void *data, size_t size)
     atomic_init(&b->refs, 1);
     b->data = data;
     b->size = size;
+    b->mtime_ns = -1;
+    b->ino = 0;
+    b->validators[0] = '\0';
+    b->validators_len = 0;
     return b;
+}
+
+size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
+                        char *out)
+{
+    char date[HTTPDATE_LEN + 1];
+    int64_t lm = mtime_ns / 1000000000;
+    int n;
+
+    out[0] = '\0';
+    if (mtime_ns < 0)
+        return 0;
+    httpdate_format(lm < now_s ? lm : now_s, date);
+    n = snprintf(out, FILES_VALIDATORS_MAX + 1,
+                 "ETag: \"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"\r\nLast-Modified: %s\r\n", ino,
+                 size, (uint64_t)mtime_ns, date);
+    if (n < 0 || n > FILES_VALIDATORS_MAX) {
+        out[0] = '\0';
+        return 0;
+    }
+    return (size_t)n;
 }
 
 void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)
@@ -403,6 +430,14 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
         .hash = fnv1a64(rel, rel_len),
         .blob = files_blob_new(buf, (size_t)got),
     };
+    {
+        /* what a response sends of the version, made once */
+        struct files_blob *b = ld->list[ld->n - 1].blob;
+        b->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        b->ino = (uint64_t)st.st_ino;
+        b->validators_len =
+            files_validators(b->ino, b->size, b->mtime_ns, clock_wall_s(), b->validators);
+    }
     f->count++;
     f->bytes += (uint64_t)got;
     return 0;

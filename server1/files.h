@@ -31,11 +31,26 @@ enum files_mode {
     FILES_BUFFERED, /* per request: page cache, sendfile */
 };
 
+#define FILES_VALIDATORS_MAX 160 /* bytes of the ETag and Last-Modified lines, at most */
+
+/*
+ * The validator header lines of a file version ("ETag: ...\r\nLast-Modified: ...\r\n"): a
+ * strong ETag from the inode number, size and modification time in nanoseconds, and the
+ * modification time as an HTTP date, never later than now_s. Returns the length written to out
+ * (FILES_VALIDATORS_MAX + 1 bytes, NUL-terminated). Pure.
+ */
+size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
+                        char *out);
+
 /* One version of a prefetched file; freed (data and all) by the last files_blob_unref. */
 struct files_blob {
     _Atomic unsigned long refs; /* the table's reference + one per response being sent */
     const void *data;           /* aligned buffer (NULL for an empty file) */
     size_t size;
+    int64_t mtime_ns;           /* the file's when it was read (st_mtim), -1 if unknown */
+    uint64_t ino;               /* its inode number */
+    char validators[FILES_VALIDATORS_MAX + 1]; /* its ETag and Last-Modified header lines */
+    size_t validators_len;
 };
 
 struct files_entry {

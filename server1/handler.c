@@ -35,6 +35,9 @@
 #include "basic_auth.h"
 #include "clock.h"
 #include "form.h"
+#include "httpcond.h"
+#include "httpdate.h"
+#include "httprange.h"
 #include "log.h"
 #include "ratelimit.h"
 #include "source.h"
@@ -43,6 +46,20 @@
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define FILES_PREFIX "/files/"
+
+/*
+ * A field of the head kept for later: present, its value in hv (off, len), or bad (repeated
+ * where one is allowed, or longer than what is left of hv): then it is treated as unreadable,
+ * which the rules of httpcond.h and httprange.h turn into the safe answer (no 304, no range).
+ */
+struct hfield {
+    bool present;
+    bool bad;
+    uint16_t off;
+    uint16_t len;
+};
+
+#define HV_MAX 1024 /* bytes of conditional and range field values kept per request */
 
 /*
  * The request being answered on a conn (c->req): created at its first head, reset at each
@@ -65,6 +82,14 @@ struct s1_request {
     bool uploading;                /* up is being received */
     struct commit_body up;
     struct commit_job *job;        /* submitted to the committer; its answer is pending */
+    /* GET/HEAD /files/: the fields of conditions and ranges, copied from the head (which is
+     * gone when server2 answers); their values lie one after another in hv */
+    struct hfield range, if_range, if_match, if_none_match;
+    struct httpcond_date if_modified_since, if_unmodified_since;
+    bool if_range_date_valid;
+    int64_t if_range_date;
+    size_t hv_len;
+    char hv[HV_MAX];
 };
 
 /* The handler's state of the conn's thread (handler.h). */
@@ -329,23 +354,26 @@ static void respond_file_error(struct s1_conn *c, int err)
 }
 
 /*
- * The body of a 200 for src, which moves into it. --read direct: a file up to RESPBUF_CHUNK is
- * read whole into a response buffer; a bigger one is streamed through one (conn.c reads the
- * next chunk once the socket took the last), so a response holds at most RESPBUF_CHUNK of
- * memory; with the thread's --response-memory spent, false after answering 503 + Retry-After.
+ * The body for bytes [off, off + count) of src, which moves into it. --read direct: a span up to
+ * RESPBUF_CHUNK is read whole into a response buffer (O_DIRECT reads whole aligned blocks: the
+ * bytes are sliced out of them); a bigger one is streamed through one (conn.c reads the next
+ * chunk once the socket took the last), so a response holds at most RESPBUF_CHUNK of memory;
+ * with the thread's --response-memory spent, false after answering 503 + Retry-After.
  */
-static bool body_of(struct s1_conn *c, struct source *src, struct s1_body *b)
+static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_t count,
+                    struct s1_body *b)
 {
     const struct files *f = env_of(c)->svc->files;
+    uint64_t a0, span;
     struct respbuf *rb;
     long got;
 
-    *b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)src->size};
-    if (c->head_only || src->size == 0)
+    *b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)count};
+    if (c->head_only || count == 0)
         return true; /* the length only */
     if (src->kind == SOURCE_MEM) {
         /* the response holds the reference until sent: a concurrent change does not touch it */
-        b->data = src->data;
+        b->data = (const char *)src->data + off;
         b->blob = src->blob;
         src->blob = NULL;
         return true;
@@ -354,34 +382,38 @@ static bool body_of(struct s1_conn *c, struct source *src, struct s1_body *b)
         /* sendfile from the page cache; an upload's segment stays pinned until sent */
         b->kind = S1_BODY_FILE;
         b->fd = src->fd;
-        b->off = src->off;
+        b->off = src->off + off;
         b->pin = src->pin;
         src->fd = -1;
         src->pin = NULL;
         return true;
     }
-    rb = respbuf_new(&env_of(c)->resp_budget, (size_t)src->size, f->align);
+    a0 = off / f->align * f->align;
+    span = (off + count + f->align - 1) / f->align * f->align - a0;
+    rb = respbuf_new(&env_of(c)->resp_budget, (size_t)span, f->align);
     if (rb == NULL) {
         metrics_add(&c->home->metrics->responses_busy, 1);
         s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
         return false;
     }
-    if (src->size > rb->cap) {
-        *b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = src->fd, .len = (size_t)src->size,
-                              .rbuf = rb};
+    if (span > rb->cap) {
+        *b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = src->fd, .off = off,
+                              .len = (size_t)count, .rbuf = rb};
         src->fd = -1;
         return true;
     }
-    got = files_pread_direct(f, src->fd, rb->data, rb->cap, 0);
-    if (got < 0) {
-        log_warn("cannot read '%s' with O_DIRECT: error %ld", c->req->name, -got);
+    got = files_pread_direct(f, src->fd, rb->data, rb->cap, a0);
+    if (got < 0 || (uint64_t)got < off - a0 + count) {
+        if (got < 0)
+            log_warn("cannot read '%s' with O_DIRECT: error %ld", c->req->name, -got);
+        else
+            log_warn("'%s' shrank while being read", c->req->name);
         respbuf_free(rb);
         s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
         return false;
     }
-    b->data = rb->data;
+    b->data = (const char *)rb->data + (off - a0);
     b->rbuf = rb;
-    b->len = (size_t)got < src->size ? (size_t)got : (size_t)src->size;
     return true;
 }
 
@@ -392,13 +424,116 @@ static const char *type_of(const struct s1_conn *c)
     return t != NULL ? t : "application/octet-stream";
 }
 
-/* Answers a GET or HEAD from src (and releases it): the one place a file's 200 is built. */
+/* The version's ETag and Last-Modified lines, if it has them (files_validators). */
+static size_t validators(const struct source *src, char *out)
+{
+    if (src->blob != NULL) { /* made when it was prefetched */
+        memcpy(out, src->blob->validators, src->blob->validators_len + 1);
+        return src->blob->validators_len;
+    }
+    return files_validators(src->ino, src->size, src->mtime_ns, clock_wall_s(), out);
+}
+
+static struct httpcond_list cond_list(const struct s1_request *r, const struct hfield *f)
+{
+    if (f->bad) /* unreadable: malformed (httpcond.h) */
+        return (struct httpcond_list){.present = true, .value = ",", .len = 1};
+    return (struct httpcond_list){.present = f->present, .value = r->hv + f->off, .len = f->len};
+}
+
+/*
+ * Whether the Range of a GET applies to this version (RFC 9110 13.1.5): with no If-Range, yes;
+ * with one, only if it names this version (a strong ETag, or the exact Last-Modified).
+ */
+static bool range_applies(const struct s1_request *r, const char *etag, size_t etag_len,
+                          int64_t lm)
+{
+    if (!r->if_range.present)
+        return true;
+    if (r->if_range.bad || (etag == NULL && lm < 0))
+        return false;
+    return httpcond_if_range(r->hv + r->if_range.off, r->if_range.len, etag, etag_len,
+                             r->if_range_date_valid && lm >= 0, r->if_range_date, lm);
+}
+
+/* Appends "Content-Range: ...\r\n" to extra at *n: a range, or (count 0) the unsatisfied form. */
+static void put_content_range(char *extra, size_t *n, uint64_t off, uint64_t count,
+                              uint64_t size)
+{
+    memcpy(extra + *n, "Content-Range: ", 15);
+    *n += 15;
+    *n += count > 0 ? httprange_content_range(extra + *n, HTTPRANGE_CONTENT_RANGE_MAX, off,
+                                              count, size)
+                    : httprange_unsatisfied(extra + *n, HTTPRANGE_CONTENT_RANGE_MAX, size);
+    memcpy(extra + *n, "\r\n", 3);
+    *n += 2;
+}
+
+/*
+ * Answers a GET or HEAD from src (and releases it): the one place a file's answer is built.
+ * Preconditions first (RFC 9110 13.2.2: 412, 304), then the Range of a GET (206, 416), else
+ * 200. Every answer names the version (ETag, Last-Modified) when it is known.
+ */
 static void answer_get(struct s1_conn *c, struct source *src)
 {
+    static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
+    const struct s1_request *r = c->req;
+    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) + 16 + HTTPRANGE_CONTENT_RANGE_MAX];
+    size_t n = validators(src, extra);
+    const char *etag = n > 0 ? extra + 6 : NULL; /* after "ETag: " */
+    size_t etag_len = n > 0 ? (size_t)(strchr(extra, '\r') - etag) : 0;
+    int64_t lm = src->mtime_ns >= 0 ? src->mtime_ns / 1000000000 : -1;
+    uint64_t off = 0, count = src->size;
+    int status = 200;
     struct s1_body b;
 
-    if (body_of(c, src, &b))
-        s1_conn_respond(c, 200, type_of(c), NULL, &b);
+    if (r->if_match.present || r->if_none_match.present || r->if_modified_since.valid ||
+        r->if_unmodified_since.valid) {
+        struct httpcond_request q = {
+            .method = HTTPCOND_READ,
+            .if_match = cond_list(r, &r->if_match),
+            .if_none_match = cond_list(r, &r->if_none_match),
+            /* a version without a modification time ignores the dates (13.1.3, 13.1.4) */
+            .if_modified_since = lm >= 0 ? r->if_modified_since : (struct httpcond_date){0},
+            .if_unmodified_since = lm >= 0 ? r->if_unmodified_since : (struct httpcond_date){0},
+        };
+        struct httpcond_repr rep = {.exists = true, .etag = etag, .etag_len = etag_len,
+                                    .last_modified = lm};
+        switch (httpcond_evaluate(&q, &rep)) {
+        case HTTPCOND_NOT_MODIFIED:
+            s1_conn_respond(c, 304, NULL, extra, NULL);
+            source_release(src);
+            return;
+        case HTTPCOND_PRECONDITION_FAILED:
+            s1_conn_respond_text(c, 412, extra, "precondition failed\n");
+            source_release(src);
+            return;
+        case HTTPCOND_PROCEED:
+            break;
+        }
+    }
+    memcpy(extra + n, accept_ranges, sizeof(accept_ranges));
+    n += sizeof(accept_ranges) - 1;
+    if (r->range.present && !r->range.bad && !c->head_only &&
+        range_applies(r, etag, etag_len, lm)) {
+        switch (httprange_parse(r->hv + r->range.off, r->range.len, src->size, &off, &count)) {
+        case HTTPRANGE_ONE:
+            status = 206;
+            put_content_range(extra, &n, off, count, src->size);
+            break;
+        case HTTPRANGE_UNSATISFIABLE:
+            put_content_range(extra, &n, 0, 0, src->size);
+            s1_conn_respond_text(c, 416, extra, "range not satisfiable\n");
+            source_release(src);
+            return;
+        case HTTPRANGE_IGNORE:
+            off = 0;
+            count = src->size;
+            break;
+        }
+    }
+    if (body_of(c, src, off, count, &b))
+        s1_conn_respond(c, status, type_of(c), extra, &b);
     source_release(src);
 }
 
@@ -556,9 +691,92 @@ out:
     return d;
 }
 
+/* Keeps value as field f of r: a second line of a list field is joined to it with ", ". */
+static void keep_field(struct s1_request *r, struct hfield *f, bool list, const char *v,
+                       size_t len)
+{
+    size_t need = f->present ? len + 2 : len;
+
+    if (f->present && !list)
+        f->bad = true; /* a repeated Range or If-Range */
+    if (f->bad || r->hv_len + need > sizeof(r->hv) || (f->present && f->off + f->len != r->hv_len)) {
+        f->present = true;
+        f->bad = true;
+        return;
+    }
+    if (!f->present) {
+        f->present = true;
+        f->off = (uint16_t)r->hv_len;
+    } else {
+        memcpy(r->hv + r->hv_len, ", ", 2);
+        r->hv_len += 2;
+        f->len += 2;
+    }
+    memcpy(r->hv + r->hv_len, v, len);
+    r->hv_len += len;
+    f->len += (uint16_t)len;
+}
+
+/* An HTTP date field: valid if it appears once with one valid date (else ignored). */
+static void keep_date(struct httpcond_date *d, bool *seen, const char *v, size_t len, int64_t now)
+{
+    int64_t t;
+
+    if (*seen) {
+        d->valid = false;
+        return;
+    }
+    *seen = true;
+    d->valid = httpdate_parse(v, len, now, &t) == 0;
+    d->secs = d->valid ? t : 0;
+}
+
+static bool name_is(const char *buf, struct http_span s, const char *lit, size_t n)
+{
+    return s.len == n && strncasecmp(buf + s.off, lit, n) == 0;
+}
+
+/* Copies the fields a GET's conditions and range need from the head into c->req. */
+static void keep_conditions(struct s1_conn *c, const char *buf, const struct http_request *req)
+{
+    struct s1_request *r = c->req;
+    int64_t now = clock_wall_s();
+    bool ims_seen = false, ius_seen = false, ir_seen = false;
+
+    r->range = r->if_range = r->if_match = r->if_none_match = (struct hfield){0};
+    r->if_modified_since = r->if_unmodified_since = (struct httpcond_date){0};
+    r->if_range_date_valid = false;
+    r->hv_len = 0;
+    for (unsigned i = 0; i < req->nheaders; i++) {
+        struct http_span n = req->headers[i].name;
+        const char *v = http_span_ptr(buf, req->headers[i].value);
+        size_t len = req->headers[i].value.len;
+
+        if (n.len < 5 || (buf[n.off] | 0x20) != (n.len == 5 ? 'r' : 'i'))
+            continue; /* neither Range nor If-... (most headers end here) */
+        if (name_is(buf, n, "range", 5)) {
+            keep_field(r, &r->range, false, v, len);
+        } else if (name_is(buf, n, "if-range", 8)) {
+            keep_field(r, &r->if_range, false, v, len);
+            if (!ir_seen && !httpcond_if_range_is_etag(v, len))
+                r->if_range_date_valid = httpdate_parse(v, len, now, &r->if_range_date) == 0;
+            ir_seen = true;
+        } else if (name_is(buf, n, "if-match", 8)) {
+            keep_field(r, &r->if_match, true, v, len);
+        } else if (name_is(buf, n, "if-none-match", 13)) {
+            keep_field(r, &r->if_none_match, true, v, len);
+        } else if (name_is(buf, n, "if-modified-since", 17)) {
+            keep_date(&r->if_modified_since, &ims_seen, v, len, now);
+        } else if (name_is(buf, n, "if-unmodified-since", 19)) {
+            keep_date(&r->if_unmodified_since, &ius_seen, v, len, now);
+        }
+    }
+}
+
 static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
                                  const struct http_request *req, const char *path, size_t len)
 {
+    keep_conditions(c, buf, req);
     decode_name(c, path, len);
     return verify_then(c, buf, req, on_verify, serve_verified);
 }

@@ -25,8 +25,8 @@ enum metrics_route {
 
 /* The statuses server1 can answer; anything else is counted as "other". */
 #define METRICS_STATUS_LIST(X)                                                                     \
-    X(100) X(200) X(201) X(204) X(400) X(401) X(403) X(404) X(405) X(408) X(409) X(411)           \
-    X(413) X(415) X(429) X(431) X(500) X(501) X(503) X(505) X(507)
+    X(100) X(200) X(201) X(204) X(206) X(304) X(400) X(401) X(403) X(404) X(405) X(408)           \
+    X(409) X(411) X(412) X(413) X(415) X(416) X(429) X(431) X(500) X(501) X(503) X(505) X(507)
 #define METRICS_STATUS_ENUM(code) METRICS_ST_##code,
 enum { METRICS_STATUS_LIST(METRICS_STATUS_ENUM) METRICS_ST_OTHER, METRICS_NSTATUS };
 

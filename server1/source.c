@@ -37,13 +37,15 @@ static int resolve_file(const struct files *f, const char *name, struct source *
     src->fd = fd;
     src->size = (uint64_t)st.st_size;
     src->direct = direct;
+    src->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    src->ino = (uint64_t)st.st_ino;
     return 0;
 }
 
 int source_resolve(struct files *f, struct committer *cm, const char *name, size_t len,
                    struct source *src)
 {
-    *src = (struct source){.kind = SOURCE_MEM, .fd = -1};
+    *src = (struct source){.kind = SOURCE_MEM, .fd = -1, .mtime_ns = -1};
     if (cm != NULL) {
         /* uploads come from the store in every mode, never from memory: what users upload is
          * bounded by the disk, not by server1's memory */
@@ -65,6 +67,8 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
         src->blob = blob;
         src->data = blob->data;
         src->size = blob->size;
+        src->mtime_ns = blob->mtime_ns;
+        src->ino = blob->ino;
         return 0;
     }
     return resolve_file(f, name, src);

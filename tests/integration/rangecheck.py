@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""rangecheck.py - Range and conditional GETs of one file with Python's urllib, against the
+local copy of its bytes.
+
+  rangecheck.py URL USER PASS FILE [--no-validators]
+
+Prints one line per case ("ok - ..." or "FAIL - ...") and exits 1 if any failed.
+--no-validators: the version has no ETag/Last-Modified (an upload): checks that none is sent
+and that the conditions that need them are ignored.
+"""
+import base64
+import email.utils
+import sys
+import urllib.error
+import urllib.request
+
+
+def fetch(url, auth, headers=None, method="GET"):
+    req = urllib.request.Request(url, method=method, headers=dict(headers or {}))
+    req.add_header("Authorization", auth)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def main():
+    url, user, pw, path = sys.argv[1:5]
+    no_validators = "--no-validators" in sys.argv[5:]
+    auth = "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+    data = open(path, "rb").read()
+    n = len(data)
+    fails = 0
+
+    def check(desc, cond, detail=""):
+        nonlocal fails
+        if cond:
+            print(f"ok - {desc}")
+        else:
+            fails += 1
+            print(f"FAIL - {desc} {detail}")
+
+    st, h, body = fetch(url, auth)
+    check("200 whole", st == 200 and body == data, f"status {st}, {len(body)} bytes")
+    check("Accept-Ranges: bytes", h.get("Accept-Ranges") == "bytes", repr(h.get("Accept-Ranges")))
+    etag, lm = h.get("ETag"), h.get("Last-Modified")
+    if no_validators:
+        check("no ETag, no Last-Modified", etag is None and lm is None, f"{etag} {lm}")
+    else:
+        check("a strong ETag", etag is not None and etag.startswith('"'), repr(etag))
+        check("Last-Modified", lm is not None and email.utils.parsedate_to_datetime(lm), repr(lm))
+
+    def rng(spec, want_status, want=None, cr=None):
+        st, h, body = fetch(url, auth, {"Range": spec})
+        desc = f"Range {spec} -> {want_status}"
+        if want_status == 206:
+            a, b = want
+            ok = st == 206 and body == data[a:b + 1] and \
+                h.get("Content-Range") == f"bytes {a}-{b}/{n}" and \
+                h.get("Content-Length") == str(b - a + 1)
+        elif want_status == 416:
+            ok = st == 416 and h.get("Content-Range") == f"bytes */{n}"
+        else:
+            ok = st == 200 and body == data and h.get("Content-Range") is None
+        check(desc, ok, f"got {st} {h.get('Content-Range')} {len(body)} bytes")
+
+    if n == 0:
+        rng("bytes=0-0", 200)
+        rng("bytes=-5", 200)
+    else:
+        rng("bytes=0-0", 206, (0, 0))
+        rng(f"bytes={n - 1}-{n - 1}", 206, (n - 1, n - 1))
+        rng("bytes=-1", 206, (n - 1, n - 1))
+        rng("bytes=0-", 206, (0, n - 1))
+        rng(f"bytes=-{n + 10}", 206, (0, n - 1))
+        rng(f"bytes=0-{n + 100}", 206, (0, n - 1))
+        rng(f"bytes={n}-", 416)
+        rng(f"bytes={n + 5}-{n + 10}", 416)
+        rng("bytes=-0", 416)
+        rng("bytes=5-4", 200)
+        rng("items=0-1", 200)
+        rng("bytes=0-1,3-4", 200 if n > 4 else 206, (0, n - 1) if n <= 4 else None)
+        rng("bytes=0-1, 2-3", 206, (0, min(3, n - 1)))
+        if n > 8192:
+            rng("bytes=4095-4096", 206, (4095, 4096))
+            rng("bytes=4096-8191", 206, (4096, 8191))
+            rng(f"bytes=1000-{n - 1000}", 206, (1000, n - 1000))
+            rng("bytes=1-300000" if n > 300001 else "bytes=1-", 206,
+                (1, min(300000, n - 1)))
+        st, h, body = fetch(url, auth, {"Range": "bytes=0-0"}, method="HEAD")
+        check("HEAD with a Range: 200, no body",
+              st == 200 and body == b"" and h.get("Content-Length") == str(n),
+              f"{st} {h.get('Content-Length')}")
+
+    if no_validators:
+        st, _, body = fetch(url, auth, {"If-None-Match": '"x"'})
+        check("If-None-Match of another tag: 200", st == 200 and body == data, str(st))
+        st, _, _ = fetch(url, auth, {"If-None-Match": "*"})
+        check("If-None-Match: * on an existing file: 304", st == 304, str(st))
+        st, _, body = fetch(url, auth, {"If-Modified-Since": "Sun, 06 Nov 2050 08:49:37 GMT"})
+        check("If-Modified-Since without Last-Modified: ignored", st == 200 and body == data,
+              str(st))
+        st, _, _ = fetch(url, auth, {"If-Match": '"x"'})
+        check("If-Match of a tag it cannot have: 412", st == 412, str(st))
+        if n > 1:
+            st, _, body = fetch(url, auth, {"Range": "bytes=0-0", "If-Range": '"x"'})
+            check("If-Range without validators: 200 whole", st == 200 and body == data, str(st))
+    else:
+        st, h, body = fetch(url, auth, {"If-None-Match": etag})
+        check("If-None-Match: its ETag -> 304 without a body",
+              st == 304 and body == b"" and h.get("ETag") == etag, f"{st} {len(body)}")
+        st, _, body = fetch(url, auth, {"If-None-Match": '"other", ' + etag})
+        check("If-None-Match: a list with its ETag -> 304", st == 304, str(st))
+        st, _, body = fetch(url, auth, {"If-None-Match": "W/" + etag})
+        check("If-None-Match: its weak ETag -> 304 (weak comparison)", st == 304, str(st))
+        st, _, body = fetch(url, auth, {"If-None-Match": '"other"'})
+        check("If-None-Match: another tag -> 200", st == 200 and body == data, str(st))
+        st, _, body = fetch(url, auth, {"If-Modified-Since": lm})
+        check("If-Modified-Since: its Last-Modified -> 304", st == 304 and body == b"", str(st))
+        st, _, body = fetch(url, auth, {"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+        check("If-Modified-Since: an older date -> 200", st == 200 and body == data, str(st))
+        st, _, body = fetch(url, auth, {"If-None-Match": '"other"', "If-Modified-Since": lm})
+        check("If-None-Match beats If-Modified-Since -> 200", st == 200, str(st))
+        st, _, _ = fetch(url, auth, {"If-Match": '"other"'})
+        check("If-Match: another tag -> 412", st == 412, str(st))
+        st, _, body = fetch(url, auth, {"If-Match": etag})
+        check("If-Match: its ETag -> 200", st == 200 and body == data, str(st))
+        st, _, _ = fetch(url, auth, {"If-Unmodified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+        check("If-Unmodified-Since: an older date -> 412", st == 412, str(st))
+        if n > 1:
+            rng_h = {"Range": "bytes=1-1"}
+            st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": etag}))
+            check("If-Range: its ETag -> 206", st == 206 and body == data[1:2], str(st))
+            st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": '"stale"'}))
+            check("If-Range: another ETag -> 200 whole", st == 200 and body == data, str(st))
+            st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": "W/" + etag}))
+            check("If-Range: a weak ETag -> 200 whole", st == 200 and body == data, str(st))
+            st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": lm}))
+            check("If-Range: its Last-Modified -> 206", st == 206 and body == data[1:2],
+                  str(st))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# server1 as a file server for the clients people use: byte ranges (206, 416, If-Range) and
+# conditional requests (304, 412) on every body source - prefetched memory, O_DIRECT reads (whole
+# and streamed), the page cache with sendfile, and the upload store - checked byte for byte with
+# Python's urllib (tests/integration/rangecheck.py: every range edge case); then resuming a
+# download with `curl -C -` and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the
+# same ETag for a file whether it is prefetched or read per request. Runs against
+# fake_server2.py.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=s1lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/s1lib.sh"
+
+itest_off_tmpfs
+itest_init file_http
+itest_timeout 300
+require_cmd curl wget python3 cmp
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+S1_BIN=$BIN_DIR/server1
+HERE=$ITEST_ROOT/tests/integration
+ROOT=$ITEST_DIR/root
+mkdir -p "$ROOT"
+: >"$ROOT/empty.bin"
+printf 'x' >"$ROOT/one.bin"
+head -c 4097 /dev/urandom >"$ROOT/f4097.bin"
+head -c $((3 * 1048576 + 123)) /dev/urandom >"$ROOT/big.bin"
+head -c $((1048576 + 5)) /dev/urandom >"$ITEST_DIR/upload.bin"
+touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/*.bin
+AUTH=(-u alice:secret)
+
+# rangecheck NAME FILE [FLAGS]: every case of rangecheck.py, each as one line of this test
+rangecheck() {
+    local name=$1 file=$2 line
+    shift 2
+    while IFS= read -r line; do
+        case $line in
+        "ok - "*) itest_ok "$MODE $name: ${line#ok - }" ;;
+        *) itest_not_ok "$MODE $name: ${line#FAIL - }" ;;
+        esac
+    done < <(python3 "$HERE/rangecheck.py" "$S1/files/$name" alice secret "$file" "$@" 2>&1)
+}
+
+declare -A ETAG
+start_fake 0
+for MODE in prefetch direct buffered; do
+    case $MODE in
+    prefetch) start_s1 "s1-$MODE" --prefetch ;;
+    *) start_s1 "s1-$MODE" --read "$MODE" ;;
+    esac
+    log "$MODE"
+    for f in empty.bin one.bin f4097.bin big.bin; do
+        rangecheck "$f" "$ROOT/$f"
+    done
+    check_eq "$MODE: PUT an upload" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+        -T "$ITEST_DIR/upload.bin" "$S1/files/up-$MODE.bin")" 201
+    rangecheck "up-$MODE.bin" "$ITEST_DIR/upload.bin" --no-validators
+    ETAG[$MODE]=$(curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/big.bin" | tr -d '\r' |
+        awk -F': ' 'tolower($1)=="etag"{print $2}')
+
+    # resuming: a download cut after 1 MiB, finished by the client
+    head -c 1048576 "$ROOT/big.bin" >"$ITEST_DIR/curl-part"
+    curl -s "${AUTH[@]}" -C - -o "$ITEST_DIR/curl-part" "$S1/files/big.bin"
+    check_ok "$MODE: curl -C - resumes byte-exact" cmp -s "$ITEST_DIR/curl-part" "$ROOT/big.bin"
+    head -c 777777 "$ROOT/big.bin" >"$ITEST_DIR/big.bin"
+    (cd "$ITEST_DIR" && wget -q -c --user alice --password secret "$S1/files/big.bin")
+    check_ok "$MODE: wget -c resumes byte-exact" cmp -s "$ITEST_DIR/big.bin" "$ROOT/big.bin"
+    rm -f "$ITEST_DIR/big.bin"
+    touch -d '2026-01-02 03:04:05 UTC' "$ITEST_DIR/have.bin"
+    check_eq "$MODE: curl -z FILE (as new as the server's): 304" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -z "$ITEST_DIR/have.bin" \
+            "$S1/files/big.bin")" 304
+    touch -d '2025-01-01 00:00:00 UTC' "$ITEST_DIR/have.bin"
+    check_eq "$MODE: curl -z FILE (older): 200" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -z "$ITEST_DIR/have.bin" \
+            "$S1/files/big.bin")" 200
+    check_eq "$MODE: a Range without credentials: 401" \
+        "$(curl -s -o /dev/null -w '%{http_code}' -r 0-0 "$S1/files/big.bin")" 401
+    check_eq "$MODE: a Range of a missing file: 404" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -r 0-0 "$S1/files/nope")" 404
+    m=$(python3 "$HERE/s1client.py" metrics "$S1_PORT" \
+        'server1_requests_total{route="files",status="206"}' \
+        'server1_requests_total{route="files",status="304"}')
+    check_ok "$MODE: 206 and 304 counted in /metrics" \
+        test "$(sed -n 2p <<<"$m")" -gt 0 -a "$(sed -n 3p <<<"$m")" -gt 0
+    stop_s1 "$MODE"
+done
+check_ok "the same ETag prefetched or read per request (${ETAG[prefetch]})" \
+    test -n "${ETAG[prefetch]}" -a "${ETAG[prefetch]}" == "${ETAG[direct]}" \
+    -a "${ETAG[direct]}" == "${ETAG[buffered]}"
+itest_summary
