@@ -574,8 +574,8 @@ static void conn_process(struct s1_conn *c)
             stop_timer(c);
         c->timer_is_header = false;
         c->more_input = avail > need;
-        d = c->home->handler->dispatch(c, c->in + c->in_start, req, c->in + c->in_start + req->head_len,
-                                need - req->head_len);
+        d = c->home->handler->dispatch(c, c->in + c->in_start, req,
+                                       c->in + c->in_start + req->head_len, need - req->head_len);
         c->more_input = false;
         c->in_start += need;
         c->head_done = false;

@@ -609,8 +609,8 @@ static void decode_name(struct s1_conn *c, const char *path, size_t len)
     const char *why = NULL;
 
     c->req->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
-                                   len - (sizeof(FILES_PREFIX) - 1), c->req->name, sizeof(c->req->name),
-                                   &c->req->name_len, &why) == 0;
+                                        len - (sizeof(FILES_PREFIX) - 1), c->req->name,
+                                        sizeof(c->req->name), &c->req->name_len, &why) == 0;
     if (c->req->name_ok && files_name_is_reserved(c->req->name, c->req->name_len)) {
         c->req->name_ok = false;
         why = "reserved name";
@@ -699,7 +699,8 @@ static void keep_field(struct s1_request *r, struct hfield *f, bool list, const 
 
     if (f->present && !list)
         f->bad = true; /* a repeated Range or If-Range */
-    if (f->bad || r->hv_len + need > sizeof(r->hv) || (f->present && f->off + f->len != r->hv_len)) {
+    if (f->bad || r->hv_len + need > sizeof(r->hv) ||
+        (f->present && f->off + f->len != r->hv_len)) {
         f->present = true;
         f->bad = true;
         return;

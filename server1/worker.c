@@ -2,7 +2,8 @@
  * worker.c - see worker.h. Accepting: each worker drains its own SO_REUSEPORT socket; past
  * --max-conns (counted process-wide) or --max-conns-per-ip (IPv6 by /64) a connection gets a
  * canned 503 and is closed at once; on EMFILE/ENFILE accepting pauses for 100 ms instead of
- * spinning. A connection goes to the least loaded worker that is not draining (worker.h). Draining: stop accepting, close idle connections, let busy ones finish (bounded by
+ * spinning. A connection goes to the least loaded worker that is not draining (worker.h).
+ * Draining: stop accepting, close idle connections, let busy ones finish (bounded by
  * --drain-timeout), then leave the loop.
  */
 #include "worker.h"
@@ -23,6 +24,7 @@
 #include "log.h"
 
 #define S1_ACCEPT_BATCH 64
+#define S1_LINGER_US 2000000
 
 /* A connection accepted by one worker for another, posted to the other's inbox. */
 struct s1_handoff {
@@ -31,7 +33,6 @@ struct s1_handoff {
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN];
 };
-#define S1_LINGER_US 2000000
 
 static struct timeval tv_us(uint64_t us)
 {
@@ -84,7 +85,8 @@ static struct s1_worker *least_loaded(struct s1_worker *w)
     for (size_t i = 0; i < w->sh->nworkers && best_load > 0; i++) {
         struct s1_worker *o = &w->sh->workers[i];
         unsigned l = atomic_load_explicit(&o->load, memory_order_relaxed);
-        if (l < best_load && atomic_load_explicit(&o->stop_level, memory_order_relaxed) == S1_WORKER_RUN) {
+        if (l < best_load &&
+            atomic_load_explicit(&o->stop_level, memory_order_relaxed) == S1_WORKER_RUN) {
             best = o;
             best_load = l;
         }
