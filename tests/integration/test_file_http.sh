@@ -4,7 +4,8 @@
 # and streamed), the page cache with sendfile, and the upload store - checked byte for byte with
 # Python's urllib (tests/integration/rangecheck.py: every range edge case); then resuming a
 # download with `curl -C -` and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the
-# same ETag for a file whether it is prefetched or read per request. Runs against
+# same ETag for a file whether it is prefetched or read per request, and a range of an upload
+# that is replaced while it is being read finishing on the version it started with. Runs against
 # fake_server2.py.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -54,6 +55,28 @@ for MODE in prefetch direct buffered; do
     check_eq "$MODE: PUT an upload" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
         -T "$ITEST_DIR/upload.bin" "$S1/files/up-$MODE.bin")" 201
     rangecheck "up-$MODE.bin" "$ITEST_DIR/upload.bin" --no-validators
+
+    # a range of an upload being replaced finishes on the version it started with
+    head -c $((8 * 1048576)) /dev/urandom >"$ITEST_DIR/v1.bin"
+    head -c $((8 * 1048576)) /dev/urandom >"$ITEST_DIR/v2.bin"
+    curl -s -o /dev/null "${AUTH[@]}" -T "$ITEST_DIR/v1.bin" "$S1/files/swap-$MODE.bin"
+    rm -f "$ITEST_DIR/go"
+    python3 "$HERE/slowrange.py" "$S1_PORT" alice secret "swap-$MODE.bin" 1000 7000999 \
+        "$ITEST_DIR/slow.out" "$ITEST_DIR/go" >"$ITEST_DIR/slow.status" 2>&1 &
+    SLOW=$!
+    wait_until 20 test -e "$ITEST_DIR/go" || itest_not_ok "$MODE: the slow range did not start"
+    check_eq "$MODE: replaced while a range of it is being read" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -T "$ITEST_DIR/v2.bin" \
+            "$S1/files/swap-$MODE.bin")" 204
+    rm -f "$ITEST_DIR/go"
+    wait "$SLOW" || true
+    check_eq "$MODE: ... the range got 206" "$(cat "$ITEST_DIR/slow.status")" \
+        "HTTP/1.1 206 Partial Content"
+    dd if="$ITEST_DIR/v1.bin" of="$ITEST_DIR/v1.slice" bs=1000 skip=1 count=7000 status=none
+    check_ok "$MODE: ... all of it from the version it started with" \
+        cmp -s "$ITEST_DIR/slow.out" "$ITEST_DIR/v1.slice"
+    check_ok "$MODE: ... and the next GET has the new one" \
+        cmp -s <(curl -s "${AUTH[@]}" "$S1/files/swap-$MODE.bin") "$ITEST_DIR/v2.bin"
     ETAG[$MODE]=$(curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/big.bin" | tr -d '\r' |
         awk -F': ' 'tolower($1)=="etag"{print $2}')
 
