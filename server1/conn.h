@@ -207,7 +207,7 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
 /* A short text/plain response; body is a static string. */
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *body);
 /* An error response after which the connection closes (lingering: the peer may be sending). */
-void s1_conn_respond_fatal(struct s1_conn *c, int status, const char *body);
+void s1_conn_respond_fatal(struct s1_conn *c, int status, const char *extra, const char *body);
 /*
  * For the handler, after S1_HEAD_WAIT: the body goes to sink as it arrives, all of it by
  * deadline_ns (CLOCK_MONOTONIC); sends 100 Continue if the client asked for it. Then call

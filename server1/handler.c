@@ -45,7 +45,10 @@
 
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
+#define HDR_ALLOW_READ "Allow: GET, HEAD\r\n" /* --read-only: no PUT, no DELETE */
 #define FILES_PREFIX "/files/"
+#define USERS_PREFIX "/users/"
+#define TEXT_READ_ONLY "uploads are disabled (--read-only)\n"
 
 /*
  * A field of the head kept for later: present, its value in hv (off, len), or bad (repeated
@@ -97,7 +100,6 @@ static inline struct s1_handler_env *env_of(const struct s1_conn *c)
 {
     return c->home->handler_arg;
 }
-#define USERS_PREFIX "/users/"
 
 /* The path of the target (without query), or -1 for a target that is not a path. */
 static int target_path(const char *buf, const struct http_request *req, const char **path,
@@ -478,7 +480,9 @@ static void answer_get(struct s1_conn *c, struct source *src)
 {
     static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
     const struct s1_request *r = c->req;
-    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) + 16 + HTTPRANGE_CONTENT_RANGE_MAX];
+    /* the validators, Accept-Ranges, and "Content-Range: " + its value + "\r\n" + NUL */
+    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof("Content-Range: ") - 1 +
+               HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
     size_t n = validators(src, extra);
     const char *etag = n > 0 ? extra + 6 : NULL; /* after "ETag: " */
     size_t etag_len = n > 0 ? (size_t)(strchr(extra, '\r') - etag) : 0;
@@ -860,7 +864,6 @@ static void upload_received(struct s1_conn *c)
     submit_change(c, COMMIT_PUT);
 }
 
-
 /* The upload's body sink: the bytes into memory or the temp file (commit_body_write). */
 static int upload_write(struct s1_conn *c, const char *p, size_t n)
 {
@@ -871,9 +874,9 @@ static int upload_write(struct s1_conn *c, const char *p, size_t n)
         return 0;
     log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
     if (rc == -ENOSPC || rc == -EDQUOT)
-        s1_conn_respond_fatal(c, 507, "no space left for the upload\n");
+        s1_conn_respond_fatal(c, 507, NULL, "no space left for the upload\n");
     else
-        s1_conn_respond_fatal(c, 500, "cannot store the upload\n");
+        s1_conn_respond_fatal(c, 500, NULL, "cannot store the upload\n");
     return -1;
 }
 
@@ -971,8 +974,8 @@ static void on_delete_verify(void *arg, enum frame_status st)
 static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
                                     const struct http_request *req, const char *path, size_t len)
 {
-    if (env_of(c)->svc->commit == NULL) {
-        s1_conn_respond_text(c, 405, "Allow: GET, HEAD\r\n", "uploads are disabled\n");
+    if (env_of(c)->svc->commit == NULL) { /* (a PUT was answered by upload_head) */
+        s1_conn_respond_text(c, 405, HDR_ALLOW_READ, TEXT_READ_ONLY);
         return S1_DISPATCH_DONE;
     }
     decode_name(c, path, len);
@@ -1153,7 +1156,7 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
     }
     switch (c->route) {
     case METRICS_ROUTE_FILES:
-        if (req->method == HTTP_METHOD_PUT || req->method == HTTP_METHOD_DELETE)
+        if (req->method == HTTP_METHOD_DELETE) /* (a PUT's head went to upload_head) */
             return change_file(c, buf, req, path, len);
         if (!method_is_get(req))
             break;
@@ -1217,19 +1220,19 @@ static enum s1_head upload_head(struct s1_conn *c, const char *buf,
     size_t len;
 
     if (svc->commit == NULL) {
-        s1_conn_respond_fatal(c, 405, "uploads are disabled (--read-only)\n");
+        s1_conn_respond_fatal(c, 405, HDR_ALLOW_READ, TEXT_READ_ONLY);
         return S1_HEAD_DONE;
     }
     if (!req->has_content_length) {
-        s1_conn_respond_fatal(c, 411, "Content-Length required\n");
+        s1_conn_respond_fatal(c, 411, NULL, "Content-Length required\n");
         return S1_HEAD_DONE;
     }
     if (req->content_length > svc->cfg->max_upload) {
-        s1_conn_respond_fatal(c, 413, "upload too large\n");
+        s1_conn_respond_fatal(c, 413, NULL, "upload too large\n");
         return S1_HEAD_DONE;
     }
     if (target_path(buf, req, &path, &len) < 0) {
-        s1_conn_respond_fatal(c, 400, "bad request target\n");
+        s1_conn_respond_fatal(c, 400, NULL, "bad request target\n");
         return S1_HEAD_DONE;
     }
     c->req->up_len = req->content_length;
