@@ -11,6 +11,11 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       the body with the file at PATH. Prints "ok N" or the first mismatch (exit 1).
   slowget PORT USER PASS NAME OUT [--delay S]
       GET /files/NAME reading 64 KiB every S seconds (default 0.05); body to OUT; prints status.
+  pausedget PORT USER PASS NAME OUT STARTED GO [RANGE]
+      GET /files/NAME (Range: bytes=RANGE if given, Connection: close) on a socket with a fixed
+      64 KiB receive window, so most of a large response stays queued in server1; after the
+      first bytes, creates STARTED and waits (at most 60 s) for GO to exist, then reads to the
+      end, writes the body to OUT and prints the status code.
   maxconns PORT N
       open N connections and prove each is served, then one more: prints "rejected" if that one
       got a 503 or was closed without an answer, "accepted" otherwise.
@@ -24,6 +29,7 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       series name with labels; 0 if absent).
 """
 import base64
+import os
 import re
 import socket
 import struct
@@ -194,6 +200,31 @@ def cmd_slowget(argv):
     return 0
 
 
+def cmd_pausedget(argv):
+    port, user, pw, name, out, started, go = (int(argv[0]),) + tuple(argv[1:7])
+    rng = f"Range: bytes={argv[7]}\r\n" if len(argv) > 7 else ""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: no autotuning
+    s.connect(("127.0.0.1", port))
+    s.settimeout(90)
+    s.sendall((f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
+               f"Authorization: {auth_header(user, pw)}\r\n{rng}Connection: close\r\n\r\n")
+              .encode())
+    parts = [s.recv(65536)]
+    open(started, "w").close()
+    deadline = time.time() + 60
+    while not os.path.exists(go) and time.time() < deadline:
+        time.sleep(0.02)
+    while parts[-1]:
+        parts.append(s.recv(65536))
+    data = b"".join(parts)
+    head, _, body = data.partition(b"\r\n\r\n")
+    with open(out, "wb") as fh:
+        fh.write(body)
+    print(head.split(b" ")[1].decode() if head else "none")
+    return 0
+
+
 def cmd_maxconns(argv):
     port, n = int(argv[0]), int(argv[1])
     held = []
@@ -306,7 +337,7 @@ def cmd_metrics(argv):
 
 def main():
     cmds = {"raw": cmd_raw, "fetch": cmd_fetch, "slowget": cmd_slowget,
-            "maxconns": cmd_maxconns, "spread": cmd_spread, "metrics": cmd_metrics}
+            "pausedget": cmd_pausedget, "maxconns": cmd_maxconns, "spread": cmd_spread, "metrics": cmd_metrics}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -76,6 +76,10 @@ check_eq "bad --max-upload: exit 2" "$rc" 2
 
 start_s1 s1-ro --read-only
 check_eq "--read-only: PUT is 405" "$(put "${ALICE[@]}" "$DATA/small1" ro.txt)" 405
+check_eq "--read-only: the PUT's 405 says what is allowed" \
+    "$(curl -s -D - -o /dev/null "${ALICE[@]}" -T "$DATA/small1" "$S1/files/ro.txt" | tr -d '\r' |
+        awk -F': ' 'tolower($1)=="allow"{print $2}')" "GET, HEAD"
+check_eq "--read-only: DELETE is 405 too" "$(code "${ALICE[@]}" -X DELETE "$S1/files/op.txt")" 405
 check_eq "--read-only: GET still works" "$(code "${ALICE[@]}" "$S1/files/op.txt")" 200
 check_ok "--read-only: no store dir" test ! -e "$ROOT/.s1store"
 stop_s1 "read-only"
@@ -246,29 +250,8 @@ stop_s1 "writable-root restart"
 log "--prefetch: readers finish on the old bytes"
 start_s1 s1-prefetch --prefetch --max-upload 16M
 check_get "prefetched upload served" ten "$DATA/ten"
-cat >"$ITEST_DIR/slow_reader.py" <<'EOF'
-import base64, os, socket, sys, time
-port, name, out, started, go = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
-s = socket.socket()
-# a fixed 64 KiB window (no autotuning): most of the 10 MiB stays queued in server1
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-s.connect(("127.0.0.1", port))
-auth = base64.b64encode(b"alice:secret").decode()
-s.sendall(f"GET /files/{name} HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {auth}\r\nConnection: close\r\n\r\n".encode())
-data = s.recv(4096)
-open(started, "w").close()
-while not os.path.exists(go):
-    time.sleep(0.02)
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    data += b
-open(out, "wb").write(data[data.index(b"\r\n\r\n") + 4:])
-EOF
-port=${S1##*:}
-python3 "$ITEST_DIR/slow_reader.py" "$port" ten "$ITEST_DIR/slow.out" "$ITEST_DIR/slow.started" \
-    "$ITEST_DIR/slow.go" &
+python3 "$HERE/s1client.py" pausedget "$S1_PORT" alice secret ten "$ITEST_DIR/slow.out" \
+    "$ITEST_DIR/slow.started" "$ITEST_DIR/slow.go" >/dev/null &
 READER=$!
 wait_until 10 test -e "$ITEST_DIR/slow.started" || itest_not_ok "slow reader did not start"
 check_eq "PUT replaces the file being read: 204" "$(put "${ALICE[@]}" "$DATA/two" ten)" 204
