@@ -149,10 +149,9 @@ void commit_upload_close(struct committer *cm)
     atomic_fetch_sub_explicit(&cm->open_uploads, 1, memory_order_relaxed);
 }
 
-int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
-                  struct store_segment **pin, uint64_t *off, uint64_t *size)
+int commit_lookup(struct committer *cm, const char *name, size_t len, struct store_found *f)
 {
-    return store_lookup(&cm->store, name, len, NULL, fd, pin, off, size);
+    return store_lookup(&cm->store, name, len, true, f);
 }
 
 /* ---- quotas ---- */
@@ -179,15 +178,15 @@ static int quota_exceeded(const struct committer *cm, int64_t grow, uint64_t use
 int commit_quota_check(struct committer *cm, const char *user, const char *name, size_t len,
                        uint64_t size)
 {
-    char owner[STORE_OWNER_MAX + 1];
+    struct store_found f;
     uint64_t user_bytes, total_bytes, old = 0;
     int q;
 
     if (cm->user_quota == 0 && cm->store_max == 0)
         return 0;
-    if (store_lookup(&cm->store, name, len, owner, NULL, NULL, NULL, &old) != STORE_FILE ||
-        strcmp(owner, user) != 0)
-        old = 0; /* (someone else's: refused later with 403) */
+    if (store_lookup(&cm->store, name, len, false, &f) == STORE_FILE &&
+        strcmp(f.owner, user) == 0)
+        old = f.size; /* (someone else's is refused later with 403) */
     store_usage(&cm->store, user, &user_bytes, &total_bytes);
     q = quota_exceeded(cm, (int64_t)size - (int64_t)old, user_bytes, total_bytes);
     if (q < 0)
@@ -253,20 +252,35 @@ static bool accepted(const struct commit_job *job)
     return job->status == 201 || job->status == 204;
 }
 
+/* A name's state just before a job of the batch: what the job is decided on. */
+struct name_now {
+    char owner[STORE_OWNER_MAX + 1]; /* its uploader; "" for an operator's file */
+    uint64_t size;                   /* an upload's bytes (0 for anything else) */
+    char etag[FILES_ETAG_MAX + 1];   /* its ETag as a GET sends it, "" if it has none */
+    size_t etag_len;
+    int64_t last_modified;           /* seconds, -1 if not known */
+};
+
+static void version_is(struct name_now *now, uint64_t ino, uint64_t size, int64_t mtime_ns)
+{
+    now->etag_len = files_etag(ino, size, mtime_ns, now->etag);
+    now->last_modified = mtime_ns >= 0 ? mtime_ns / 1000000000 : -1;
+}
+
 /*
  * The state of the name of job k just before it: the latest accepted job of this batch on
- * the same name, else the store, else the operator's files under --root. Returns 1 (exists,
- * owner set; "" for an operator's file), 0 (absent), -EISDIR (a directory) or -errno. *size
- * gets the bytes of an upload that exists (0 for anything else).
+ * the same name, else the store, else the operator's files under --root. Returns 1 (exists),
+ * 0 (absent), -EISDIR (a directory) or -errno; *now describes what exists.
  */
-static int name_state(struct committer *cm, const struct batch *b, size_t k, char *owner,
-                      uint64_t *size)
+static int name_state(struct committer *cm, const struct batch *b, size_t k,
+                      struct name_now *now)
 {
     const struct commit_job *job = b->jobs[k];
+    struct store_found f;
     struct stat st;
     int st_store, fd;
 
-    *size = 0;
+    *now = (struct name_now){.last_modified = -1};
     for (size_t i = k; i-- > 0;) {
         const struct commit_job *p = b->jobs[i];
         if (!accepted(p) || p->name_len != job->name_len ||
@@ -274,23 +288,25 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k, cha
             continue;
         if (p->op == COMMIT_DELETE)
             return 0;
-        memcpy(owner, p->user, sizeof(p->user));
-        *size = p->body.len;
+        memcpy(now->owner, p->user, sizeof(p->user));
+        now->size = p->body.len;
+        version_is(now, 0, p->body.len, (int64_t)p->version);
         return 1;
     }
-    st_store =
-        store_lookup(&cm->store, job->name, job->name_len, owner, NULL, NULL, NULL, size);
-    if (st_store == STORE_FILE)
+    st_store = store_lookup(&cm->store, job->name, job->name_len, false, &f);
+    if (st_store == STORE_FILE) {
+        memcpy(now->owner, f.owner, sizeof(f.owner));
+        now->size = f.size;
+        version_is(now, 0, f.size, f.version > 0 ? (int64_t)f.version : -1);
         return 1;
-    *size = 0;
+    }
     if (st_store == STORE_WHITEOUT)
         return 0;
-    owner[0] = '\0';
     fd = files_open(cm->files, job->name, false);
     if (fd == -ENOENT || fd == -ENOTDIR)
         return 0;
     if (fd == -EXDEV || fd == -ELOOP)
-        return 1; /* a symlink of the operator's: theirs */
+        return 1; /* a symlink of the operator's: theirs (and no version a client could know) */
     if (fd < 0)
         return fd;
     if (fstat(fd, &st) < 0) {
@@ -299,7 +315,31 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k, cha
         return -e;
     }
     close(fd);
-    return S_ISDIR(st.st_mode) ? -EISDIR : 1;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    version_is(now, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+               (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    return 1;
+}
+
+/*
+ * Whether job's preconditions (RFC 9110 13.2.2) hold for the name as now describes it. A
+ * version without a modification time ignores If-Unmodified-Since (13.1.4).
+ */
+static bool preconditions_hold(const struct commit_job *job, bool exists,
+                               const struct name_now *now)
+{
+    struct httpcond_request q = job->cond;
+    struct httpcond_repr rep = {.exists = exists, .etag = now->etag, .etag_len = now->etag_len,
+                                .last_modified = now->last_modified};
+
+    if (!q.if_match.present && !q.if_none_match.present && !q.if_unmodified_since.valid)
+        return true;
+    q.method = HTTPCOND_WRITE;
+    q.if_modified_since.valid = false;
+    if (now->last_modified < 0)
+        q.if_unmodified_since.valid = false;
+    return httpcond_evaluate(&q, &rep) == HTTPCOND_PROCEED;
 }
 
 /*
@@ -324,13 +364,17 @@ static int batch_quota(struct committer *cm, const struct batch *b, size_t k, in
     return quota_exceeded(cm, grow, user_bytes, total_bytes);
 }
 
-/* Sets job k's status: 201/204 when it may go ahead, else its refusal. */
+/*
+ * Sets job k's status: 201/204 when it may go ahead, else its refusal. Preconditions are judged
+ * last (RFC 9110 13.2.1: only when the answer would otherwise be a success): 409, 500, 403, a
+ * DELETE's 404 and 507 come first.
+ */
 static void decide(struct committer *cm, struct batch *b, size_t k)
 {
     struct commit_job *job = b->jobs[k];
-    char owner[STORE_OWNER_MAX + 1];
-    uint64_t old;
-    int exists = name_state(cm, b, k, owner, &old);
+    struct name_now now;
+    int exists = name_state(cm, b, k, &now);
+    int64_t grow = (job->op == COMMIT_PUT ? (int64_t)job->body.len : 0) - (int64_t)now.size;
     int q;
 
     if (exists == -EISDIR) {
@@ -338,18 +382,22 @@ static void decide(struct committer *cm, struct batch *b, size_t k)
     } else if (exists < 0) {
         log_warn("cannot look up '%s' before a change: %s", job->name, strerror(-exists));
         job->status = 500;
-    } else if (exists && (owner[0] == '\0' ? !cm->writable_root : strcmp(owner, job->user) != 0)) {
+    } else if (exists &&
+               (now.owner[0] == '\0' ? !cm->writable_root : strcmp(now.owner, job->user) != 0)) {
         job->status = 403;
-    } else if (job->op == COMMIT_DELETE) {
-        job->status = exists ? 204 : 404;
-        b->grow[k] = -(int64_t)old;
-    } else if ((q = batch_quota(cm, b, k, (int64_t)job->body.len - (int64_t)old)) >= 0) {
+    } else if (job->op == COMMIT_DELETE && !exists) {
+        job->status = 404;
+    } else if (job->op == COMMIT_PUT && (q = batch_quota(cm, b, k, grow)) >= 0) {
         job->status = 507;
         job->over_quota = true;
         atomic_fetch_add_explicit(&cm->quota_refused[q], 1, memory_order_relaxed);
+    } else if (!preconditions_hold(job, exists, &now)) {
+        job->status = 412;
     } else {
-        job->status = exists ? 204 : 201;
-        b->grow[k] = (int64_t)job->body.len - (int64_t)old;
+        job->status = job->op == COMMIT_PUT && !exists ? 201 : 204;
+        b->grow[k] = grow;
+        if (job->op == COMMIT_PUT)
+            job->version = store_next_version(&cm->store);
     }
 }
 
@@ -403,7 +451,8 @@ static int write_batch(struct committer *cm, struct batch *b, size_t *appended, 
                                   .fd = job->body.fd,
                                   .len = job->body.len,
                                   .has_crc = true,
-                                  .data_crc = job->body.crc};
+                                  .data_crc = job->body.crc,
+                                  .version = job->version};
         if (!accepted(job))
             continue;
         if (job->op == COMMIT_PUT)

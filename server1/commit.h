@@ -8,7 +8,9 @@
  * struct commit_job to commit_submit. The committer thread takes every queued job (after
  * waiting up to --commit-window while other uploads are still being received) and, for the
  * whole batch: decides each job in queue order (ownership: the store's owner of the name, or an
- * operator's file under --root, which only --writable-root lets users replace or delete),
+ * operator's file under --root, which only --writable-root lets users replace or delete; then
+ * the request's preconditions, If-Match, If-None-Match and If-Unmodified-Since, against the
+ * name's version as the jobs before it in the queue leave it),
  * appends one log record per accepted job, makes them all durable with one fdatasync
  * (store_sync), publishes them in the store's index, and only then
  * posts every job to the mailbox it names (mailbox.h: one post and one wake-up per mailbox per
@@ -28,6 +30,7 @@
 
 #include "account.h"
 #include "files.h"
+#include "httpcond.h"
 #include "mailbox.h"
 #include "store.h"
 
@@ -36,6 +39,7 @@
 #define COMMIT_SECONDS_BOUNDS                                                                      \
     {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 #define COMMIT_SECONDS_NBOUNDS 15
+#define COMMIT_COND_MAX 1024 /* bytes of a job's If-Match and If-None-Match values together */
 
 struct s1_conn;
 
@@ -64,11 +68,16 @@ struct commit_job {
     size_t name_len;
     char user[ACCOUNT_USER_MAX + 1];      /* who asks */
     struct commit_body body;              /* PUT: the body, all received */
+    /* the request's preconditions (method HTTPCOND_WRITE; If-Modified-Since is not used): the
+     * list values point into cond_text */
+    struct httpcond_request cond;
+    char cond_text[COMMIT_COND_MAX];
     /* worker thread only */
     struct s1_conn *c;                    /* waiting connection; NULL if it went away */
     /* set by the committer before the job is returned */
-    int status;                           /* 201, 204, 403, 404, 409, 500 or 507 */
+    int status;                           /* 201, 204, 403, 404, 409, 412, 500 or 507 */
     bool over_quota;                      /* 507 because of --user-quota or --store-max */
+    uint64_t version;                     /* a stored PUT's version (store_next_version) */
     STAILQ_ENTRY(commit_job) link;        /* in the committer queue */
 };
 
@@ -144,12 +153,11 @@ void commit_upload_close(struct committer *cm);
 /* Drops a body that will not be committed. Thread-safe. */
 void commit_body_abandon(struct committer *cm, struct commit_body *b);
 /*
- * The uploaded state of name (enum store_state, or -errno): for STORE_FILE a new fd of the
- * bytes (close it) at *off, *size bytes, and a pin to drop with store_unpin once they are sent.
- * Thread-safe.
+ * The uploaded state of name (enum store_state, or -errno) and what is known of it: for
+ * STORE_FILE a new fd of the segment (close it) with the bytes at f->off, and a pin to drop
+ * with store_unpin once they are sent (store_lookup with want_fd). Thread-safe.
  */
-int commit_lookup(struct committer *cm, const char *name, size_t len, int *fd,
-                  struct store_segment **pin, uint64_t *off, uint64_t *size);
+int commit_lookup(struct committer *cm, const char *name, size_t len, struct store_found *f);
 /*
  * Whether user may store len bytes as name now, by the quotas and the live bytes the index
  * holds (the committer judges again, with the uploads committed meanwhile): 0, or 507 after

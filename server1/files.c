@@ -311,20 +311,31 @@ struct files_blob *files_blob_new(void *data, size_t size)
     return b;
 }
 
-size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
-                        char *out)
+size_t files_etag(uint64_t ino, uint64_t size, int64_t mtime_ns, char *out)
 {
-    char date[HTTPDATE_LEN + 1];
-    int64_t lm = mtime_ns / 1000000000;
     int n;
 
     out[0] = '\0';
     if (mtime_ns < 0)
         return 0;
+    n = snprintf(out, FILES_ETAG_MAX + 1, "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"", ino, size,
+                 (uint64_t)mtime_ns);
+    return n > 0 && n <= FILES_ETAG_MAX ? (size_t)n : 0; /* (always fits) */
+}
+
+size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
+                        char *out)
+{
+    char date[HTTPDATE_LEN + 1];
+    char etag[FILES_ETAG_MAX + 1];
+    int64_t lm = mtime_ns / 1000000000;
+    int n;
+
+    out[0] = '\0';
+    if (files_etag(ino, size, mtime_ns, etag) == 0)
+        return 0;
     httpdate_format(lm < now_s ? lm : now_s, date);
-    n = snprintf(out, FILES_VALIDATORS_MAX + 1,
-                 "ETag: \"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"\r\nLast-Modified: %s\r\n", ino,
-                 size, (uint64_t)mtime_ns, date);
+    n = snprintf(out, FILES_VALIDATORS_MAX + 1, "ETag: %s\r\nLast-Modified: %s\r\n", etag, date);
     if (n < 0 || n > FILES_VALIDATORS_MAX) {
         out[0] = '\0';
         return 0;

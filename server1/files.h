@@ -32,12 +32,21 @@ enum files_mode {
 };
 
 #define FILES_VALIDATORS_MAX 160 /* bytes of the ETag and Last-Modified lines, at most */
+#define FILES_ETAG_MAX 52        /* bytes of an ETag: "\"<16 hex>-<16 hex>-<16 hex>\"" */
 
 /*
- * The validator header lines of a file version ("ETag: ...\r\nLast-Modified: ...\r\n"): a
- * strong ETag from the inode number, size and modification time in nanoseconds, and the
- * modification time as an HTTP date, never later than now_s. Returns the length written to out
- * (FILES_VALIDATORS_MAX + 1 bytes, NUL-terminated). Pure.
+ * The strong ETag of a file version, quotes included, from the inode number, size and
+ * modification time in nanoseconds: an operator's file's, or for an upload inode 0 and its
+ * version (store.h: unique to it, as no inode is 0). Writes FILES_ETAG_MAX + 1 bytes at most
+ * to out and returns the length, or 0 (out "") when mtime_ns < 0: a version not known. Pure.
+ */
+size_t files_etag(uint64_t ino, uint64_t size, int64_t mtime_ns, char *out);
+
+/*
+ * The validator header lines of a file version ("ETag: ...\r\nLast-Modified: ...\r\n"): the
+ * ETag of files_etag, and the modification time as an HTTP date, never later than now_s.
+ * Returns the length written to out (FILES_VALIDATORS_MAX + 1 bytes, NUL-terminated); 0 when
+ * mtime_ns < 0. Pure.
  */
 size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
                         char *out);

@@ -7,8 +7,9 @@
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
  * (source.h), by answer_get. PUT and DELETE /files/{name} follow the same rule, then go to the
- * committer (commit.h), whose answer (commit_done, through the thread's mailbox) completes the
- * request. A PUT comes here with its head only: its body is read once the credentials, the
+ * committer (commit.h) with their preconditions (If-Match, If-None-Match, If-Unmodified-Since:
+ * it judges them against the name's version when it makes the change), whose answer
+ * (commit_done, through the thread's mailbox) completes the request. A PUT comes here with its head only: its body is read once the credentials, the
  * name and the quotas (commit_quota_check) are accepted, and comes back in upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
@@ -63,6 +64,7 @@ struct hfield {
 };
 
 #define HV_MAX 1024 /* bytes of conditional and range field values kept per request */
+_Static_assert(HV_MAX <= COMMIT_COND_MAX, "a PUT's or DELETE's conditions fit in its job");
 
 /*
  * The request being answered on a conn (c->req): created at its first head, reset at each
@@ -85,8 +87,8 @@ struct s1_request {
     bool uploading;                /* up is being received */
     struct commit_body up;
     struct commit_job *job;        /* submitted to the committer; its answer is pending */
-    /* GET/HEAD /files/: the fields of conditions and ranges, copied from the head (which is
-     * gone when server2 answers); their values lie one after another in hv */
+    /* /files/: the fields of conditions and ranges, copied from the head (which is gone when
+     * server2 answers); their values lie one after another in hv */
     struct hfield range, if_range, if_match, if_none_match;
     struct httpcond_date if_modified_since, if_unmodified_since;
     bool if_range_date_valid;
@@ -436,11 +438,12 @@ static size_t validators(const struct source *src, char *out)
     return files_validators(src->ino, src->size, src->mtime_ns, clock_wall_s(), out);
 }
 
-static struct httpcond_list cond_list(const struct s1_request *r, const struct hfield *f)
+/* Field f as httpcond.h takes it, its value in hv (r->hv, or a copy of it). */
+static struct httpcond_list cond_list(const struct hfield *f, const char *hv)
 {
     if (f->bad) /* unreadable: malformed (httpcond.h) */
         return (struct httpcond_list){.present = true, .value = ",", .len = 1};
-    return (struct httpcond_list){.present = f->present, .value = r->hv + f->off, .len = f->len};
+    return (struct httpcond_list){.present = f->present, .value = hv + f->off, .len = f->len};
 }
 
 /*
@@ -495,8 +498,8 @@ static void answer_get(struct s1_conn *c, struct source *src)
         r->if_unmodified_since.valid) {
         struct httpcond_request q = {
             .method = HTTPCOND_READ,
-            .if_match = cond_list(r, &r->if_match),
-            .if_none_match = cond_list(r, &r->if_none_match),
+            .if_match = cond_list(&r->if_match, r->hv),
+            .if_none_match = cond_list(&r->if_none_match, r->hv),
             /* a version without a modification time ignores the dates (13.1.3, 13.1.4) */
             .if_modified_since = lm >= 0 ? r->if_modified_since : (struct httpcond_date){0},
             .if_unmodified_since = lm >= 0 ? r->if_unmodified_since : (struct httpcond_date){0},
@@ -542,23 +545,14 @@ static void answer_get(struct s1_conn *c, struct source *src)
 }
 
 /*
- * --private-uploads: true if c->req->name is an upload of another account (answered 404 like a
- * missing name, so a GET does not tell whether it is taken). The operator's files stay
- * readable by every account. (The version served is looked up again after this: only a name
- * that its owner deletes and another account uploads again, both committed in the moment
- * between the two lookups, could get past.)
+ * --private-uploads: true if src is an upload of another account (answered 404 like a missing
+ * name, so a GET does not tell whether it is taken). The operator's files stay readable by
+ * every account.
  */
-static bool upload_hidden(struct s1_conn *c)
+static bool upload_hidden(const struct s1_conn *c, const struct source *src)
 {
-    struct committer *cm = env_of(c)->svc->commit;
-    char owner[STORE_OWNER_MAX + 1];
-
-    if (!env_of(c)->svc->cfg->private_uploads || cm == NULL)
-        return false;
-    if (store_lookup(&cm->store, c->req->name, c->req->name_len, owner, NULL, NULL, NULL, NULL) !=
-        STORE_FILE)
-        return false;
-    return owner[0] != '\0' && strcmp(owner, c->req->user) != 0;
+    return env_of(c)->svc->cfg->private_uploads && src->upload && src->owner[0] != '\0' &&
+           strcmp(src->owner, c->req->user) != 0;
 }
 
 /* A GET or HEAD whose credentials are accepted: the file, or 404. */
@@ -568,15 +562,19 @@ static void serve_verified(struct s1_conn *c)
     struct source src;
     int rc;
 
-    if (!c->req->name_ok || upload_hidden(c)) {
+    if (!c->req->name_ok) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
         return;
     }
     rc = source_resolve(svc->files, svc->commit, c->req->name, c->req->name_len, &src);
-    if (rc < 0)
+    if (rc < 0) {
         respond_file_error(c, -rc);
-    else
+    } else if (upload_hidden(c, &src)) {
+        source_release(&src);
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+    } else {
         answer_get(c, &src);
+    }
 }
 
 static void on_verify(void *arg, enum frame_status st)
@@ -741,7 +739,7 @@ static bool name_is(const char *buf, struct http_span s, const char *lit, size_t
     return s.len == n && strncasecmp(buf + s.off, lit, n) == 0;
 }
 
-/* Copies the fields a GET's conditions and range need from the head into c->req. */
+/* Copies the fields a request's conditions and range need from the head into c->req. */
 static void keep_conditions(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
     struct s1_request *r = c->req;
@@ -788,14 +786,19 @@ static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
 
 /* ---- PUT/DELETE /files/{name} ---- */
 
-static void respond_commit(struct s1_conn *c, int status)
+static void respond_commit(struct s1_conn *c, const struct commit_job *job)
 {
-    switch (status) {
+    /* a stored PUT names its version (the bytes are stored as sent: RFC 9110 9.3.4) */
+    char extra[FILES_VALIDATORS_MAX + 1] = "";
+
+    if (job->op == COMMIT_PUT && job->version > 0)
+        files_validators(0, job->body.len, (int64_t)job->version, clock_wall_s(), extra);
+    switch (job->status) {
     case 201:
-        s1_conn_respond_text(c, 201, NULL, "created\n");
+        s1_conn_respond_text(c, 201, extra, "created\n");
         break;
     case 204:
-        s1_conn_respond(c, 204, NULL, NULL, NULL);
+        s1_conn_respond(c, 204, NULL, extra, NULL);
         break;
     case 403:
         s1_conn_respond_text(c, 403, NULL, "forbidden: the file belongs to someone else\n");
@@ -805,6 +808,9 @@ static void respond_commit(struct s1_conn *c, int status)
         break;
     case 409:
         s1_conn_respond_text(c, 409, NULL, "a directory has that name\n");
+        break;
+    case 412:
+        s1_conn_respond_text(c, 412, NULL, "precondition failed\n");
         break;
     case 507:
         s1_conn_respond_text(c, 507, NULL, "no space left for the change\n");
@@ -829,7 +835,7 @@ static void commit_done(struct mailbox_msg *m, bool live)
         if (job->over_quota)
             s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
         else
-            respond_commit(c, job->status);
+            respond_commit(c, job);
         s1_conn_resume(c);
     }
     free(job);
@@ -846,6 +852,13 @@ static void submit_change(struct s1_conn *c, enum commit_op op)
     memcpy(job->name, c->req->name, c->req->name_len + 1);
     job->name_len = c->req->name_len;
     memcpy(job->user, c->req->user, strlen(c->req->user) + 1);
+    memcpy(job->cond_text, c->req->hv, c->req->hv_len);
+    job->cond = (struct httpcond_request){
+        .method = HTTPCOND_WRITE,
+        .if_match = cond_list(&c->req->if_match, job->cond_text),
+        .if_none_match = cond_list(&c->req->if_none_match, job->cond_text),
+        .if_unmodified_since = c->req->if_unmodified_since,
+    };
     job->body = (struct commit_body){.fd = -1};
     if (op == COMMIT_PUT) {
         job->body = c->req->up; /* the committer owns the body now */
@@ -978,6 +991,7 @@ static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 405, HDR_ALLOW_READ, TEXT_READ_ONLY);
         return S1_DISPATCH_DONE;
     }
+    keep_conditions(c, buf, req);
     decode_name(c, path, len);
     return verify_then(c, buf, req,
                        req->method == HTTP_METHOD_PUT ? on_put_verify : on_delete_verify, NULL);

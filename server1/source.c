@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,7 +50,8 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
     if (cm != NULL) {
         /* uploads come from the store in every mode, never from memory: what users upload is
          * bounded by the disk, not by server1's memory */
-        int st = commit_lookup(cm, name, len, &src->fd, &src->pin, &src->off, &src->size);
+        struct store_found found;
+        int st = commit_lookup(cm, name, len, &found);
         if (st == STORE_WHITEOUT)
             return -ENOENT;
         if (st < 0)
@@ -57,6 +59,12 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
         if (st == STORE_FILE) {
             src->kind = SOURCE_FD;
             src->upload = true;
+            src->fd = found.fd;
+            src->pin = found.pin;
+            src->off = found.off;
+            src->size = found.size;
+            src->mtime_ns = found.version > 0 ? (int64_t)found.version : -1;
+            memcpy(src->owner, found.owner, sizeof(found.owner));
             return 0;
         }
     }

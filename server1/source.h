@@ -5,7 +5,8 @@
  * under --root. One result, whatever the place: where the bytes are (memory held by a
  * reference, or a descriptor with an offset and a length, pinned when it is a store segment),
  * their size, and what identifies the version: an operator's file's modification time and
- * inode (read at start for a prefetched one). An upload's are not known (mtime_ns -1). The handler answers every GET from it in one function.
+ * inode (read at start for a prefetched one), or an upload's version (store.h: its commit time,
+ * unique to it) and owner. The handler answers every GET from it in one function.
  *
  * DESIGN: a source owns what it holds (a blob reference, or a descriptor and a pin) until it
  * is released or its parts are moved into a response (conn.h's struct s1_body). The bytes of a
@@ -39,8 +40,9 @@ struct source {
     struct store_segment *pin; /* SOURCE_FD of an upload, else NULL */
     bool direct;               /* SOURCE_FD opened with O_DIRECT (--read direct) */
     bool upload;               /* from the upload store */
+    char owner[STORE_OWNER_MAX + 1]; /* an upload's uploader, else "" */
     int64_t mtime_ns;          /* the version's modification time, -1 if unknown */
-    uint64_t ino;              /* an operator's file's inode number */
+    uint64_t ino;              /* an operator's file's inode number; 0 for an upload */
 };
 
 /*

@@ -1,7 +1,7 @@
 /*
  * store.c - see store.h. Segments are named by a hex id ("0000002a.seg"), records are laid
- * out as struct rec_hdr + name + owner + data, little-endian (the host order on every target
- * of this project), with no padding.
+ * out as struct rec_hdr + (REC_PUT_V: the version, 8 bytes) + name + owner + data,
+ * little-endian (the host order on every target of this project), with no padding.
  */
 #include "store.h"
 
@@ -28,8 +28,9 @@
 #define REC_MAGIC 0x31523153u /* "S1R1" */
 #define SEG_MAGIC 0x47533153u /* "S1SG" */
 #define BATCH_MAGIC 0x54423153u /* "S1BT" */
-#define REC_PUT 1
+#define REC_PUT 1   /* a PUT without a version (written before versions existed) */
 #define REC_DELETE 2
+#define REC_PUT_V 3 /* a PUT with its version */
 #define COPY_CHUNK (256u << 10)
 /*
  * Reads at start-up (record CRCs, the search for a whole batch after damage) go in smaller
@@ -81,6 +82,13 @@ struct rec_hdr {
 };
 _Static_assert(sizeof(struct rec_hdr) == STORE_REC_HDR_BYTES, "record header size");
 #define CRC_FROM offsetof(struct rec_hdr, data_len)
+
+/* A record's header with its version, as staged (the two are written as one piece). */
+struct rec_hdr_v {
+    struct rec_hdr h;
+    uint64_t version;
+};
+_Static_assert(sizeof(struct rec_hdr_v) == STORE_REC_HDR_BYTES + 8, "no padding");
 
 struct store_segment {
     uint32_t id;
@@ -461,14 +469,18 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
     struct store_segment *g = active(s);
     size_t olen = owner != NULL ? strlen(owner) : 0;
     uint64_t dlen = body != NULL ? body->len : 0;
-    struct rec_hdr h = {.magic = REC_MAGIC,
-                        .data_len = dlen,
-                        .name_len = (uint16_t)len,
-                        .owner_len = (uint8_t)olen,
-                        .op = (uint8_t)op,
-                        .salt = g->salt};
+    uint64_t version = body != NULL ? body->version : 0;
+    struct rec_hdr_v hv = {.h = {.magic = REC_MAGIC,
+                                 .data_len = dlen,
+                                 .name_len = (uint16_t)len,
+                                 .owner_len = (uint8_t)olen,
+                                 .op = (uint8_t)(op == REC_PUT && version != 0 ? REC_PUT_V : op),
+                                 .salt = g->salt},
+                           .version = version};
+    struct rec_hdr *h = &hv.h;
+    size_t hlen = h->op == REC_PUT_V ? sizeof(hv) : sizeof(*h); /* with the version or not */
     uint64_t off;
-    uint64_t head = sizeof(h) + len + olen;
+    uint64_t head = hlen + len + olen;
     uint32_t crc;
     int rc;
 
@@ -481,14 +493,14 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         seg_bytes_set(g, g->bytes + sizeof(struct batch_hdr));
     }
     off = g->bytes;
-    crc = store_crc32(0, (const char *)&h + CRC_FROM, sizeof(h) - CRC_FROM);
+    crc = store_crc32(0, (const char *)h + CRC_FROM, hlen - CRC_FROM);
     crc = store_crc32(crc, name, len);
     crc = store_crc32(crc, owner, olen);
     if (dlen > 0 && body->has_crc) /* computed while the body arrived */
         crc = (uint32_t)crc32_combine(crc, body->data_crc, (z_off_t)dlen);
     if (dlen == 0 || body->mem != NULL) {
         /* staged: written with the others of the batch by one pwritev in store_sync */
-        struct rec_hdr *sh;
+        struct rec_hdr_v *sh;
         struct iovec *v;
         int nv = 2;
 
@@ -498,11 +510,11 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
             s->stage_off = off;
         if (dlen > 0 && !body->has_crc)
             crc = store_crc32(crc, body->mem, (size_t)dlen);
-        h.crc = crc;
-        sh = (struct rec_hdr *)s->stage_hdrs + s->stage_nrec++;
-        *sh = h;
+        h->crc = crc;
+        sh = (struct rec_hdr_v *)s->stage_hdrs + s->stage_nrec++;
+        *sh = hv;
         v = s->stage_iov + s->stage_niov;
-        v[0] = (struct iovec){sh, sizeof(*sh)};
+        v[0] = (struct iovec){sh, hlen};
         v[1] = (struct iovec){(void *)name, len};
         if (olen > 0)
             v[nv++] = (struct iovec){(void *)owner, olen};
@@ -531,13 +543,13 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
         free(buf);
         if (rc < 0)
             return rc;
-        h.crc = crc;
+        h->crc = crc;
         {
-            char hb[sizeof(h) + STORE_NAME_MAX + STORE_OWNER_MAX];
-            memcpy(hb, &h, sizeof(h));
-            memcpy(hb + sizeof(h), name, len);
+            char hb[sizeof(hv) + STORE_NAME_MAX + STORE_OWNER_MAX];
+            memcpy(hb, &hv, hlen);
+            memcpy(hb + hlen, name, len);
             if (olen > 0)
-                memcpy(hb + sizeof(h) + len, owner, olen);
+                memcpy(hb + hlen + len, owner, olen);
             rc = pwrite_all(g->fd, hb, (size_t)head, off);
             if (rc < 0)
                 return rc;
@@ -550,6 +562,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
                               .rec_len = head + dlen,
                               .data_off = off + head,
                               .size = dlen,
+                              .version = version,
                               .whiteout = op == REC_DELETE};
     return 0;
 }
@@ -563,6 +576,17 @@ int store_append_put(struct store *s, const char *name, size_t len, const char *
 int store_append_delete(struct store *s, const char *name, size_t len, struct store_pos *pos)
 {
     return append(s, REC_DELETE, name, len, NULL, NULL, pos);
+}
+
+uint64_t store_next_version(struct store *s)
+{
+    struct timespec ts;
+    uint64_t now;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    s->last_version = now > s->last_version ? now : s->last_version + 1;
+    return s->last_version;
 }
 
 uint64_t store_tail(struct store *s)
@@ -648,34 +672,43 @@ int store_roll(struct store *s)
 
 /* ---- reading ---- */
 
-int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
-                 struct store_segment **pin, uint64_t *off, uint64_t *size)
+/* What e says of its version; fd and pin are left alone. Read lock held. */
+static void found_of(const struct store_entry *e, struct store_found *f)
+{
+    memcpy(f->owner, e->owner, sizeof(e->owner));
+    f->off = e->pos.data_off;
+    f->size = e->pos.size;
+    f->version = e->pos.version;
+}
+
+int store_lookup(struct store *s, const char *name, size_t len, bool want_fd,
+                 struct store_found *f)
 {
     uint64_t h = fnv1a64(name, len);
     struct store_entry *e;
     int rc = STORE_ABSENT;
 
+    if (f != NULL) {
+        f->fd = -1;
+        f->pin = NULL;
+    }
     pthread_rwlock_rdlock(&s->lock);
     e = *find_slot(s, name, len, h);
     if (e != NULL) {
         rc = e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE;
-        if (owner != NULL)
-            memcpy(owner, e->owner, sizeof(e->owner));
-        if (rc == STORE_FILE && fd != NULL) {
-            *fd = fcntl(e->pos.seg->fd, F_DUPFD_CLOEXEC, 0);
-            if (*fd < 0) {
+        if (f != NULL)
+            found_of(e, f);
+        if (rc == STORE_FILE && f != NULL && want_fd) {
+            f->fd = fcntl(e->pos.seg->fd, F_DUPFD_CLOEXEC, 0);
+            if (f->fd < 0) {
                 rc = -errno;
             } else {
                 /* under the read lock: the writer, which removes segments under the write
                  * lock, sees the pin before it decides whether the file may be reused */
                 atomic_fetch_add_explicit(&e->pos.seg->readers, 1, memory_order_relaxed);
-                *pin = e->pos.seg;
+                f->pin = e->pos.seg;
             }
         }
-        if (off != NULL)
-            *off = e->pos.data_off;
-        if (size != NULL)
-            *size = e->pos.size;
     }
     pthread_rwlock_unlock(&s->lock);
     return rc;
@@ -689,14 +722,18 @@ void store_unpin(struct store_segment *g)
 
 void store_foreach(struct store *s,
                    void (*fn)(void *arg, const char *name, size_t len, enum store_state st,
-                              int fd, uint64_t off, uint64_t size),
+                              const struct store_found *f),
                    void *arg)
 {
+    struct store_found f = {.pin = NULL};
+
     pthread_rwlock_rdlock(&s->lock);
     for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next)
-            fn(arg, e->name, e->name_len, e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE,
-               e->pos.seg->fd, e->pos.data_off, e->pos.size);
+        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
+            found_of(e, &f);
+            f.fd = e->pos.seg->fd;
+            fn(arg, e->name, e->name_len, e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE, &f);
+        }
     }
     pthread_rwlock_unlock(&s->lock);
 }
@@ -823,7 +860,8 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
                 }
                 rc = store_append_delete(s, e->name, e->name_len, &mv[n].pos);
             } else {
-                b = (struct store_body){.fd = old->fd, .off = e->pos.data_off, .len = e->pos.size};
+                b = (struct store_body){.fd = old->fd, .off = e->pos.data_off, .len = e->pos.size,
+                                        .version = e->pos.version}; /* the same version */
                 rc = store_append_put(s, e->name, e->name_len, e->owner, &b, &mv[n].pos);
             }
             copied += e->pos.rec_len;
@@ -916,9 +954,10 @@ static int seg_read_hdr(int fd, uint32_t id, uint32_t *salt)
     return 1;
 }
 
-/* One record read back: its header, name and owner (NUL-terminated). */
+/* One record read back: its header, version (0 if none), name and owner (NUL-terminated). */
 struct rec_read {
     struct rec_hdr h;
+    uint64_t version;
     char name[STORE_NAME_MAX + 1];
     char owner[STORE_OWNER_MAX + 1];
 };
@@ -931,7 +970,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
                            struct rec_read *r)
 {
     struct rec_hdr *h = &r->h;
-    uint64_t head;
+    uint64_t head, hlen;
     uint32_t crc;
     int rc;
 
@@ -939,19 +978,26 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
         return 0;
     if ((rc = store_pread(fd, h, sizeof(*h), off)) < 0)
         return rc;
-    if (h->magic != REC_MAGIC || h->salt != salt || (h->op != REC_PUT && h->op != REC_DELETE) ||
-        h->name_len == 0 || h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
+    if (h->magic != REC_MAGIC || h->salt != salt ||
+        (h->op != REC_PUT && h->op != REC_PUT_V && h->op != REC_DELETE) || h->name_len == 0 ||
+        h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
         (h->op == REC_DELETE && h->data_len != 0))
         return 0;
-    head = sizeof(*h) + h->name_len + h->owner_len;
+    hlen = h->op == REC_PUT_V ? sizeof(struct rec_hdr_v) : sizeof(*h);
+    head = hlen + h->name_len + h->owner_len;
     if (size - off < head || size - off - head < h->data_len)
         return 0;
-    if ((rc = store_pread(fd, r->name, h->name_len, off + sizeof(*h))) < 0 ||
-        (rc = store_pread(fd, r->owner, h->owner_len, off + sizeof(*h) + h->name_len)) < 0)
+    r->version = 0;
+    if ((hlen > sizeof(*h) &&
+         (rc = store_pread(fd, &r->version, sizeof(r->version), off + sizeof(*h))) < 0) ||
+        (rc = store_pread(fd, r->name, h->name_len, off + hlen)) < 0 ||
+        (rc = store_pread(fd, r->owner, h->owner_len, off + hlen + h->name_len)) < 0)
         return rc;
     r->name[h->name_len] = '\0';
     r->owner[h->owner_len] = '\0';
     crc = store_crc32(0, (const char *)h + CRC_FROM, sizeof(*h) - CRC_FROM);
+    if (hlen > sizeof(*h))
+        crc = store_crc32(crc, &r->version, sizeof(r->version));
     crc = store_crc32(crc, r->name, h->name_len);
     crc = store_crc32(crc, r->owner, h->owner_len);
     for (uint64_t done = 0; done < h->data_len;) {
@@ -1009,6 +1055,7 @@ static int read_batch(int fd, uint32_t salt, uint64_t off, uint64_t size, char *
                                                .rec_len = (uint64_t)len,
                                                .data_off = p + (uint64_t)len - r->h.data_len,
                                                .size = r->h.data_len,
+                                               .version = r->version,
                                                .whiteout = r->h.op == REC_DELETE},
                                        .name = xstrdup(r->name),
                                        .name_len = r->h.name_len};
@@ -1046,6 +1093,8 @@ static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, u
     while ((rc = read_batch(g->fd, g->salt, off, size, buf, r, &rs, &cap, &n, &end)) > 0) {
         for (size_t i = 0; i < n; i++) {
             rs[i].pos.seg = g;
+            if (rs[i].pos.version > s->last_version)
+                s->last_version = rs[i].pos.version;
             index_set(s, rs[i].name, rs[i].name_len, rs[i].owner, &rs[i].pos);
             free(rs[i].name);
         }
@@ -1184,7 +1233,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
     s->nowner_buckets = 64;
     s->owners = xcalloc(s->nowner_buckets, sizeof(*s->owners));
-    s->stage_hdrs = xcalloc(STORE_STAGE_RECORDS, sizeof(struct rec_hdr));
+    s->stage_hdrs = xcalloc(STORE_STAGE_RECORDS, sizeof(struct rec_hdr_v));
     s->stage_iov = xcalloc(STORE_STAGE_RECORDS * 4, sizeof(*s->stage_iov));
     pthread_rwlock_init(&s->lock, NULL);
     if (mkdirat(root_fd, STORE_DIR, 0700) < 0 && errno != EEXIST) {

@@ -13,7 +13,9 @@
  *
  * A segment: a header (magic, id, random salt), then batches. A batch: a header (magic,
  * salt, record count, length, CRC-32), then its records. A record: header (magic, CRC-32 of
- * everything after the CRC, op, lengths, salt), name, owner, data. Start-up (store_open)
+ * everything after the CRC, op, lengths, salt), for a PUT its version (8 bytes: see
+ * store_next_version), name, owner, data. (PUT records written before versions existed have
+ * none; they are read as version 0, unknown.) Start-up (store_open)
  * reads every segment in order and rebuilds the index from its whole batches: the last record
  * of a name wins; a DELETE leaves a whiteout, which also hides an operator's file of that name.
  * A batch cut short by a crash (never acknowledged: any of its pages may be missing) ends the
@@ -91,6 +93,7 @@ struct store {
     bool in_batch;                   /* records appended since the last store_sync */
     uint64_t batch_off;              /* where their batch header goes */
     uint32_t batch_nrec;
+    uint64_t last_version;           /* the highest version in the log (writer thread) */
 };
 
 /* Where a record's data lies: set by store_append_*, passed on to store_publish. */
@@ -99,12 +102,14 @@ struct store_pos {
     uint64_t rec_off, rec_len;       /* the whole record */
     uint64_t data_off;               /* its data */
     uint64_t size;
+    uint64_t version;                /* a PUT's version (store_next_version), 0 if unknown */
     bool whiteout;                   /* a DELETE */
 };
 
 /*
  * A body to store: len bytes, either in mem or (mem == NULL) at offset off of fd; data_crc is
- * their CRC-32 (store_crc32) if has_crc, else the store computes it.
+ * their CRC-32 (store_crc32) if has_crc, else the store computes it. version: what the record
+ * says its version is (store_next_version for a new one, the old one for a copy); 0 for none.
  */
 struct store_body {
     const void *mem;
@@ -113,6 +118,7 @@ struct store_body {
     uint64_t len;
     bool has_crc;
     uint32_t data_crc;
+    uint64_t version;
 };
 
 /* What start-up found. */
@@ -144,16 +150,24 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
                char *err);
 void store_close(struct store *s);
 
+/* What store_lookup found of a name. */
+struct store_found {
+    char owner[STORE_OWNER_MAX + 1]; /* the uploader ("" for a whiteout) */
+    uint64_t off, size;              /* where the bytes lie in the segment */
+    uint64_t version;                /* an upload's version, 0 if unknown */
+    int fd;                          /* with want_fd: a new descriptor of the segment, else -1 */
+    struct store_segment *pin;       /* with want_fd: the pin on the segment, else NULL */
+};
+
 /*
- * The newest state of name (an enum store_state). For STORE_FILE: *fd is a new descriptor of
- * the segment, *off and *size where the bytes are, and *pin a pin on the segment: while it is
- * held the file is not reused for new records (it may be deleted: the descriptor keeps the
- * bytes). Close fd and store_unpin(*pin) when done. owner (STORE_OWNER_MAX + 1 bytes, may be
- * NULL) gets the uploader. fd (then pin too), off and size may be NULL when only the state
- * and owner are wanted. Returns -errno if the dup fails. Thread-safe.
+ * The newest state of name (an enum store_state), and (f may be NULL) what is known of it.
+ * With want_fd, for STORE_FILE, f->fd is a new descriptor of the segment and f->pin a pin on
+ * it: while it is held the file is not reused for new records (it may be deleted: the
+ * descriptor keeps the bytes). Close fd and store_unpin(pin) when done. Returns -errno if the
+ * dup fails. Thread-safe.
  */
-int store_lookup(struct store *s, const char *name, size_t len, char *owner, int *fd,
-                 struct store_segment **pin, uint64_t *off, uint64_t *size);
+int store_lookup(struct store *s, const char *name, size_t len, bool want_fd,
+                 struct store_found *f);
 /* Reads exactly n bytes of fd at off: 0, or -errno (-EIO if the file is shorter). */
 int store_pread(int fd, void *buf, size_t n, uint64_t off);
 /* The CRC-32 of zlib and gzip over n bytes at p, continuing crc (0 to start). */
@@ -182,6 +196,11 @@ int store_rewind(struct store *s, uint64_t tail);
  * filesystem: for a disk that is full. Returns how many went, or -errno. Writer thread.
  */
 int store_release_spares(struct store *s);
+/*
+ * A new upload's version: the wall-clock time in nanoseconds, but always above every version
+ * in the log (a clock set back cannot give a name an old version again). Writer thread.
+ */
+uint64_t store_next_version(struct store *s);
 /* Makes every record appended so far durable (one fdatasync). 0 or -errno. */
 int store_sync(struct store *s);
 /* Makes a synced record the newest version of name (owner: the uploader). */
@@ -201,10 +220,13 @@ int store_roll(struct store *s);
  */
 int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *name), void *arg);
 
-/* Calls fn for every entry (file or whiteout); for files fd/off/size say where the bytes are. */
+/*
+ * Calls fn for every entry (file or whiteout), under the read lock: fn must not call into the
+ * store. f->fd is the segment's own descriptor (for reading during the call only), f->pin NULL.
+ */
 void store_foreach(struct store *s,
                    void (*fn)(void *arg, const char *name, size_t len, enum store_state st,
-                              int fd, uint64_t off, uint64_t size),
+                              const struct store_found *f),
                    void *arg);
 
 struct store_stats {

@@ -23,9 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char base[64];
 
-static void check_entry(void *arg, const char *name, size_t len, enum store_state st, int fd,
-                        uint64_t off, uint64_t size)
+static void check_entry(void *arg, const char *name, size_t len, enum store_state st,
+                        const struct store_found *f)
 {
+    int fd = f->fd;
+    uint64_t off = f->off, size = f->size;
     struct stat sb;
     char buf[512];
     (void)arg;
@@ -64,10 +66,11 @@ static void rm_tree(const char *root)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char body[] = "the upload written after replay";
-    char root[128], seg[256], err[STORE_ERR_LEN], owner[STORE_OWNER_MAX + 1];
+    char root[128], seg[256], err[STORE_ERR_LEN];
+    struct store_found found;
     struct store s;
     struct store_recovery rec;
-    struct store_body b = {.mem = body, .fd = -1, .len = sizeof(body) - 1};
+    struct store_body b = {.mem = body, .fd = -1, .len = sizeof(body) - 1, .version = 1};
     struct store_pos pos;
     struct store_segment *pin = NULL;
     uint64_t off = 0, len = 0;
@@ -105,9 +108,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* what was acknowledged must be found again */
     if ((rc = store_open(&s, root_fd, SEG_BYTES, &rec, err)) != 0)
         abort();
-    if (store_lookup(&s, "fuzz/new", 8, owner, &fd, &pin, &off, &len) != STORE_FILE ||
-        len != sizeof(body) - 1 || strcmp(owner, "fuzzer") != 0)
+    if (store_lookup(&s, "fuzz/new", 8, true, &found) != STORE_FILE ||
+        found.size != sizeof(body) - 1 || strcmp(found.owner, "fuzzer") != 0)
         abort();
+    fd = found.fd;
+    pin = found.pin;
+    off = found.off;
+    len = found.size;
     if (store_pread(fd, got, (size_t)len, off) != 0 || memcmp(got, body, (size_t)len) != 0)
         abort();
     close(fd);

@@ -5,8 +5,9 @@
 # Python's urllib (tests/integration/rangecheck.py: every range edge case); then resuming a
 # download with `curl -C -` and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the
 # same ETag for a file whether it is prefetched or read per request, and a range of an upload
-# that is replaced while it is being read finishing on the version it started with. Runs against
-# fake_server2.py.
+# that is replaced while it is being read finishing on the version it started with; then the
+# preconditions of PUT and DELETE (If-Match, If-None-Match: *, If-Unmodified-Since: 412) with
+# the ETags the uploads get, kept across a restart. Runs against fake_server2.py.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -54,7 +55,7 @@ for MODE in prefetch direct buffered; do
     done
     check_eq "$MODE: PUT an upload" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
         -T "$ITEST_DIR/upload.bin" "$S1/files/up-$MODE.bin")" 201
-    rangecheck "up-$MODE.bin" "$ITEST_DIR/upload.bin" --no-validators
+    rangecheck "up-$MODE.bin" "$ITEST_DIR/upload.bin"
 
     # a range of an upload being replaced finishes on the version it started with
     head -c $((8 * 1048576)) /dev/urandom >"$ITEST_DIR/v1.bin"
@@ -130,4 +131,81 @@ done
 check_ok "the same ETag prefetched or read per request (${ETAG[prefetch]})" \
     test -n "${ETAG[prefetch]}" -a "${ETAG[prefetch]}" == "${ETAG[direct]}" \
     -a "${ETAG[direct]}" == "${ETAG[buffered]}"
+
+# ---- preconditions of PUT and DELETE (RFC 9110 13.1, 13.2) ----
+# put NAME FILE [CURL ARGS]: the status of a PUT, its response's ETag in $ITEST_DIR/put.etag
+put() {
+    local name=$1 file=$2
+    shift 2
+    curl -s -o /dev/null -D "$ITEST_DIR/put.head" -w '%{http_code}' "${AUTH[@]}" -T "$file" \
+        "$@" "$S1/files/$name"
+    tr -d '\r' <"$ITEST_DIR/put.head" | awk -F': ' 'tolower($1)=="etag"{print $2}' \
+        >"$ITEST_DIR/put.etag"
+}
+del() {
+    local name=$1
+    shift
+    curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -X DELETE "$@" "$S1/files/$name"
+}
+etag_of() {
+    curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/$1" | tr -d '\r' |
+        awk -F': ' 'tolower($1)=="etag"{print $2}'
+}
+MODE=buffered
+start_s1 s1-cond --read buffered --commit-window 20ms
+printf 'one' >"$ITEST_DIR/c1"
+printf 'two!' >"$ITEST_DIR/c2"
+printf 'three' >"$ITEST_DIR/c3"
+check_eq "PUT If-None-Match: * of a new name: 201" "$(put c.txt "$ITEST_DIR/c1" \
+    -H 'If-None-Match: *')" 201
+E1=$(cat "$ITEST_DIR/put.etag")
+check_ok "... its answer has the ETag ($E1) a GET then sends" \
+    test -n "$E1" -a "$E1" == "$(etag_of c.txt)"
+check_eq "PUT If-None-Match: * again: 412" "$(put c.txt "$ITEST_DIR/c2" -H 'If-None-Match: *')" \
+    412
+check_eq "... and the file is unchanged" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" one
+check_eq "PUT If-Match: its ETag: 204" "$(put c.txt "$ITEST_DIR/c2" -H "If-Match: $E1")" 204
+E2=$(cat "$ITEST_DIR/put.etag")
+check_ok "... a new ETag ($E2)" test -n "$E2" -a "$E2" != "$E1" -a "$E2" == "$(etag_of c.txt)"
+check_eq "PUT If-Match: the old ETag (a lost update): 412" \
+    "$(put c.txt "$ITEST_DIR/c3" -H "If-Match: $E1")" 412
+check_eq "... the second version stays" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" two!
+check_eq "PUT If-Match: * of an existing name: 204" "$(put c.txt "$ITEST_DIR/c2" \
+    -H 'If-Match: *')" 204
+E2=$(cat "$ITEST_DIR/put.etag")
+check_eq "PUT If-Match: * of a missing name: 412" "$(put c-new.txt "$ITEST_DIR/c1" \
+    -H 'If-Match: *')" 412
+check_eq "... nothing created" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/c-new.txt")" 404
+check_eq "PUT If-Unmodified-Since 1994: 412" "$(put c.txt "$ITEST_DIR/c3" \
+    -H 'If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT')" 412
+check_eq "PUT If-Unmodified-Since 2050: 204" "$(put c.txt "$ITEST_DIR/c3" \
+    -H 'If-Unmodified-Since: Sun, 06 Nov 2050 08:49:37 GMT')" 204
+E3=$(cat "$ITEST_DIR/put.etag")
+check_eq "PUT with a malformed If-Match: 412" "$(put c.txt "$ITEST_DIR/c1" \
+    -H 'If-Match: nope')" 412
+check_eq "DELETE If-Match: an old ETag: 412" "$(del c.txt -H "If-Match: $E2")" 412
+check_eq "... the file stays" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" three
+check_eq "PUT of an operator's file with its own ETag: still 403 (owner first)" \
+    "$(put f4097.bin "$ITEST_DIR/c1" -H "If-Match: $(etag_of f4097.bin)")" 403
+check_eq "DELETE If-Match of a missing name: 404 (not 412)" \
+    "$(del c-none.txt -H 'If-Match: "x"')" 404
+# two creators at once (one batch): exactly one wins
+racers=()
+for i in 1 2; do
+    put race.txt "$ITEST_DIR/c$i" -H 'If-None-Match: *' >"$ITEST_DIR/race$i" &
+    racers+=($!)
+done
+wait "${racers[@]}" || true
+check_eq "two PUTs If-None-Match: * at once: one 201, one 412" \
+    "$(sort "$ITEST_DIR/race1" "$ITEST_DIR/race2" | tr '\n' ' ')" "201 412 "
+stop_s1 "precondition server"
+start_s1 s1-cond2 --read buffered
+check_eq "after a restart an upload keeps its ETag" "$(etag_of c.txt)" "$E3"
+check_eq "... If-None-Match with it: 304" "$(curl -s -o /dev/null -w '%{http_code}' \
+    "${AUTH[@]}" -H "If-None-Match: $E3" "$S1/files/c.txt")" 304
+check_eq "DELETE If-Match: its ETag: 204" "$(del c.txt -H "If-Match: $E3")" 204
+check_eq "... gone" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/c.txt")" 404
+stop_s1 "restarted precondition server"
 itest_summary

@@ -164,9 +164,34 @@ static void del(struct store *s, const char *name)
     store_publish(s, name, strlen(name), NULL, &pos);
 }
 
+/*
+ * store_lookup, its answers in separate places (each may be NULL; a descriptor and a pin are
+ * asked for when fd is not NULL; fd is left alone unless one is made).
+ */
+static int find(struct store *s, const char *name, size_t len, char *owner, int *fd,
+                struct store_segment **pin, uint64_t *off, uint64_t *size)
+{
+    struct store_found f;
+    int st = store_lookup(s, name, len, fd != NULL, &f);
+
+    if (st == STORE_ABSENT)
+        return st;
+    if (owner != NULL)
+        memcpy(owner, f.owner, sizeof(f.owner));
+    if (fd != NULL && f.fd >= 0) {
+        *fd = f.fd;
+        *pin = f.pin;
+    }
+    if (off != NULL)
+        *off = f.off;
+    if (size != NULL)
+        *size = f.size;
+    return st;
+}
+
 static int state_of(struct store *s, const char *name)
 {
-    return store_lookup(s, name, strlen(name), NULL, NULL, NULL, NULL, NULL);
+    return find(s, name, strlen(name), NULL, NULL, NULL, NULL, NULL);
 }
 
 /* name must be a file owned by owner holding exactly data[0..len). */
@@ -181,7 +206,7 @@ static void check_file(struct store *s, const char *name, const char *owner, con
     int st;
 
     memset(own, 'x', sizeof(own));
-    st = store_lookup(s, name, strlen(name), own, &fd, &pin, &off, &size);
+    st = find(s, name, strlen(name), own, &fd, &pin, &off, &size);
     if (st != STORE_FILE)
         fail_msg("'%s': state %d, expected STORE_FILE", name, st);
     assert_true(fd >= 0);
@@ -313,7 +338,7 @@ static void test_store_put_visibility(void **state)
     assert_int_equal(state_of(&f->s, "hello.tx"), STORE_ABSENT);
     assert_int_equal(state_of(&f->s, "hello.txt2"), STORE_ABSENT);
     /* the length given counts, not a NUL */
-    assert_int_equal(store_lookup(&f->s, "hello.txtXYZ", 9, NULL, NULL, NULL, NULL, NULL), STORE_FILE);
+    assert_int_equal(find(&f->s, "hello.txtXYZ", 9, NULL, NULL, NULL, NULL, NULL), STORE_FILE);
 }
 
 static void test_store_put_empty_body(void **state)
@@ -428,7 +453,7 @@ static void test_store_overwrite_delete(void **state)
     put_mem(&f->s, "x", "bob", d2, sizeof(d2));
     check_file(&f->s, "x", "bob", d2, sizeof(d2));
     del(&f->s, "x");
-    assert_int_equal(store_lookup(&f->s, "x", 1, own, &fd, &pin, NULL, NULL), STORE_WHITEOUT);
+    assert_int_equal(find(&f->s, "x", 1, own, &fd, &pin, NULL, NULL), STORE_WHITEOUT);
     assert_int_equal(fd, -12345); /* no descriptor for a whiteout */
     assert_string_equal(own, "");
     /* deleting a name never uploaded leaves a whiteout too (it hides an operator file) */
@@ -573,7 +598,7 @@ static void run_torn(struct fx *f, bool partial_record)
     put_mem(&f->s, "one", "alice", d1, sizeof(d1));
     put_mem(&f->s, "two", "bob", d2, sizeof(d2));
     put_mem(&f->s, "one", "carol", d2, sizeof(d2));
-    assert_int_equal(store_lookup(&f->s, "one", 3, NULL, NULL, NULL, &last_off, NULL), STORE_FILE);
+    assert_int_equal(find(&f->s, "one", 3, NULL, NULL, NULL, &last_off, NULL), STORE_FILE);
     fx_close(f);
     list_store(f, &last, NULL);
     seg_path(f, last, path, sizeof(path));
@@ -641,9 +666,9 @@ static void test_store_torn_last_record_damaged(void **state)
     fill(d2, sizeof(d2), 32);
     fx_open(f, BIG_SEG);
     put_mem(&f->s, "k", "alice", d1, sizeof(d1));
-    assert_int_equal(store_lookup(&f->s, "k", 1, NULL, NULL, NULL, &off1, NULL), STORE_FILE);
+    assert_int_equal(find(&f->s, "k", 1, NULL, NULL, NULL, &off1, NULL), STORE_FILE);
     put_mem(&f->s, "k", "bob", d2, sizeof(d2));
-    assert_int_equal(store_lookup(&f->s, "k", 1, NULL, &fd, &pin, &off, &size), STORE_FILE);
+    assert_int_equal(find(&f->s, "k", 1, NULL, &fd, &pin, &off, &size), STORE_FILE);
     close(fd);
     store_unpin(pin);
     fx_close(f);
@@ -693,7 +718,7 @@ static void test_store_damage_refused(void **state)
     assert_int_equal(list_store(f, &last, NULL), 2);
     assert_int_equal(last, 1);
     /* n4 is the first record of the last segment */
-    assert_int_equal(store_lookup(&f->s, "n4", 2, NULL, &fd, &pin, &off, &size), STORE_FILE);
+    assert_int_equal(find(&f->s, "n4", 2, NULL, &fd, &pin, &off, &size), STORE_FILE);
     seg_path(f, last, path, sizeof(path));
     assert_int_equal(fstat(fd, &st1), 0);
     assert_int_equal(stat(path, &st2), 0);
@@ -1206,7 +1231,7 @@ static void test_store_reader_survives_compaction(void **state)
     fill(old, sizeof(old), 777);
     assert_int_equal(store_roll(&f->s), 0);
     put_mem(&f->s, "hot/a", "alice", old, sizeof(old));
-    assert_int_equal(store_lookup(&f->s, "hot/a", 5, NULL, &fd, &pin, &off, &size), STORE_FILE);
+    assert_int_equal(find(&f->s, "hot/a", 5, NULL, &fd, &pin, &off, &size), STORE_FILE);
     assert_int_equal(size, sizeof(old));
     assert_int_equal(fstat(fd, &st), 0);
     assert_true(st.st_nlink > 0);
@@ -1245,9 +1270,12 @@ struct visit {
     size_t n;
 };
 
-static void visit_fn(void *arg, const char *name, size_t len, enum store_state st, int fd,
-                     uint64_t off, uint64_t size)
+static void visit_fn(void *arg, const char *name, size_t len, enum store_state st,
+                     const struct store_found *f)
 {
+    int fd = f->fd;
+    uint64_t off = f->off, size = f->size;
+
     struct visit *v = arg;
     struct seen *e = NULL;
 
@@ -1373,6 +1401,76 @@ static void test_store_many_names(void **state)
     }
 }
 
+/* ---- 12. versions ---- */
+
+static uint64_t version_of(struct store *s, const char *name)
+{
+    struct store_found f;
+
+    assert_int_equal(store_lookup(s, name, strlen(name), false, &f), STORE_FILE);
+    return f.version;
+}
+
+/* A PUT recording version v (0: a record without one, as written before versions). */
+static void put_version(struct store *s, const char *name, const char *data, uint64_t v)
+{
+    struct store_body b = {.mem = data, .fd = -1, .len = strlen(data), .version = v};
+    struct store_pos pos;
+
+    assert_int_equal(store_append_put(s, name, strlen(name), "alice", &b, &pos), 0);
+    assert_int_equal(pos.version, v);
+    assert_int_equal(store_sync(s), 0);
+    store_publish(s, name, strlen(name), "alice", &pos);
+}
+
+/*
+ * Every PUT's version is kept through the index, a reopen and compaction; new versions rise
+ * strictly, also above a version from a clock that was ahead; an old record reads as 0.
+ */
+static void test_store_versions(void **state)
+{
+    struct fx *f = *state;
+    struct hide h = {0};
+    struct store_stats ss;
+    uint64_t v1, v2, ahead;
+    char path[PATH_MAX + 32];
+    struct stat st;
+
+    fx_open(f, SMALL_SEG);
+    v1 = store_next_version(&f->s);
+    v2 = store_next_version(&f->s);
+    assert_true(v1 > 1600000000ull * 1000000000ull); /* the wall clock, in nanoseconds */
+    assert_true(v2 > v1);
+    put_version(&f->s, "kept", "first", v1);
+    put_version(&f->s, "legacy", "no version", 0);
+    ahead = v2 + 86400ull * 1000000000ull; /* written while the clock was a day ahead */
+    put_version(&f->s, "ahead", "later", ahead);
+    assert_int_equal(version_of(&f->s, "kept"), v1);
+    assert_int_equal(version_of(&f->s, "legacy"), 0);
+    assert_true(store_next_version(&f->s) > v2);
+
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(version_of(&f->s, "kept"), v1);
+    assert_int_equal(version_of(&f->s, "legacy"), 0);
+    assert_int_equal(version_of(&f->s, "ahead"), ahead);
+    assert_true(store_next_version(&f->s) > ahead);
+
+    /* churn until the first segment, which holds all three, has been compacted away */
+    for (unsigned i = 0; i < 60; i++)
+        commit_put(&f->s, &h, hot_names[i % 3], "alice", i, 1024);
+    store_stats(&f->s, &ss);
+    assert_true(ss.compactions > 0);
+    seg_path(f, 0, path, sizeof(path));
+    assert_int_equal(stat(path, &st), -1);
+    assert_int_equal(version_of(&f->s, "kept"), v1);
+    assert_int_equal(version_of(&f->s, "legacy"), 0);
+    assert_int_equal(version_of(&f->s, "ahead"), ahead);
+    check_file(&f->s, "kept", "alice", "first", 5);
+    fx_reopen(f, SMALL_SEG);
+    assert_int_equal(version_of(&f->s, "kept"), v1);
+    assert_int_equal(version_of(&f->s, "legacy"), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1400,6 +1498,7 @@ int main(void)
         T(test_store_stats_during_appends),
         T(test_store_foreach),
         T(test_store_many_names),
+        T(test_store_versions),
         /* last: with the double free in store_open's error path this one aborts the run */
         T(test_store_foreign_file),
     };
