@@ -14,6 +14,7 @@ packages=(
     redis-server mariadb-server
     gnuplot-nox curl python3 media-types
     nginx-light wrk h2o
+    chromium
     clang libfuzzer-14-dev
 )
 

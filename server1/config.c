@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "credcache.h"
+#include "listing.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@ enum {
     OPT_NO_PREFETCH,
     OPT_READ,
     OPT_MIME_TYPES,
+    OPT_MAX_LIST,
     OPT_AUTH,
     OPT_AUTH_CONNS,
     OPT_AUTH_TIMEOUT,
@@ -67,6 +69,7 @@ static const struct option long_opts[] = {
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"read", required_argument, NULL, OPT_READ},
     {"mime-types", required_argument, NULL, OPT_MIME_TYPES},
+    {"max-list", required_argument, NULL, OPT_MAX_LIST},
     {"threads", required_argument, NULL, 't'},
     {"auth", required_argument, NULL, OPT_AUTH},
     {"auth-conns", required_argument, NULL, OPT_AUTH_CONNS},
@@ -158,6 +161,7 @@ void s1_config_defaults(struct s1_config *c)
     c->ratelimit_entries = 65536;
     c->max_conns_per_ip = 256;
     c->private_uploads = false;
+    c->max_list = LISTING_MAX_DEFAULT;
     c->auth_cache_entries = 0;
     c->auth_cache_ttl_us = 60ull * 1000000;
 }
@@ -190,6 +194,7 @@ void s1_config_usage(FILE *out)
     fprintf(out,
             "usage: server1 --root DIR [options]\n"
             "HTTP/1.1 file server: GET/HEAD /files/{name} (HTTP Basic, checked by server2),\n"
+            "GET /files/ and /files/DIR/ (a listing), PUT/DELETE /files/{name} (uploads),\n"
             "POST /users (form: username, password), GET /healthz, GET /metrics.\n"
             "\n"
             "  -l, --listen ADDR          address to listen on (default %s)\n"
@@ -203,6 +208,8 @@ void s1_config_usage(FILE *out)
             "      --mime-types FILE      Content-Type by file name extension, in the mime.types\n"
             "                             format (default /etc/mime.types if present, else a\n"
             "                             built-in table of common types)\n"
+            "      --max-list N           entries a listing of /files/DIR/ shows at most\n"
+            "                             (default %zu, at most %u)\n"
             "  -t, --threads N            worker threads, one event loop each (default %u = "
             "cores)\n"
             "      --auth HOST:PORT       server2 address (default %s)\n"
@@ -257,7 +264,7 @@ void s1_config_usage(FILE *out)
             "A PUT's credentials, name and quota are checked before its body is read; Expect:\n"
             "100-continue is answered with 100 Continue only then, and a refusal closes.\n"
             "PUT/DELETE are answered once the change is durable on disk.\n",
-            d.listen, d.port, d.threads, d.auth, d.authc.nconns,
+            d.listen, d.port, (size_t)LISTING_MAX_DEFAULT, LISTING_MAX_LIMIT, d.threads, d.auth, d.authc.nconns,
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
@@ -396,6 +403,11 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             if (*optarg == '\0')
                 return value_error(err, "--mime-types", "empty path");
             c->mime_types = optarg;
+            break;
+        case OPT_MAX_LIST:
+            if (opts_parse_u64(optarg, 1, LISTING_MAX_LIMIT, &v, perr) < 0)
+                return value_error(err, "--max-list", perr);
+            c->max_list = (size_t)v;
             break;
         case OPT_READ:
             if (strcmp(optarg, "direct") == 0)
@@ -670,10 +682,11 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
              "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s auth-cache=%llu "
-             "auth-cache-ttl=%s",
+             "auth-cache-ttl=%s max-list=%zu",
              ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
              ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
              ratelimit_rate_format(&c->signup, r3, sizeof(r3)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
-             (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)));
+             (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)),
+             c->max_list);
 }

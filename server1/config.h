@@ -62,6 +62,7 @@ struct s1_config {
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */
+    size_t max_list;                       /* --max-list: entries of a listing, at most */
     uint64_t auth_cache_entries;           /* --auth-cache: in all threads; 0 = off */
     uint64_t auth_cache_ttl_us;            /* --auth-cache-ttl: 0 = off */
 };

@@ -190,8 +190,14 @@ int files_open(const struct files *f, const char *name, bool direct)
 
 int files_open_dir(const struct files *f, const char *dir)
 {
-    return openat2_beneath(f->root_fd, *dir ? dir : ".",
-                           O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+    int fd = openat2_beneath(f->root_fd, *dir ? dir : ".",
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+
+    if (fd >= 0 && *dir && resolves_into_reserved(f->root_fd, fd)) {
+        close(fd);
+        return -EXDEV;
+    }
+    return fd;
 }
 
 static size_t round_up(size_t n, size_t align)
@@ -244,6 +250,14 @@ long files_read_direct(const struct files *f, int fd, size_t size, void **buf)
 }
 
 /* ---- prefetch table ---- */
+
+bool files_name_valid(const char *name, size_t len)
+{
+    const char *why;
+
+    return check_decoded(name, len, &why) == 0 && memchr(name, '\0', len) == NULL &&
+           !files_name_is_reserved(name, len);
+}
 
 bool files_name_is_reserved(const char *name, size_t len)
 {
@@ -341,6 +355,21 @@ size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t n
         return 0;
     }
     return (size_t)n;
+}
+
+void files_foreach(struct files *f, const char *prefix, size_t plen,
+                   void (*fn)(void *arg, const char *name, size_t len,
+                              const struct files_blob *b),
+                   void *arg)
+{
+    pthread_mutex_lock(&f->lock);
+    for (size_t i = 0; f->table != NULL && i < f->table_cap; i++) {
+        const struct files_entry *e = &f->table[i];
+        if (e->name != NULL && e->blob != NULL && e->name_len >= plen &&
+            memcmp(e->name, prefix, plen) == 0)
+            fn(arg, e->name, e->name_len, e->blob);
+    }
+    pthread_mutex_unlock(&f->lock);
 }
 
 void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)

@@ -94,6 +94,12 @@ struct files {
 int files_name_decode(const char *raw, size_t len, char *out, size_t cap, size_t *out_len,
                       const char **why);
 
+/*
+ * True if name[0..len) (already decoded: a name found on disk or in a table) passes the rules
+ * of files_name_decode and is not reserved: a name a client can ask for. Pure.
+ */
+bool files_name_valid(const char *name, size_t len);
+
 /* True if some '/'-separated segment of name[0..len) starts with FILES_RESERVED_PREFIX. Pure. */
 bool files_name_is_reserved(const char *name, size_t len);
 
@@ -115,6 +121,15 @@ void files_blob_unref(struct files_blob *b);
 struct files_blob *files_blob_new(void *data, size_t size);
 /* Live prefetched files and their bytes. Thread-safe. */
 void files_stats(struct files *f, uint64_t *count, uint64_t *bytes);
+/*
+ * Calls fn for every live prefetched file whose name starts with prefix[0..plen), under the
+ * table's lock (every lookup waits meanwhile: fn must be quick and must not call into f).
+ * Thread-safe.
+ */
+void files_foreach(struct files *f, const char *prefix, size_t plen,
+                   void (*fn)(void *arg, const char *name, size_t len,
+                              const struct files_blob *b),
+                   void *arg);
 
 /*
  * Opens a validated name beneath the root (O_DIRECT if direct). Returns an fd, or -errno:
@@ -124,7 +139,8 @@ int files_open(const struct files *f, const char *name, bool direct);
 
 /*
  * Opens the directory dir (validated, relative; "" = the root) beneath the root for reading
- * (usable with fsync and *at calls). Returns an fd, or -errno as files_open.
+ * (usable with fsync and *at calls). Returns an fd, or -errno as files_open (-EXDEV also for
+ * a symlink that leads into the upload store).
  */
 int files_open_dir(const struct files *f, const char *dir);
 

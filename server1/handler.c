@@ -6,7 +6,8 @@
  * be valid (traversal, NUL, ...). Names are checked before asking server2 and never reach the
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
- * (source.h), by answer_get. PUT and DELETE /files/{name} follow the same rule, then go to the
+ * (source.h), by answer_get; one of a path ending in '/' gets the directory's listing
+ * (listing.h), JSON or HTML by the Accept field. PUT and DELETE /files/{name} follow the same rule, then go to the
  * committer (commit.h) with their preconditions (If-Match, If-None-Match, If-Unmodified-Since:
  * it judges them against the name's version when it makes the change), whose answer
  * (commit_done, through the thread's mailbox) completes the request. A PUT comes here with its head only: its body is read once the credentials, the
@@ -39,6 +40,7 @@
 #include "httpcond.h"
 #include "httpdate.h"
 #include "httprange.h"
+#include "listing.h"
 #include "log.h"
 #include "ratelimit.h"
 #include "source.h"
@@ -72,9 +74,11 @@ _Static_assert(HV_MAX <= COMMIT_COND_MAX, "a PUT's or DELETE's conditions fit in
  * is let go when the request is answered (answered) or the conn goes (release).
  */
 struct s1_request {
-    char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight */
+    char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight; for a
+                                      listing the directory's ("" for the root) */
     size_t name_len;
     bool name_ok;                  /* the name passed files_name_decode (else 404 after auth) */
+    bool want_html;                /* a listing: Accept prefers text/html to JSON */
     char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
     struct credcache_key cred_key; /* GET with --auth-cache: what to put in on success */
     uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
@@ -577,9 +581,10 @@ static void serve_verified(struct s1_conn *c)
     }
 }
 
-static void on_verify(void *arg, enum frame_status st)
+/* server2's answer to a GET or HEAD's credentials: then() answers an accepted one. */
+static void read_verified(struct s1_conn *c, enum frame_status st,
+                          void (*then)(struct s1_conn *))
 {
-    struct s1_conn *c = arg;
     struct s1_handler_env *env = env_of(c);
 
     c->req->auth_pending = false;
@@ -589,7 +594,7 @@ static void on_verify(void *arg, enum frame_status st)
             credcache_put(&env->cache, &c->req->cred_key, c->req->cred_epoch, clock_now_ns());
             metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
         }
-        serve_verified(c);
+        then(c);
         break;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
@@ -603,6 +608,11 @@ static void on_verify(void *arg, enum frame_status st)
     c->req->cred_cacheable = false;
     sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
     s1_conn_resume(c);
+}
+
+static void on_verify(void *arg, enum frame_status st)
+{
+    read_verified(arg, st, serve_verified);
 }
 
 /* Decodes {name} into c->req->name; c->req->name_ok is false for invalid and reserved names. */
@@ -782,6 +792,84 @@ static enum s1_dispatch get_file(struct s1_conn *c, const char *buf,
     keep_conditions(c, buf, req);
     decode_name(c, path, len);
     return verify_then(c, buf, req, on_verify, serve_verified);
+}
+
+/* ---- GET/HEAD /files/ and /files/DIR/: listings ---- */
+
+/* A listing whose credentials are accepted: JSON or HTML, or 404 for no such directory. */
+static void list_verified(struct s1_conn *c)
+{
+    const struct s1_service *svc = env_of(c)->svc;
+    struct s1_request *r = c->req;
+    struct listing_scope sc = {.dir = r->name, .dir_len = r->name_len, .user = r->user,
+                               .private_uploads = svc->cfg->private_uploads,
+                               .max = svc->cfg->max_list};
+    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    struct listing l;
+    int rc;
+
+    if (!r->name_ok) {
+        s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return;
+    }
+    rc = listing_build(svc->files, svc->commit, &sc, &l);
+    if (rc < 0) {
+        listing_free(&l);
+        respond_file_error(c, -rc);
+        return;
+    }
+    b.owned = r->want_html ? listing_html(&l, r->name, r->name_len, &b.len)
+                           : listing_json(&l, r->name, r->name_len, &b.len);
+    b.data = b.owned;
+    listing_free(&l);
+    s1_conn_respond(c, 200, r->want_html ? "text/html; charset=utf-8" : "application/json",
+                    "Vary: Accept\r\n", &b);
+}
+
+static void on_list_verify(void *arg, enum frame_status st)
+{
+    read_verified(arg, st, list_verified);
+}
+
+/*
+ * GET or HEAD of a path under /files/ that ends in '/': the directory's name into
+ * c->req->name ("" for /files/ itself), name_ok false for one that could not be valid.
+ */
+static void decode_dir(struct s1_conn *c, const char *path, size_t len)
+{
+    struct s1_request *r = c->req;
+    const char *raw = path + sizeof(FILES_PREFIX) - 1;
+    size_t n = len - (sizeof(FILES_PREFIX) - 1);
+    const char *why = NULL;
+
+    r->name[0] = '\0';
+    r->name_len = 0;
+    r->name_ok = true;
+    if (n == 0)
+        return;
+    r->name_ok = files_name_decode(raw, n - 1, r->name, sizeof(r->name), &r->name_len, &why) ==
+                     0 &&
+                 !files_name_is_reserved(r->name, r->name_len);
+    if (!r->name_ok)
+        log_debug("/files: bad directory: %s", why != NULL ? why : "reserved name");
+}
+
+static enum s1_dispatch list_dir(struct s1_conn *c, const char *buf,
+                                 const struct http_request *req, const char *path, size_t len)
+{
+    const char *accept = NULL;
+    size_t accept_len = 0;
+
+    for (unsigned i = 0; i < req->nheaders; i++) {
+        if (name_is(buf, req->headers[i].name, "accept", 6)) {
+            accept = http_span_ptr(buf, req->headers[i].value);
+            accept_len = req->headers[i].value.len;
+            break;
+        }
+    }
+    c->req->want_html = listing_wants_html(accept, accept_len);
+    decode_dir(c, path, len);
+    return verify_then(c, buf, req, on_list_verify, list_verified);
 }
 
 /* ---- PUT/DELETE /files/{name} ---- */
@@ -1174,6 +1262,8 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
             return change_file(c, buf, req, path, len);
         if (!method_is_get(req))
             break;
+        if (path[len - 1] == '/')
+            return list_dir(c, buf, req, path, len);
         return get_file(c, buf, req, path, len);
     case METRICS_ROUTE_USERS:
         if (!path_is(path, len, "/users")) {

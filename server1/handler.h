@@ -1,7 +1,8 @@
 /*
  * handler.h - the routes: POST /users (CREATE on server2), GET/HEAD /files/{name} (VERIFY on
- * server2, then the file), PUT/DELETE /files/{name} (VERIFY, then the committer), PUT/DELETE
- * /users/{name} (SETPASS/DELETE on server2), GET /healthz (PING on server2), GET /metrics.
+ * server2, then the file), GET/HEAD /files/ and /files/{dir}/ (VERIFY, then the listing),
+ * PUT/DELETE /files/{name} (VERIFY, then the committer), PUT/DELETE /users/{name}
+ * (SETPASS/DELETE on server2), GET /healthz (PING on server2), GET /metrics.
  * conn calls it through s1_handler (struct s1_conn_handler) with one complete request; it
  * answers at once or starts an asynchronous request (server2, the committer) whose callback
  * answers and then calls s1_conn_resume. Runs on the conn's thread.

@@ -1,0 +1,263 @@
+/*
+ * test_listing.c - cmocka tests for server1/listing: Accept negotiation (q-values, wildcards,
+ * malformed weights), the JSON and HTML renderings (escaping, bytes that are not UTF-8, hrefs),
+ * and listing_build over a directory on disk: order, names left out, the --max-list bound and
+ * the memory it keeps to, and a missing directory.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../server1/listing.h"
+
+static bool html(const char *accept)
+{
+    return listing_wants_html(accept, accept != NULL ? strlen(accept) : 0);
+}
+
+static void test_accept(void **state)
+{
+    (void)state;
+    assert_false(html(NULL));
+    assert_false(html(""));
+    assert_false(html("*/*"));
+    assert_false(html("text/*"));
+    assert_true(html("text/html"));
+    assert_true(html("TEXT/HTML"));
+    assert_true(html("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"));
+    assert_false(html("application/json"));
+    assert_false(html("application/json, text/html")); /* a tie: JSON, the default */
+    assert_true(html("text/html;q=0.9, application/json;q=0.8"));
+    assert_false(html("text/html;q=0.5, application/json"));
+    assert_false(html("text/html;q=0"));
+    assert_true(html("text/html ; level=1 ; q=0.5, application/json;q=0.4"));
+    assert_false(html("text/html;q=abc"));   /* an unreadable weight: not acceptable */
+    assert_false(html("text/html;q=1.5"));
+    assert_false(html("text/html;q=0.1234"));
+    assert_true(html("text/html;q=0.001"));
+    assert_false(html("text/htmlx"));
+    assert_true(html(" , ,text/html,"));
+    assert_true(html("application/json;q=0.2,text/html;q=0.3"));
+}
+
+static struct listing fixture(struct listing_entry *e, size_t n, bool truncated)
+{
+    return (struct listing){.e = e, .n = n, .cap = n, .max = n, .truncated = truncated};
+}
+
+static void test_json(void **state)
+{
+    char n0[] = "sub", n1[] = "q\"b\\s\x01", n2[] = "caf\xc3\xa9", n3[] = "bad\xff.bin";
+    struct listing_entry e[] = {
+        {.name = n0, .name_len = 3, .dir = true, .mtime_s = -1},
+        {.name = n1, .name_len = 6, .size = 7, .mtime_s = 0},
+        {.name = n2, .name_len = 5, .size = 0, .mtime_s = 1767323045},
+        {.name = n3, .name_len = 8, .size = 2, .mtime_s = -1},
+    };
+    struct listing l = fixture(e, 4, false);
+    size_t len = 0;
+    char *j = listing_json(&l, "a b", 3, &len);
+
+    (void)state;
+    assert_string_equal(
+        j, "{\"path\":\"/files/a b/\",\"entries\":["
+           "{\"name\":\"sub\",\"href\":\"sub/\",\"type\":\"directory\"},"
+           "{\"name\":\"q\\\"b\\\\s\\u0001\",\"href\":\"q%22b%5Cs%01\",\"type\":\"file\","
+           "\"size\":7,\"mtime\":\"1970-01-01T00:00:00Z\"},"
+           "{\"name\":\"caf\xc3\xa9\",\"href\":\"caf%C3%A9\",\"type\":\"file\",\"size\":0,"
+           "\"mtime\":\"2026-01-02T03:04:05Z\"},"
+           "{\"name\":\"bad\\ufffd.bin\",\"href\":\"bad%FF.bin\",\"type\":\"file\",\"size\":2}"
+           "],\"truncated\":false}\n");
+    assert_int_equal(len, strlen(j));
+    free(j);
+    l = fixture(e, 0, true);
+    j = listing_json(&l, "", 0, &len);
+    assert_string_equal(j, "{\"path\":\"/files/\",\"entries\":[],\"truncated\":true}\n");
+    free(j);
+}
+
+static void test_html(void **state)
+{
+    char n0[] = "<d>", n1[] = "a&b'\"c", n2[] = "x\xc0\xaf";
+    struct listing_entry e[] = {
+        {.name = n0, .name_len = 3, .dir = true, .mtime_s = 1767323045},
+        {.name = n1, .name_len = 6, .size = 12, .mtime_s = -1},
+        {.name = n2, .name_len = 3, .size = 1, .mtime_s = -1}, /* an overlong '/' */
+    };
+    struct listing l = fixture(e, 3, true);
+    size_t len = 0;
+    char *h = listing_html(&l, "s<x>", 4, &len);
+
+    (void)state;
+    assert_int_equal(len, strlen(h));
+    assert_non_null(strstr(h, "<title>Index of /files/s&lt;x&gt;/</title>"));
+    assert_non_null(strstr(h, "<a href=\"../\">../</a>"));
+    assert_non_null(strstr(h, "<a href=\"%3Cd%3E/\">&lt;d&gt;/</a></td><td>2026-01-02 03:04:05"
+                              "</td><td>-</td>"));
+    assert_non_null(strstr(h, "<a href=\"a%26b%27%22c\">a&amp;b&#39;&quot;c</a></td><td></td>"
+                              "<td>12</td>"));
+    assert_non_null(strstr(h, "<a href=\"x%C0%AF\">x\xef\xbf\xbd\xef\xbf\xbd</a>"));
+    assert_non_null(strstr(h, "Only the first 3 entries are shown."));
+    free(h);
+    l = fixture(e, 0, false);
+    h = listing_html(&l, "", 0, &len);
+    assert_null(strstr(h, "../"));
+    assert_null(strstr(h, "Only the first"));
+    free(h);
+}
+
+/* ---- listing_build on disk ---- */
+
+struct fx {
+    char dir[64];
+    struct files f;
+};
+
+static void touch(const char *dir, const char *name, size_t size)
+{
+    char path[512];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    for (size_t i = 0; i < size; i++)
+        fputc('x', fp);
+    fclose(fp);
+}
+
+static int setup(void **state)
+{
+    struct fx *x = calloc(1, sizeof(*x));
+    char path[256], err[FILES_ERR_LEN];
+
+    snprintf(x->dir, sizeof(x->dir), "/tmp/test_listing.XXXXXX");
+    assert_non_null(mkdtemp(x->dir));
+    touch(x->dir, "b.txt", 2);
+    touch(x->dir, "a.txt", 1);
+    touch(x->dir, "C.txt", 3);
+    touch(x->dir, "ctl\x01", 1); /* cannot be asked for: left out */
+    snprintf(path, sizeof(path), "%s/.s1store", x->dir);
+    assert_int_equal(mkdir(path, 0700), 0); /* reserved: left out */
+    snprintf(path, sizeof(path), "%s/zdir", x->dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/adir", x->dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    touch(path, "inner", 5);
+    snprintf(path, sizeof(path), "%s/many", x->dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    for (int i = 99; i >= 0; i--) {
+        char name[16];
+        snprintf(name, sizeof(name), "f%02d", i);
+        touch(path, name, (size_t)i);
+    }
+    assert_int_equal(files_init(&x->f, x->dir, FILES_BUFFERED, err), 0);
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *x = *state;
+    char cmd[128];
+
+    files_release(&x->f);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
+    assert_int_equal(system(cmd), 0);
+    free(x);
+    return 0;
+}
+
+static int build(struct fx *x, const char *dir, size_t max, struct listing *l)
+{
+    struct listing_scope sc = {.dir = dir, .dir_len = strlen(dir), .user = "alice", .max = max};
+    return listing_build(&x->f, NULL, &sc, l);
+}
+
+static void test_build_order(void **state)
+{
+    static const char *const want[] = {"adir", "many", "zdir", "C.txt", "a.txt", "b.txt"};
+    struct fx *x = *state;
+    struct listing l;
+
+    assert_int_equal(build(x, "", 100, &l), 0);
+    assert_int_equal(l.n, 6);
+    assert_false(l.truncated);
+    for (size_t i = 0; i < 6; i++) {
+        assert_string_equal(l.e[i].name, want[i]);
+        assert_int_equal(l.e[i].dir, i < 3);
+    }
+    assert_int_equal(l.e[3].size, 3);
+    assert_true(l.e[3].mtime_s > 1600000000);
+    listing_free(&l);
+
+    assert_int_equal(build(x, "adir", 100, &l), 0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.e[0].name, "inner");
+    assert_int_equal(l.e[0].size, 5);
+    listing_free(&l);
+}
+
+/* max entries, the first ones of the order, in memory for at most 2 * max */
+static void test_build_bounded(void **state)
+{
+    struct fx *x = *state;
+    struct listing l;
+
+    assert_int_equal(build(x, "many", 3, &l), 0);
+    assert_int_equal(l.n, 3);
+    assert_true(l.truncated);
+    assert_true(l.cap <= 6);
+    assert_string_equal(l.e[0].name, "f00");
+    assert_string_equal(l.e[1].name, "f01");
+    assert_string_equal(l.e[2].name, "f02");
+    assert_int_equal(l.e[2].size, 2);
+    listing_free(&l);
+
+    assert_int_equal(build(x, "many", 100, &l), 0);
+    assert_int_equal(l.n, 100);
+    assert_false(l.truncated);
+    assert_string_equal(l.e[99].name, "f99");
+    listing_free(&l);
+
+    assert_int_equal(build(x, "", 6, &l), 0);
+    assert_false(l.truncated); /* exactly max */
+    listing_free(&l);
+    assert_int_equal(build(x, "", 5, &l), 0);
+    assert_true(l.truncated);
+    listing_free(&l);
+}
+
+static void test_build_missing(void **state)
+{
+    struct fx *x = *state;
+    struct listing l;
+
+    assert_int_equal(build(x, "nope", 10, &l), -ENOENT);
+    listing_free(&l);
+    assert_int_equal(build(x, "a.txt", 10, &l), -ENOENT);
+    listing_free(&l);
+    assert_int_equal(build(x, ".s1store", 10, &l), -ENOENT);
+    listing_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accept),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_html),
+        cmocka_unit_test_setup_teardown(test_build_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_build_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_build_missing, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("listing", tests, NULL, NULL);
+}
