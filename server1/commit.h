@@ -4,19 +4,19 @@
  * acknowledged.
  *
  * DESIGN: a worker receives a PUT body into memory (each up to COMMIT_MEM_BODY_MAX, all of
- * them together up to --upload-memory) or else into an unnamed temp file (commit_body_*), then, once server2 accepted the credentials, hands a
- * struct commit_job to commit_submit. The committer thread takes every queued job (after
- * waiting up to --commit-window while other uploads are still being received) and, for the
- * whole batch: decides each job in queue order (ownership: the store's owner of the name, or an
- * operator's file under --root, which only --writable-root lets users replace or delete; then
- * the request's preconditions, If-Match, If-None-Match and If-Unmodified-Since, against the
- * name's version as the jobs before it in the queue leave it),
- * appends one log record per accepted job, makes them all durable with one fdatasync
- * (store_sync), publishes them in the store's index, and only then
- * posts every job to the mailbox it names (mailbox.h: one post and one wake-up per mailbox per
- * batch), where the job's own deliver function answers it on the submitting worker's thread;
- * the committer knows nothing of workers, connections or handlers. All decisions and index changes happen on this one thread,
- * so they are serialized.
+ * them together up to --upload-memory) or else into an unnamed temp file (commit_body_*), then,
+ * once server2 accepted the credentials, hands a struct commit_job to commit_submit. The
+ * committer thread takes every queued job (after waiting up to --commit-window while other
+ * uploads are still being received) and, for the whole batch: decides each job in queue order
+ * (ownership: the store's owner of the name, or an operator's file under --root, which only
+ * --writable-root lets users replace or delete; then the request's preconditions, If-Match,
+ * If-None-Match and If-Unmodified-Since, against the name's version as the jobs before it in
+ * the queue leave it), appends one log record per accepted job, makes them all durable with
+ * one fdatasync (store_sync), publishes them in the store's index, and only then posts every
+ * job to the mailbox it names (mailbox.h: one post and one wake-up per mailbox per batch),
+ * where the job's own deliver function answers it on the submitting worker's thread; the
+ * committer knows nothing of workers, connections or handlers. All decisions and index changes
+ * happen on this one thread, so they are serialized.
  */
 #ifndef S1_COMMIT_H
 #define S1_COMMIT_H

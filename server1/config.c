@@ -264,7 +264,8 @@ void s1_config_usage(FILE *out)
             "A PUT's credentials, name and quota are checked before its body is read; Expect:\n"
             "100-continue is answered with 100 Continue only then, and a refusal closes.\n"
             "PUT/DELETE are answered once the change is durable on disk.\n",
-            d.listen, d.port, (size_t)LISTING_MAX_DEFAULT, LISTING_MAX_LIMIT, d.threads, d.auth, d.authc.nconns,
+            d.listen, d.port, (size_t)LISTING_MAX_DEFAULT, LISTING_MAX_LIMIT, d.threads, d.auth,
+            d.authc.nconns,
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),

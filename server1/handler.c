@@ -7,11 +7,12 @@
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
  * (source.h), by answer_get; one of a path ending in '/' gets the directory's listing
- * (listing.h), JSON or HTML by the Accept field. PUT and DELETE /files/{name} follow the same rule, then go to the
- * committer (commit.h) with their preconditions (If-Match, If-None-Match, If-Unmodified-Since:
- * it judges them against the name's version when it makes the change), whose answer
- * (commit_done, through the thread's mailbox) completes the request. A PUT comes here with its head only: its body is read once the credentials, the
- * name and the quotas (commit_quota_check) are accepted, and comes back in upload_received.
+ * (listing.h), JSON or HTML by the Accept field. PUT and DELETE /files/{name} follow the same
+ * rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
+ * If-Unmodified-Since: it judges them against the name's version when it makes the change),
+ * whose answer (commit_done, through the thread's mailbox) completes the request. A PUT comes
+ * here with its head only: its body is read once the credentials, the name and the quotas
+ * (commit_quota_check) are accepted, and comes back in upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
  * Retry-After and server2 never sees the request. Only failures and creations write to the
