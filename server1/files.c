@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "httpdate.h"
 #include "log.h"
+#include "mimetypes.h"
 #include "xalloc.h"
 
 #define FILES_MAX_DEPTH 64
@@ -322,6 +323,8 @@ struct files_blob *files_blob_new(void *data, size_t size)
     b->ino = 0;
     b->validators[0] = '\0';
     b->validators_len = 0;
+    b->head[0] = '\0';
+    b->head_len = 0;
     return b;
 }
 
@@ -380,8 +383,23 @@ void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)
     pthread_mutex_unlock(&f->lock);
 }
 
+/* The header block of a loaded file's 200 (struct files_blob's head). */
+static void blob_head(struct files_blob *b, const struct mimetypes *types, const char *name,
+                      size_t len)
+{
+    const char *type = types != NULL ? mimetypes_lookup(types, name, len) : NULL;
+    int n = snprintf(b->head, sizeof(b->head),
+                     "X-Content-Type-Options: nosniff\r\nContent-Type: %s\r\n%sAccept-Ranges: "
+                     "bytes\r\n",
+                     type != NULL ? type : "application/octet-stream", b->validators);
+
+    _Static_assert(MIMETYPES_TYPE_MAX + FILES_VALIDATORS_MAX + 80 < FILES_HEAD_MAX, "fits");
+    b->head_len = n > 0 && (size_t)n < sizeof(b->head) ? (size_t)n : 0;
+}
+
 struct loader {
     struct files *f;
+    const struct mimetypes *types;
     struct files_entry *list; /* loaded files, before hashing */
     size_t n;
     size_t cap;
@@ -477,6 +495,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
         b->ino = (uint64_t)st.st_ino;
         b->validators_len =
             files_validators(b->ino, b->size, b->mtime_ns, clock_wall_s(), b->validators);
+        blob_head(b, ld->types, rel, rel_len);
     }
     f->count++;
     f->bytes += (uint64_t)got;
@@ -657,7 +676,8 @@ static size_t direct_alignment(int fd)
     return align;
 }
 
-int files_init(struct files *f, const char *root, enum files_mode mode, char *err)
+int files_init(struct files *f, const char *root, enum files_mode mode,
+               const struct mimetypes *types, char *err)
 {
     char ebuf[128];
     struct stat st;
@@ -698,7 +718,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode, char *er
         if (!found)
             log_warn("--root '%s' has no regular file to probe O_DIRECT with", root);
     } else if (mode == FILES_PREFETCH) {
-        struct loader ld = {.f = f, .err = err};
+        struct loader ld = {.f = f, .types = types, .err = err};
         uint64_t t0 = clock_now_ns();
         double secs;
 

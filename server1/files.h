@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 #define FILES_NAME_MAX 1024   /* bytes in a decoded name */
+
+struct mimetypes;
 #define FILES_SEGMENT_MAX 255 /* bytes in one '/'-separated segment */
 #define FILES_ERR_LEN 1600
 #define FILES_RESERVED_PREFIX ".s1" /* segments starting so are internal: never read/written */
@@ -33,6 +35,7 @@ enum files_mode {
 
 #define FILES_VALIDATORS_MAX 160 /* bytes of the ETag and Last-Modified lines, at most */
 #define FILES_ETAG_MAX 52        /* bytes of an ETag: "\"<16 hex>-<16 hex>-<16 hex>\"" */
+#define FILES_HEAD_MAX 384       /* bytes of a prefetched file's header block (files_blob) */
 
 /*
  * The strong ETag of a file version, quotes included, from the inode number, size and
@@ -60,6 +63,10 @@ struct files_blob {
     uint64_t ino;               /* its inode number */
     char validators[FILES_VALIDATORS_MAX + 1]; /* its ETag and Last-Modified header lines */
     size_t validators_len;
+    /* the header lines of its whole 200 after Content-Length, made at load: nosniff, its
+     * Content-Type, the validators and Accept-Ranges, as a 200 built per request has them */
+    char head[FILES_HEAD_MAX + 1];
+    size_t head_len;
 };
 
 struct files_entry {
@@ -105,9 +112,11 @@ bool files_name_is_reserved(const char *name, size_t len);
 
 /*
  * Opens --root, checks it is a readable directory, probes O_DIRECT (modes PREFETCH and DIRECT)
- * and, for PREFETCH, loads every file. On failure returns -1 with a one-line reason in err.
+ * and, for PREFETCH, loads every file, with its Content-Type from types (NULL: octets). On
+ * failure returns -1 with a one-line reason in err.
  */
-int files_init(struct files *f, const char *root, enum files_mode mode, char *err);
+int files_init(struct files *f, const char *root, enum files_mode mode,
+               const struct mimetypes *types, char *err);
 void files_release(struct files *f);
 
 /*

@@ -480,6 +480,26 @@ static void put_content_range(char *extra, size_t *n, uint64_t off, uint64_t cou
 }
 
 /*
+ * A prefetched file's 200 to a GET or HEAD without conditions or a range, with the header block
+ * made when it was loaded (the same lines answer_get would write): true if it answered.
+ */
+static bool answer_prefetched(struct s1_conn *c, struct source *src)
+{
+    const struct s1_request *r = c->req;
+    const struct files_blob *blob = src->blob; /* (the body takes the reference) */
+    struct s1_body b;
+
+    if (blob == NULL || blob->head_len == 0 || r->if_match.present ||
+        r->if_none_match.present || r->if_modified_since.valid ||
+        r->if_unmodified_since.valid || (r->range.present && !c->head_only))
+        return false;
+    body_of(c, src, 0, src->size, &b); /* (memory: never fails) */
+    s1_conn_respond(c, 200, NULL, blob->head, &b);
+    source_release(src);
+    return true;
+}
+
+/*
  * Answers a GET or HEAD from src (and releases it): the one place a file's answer is built.
  * Preconditions first (RFC 9110 13.2.2: 412, 304), then the Range of a GET (206, 416), else
  * 200. Every answer names the version (ETag, Last-Modified) when it is known.
@@ -577,7 +597,7 @@ static void serve_verified(struct s1_conn *c)
     } else if (upload_hidden(c, &src)) {
         source_release(&src);
         s1_conn_respond_text(c, 404, NULL, "not found\n");
-    } else {
+    } else if (!answer_prefetched(c, &src)) {
         answer_get(c, &src);
     }
 }

@@ -259,7 +259,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "server1: %s\n", err);
         return 1;
     }
-    if (files_init(&files, cfg.root, s1_config_files_mode(&cfg), err) < 0) {
+    if (files_init(&files, cfg.root, s1_config_files_mode(&cfg), &types, err) < 0) {
         fprintf(stderr, "server1: %s\n", err);
         mimetypes_release(&types);
         return 1;

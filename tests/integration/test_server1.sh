@@ -287,7 +287,9 @@ check_eq "404 unknown route" "$(code "$S1/nope")" 404
 check_eq "404 /files without a name" "$(code "$S1/files")" 404
 check_eq "401 (not 404) for a traversal without credentials" \
     "$(code --path-as-is "$S1/files/../secret.txt")" 401
-check_eq "404 empty name" "$(code "${AUTH[@]}" "$S1/files/")" 404
+check_eq "/files/ is the root's listing: 200" "$(code "${AUTH[@]}" "$S1/files/")" 200
+check_eq "PUT /files/ (an empty name): 404" "$(code "${AUTH[@]}" -X PUT -H 'Content-Length: 0' \
+    "$S1/files/")" 404
 check_eq "405 POST /files/x" "$(code -X POST "${AUTH[@]}" "$S1/files/f1")" 405
 check_eq "405 has Allow" "$(header Allow -X POST "$S1/files/f1")" "GET, HEAD, PUT, DELETE"
 check_eq "405 GET /users" "$(code "$S1/users")" 405

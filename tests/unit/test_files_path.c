@@ -206,7 +206,7 @@ static void test_files_open_refuses_store_symlinks(void **state)
     link_at(dir, "real.txt", "ok.txt");                        /* a link that stays allowed */
     link_at(dir, "sub", "sublink");
 
-    assert_int_equal(files_init(&f, dir, FILES_BUFFERED, err), 0);
+    assert_int_equal(files_init(&f, dir, FILES_BUFFERED, NULL, err), 0);
     assert_int_equal(files_open(&f, "st/00000000.seg", false), -EXDEV);
     assert_int_equal(files_open(&f, "x.seg", false), -EXDEV);
     assert_int_equal(files_open(&f, "sub/deep.seg", false), -EXDEV);

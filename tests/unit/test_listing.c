@@ -159,7 +159,7 @@ static int setup(void **state)
         snprintf(name, sizeof(name), "f%02d", i);
         touch(path, name, (size_t)i);
     }
-    assert_int_equal(files_init(&x->f, x->dir, FILES_BUFFERED, err), 0);
+    assert_int_equal(files_init(&x->f, x->dir, FILES_BUFFERED, NULL, err), 0);
     *state = x;
     return 0;
 }
