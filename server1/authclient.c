@@ -4,7 +4,9 @@
  * a FIFO in send order; since every request has the same timeout, the FIFO head is always the
  * next to expire, and one timer per connection suffices. Ids count 1, 2, 3, ... from each
  * connect and are never reused on a connection, so an id that is not in flight but not above
- * the highest sent can only be a late answer to a request that timed out.
+ * the highest sent can only be a late answer to a request that timed out. Connection i talks to
+ * server i mod nservers. A request sent again to another server2 keeps its handle, which then
+ * no longer says where it is: authclient_cancel looks for it.
  */
 #include "authclient.h"
 
@@ -28,6 +30,7 @@
 #define AC_NONE UINT32_MAX
 #define AC_BACKOFF_MIN_MS 100
 #define AC_BACKOFF_MAX_MS 2000
+#define AC_SHUN_MAX_MS 30000 /* the longest a server2 that timed out is passed over */
 #define AC_IN_SIZE (FRAME_MAX_SIZE * 16)
 #define AC_CONN_BITS 6  /* a handle: sequence << 22 | slot << 6 | connection */
 #define AC_SLOT_BITS 16
@@ -48,7 +51,10 @@ struct ac_slot {
     bool used;
     uint8_t type;
     uint8_t user_len; /* what the REPLY must echo: type and user */
+    bool retried;     /* sent once more after its first connection failed */
     char user[ACCOUNT_USER_MAX];
+    uint16_t pass_len; /* with several server2s, a VERIFY's password, to send it again */
+    char pass[ACCOUNT_PASS_MAX];
     authclient_cb cb; /* NULL once cancelled */
     void *arg;
     uint64_t sent_ns;
@@ -57,6 +63,8 @@ struct ac_slot {
 struct ac_conn {
     struct authclient *ac;
     unsigned idx;
+    const struct authclient_server *server;
+    unsigned server_idx;
     enum ac_state state;
     int fd;
     struct event rd_ev;
@@ -96,7 +104,13 @@ struct authclient {
     struct ac_conn *conns;
     unsigned nconns;
     unsigned rr;
-    unsigned nup;
+    unsigned nup;                        /* connections up, in all */
+    unsigned nup_server[AUTHCLIENT_MAX_SERVERS];
+    /* a server2 whose request timed out gets no new request until shun_until (when another
+     * can take it): --auth-timeout, doubling with each timeout until it answers again */
+    uint64_t shun_until_ns[AUTHCLIENT_MAX_SERVERS];
+    unsigned shun_level[AUTHCLIENT_MAX_SERVERS];
+    unsigned nshunned;                   /* servers with shun_level > 0 */
     uint64_t handle_seq;
     struct event flush_ev; /* activated when output is queued; runs late in the iteration */
     bool flush_pending;
@@ -105,6 +119,9 @@ struct authclient {
 
 static void conn_connect(struct ac_conn *c);
 static void conn_fail(struct ac_conn *c, const char *what, int err);
+static void slot_fail(struct ac_conn *c, uint32_t i);
+static void server_shun(struct ac_conn *c);
+static void server_answered(struct ac_conn *c);
 
 static struct timeval tv_from_us(uint64_t us)
 {
@@ -217,6 +234,10 @@ static void slot_release(struct ac_conn *c, uint32_t i)
     else
         c->tail = s->prev;
     s->used = false;
+    s->retried = false;
+    if (s->pass_len > 0)
+        explicit_bzero(s->pass, s->pass_len);
+    s->pass_len = 0;
     s->cb = NULL;
     s->arg = NULL;
     s->handle = 0;
@@ -343,10 +364,11 @@ static void set_up(struct ac_conn *c)
     c->warned = false;
     event_del(&c->timer_ev);
     metrics_gauge_add(&ac->m->auth_conns_up, 1);
-    if (ac->nup++ == 0)
-        log_info("auth: connected to server2 at %s", ac->cfg->addr_str);
+    ac->nup++;
+    if (ac->nup_server[c->server_idx]++ == 0)
+        log_info("auth: connected to server2 at %s", c->server->addr_str);
     else
-        log_debug("auth: connection %u to %s is up", c->idx, ac->cfg->addr_str);
+        log_debug("auth: connection %u to %s is up", c->idx, c->server->addr_str);
     c->ever_up = true;
 }
 
@@ -369,26 +391,29 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
     c->dirty = false;
     if (was_up) {
         metrics_gauge_add(&ac->m->auth_conns_up, -1);
-        if (--ac->nup == 0)
-            log_warn("auth: lost every connection to server2 at %s (%s%s%s); answering 503 "
-                     "until one is back",
-                     ac->cfg->addr_str, what, err ? ": " : "",
-                     err ? strerror_r(err, ebuf, sizeof(ebuf)) : "");
+        ac->nup--;
+        if (--ac->nup_server[c->server_idx] == 0)
+            log_warn("auth: lost every connection to server2 at %s (%s%s%s); %s",
+                     c->server->addr_str, what, err ? ": " : "",
+                     err ? strerror_r(err, ebuf, sizeof(ebuf)) : "",
+                     ac->nup == 0 ? "answering 503 until one is back"
+                                  : "the other server2s take its requests");
         else
-            log_debug("auth: connection %u to %s lost (%s)", c->idx, ac->cfg->addr_str, what);
-    } else if (!c->warned && c->idx == 0 && ac->nup == 0) {
-        log_warn("auth: cannot connect to server2 at %s (%s%s%s); retrying", ac->cfg->addr_str,
+            log_debug("auth: connection %u to %s lost (%s)", c->idx, c->server->addr_str, what);
+    } else if (!c->warned && c->idx == c->server_idx && ac->nup_server[c->server_idx] == 0) {
+        log_warn("auth: cannot connect to server2 at %s (%s%s%s); retrying", c->server->addr_str,
                  what, err ? ": " : "", err ? strerror_r(err, ebuf, sizeof(ebuf)) : "");
         c->warned = true;
     } else {
-        log_debug("auth: connection %u to %s failed (%s)", c->idx, ac->cfg->addr_str, what);
+        log_debug("auth: connection %u to %s failed (%s)", c->idx, c->server->addr_str, what);
     }
     c->suspect = false;
     if (was_up && ac->ev.lost)
         ac->ev.lost(ac->ev.arg); /* an INVALIDATE may have been lost with it */
-    /* every request in flight fails; callbacks may submit elsewhere (this one is DOWN) */
+    /* every request in flight fails, or goes to another server2; callbacks may submit
+     * elsewhere (this one is DOWN) */
     while (c->head != AC_NONE)
-        slot_finish(c, c->head, FRAME_ST_UNAVAILABLE);
+        slot_fail(c, c->head);
     arm_timer_us(c, c->backoff_ms * 1000);
     c->backoff_ms = c->backoff_ms * 2 > AC_BACKOFF_MAX_MS ? AC_BACKOFF_MAX_MS : c->backoff_ms * 2;
 }
@@ -400,7 +425,7 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
 static void conn_replace(struct ac_conn *c)
 {
     log_debug("auth: replacing connection %u to %s after a timed-out request", c->idx,
-              c->ac->cfg->addr_str);
+              c->server->addr_str);
     conn_fail(c, "replaced after a timed-out request", 0);
     c->backoff_ms = AC_BACKOFF_MIN_MS;
     arm_timer_us(c, 0);
@@ -411,7 +436,7 @@ static void conn_protocol_error(struct ac_conn *c, const char *why, uint64_t id)
 {
     metrics_add(&c->ac->m->auth_protocol_errors, 1);
     log_error("auth: protocol error from server2 at %s: %s (id %llu); reconnecting",
-              c->ac->cfg->addr_str, why, (unsigned long long)id);
+              c->server->addr_str, why, (unsigned long long)id);
     conn_fail(c, "protocol error", 0);
 }
 
@@ -444,7 +469,7 @@ static void handle_hello_ack(struct ac_conn *c, const struct frame *f)
     }
     if (f->status != FRAME_ST_OK || f->version != FRAME_VERSION) {
         if (!c->warned)
-            log_error("auth: server2 at %s refused protocol version %d (%s)", ac->cfg->addr_str,
+            log_error("auth: server2 at %s refused protocol version %d (%s)", c->server->addr_str,
                       FRAME_VERSION, frame_status_name((enum frame_status)f->status));
         c->warned = true;
         conn_fail(c, "version refused", 0);
@@ -454,7 +479,7 @@ static void handle_hello_ack(struct ac_conn *c, const struct frame *f)
         metrics_add(&ac->m->auth_link_failures, 1);
         if (!c->warned)
             log_error("auth: server2 at %s failed link authentication (not the same secret?)",
-                      ac->cfg->addr_str);
+                      c->server->addr_str);
         c->warned = true;
         conn_fail(c, "link authentication failed", 0);
         return;
@@ -511,6 +536,7 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
     }
     if (s->type != FRAME_PING)
         metrics_auth_rtt(ac->m, clock_now_ns() - s->sent_ns);
+    server_answered(c);
     st = (enum frame_status)f->status;
     if (st == FRAME_ST_EXPIRED) {
         /* server2 gave up on it unworked because our budget ran out: a timeout, told early */
@@ -545,7 +571,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         if (r == FRAME_MORE)
             break;
         if (r == FRAME_BAD) {
-            log_error("auth: bad frame from server2 at %s: %s", c->ac->cfg->addr_str, why);
+            log_error("auth: bad frame from server2 at %s: %s", c->server->addr_str, why);
             conn_fail(c, "bad frame", 0);
             return;
         }
@@ -610,10 +636,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         /* an answer may still come; the connection takes nothing new from now on */
         if (!c->suspect)
             log_debug("auth: connection %u to %s is suspect: a request timed out", c->idx,
-                      c->ac->cfg->addr_str);
+                      c->server->addr_str);
         c->suspect = true;
         metrics_add(&c->ac->m->auth_timeouts, 1);
-        slot_finish(c, c->head, FRAME_ST_UNAVAILABLE);
+        server_shun(c);
+        slot_fail(c, c->head);
         if (c->state != AC_UP)
             return; /* a callback's submit cannot fail this one, but be safe */
     }
@@ -627,9 +654,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 static void conn_connect(struct ac_conn *c)
 {
     const struct authclient_config *cfg = c->ac->cfg;
+    const struct authclient_server *sv = c->server;
     int fd;
 
-    fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = socket(sv->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         conn_fail(c, "socket", errno);
         return;
@@ -639,7 +667,7 @@ static void conn_connect(struct ac_conn *c)
     c->fd = fd;
     event_assign(&c->rd_ev, c->ac->base, fd, EV_READ | EV_PERSIST, on_read, c);
     event_assign(&c->wr_ev, c->ac->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
-    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) == 0) {
+    if (connect(fd, (const struct sockaddr *)&sv->addr, sv->addr_len) == 0) {
         send_hello(c);
         return;
     }
@@ -662,13 +690,15 @@ struct authclient *authclient_new(struct event_base *base, const struct authclie
     ac->base = base;
     ac->cfg = cfg;
     ac->m = m;
-    ac->nconns = cfg->nconns;
-    ac->conns = xcalloc(cfg->nconns, sizeof(*ac->conns));
+    ac->nconns = cfg->nconns * cfg->nservers;
+    ac->conns = xcalloc(ac->nconns, sizeof(*ac->conns));
     event_assign(&ac->flush_ev, base, -1, 0, on_flush, ac);
     for (unsigned i = 0; i < ac->nconns; i++) {
         struct ac_conn *c = &ac->conns[i];
         c->ac = ac;
         c->idx = i;
+        c->server_idx = i % cfg->nservers; /* the server2s alternate */
+        c->server = &cfg->servers[c->server_idx];
         c->fd = -1;
         c->state = AC_DOWN;
         c->backoff_ms = AC_BACKOFF_MIN_MS;
@@ -705,28 +735,78 @@ void authclient_free(struct authclient *ac)
     free(ac);
 }
 
-static int submit(struct authclient *ac, enum frame_type type, const char *user,
-                  size_t user_len, const char *pass, size_t pass_len, const char *new_pass,
-                  size_t new_len, authclient_cb cb, void *arg, uint64_t *handle)
+/*
+ * A connection that can take a request now (up, not suspect, below --auth-max-inflight), not to
+ * server exclude (AUTHCLIENT_MAX_SERVERS: any); round-robin. NULL if there is none.
+ */
+static struct ac_conn *pick(struct authclient *ac, unsigned exclude)
 {
-    struct ac_conn *c = NULL;
+    uint64_t now = ac->nshunned > 0 ? clock_now_ns() : 0;
+
+    /* first pass: not to a server2 being passed over; second: to any (better than a 503) */
+    for (int pass = ac->nshunned > 0 ? 0 : 1; pass < 2; pass++) {
+        for (unsigned k = 0; k < ac->nconns; k++) {
+            struct ac_conn *cand = &ac->conns[(ac->rr + k) % ac->nconns];
+            if (cand->state == AC_UP && !cand->suspect && cand->inflight < cand->nslots &&
+                cand->server_idx != exclude &&
+                (pass == 1 || now >= ac->shun_until_ns[cand->server_idx])) {
+                ac->rr = (ac->rr + k + 1) % ac->nconns;
+                return cand;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A request to c's server2 timed out: pass it over for a while (only with several). */
+static void server_shun(struct ac_conn *c)
+{
+    struct authclient *ac = c->ac;
+    unsigned s = c->server_idx;
+    uint64_t ms = (ac->cfg->timeout_us + 999) / 1000;
+
+    if (ac->cfg->nservers < 2)
+        return;
+    if (ac->shun_level[s]++ == 0) {
+        ac->nshunned++;
+        log_warn("auth: server2 at %s did not answer in time; passing it over while the "
+                 "others answer",
+                 c->server->addr_str);
+    }
+    for (unsigned i = 1; i < ac->shun_level[s] && ms < AC_SHUN_MAX_MS; i++)
+        ms *= 2;
+    if (ms > AC_SHUN_MAX_MS)
+        ms = AC_SHUN_MAX_MS;
+    ac->shun_until_ns[s] = clock_now_ns() + ms * 1000000;
+}
+
+/* c's server2 answered: it is used again like the others. */
+static void server_answered(struct ac_conn *c)
+{
+    struct authclient *ac = c->ac;
+    unsigned s = c->server_idx;
+
+    if (ac->shun_level[s] == 0)
+        return;
+    ac->shun_level[s] = 0;
+    ac->shun_until_ns[s] = 0;
+    ac->nshunned--;
+    log_info("auth: server2 at %s answers again", c->server->addr_str);
+}
+
+/* Queues a request on c: its slot, or AC_NONE if the frame cannot be made. */
+static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
+                      size_t user_len, const char *pass, size_t pass_len, const char *new_pass,
+                      size_t new_len, authclient_cb cb, void *arg)
+{
+    struct authclient *ac = c->ac;
     struct ac_slot *s;
     uint32_t i;
     size_t n;
     char *p;
 
-    for (unsigned k = 0; k < ac->nconns; k++) {
-        struct ac_conn *cand = &ac->conns[(ac->rr + k) % ac->nconns];
-        if (cand->state == AC_UP && !cand->suspect && cand->inflight < cand->nslots) {
-            c = cand;
-            ac->rr = (ac->rr + k + 1) % ac->nconns;
-            break;
-        }
-    }
-    if (c == NULL)
-        return -1;
     if (type != FRAME_PING && user_len > ACCOUNT_USER_MAX)
-        return -1;
+        return AC_NONE;
     i = slot_take(c);
     s = &c->slots[i];
     p = out_reserve(c, FRAME_MAX_SIZE);
@@ -747,20 +827,71 @@ static int submit(struct authclient *ac, enum frame_type type, const char *user,
     }
     if (n == 0) {
         slot_release(c, i);
-        return -1;
+        return AC_NONE;
     }
     c->out_len += n;
     s->type = (uint8_t)type;
     s->user_len = (uint8_t)user_len;
     if (user_len > 0)
         memcpy(s->user, user, user_len);
+    if (type == FRAME_VERIFY && ac->cfg->nservers > 1 && pass_len <= sizeof(s->pass)) {
+        memcpy(s->pass, pass, pass_len); /* to send it again if this server2 fails */
+        s->pass_len = (uint16_t)pass_len;
+    }
     s->cb = cb;
     s->arg = arg;
     s->sent_ns = clock_now_ns();
     if (c->head == i)
         arm_request_timer(c);
     schedule_flush(c);
-    *handle = s->handle;
+    return i;
+}
+
+/*
+ * Request i's connection failed or its time ran out: a VERIFY or a PING not sent again yet
+ * goes once more to another server2 that is up, keeping its handle and callback; anything
+ * else, or with no other server2 up, ends UNAVAILABLE. The slot on c is freed either way.
+ */
+static void slot_fail(struct ac_conn *c, uint32_t i)
+{
+    struct ac_slot *s = &c->slots[i];
+    struct ac_conn *to;
+    uint32_t j;
+
+    if (s->cb == NULL || s->retried || c->ac->cfg->nservers < 2 ||
+        (s->type != FRAME_VERIFY && s->type != FRAME_PING) ||
+        (s->type == FRAME_VERIFY && s->pass_len == 0) ||
+        (to = pick(c->ac, c->server_idx)) == NULL) {
+        slot_finish(c, i, FRAME_ST_UNAVAILABLE);
+        return;
+    }
+    j = place(to, (enum frame_type)s->type, s->user, s->user_len, s->pass, s->pass_len, NULL, 0,
+              s->cb, s->arg);
+    if (j == AC_NONE) {
+        slot_finish(c, i, FRAME_ST_UNAVAILABLE);
+        return;
+    }
+    to->slots[j].handle = s->handle; /* what the caller holds */
+    to->slots[j].retried = true;
+    metrics_add(&c->ac->m->auth_retries, 1);
+    log_debug("auth: a request to %s sent again to %s", c->server->addr_str,
+              to->server->addr_str);
+    slot_release(c, i);
+}
+
+static int submit(struct authclient *ac, enum frame_type type, const char *user,
+                  size_t user_len, const char *pass, size_t pass_len, const char *new_pass,
+                  size_t new_len, authclient_cb cb, void *arg, uint64_t *handle)
+{
+    struct ac_conn *c = pick(ac, AUTHCLIENT_MAX_SERVERS);
+    uint32_t i;
+
+    if (c == NULL)
+        return -1;
+    i = place(c, type, user, user_len, pass, pass_len, new_pass, new_len, cb, arg);
+    if (i == AC_NONE)
+        return -1;
+    *handle = c->slots[i].handle;
     return 0;
 }
 
@@ -787,12 +918,26 @@ void authclient_cancel(struct authclient *ac, uint64_t handle)
     uint32_t i = (uint32_t)(handle >> AC_CONN_BITS) & ((1u << AC_SLOT_BITS) - 1);
     struct ac_conn *c;
 
-    if (ci >= ac->nconns)
+    if (ci < ac->nconns) {
+        c = &ac->conns[ci];
+        if (i < c->nslots && c->slots[i].used && c->slots[i].handle == handle) {
+            c->slots[i].cb = NULL;
+            c->slots[i].arg = NULL;
+            return;
+        }
+    }
+    if (ac->cfg->nservers < 2 || handle == 0)
         return;
-    c = &ac->conns[ci];
-    if (i < c->nslots && c->slots[i].used && c->slots[i].handle == handle) {
-        c->slots[i].cb = NULL;
-        c->slots[i].arg = NULL;
+    /* sent again elsewhere (slot_fail): rare, so a search */
+    for (unsigned k = 0; k < ac->nconns; k++) {
+        c = &ac->conns[k];
+        for (uint32_t j = 0; j < c->nslots; j++) {
+            if (c->slots[j].used && c->slots[j].handle == handle) {
+                c->slots[j].cb = NULL;
+                c->slots[j].arg = NULL;
+                return;
+            }
+        }
     }
 }
 

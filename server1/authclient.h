@@ -1,12 +1,16 @@
 /*
  * authclient.h - one worker thread's client for server2 (common/PROTOCOL.md): --auth-conns
- * persistent TCP connections in the worker's event base, the link handshake first (HELLO,
- * HELLO_ACK checked against the shared key, AUTH), then requests pipelined with 64-bit ids and
- * matched to their answers in any order.
+ * persistent TCP connections to each server2 of --auth in the worker's event base, the link
+ * handshake first (HELLO, HELLO_ACK checked against the shared key, AUTH), then requests
+ * pipelined with 64-bit ids and matched to their answers in any order.
  *
  * DESIGN: owned by one worker thread; nothing here is shared. A request goes round-robin to a
- * connection that is up and below --auth-max-inflight; if there is none, authclient_submit fails
- * at once so the HTTP side answers 503 without waiting. Frames queued during one event-loop
+ * connection that is up and below --auth-max-inflight (the connections of the server2s
+ * alternate, so the requests spread over every server2 that is up); if there is none,
+ * authclient_submit fails at once so the HTTP side answers 503 without waiting. With several
+ * server2s, a VERIFY or a PING whose connection fails or times out is sent once more, to
+ * another server2 that is up (both are idempotent; a CREATE, SETPASS or DELETE is not retried:
+ * it may have been applied), with a fresh --auth-timeout; its handle stays valid. Frames queued during one event-loop
  * iteration leave in one write at its end. Each request gets exactly one callback: the answer,
  * UNAVAILABLE on timeout (--auth-timeout) or disconnect — unless it was cancelled first
  * (authclient_cancel), after which it gets none. A lost connection reconnects with backoff
@@ -37,17 +41,24 @@ struct event_base;
 struct metrics;
 struct authclient;
 
-struct authclient_config {
-    struct sockaddr_storage addr; /* server2 */
+#define AUTHCLIENT_MAX_SERVERS 8 /* server2s in --auth */
+
+struct authclient_server {
+    struct sockaddr_storage addr;
     socklen_t addr_len;
-    const char *addr_str;  /* "host:port", for log lines */
-    unsigned nconns;       /* --auth-conns */
+    char addr_str[300]; /* "host:port" as given, for log lines */
+};
+
+struct authclient_config {
+    struct authclient_server servers[AUTHCLIENT_MAX_SERVERS]; /* --auth */
+    unsigned nservers;
+    unsigned nconns;       /* --auth-conns, per server2 */
     uint64_t timeout_us;   /* --auth-timeout */
     unsigned max_inflight; /* --auth-max-inflight, per connection, <= 65535 */
     uint8_t link_key[LINKAUTH_KEY_SIZE]; /* from --auth-secret-file; never logged */
 };
 
-#define AUTHCLIENT_MAX_CONNS 64 /* --auth-conns at most */
+#define AUTHCLIENT_MAX_CONNS 64 /* --auth-conns times the server2s, at most */
 
 /* st is the REPLY status, or FRAME_ST_UNAVAILABLE on timeout, EXPIRED, disconnect or a
  * protocol error. */

@@ -212,8 +212,11 @@ void s1_config_usage(FILE *out)
             "                             (default %zu, at most %u)\n"
             "  -t, --threads N            worker threads, one event loop each (default %u = "
             "cores)\n"
-            "      --auth HOST:PORT       server2 address (default %s)\n"
-            "      --auth-conns N         connections to server2 per thread (default %u)\n"
+            "      --auth HOST:PORT[,HOST:PORT...]  server2 addresses (up to 8): requests\n"
+            "                             spread over those up; a VERIFY whose server2 fails\n"
+            "                             is sent once more to another (default %s)\n"
+            "      --auth-conns N         connections to each server2 per thread; times the\n"
+            "                             server2s at most 64 (default %u)\n"
             "      --auth-timeout DUR     answer 503 if server2 has not replied in time "
             "(default %s)\n"
             "      --auth-max-inflight N  requests in flight per server2 connection; beyond, "
@@ -303,21 +306,28 @@ static void print_version(void)
            PROJECT_CFLAGS, event_get_version());
 }
 
-/* HOST:PORT or [V6]:PORT, resolved now. */
-static int parse_auth(struct s1_config *c, const char *s, char *err)
+/* One server2 of --auth: HOST:PORT or [V6]:PORT (arg[0..len)), resolved now into sv. */
+static int parse_server2(const char *arg, size_t len, struct authclient_server *sv, char *err)
 {
-    static char host[256];
-    static char addr_str[300];
+    char s[sizeof(sv->addr_str)];
+    char host[256];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res;
-    const char *colon = strrchr(s, ':');
+    const char *colon;
     const char *h = s;
     size_t hlen;
     uint64_t port;
     char perr[OPTS_ERR_LEN];
     int rc;
 
+    if (len >= sizeof(s)) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--auth: '%.*s' is too long", 64, arg);
+        return -1;
+    }
+    memcpy(s, arg, len);
+    s[len] = '\0';
+    colon = strrchr(s, ':');
     if (colon == NULL || colon == s) {
         snprintf(err, S1_CONFIG_ERR_LEN, "--auth: '%s' is not HOST:PORT", s);
         return -1;
@@ -343,11 +353,34 @@ static int parse_auth(struct s1_config *c, const char *s, char *err)
                  gai_strerror(rc));
         return -1;
     }
-    memcpy(&c->authc.addr, res->ai_addr, res->ai_addrlen);
-    c->authc.addr_len = res->ai_addrlen;
+    memcpy(&sv->addr, res->ai_addr, res->ai_addrlen);
+    sv->addr_len = res->ai_addrlen;
     freeaddrinfo(res);
-    snprintf(addr_str, sizeof(addr_str), "%s", s);
-    c->authc.addr_str = addr_str;
+    memcpy(sv->addr_str, s, len + 1);
+    return 0;
+}
+
+/* --auth: one or more server2s, comma-separated. */
+static int parse_auth(struct s1_config *c, const char *s, char *err)
+{
+    const char *p = s;
+
+    c->authc.nservers = 0;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (c->authc.nservers == AUTHCLIENT_MAX_SERVERS) {
+            snprintf(err, S1_CONFIG_ERR_LEN, "--auth: more than %d server2s",
+                     AUTHCLIENT_MAX_SERVERS);
+            return -1;
+        }
+        if (parse_server2(p, len, &c->authc.servers[c->authc.nservers], err) < 0)
+            return -1;
+        c->authc.nservers++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
     c->auth = s;
     return 0;
 }
@@ -618,6 +651,12 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
     }
     if (!auth_set && parse_auth(c, c->auth, err) < 0)
         return S1_CONFIG_ERROR;
+    if (c->authc.nconns * c->authc.nservers > AUTHCLIENT_MAX_CONNS) {
+        snprintf(err, S1_CONFIG_ERR_LEN,
+                 "--auth-conns %u times %u server2s is over %d connections per thread",
+                 c->authc.nconns, c->authc.nservers, AUTHCLIENT_MAX_CONNS);
+        return S1_CONFIG_ERROR;
+    }
     if (c->auth_secret_file == NULL && !c->insecure_no_secret) {
         snprintf(err, S1_CONFIG_ERR_LEN,
                  "--auth-secret-file PATH is required (or --insecure-no-secret; see --help)");

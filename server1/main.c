@@ -49,7 +49,8 @@ _Static_assert(FILES_ERR_LEN >= S1_CONFIG_ERR_LEN && FILES_ERR_LEN >= NET_ERR_LE
 static int fit_fd_budget(struct s1_config *cfg, char *err, size_t cap)
 {
     rlim_t overhead =
-        (rlim_t)cfg->threads * (cfg->authc.nconns + S1_FDS_PER_WORKER) + S1_FD_RESERVE;
+        (rlim_t)cfg->threads * (cfg->authc.nconns * cfg->authc.nservers + S1_FDS_PER_WORKER) +
+        S1_FD_RESERVE;
     rlim_t need = 2 * (rlim_t)cfg->max_conns + overhead;
     struct rlimit rl;
 

@@ -200,6 +200,10 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_auth_timeouts_total",
                 "Requests to server2 that got no answer in --auth-timeout.",
                 sum_counter(all, n, offsetof(struct metrics, auth_timeouts)));
+    put_counter(out, "server1_auth_retries_total",
+                "Requests sent again to another server2 after their connection failed or "
+                "timed out.",
+                sum_counter(all, n, offsetof(struct metrics, auth_retries)));
     put_counter(out, "server1_auth_late_replies_total",
                 "Answers from server2 to requests that had already timed out, dropped.",
                 sum_counter(all, n, offsetof(struct metrics, auth_late_replies)));

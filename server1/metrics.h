@@ -61,6 +61,7 @@ struct metrics {
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;
     _Atomic uint64_t auth_timeouts;
+    _Atomic uint64_t auth_retries;         /* requests sent again to another server2 */
     _Atomic uint64_t auth_late_replies;    /* answers to requests that had timed out */
     _Atomic uint64_t auth_protocol_errors; /* connections closed for a bad or wrong answer */
     _Atomic uint64_t auth_link_failures;   /* handshakes in which server2 failed to prove the key */
