@@ -26,6 +26,7 @@
 #include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,9 +83,10 @@ static void mysql_thread_end_cb(void)
     mysql_thread_end();
 }
 
-static void *my_connect(const struct backend_url *u, char *err)
+/* One connection to host (NULL: the socket's localhost) and port; NULL with err. */
+static MYSQL *connect_one(const struct backend_url *u, const char *host, unsigned port,
+                          char *err)
 {
-    struct mysql_conn *mc;
     unsigned int connect_s = (BACKEND_IO_TIMEOUT_MS + 999) / 1000;
     unsigned int io_s = (BACKEND_IO_TIMEOUT_MS + 999) / 1000;
     my_bool no = 0;
@@ -102,13 +104,66 @@ static void *my_connect(const struct backend_url *u, char *err)
         unsigned int proto = MYSQL_PROTOCOL_SOCKET;
         mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
     }
-    if (mysql_real_connect(m, u->host, u->user, u->has_password ? u->password : NULL, u->db,
-                           u->port, u->socket[0] ? u->socket : NULL,
-                           backend_mysql_client_flags()) == NULL) {
-        snprintf(err, BACKEND_ERR_LEN, "%s (error %u)", mysql_error(m), mysql_errno(m));
+    if (mysql_real_connect(m, host, u->user, u->has_password ? u->password : NULL, u->db, port,
+                           u->socket[0] ? u->socket : NULL, backend_mysql_client_flags()) == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "%.64s:%u: %s (error %u)", host, port, mysql_error(m),
+                 mysql_errno(m));
         mysql_close(m);
         return NULL;
     }
+    return m;
+}
+
+/*
+ * Whether m's node may take writes: a Galera node says wsrep_ready ON only while it is in the
+ * cluster's primary component; a server without Galera has no such status (yes).
+ */
+static bool node_ready(MYSQL *m, char *err)
+{
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    bool ready = true;
+
+    if (mysql_query(m, "SHOW STATUS LIKE 'wsrep_ready'") != 0 ||
+        (res = mysql_store_result(m)) == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "wsrep_ready: %s", mysql_error(m));
+        return false;
+    }
+    if ((row = mysql_fetch_row(res)) != NULL && row[1] != NULL && strcmp(row[1], "ON") != 0) {
+        snprintf(err, BACKEND_ERR_LEN, "the node is not in the cluster's primary component "
+                                       "(wsrep_ready %s)", row[1]);
+        ready = false;
+    }
+    mysql_free_result(res);
+    return ready;
+}
+
+/*
+ * The node that answered last is tried first; with several (a Galera cluster), the others in
+ * the URL's order after it, so a lost node's connections move to the next one.
+ */
+static _Atomic unsigned first_host;
+
+static void *my_connect(const struct backend_url *u, char *err)
+{
+    struct mysql_conn *mc;
+    unsigned n = u->nhosts > 0 ? u->nhosts : 1;
+    unsigned start = atomic_load_explicit(&first_host, memory_order_relaxed) % n;
+    MYSQL *m = NULL;
+
+    for (unsigned k = 0; k < n && m == NULL; k++) {
+        unsigned i = (start + k) % n;
+        m = u->nhosts > 0 ? connect_one(u, u->hosts[i].host, u->hosts[i].port, err)
+                          : connect_one(u, u->host, u->port, err);
+        if (m != NULL && n > 1 && !node_ready(m, err)) {
+            mysql_close(m);
+            m = NULL;
+        }
+        if (m != NULL)
+            atomic_store_explicit(&first_host, i, memory_order_relaxed);
+    }
+    if (m == NULL)
+        return NULL;
     mc = xcalloc(1, sizeof(*mc));
     mc->m = m;
     return mc;

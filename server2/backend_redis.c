@@ -7,19 +7,35 @@
  * (scripts run atomically, and their writes go to the AOF like any other).
  * Durability is the server's job: with appendfsync always, Redis fsyncs the AOF before it
  * sends a write's reply, so an "OK" here is on disk.
+ *
+ * With redis-sentinel:// the primary is found by asking the Sentinels in turn (SENTINEL
+ * get-master-addr-by-name), and checked to say it is a primary (ROLE) before it is used. A
+ * failover is followed by connecting anew: the batch that meets a closed connection, or a
+ * READONLY or MASTERDOWN error (the node was demoted, or lost its primary), reports the
+ * connection unusable, and the next connect asks the Sentinels again. With --redis-wait N a
+ * batch that wrote sends WAIT N after its commands, and a write is answered OK only if at least
+ * N replicas have it: the old primary of a failover cannot acknowledge what the new one lacks.
  */
 #include "backend.h"
 
 #include <hiredis.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
+#define WAIT_TIMEOUT_MS 1000 /* WAIT's bound; below BACKEND_IO_TIMEOUT_MS */
 #define KEY_PREFIX "user:"
 #define KEY_PREFIX_LEN (sizeof(KEY_PREFIX) - 1)
 #define REPLACE_SCRIPT                                                                             \
     "if redis.call('GET', KEYS[1]) == ARGV[1] then "                                              \
     "redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0"
+
+/* One connection: its context and how many replicas a write must reach (--redis-wait). */
+struct rconn {
+    redisContext *c;
+    unsigned wait;
+};
 
 static struct timeval ms_to_tv(int ms)
 {
@@ -47,37 +63,102 @@ static int simple_command(redisContext *c, int argc, const char **argv, const si
     return 0;
 }
 
-static void *redis_connect(const struct backend_url *u, char *err)
+/* A context connected to host:port (TCP) or socket, with the I/O timeout; NULL with err. */
+static redisContext *open_context(const char *host, int port, const char *socket, char *err)
 {
     redisContext *c;
 
-    if (u->socket[0] != '\0')
-        c = redisConnectUnixWithTimeout(u->socket, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
+    if (socket != NULL)
+        c = redisConnectUnixWithTimeout(socket, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
     else
-        c = redisConnectWithTimeout(u->host, u->port, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
+        c = redisConnectWithTimeout(host, port, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
     if (c == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "cannot allocate a redis context");
         return NULL;
     }
     if (c->err) {
         snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr);
-        goto fail;
+        redisFree(c);
+        return NULL;
     }
     if (redisSetTimeout(c, ms_to_tv(BACKEND_IO_TIMEOUT_MS)) != REDIS_OK) {
         snprintf(err, BACKEND_ERR_LEN, "cannot set the redis timeout: %s", c->errstr);
-        goto fail;
+        redisFree(c);
+        return NULL;
     }
+    return c;
+}
+
+/*
+ * Asks the Sentinel at h for the primary of u->master: 0 with its address in host/port, or -1
+ * with a reason in err.
+ */
+static int ask_sentinel(const struct backend_url *u, const struct backend_host *h, char *host,
+                        size_t cap, int *port, char *err)
+{
+    redisContext *c = open_context(h->host, h->port, NULL, err);
+    redisReply *r;
+    int rc = -1;
+
+    if (c == NULL)
+        return -1;
+    r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", u->master);
+    if (r == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %s", h->host, h->port, c->errstr);
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+               r->element[0]->type != REDIS_REPLY_STRING ||
+               r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len >= cap) {
+        snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u does not know master '%s'", h->host,
+                 h->port, u->master);
+    } else {
+        memcpy(host, r->element[0]->str, r->element[0]->len);
+        host[r->element[0]->len] = '\0';
+        *port = atoi(r->element[1]->str);
+        rc = *port > 0 && *port <= 65535 ? 0 : -1;
+        if (rc < 0)
+            snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u gave a bad port", h->host, h->port);
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    redisFree(c);
+    return rc;
+}
+
+/* Whether c says it is a primary (ROLE); -1 with err if it cannot say. */
+static int is_primary(redisContext *c, char *err)
+{
+    redisReply *r = redisCommand(c, "ROLE");
+    int rc;
+
+    if (r == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "ROLE: %s", c->errstr);
+        return -1;
+    }
+    rc = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+         r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(err, BACKEND_ERR_LEN, "ROLE: %.*s", (int)(r->len > 120 ? 120 : r->len),
+                 r->str);
+        rc = -1;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* The credentials and database of u on a new context; -1 with err. */
+static int log_in(redisContext *c, const struct backend_url *u, char *err)
+{
     if (u->has_password) {
         const char *argv[3] = {"AUTH", u->user, u->password};
         size_t lens[3] = {4, strlen(u->user), strlen(u->password)};
         if (u->user[0] != '\0') {
             if (simple_command(c, 3, argv, lens, "AUTH", err) < 0)
-                goto fail;
+                return -1;
         } else {
             argv[1] = u->password;
             lens[1] = lens[2];
             if (simple_command(c, 2, argv, lens, "AUTH", err) < 0)
-                goto fail;
+                return -1;
         }
     }
     if (u->redis_db != 0) {
@@ -86,13 +167,70 @@ static void *redis_connect(const struct backend_url *u, char *err)
         size_t lens[2] = {6, 0};
         lens[1] = (size_t)snprintf(db, sizeof(db), "%u", u->redis_db);
         if (simple_command(c, 2, argv, lens, "SELECT", err) < 0)
-            goto fail;
+            return -1;
     }
-    return c;
+    return 0;
+}
 
-fail:
-    redisFree(c);
+/* The primary the Sentinels name, logged in and checked; NULL with err from the last try. */
+static redisContext *connect_via_sentinels(const struct backend_url *u, char *err)
+{
+    for (unsigned i = 0; i < u->nhosts; i++) {
+        char host[BACKEND_URL_HOST_MAX + 1];
+        int port;
+        redisContext *c;
+
+        if (ask_sentinel(u, &u->hosts[i], host, sizeof(host), &port, err) < 0)
+            continue;
+        c = open_context(host, port, NULL, err);
+        if (c == NULL)
+            continue;
+        if (log_in(c, u, err) == 0) {
+            int p = is_primary(c, err);
+            if (p == 1)
+                return c;
+            if (p == 0)
+                snprintf(err, BACKEND_ERR_LEN, "%.64s:%d, named by Sentinel %.64s:%u, is not a "
+                         "primary", host, port, u->hosts[i].host, u->hosts[i].port);
+        }
+        redisFree(c);
+    }
     return NULL;
+}
+
+static void *redis_connect(const struct backend_url *u, char *err)
+{
+    redisContext *c;
+    struct rconn *rc;
+
+    if (u->sentinel) {
+        c = connect_via_sentinels(u, err);
+    } else {
+        c = open_context(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL, err);
+        if (c != NULL && log_in(c, u, err) < 0) {
+            redisFree(c);
+            c = NULL;
+        }
+    }
+    if (c == NULL)
+        return NULL;
+    rc = malloc(sizeof(*rc));
+    if (rc == NULL) {
+        redisFree(c);
+        snprintf(err, BACKEND_ERR_LEN, "out of memory");
+        return NULL;
+    }
+    rc->c = c;
+    rc->wait = u->redis_wait;
+    return rc;
+}
+
+/* An error reply that means the node is no longer the writable primary: connect anew. */
+static bool demoted(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR &&
+           ((r->len >= 8 && strncmp(r->str, "READONLY", 8) == 0) ||
+            (r->len >= 10 && strncmp(r->str, "MASTERDOWN", 10) == 0));
 }
 
 /* Error replies that mean "try again later" rather than "this request is wrong". */
@@ -152,10 +290,34 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
     }
 }
 
+/*
+ * WAIT's answer r: unless at least want replicas have the batch's writes, none of them is
+ * answered OK (the primary has them, but a failover could lose them).
+ */
+static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r, unsigned want,
+                           char *err)
+{
+    long long got = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+
+    if (got >= (long long)want)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].kind != BACKEND_OP_LOOKUP && ops[i].status == BACKEND_ST_OK)
+            ops[i].status = BACKEND_ST_UNAVAILABLE;
+    }
+    if (got < 0)
+        snprintf(err, BACKEND_ERR_LEN, "WAIT failed: reply type %d", r->type);
+    else
+        snprintf(err, BACKEND_ERR_LEN, "WAIT: %lld of %u replicas confirmed the writes in %d ms",
+                 got, want, WAIT_TIMEOUT_MS);
+}
+
 static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
-    redisContext *c = conn;
+    struct rconn *rc = conn;
+    redisContext *c = rc->c;
     char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    bool writes = false, lost_primary = false;
 
     err[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -170,6 +332,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         }
         memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
         memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
+        writes = writes || op->kind != BACKEND_OP_LOOKUP;
         if (op->kind == BACKEND_OP_REPLACE) {
             argv[0] = "EVAL";
             lens[0] = 4;
@@ -210,30 +373,48 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
             return -1;
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        void *reply = NULL;
-        if (redisGetReply(c, &reply) != REDIS_OK || reply == NULL) {
+    writes = writes && rc->wait > 0;
+    if (writes && redisAppendCommand(c, "WAIT %u %d", rc->wait, WAIT_TIMEOUT_MS) != REDIS_OK) {
+        snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n + (writes ? 1 : 0); i++) {
+        redisReply *reply = NULL;
+        if (redisGetReply(c, (void **)&reply) != REDIS_OK || reply == NULL) {
             snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "connection lost");
             return -1;
         }
-        apply_reply(&ops[i], reply, err);
+        lost_primary = lost_primary || demoted(reply);
+        if (i < n)
+            apply_reply(&ops[i], reply, err);
+        else
+            confirm_writes(ops, n, reply, rc->wait, err);
         freeReplyObject(reply);
+    }
+    if (lost_primary) {
+        snprintf(err, BACKEND_ERR_LEN, "the node is no longer a writable primary; connecting "
+                                       "anew");
+        return -1;
     }
     return 0;
 }
 
 static void redis_close(void *conn)
 {
-    redisFree(conn);
+    struct rconn *rc = conn;
+
+    redisFree(rc->c);
+    free(rc);
 }
 
 static int redis_ping(void *conn)
 {
-    redisReply *r = redisCommand(conn, "PING");
-    int rc = r != NULL && r->type == REDIS_REPLY_STATUS ? 0 : -1;
+    struct rconn *rc = conn;
+    redisReply *r = redisCommand(rc->c, "PING");
+    int ok = r != NULL && r->type == REDIS_REPLY_STATUS ? 0 : -1;
     if (r != NULL)
         freeReplyObject(r);
-    return rc;
+    return ok;
 }
 
 const struct backend_ops backend_redis_ops = {

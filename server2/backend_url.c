@@ -13,6 +13,7 @@
 #include "compat.h"
 
 #define DEFAULT_REDIS_PORT 6379
+#define DEFAULT_SENTINEL_PORT 26379
 #define DEFAULT_MYSQL_PORT 3306
 
 /* A view into the URL string. */
@@ -166,6 +167,46 @@ static int parse_hostport(struct span a, bool quote, struct backend_url *u, bool
     return 0;
 }
 
+/*
+ * Parses the authority's host list HOST[:PORT][,HOST[:PORT]...] into u->hosts (u->host and
+ * u->port: the first), each without a port taking default_port.
+ */
+static int parse_hosts(struct span a, bool quote, struct backend_url *u, uint16_t default_port,
+                       bool *any_port, char *err)
+{
+    const char *p = a.p;
+    const char *end = a.p + a.n;
+
+    *any_port = false;
+    u->nhosts = 0;
+    for (;;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        struct span one = {p, (size_t)((comma != NULL ? comma : end) - p)};
+        bool has_port;
+
+        if (u->nhosts == BACKEND_URL_HOSTS_MAX)
+            return fail(err, "more than %d hosts", BACKEND_URL_HOSTS_MAX);
+        if (one.n == 0)
+            return fail(err, "empty host in the list");
+        if (parse_hostport(one, quote, u, &has_port, err) < 0)
+            return -1;
+        if (u->host[0] == '\0')
+            return fail(err, "empty host in the list");
+        if (!has_port)
+            u->port = default_port;
+        *any_port = *any_port || has_port;
+        memcpy(u->hosts[u->nhosts].host, u->host, sizeof(u->host));
+        u->hosts[u->nhosts].port = u->port;
+        u->nhosts++;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    memcpy(u->host, u->hosts[0].host, sizeof(u->host));
+    u->port = u->hosts[0].port;
+    return 0;
+}
+
 static int set_socket(struct backend_url *u, struct span path, char *err)
 {
     if (path.n == 0)
@@ -284,6 +325,9 @@ static int parse_redis(struct backend_url *u, struct span auth, struct span path
     } else {
         if (!has_port)
             u->port = DEFAULT_REDIS_PORT;
+        memcpy(u->hosts[0].host, u->host, sizeof(u->host));
+        u->hosts[0].port = u->port;
+        u->nhosts = 1;
         if (path.n > 1) {
             struct span db = {path.p + 1, path.n - 1};
             if (set_redis_db(u, db, quote, err) < 0)
@@ -291,6 +335,35 @@ static int parse_redis(struct backend_url *u, struct span auth, struct span path
             db_seen = true;
         }
     }
+    if (has_query && parse_query(query, quote, u, &db_seen, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* redis-sentinel://[USER[:PASSWORD]@]HOST[:PORT][,...]/MASTER[?db=N] */
+static int parse_sentinel(struct backend_url *u, struct span auth, struct span path,
+                          bool has_at, bool has_query, struct span query, bool quote, char *err)
+{
+    bool any_port;
+    bool db_seen = false;
+
+    if (has_at && u->user[0] == '\0' && !u->has_password)
+        return fail(err, "empty user info before '@'");
+    if (auth.n == 0)
+        return fail(err, "missing Sentinel host (redis-sentinel://HOST:PORT,.../MASTER)");
+    if (parse_hosts(auth, quote, u, DEFAULT_SENTINEL_PORT, &any_port, err) < 0)
+        return -1;
+    if (path.n <= 1)
+        return fail(err, "missing master name (redis-sentinel://HOST:PORT,.../MASTER)");
+    if (path.n - 1 > BACKEND_URL_MASTER_MAX)
+        return fail(err, "master name is too long (max %d bytes)", BACKEND_URL_MASTER_MAX);
+    for (size_t i = 1; i < path.n; i++) {
+        if (!db_char_ok(path.p[i]) && path.p[i] != '-' && path.p[i] != '.')
+            return fail(err, "bad master name (letters, digits, '_', '-', '.')");
+    }
+    memcpy(u->master, path.p + 1, path.n - 1);
+    u->master[path.n - 1] = '\0';
+    u->sentinel = true;
     if (has_query && parse_query(query, quote, u, &db_seen, err) < 0)
         return -1;
     return 0;
@@ -304,10 +377,20 @@ static int parse_mysql(struct backend_url *u, struct span auth, struct span path
 
     if (!has_at || u->user[0] == '\0')
         return fail(err, "missing user (mysql://USER[:PASSWORD]@HOST[:PORT]/DB)");
-    if (parse_hostport(auth, quote, u, &has_port, err) < 0)
-        return -1;
-    if (!has_port)
-        u->port = DEFAULT_MYSQL_PORT;
+    if (memchr(auth.p, ',', auth.n) != NULL) {
+        if (parse_hosts(auth, quote, u, DEFAULT_MYSQL_PORT, &has_port, err) < 0)
+            return -1;
+    } else {
+        if (parse_hostport(auth, quote, u, &has_port, err) < 0)
+            return -1;
+        if (!has_port)
+            u->port = DEFAULT_MYSQL_PORT;
+        if (u->host[0] != '\0') {
+            memcpy(u->hosts[0].host, u->host, sizeof(u->host));
+            u->hosts[0].port = u->port;
+            u->nhosts = 1;
+        }
+    }
     if (path.n <= 1)
         return fail(err, "missing database name (mysql://USER@HOST/DB)");
     if (path.n - 1 > BACKEND_URL_DB_MAX)
@@ -325,6 +408,9 @@ static int parse_mysql(struct backend_url *u, struct span auth, struct span path
     if (has_query && parse_query(query, quote, u, &db_seen, err) < 0)
         return -1;
     if (u->socket[0] != '\0') {
+        if (u->nhosts > 1)
+            return fail(err, "?socket= takes one host, 'localhost'");
+        u->nhosts = 0;
         if (u->host[0] == '\0')
             snprintf(u->host, sizeof(u->host), "localhost");
         else if (strcmp(u->host, "localhost") != 0)
@@ -363,10 +449,10 @@ int backend_url_parse(const char *s, struct backend_url *out, char *err)
     }
     sep = strstr(s, "://");
     if (sep == NULL)
-        return fail(err, "missing scheme (want redis://... or mysql://...)");
+        return fail(err, "missing scheme (want redis://..., redis-sentinel://... or mysql://...)");
     scheme.p = s;
     scheme.n = (size_t)(sep - s);
-    if (span_eq(scheme, "redis")) {
+    if (span_eq(scheme, "redis") || span_eq(scheme, "redis-sentinel")) {
         out->kind = BACKEND_REDIS;
     } else if (span_eq(scheme, "mysql") || span_eq(scheme, "mariadb")) {
         out->kind = BACKEND_MYSQL;
@@ -405,7 +491,9 @@ int backend_url_parse(const char *s, struct backend_url *out, char *err)
         if (parse_userinfo(ui, out, err) < 0)
             goto fail_wipe;
     }
-    if (out->kind == BACKEND_REDIS)
+    if (span_eq(scheme, "redis-sentinel"))
+        rc = parse_sentinel(out, auth, path, at != NULL, qmark != NULL, query, quote, err);
+    else if (out->kind == BACKEND_REDIS)
         rc = parse_redis(out, auth, path, at != NULL, qmark != NULL, query, quote, err);
     else
         rc = parse_mysql(out, auth, path, at != NULL, qmark != NULL, query, quote, err);
@@ -459,10 +547,28 @@ void backend_url_mask_inplace(char *s)
         memset(s + off, '*', len);
 }
 
+/* "host:port,host:port" of every host of u (IPv6 in brackets). */
+static void describe_hosts(const struct backend_url *u, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    out[0] = '\0';
+    for (unsigned i = 0; i < u->nhosts && n < cap; i++) {
+        const struct backend_host *h = &u->hosts[i];
+        bool v6 = strchr(h->host, ':') != NULL;
+        int w = snprintf(out + n, cap - n, "%s%s%s%s:%u", i > 0 ? "," : "", v6 ? "[" : "",
+                         h->host, v6 ? "]" : "", h->port);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
+
 void backend_url_describe(const struct backend_url *u, char *out, size_t cap)
 {
     char auth[BACKEND_URL_USER_MAX + 8];
     char host[BACKEND_URL_HOST_MAX + 3];
+    char hosts[BACKEND_URL_HOSTS_MAX * (BACKEND_URL_HOST_MAX + 10)];
 
     if (u->has_password)
         snprintf(auth, sizeof(auth), "%s:***@", u->user);
@@ -475,7 +581,14 @@ void backend_url_describe(const struct backend_url *u, char *out, size_t cap)
     else
         snprintf(host, sizeof(host), "%s", u->host);
 
-    if (u->kind == BACKEND_REDIS && u->socket[0] != '\0') {
+    describe_hosts(u, hosts, sizeof(hosts));
+    if (u->sentinel) {
+        if (u->redis_db != 0)
+            snprintf(out, cap, "redis-sentinel://%s%s/%s?db=%u", auth, hosts, u->master,
+                     u->redis_db);
+        else
+            snprintf(out, cap, "redis-sentinel://%s%s/%s", auth, hosts, u->master);
+    } else if (u->kind == BACKEND_REDIS && u->socket[0] != '\0') {
         if (u->redis_db != 0)
             snprintf(out, cap, "redis://%s%s?db=%u", auth, u->socket, u->redis_db);
         else
@@ -484,6 +597,8 @@ void backend_url_describe(const struct backend_url *u, char *out, size_t cap)
         snprintf(out, cap, "redis://%s%s:%u/%u", auth, host, u->port, u->redis_db);
     } else if (u->socket[0] != '\0') {
         snprintf(out, cap, "mysql://%s%s/%s?socket=%s", auth, host, u->db, u->socket);
+    } else if (u->nhosts > 1) {
+        snprintf(out, cap, "mysql://%s%s/%s", auth, hosts, u->db);
     } else {
         snprintf(out, cap, "mysql://%s%s:%u/%s", auth, host, u->port, u->db);
     }

@@ -3,7 +3,12 @@
  * thread-safe. Forms:
  *   redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]       TCP, PORT default 6379, DB default 0
  *   redis://[[USER]:PASSWORD@]/path/to/redis.sock[?db=N]   unix socket (note the third '/')
+ *   redis-sentinel://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/MASTER[?db=N]
+ *                  Redis Sentinels (PORT default 26379) that name the primary of MASTER;
+ *                  USER and PASSWORD are the data nodes' (the Sentinels take none)
  *   mysql://USER[:PASSWORD]@HOST[:PORT]/DB          TCP, PORT default 3306 (mariadb:// too)
+ *   mysql://USER[:PASSWORD]@HOST[:PORT],HOST[:PORT]...]/DB   several nodes of one cluster
+ *                  (Galera): tried in order, the next one on a lost connection
  *   mysql://USER[:PASSWORD]@localhost/DB?socket=/path/mysqld.sock   unix socket
  * HOST may be a name, an IPv4 literal or a bracketed IPv6 literal. USER and PASSWORD may use
  * %XX escapes (needed for '?' in a password). The password is never written into an error
@@ -23,16 +28,30 @@
 #define BACKEND_URL_PASS_MAX 256
 #define BACKEND_URL_DB_MAX 64
 #define BACKEND_URL_REDIS_DB_MAX 1000000
+#define BACKEND_URL_HOSTS_MAX 8       /* Sentinels, or MySQL nodes */
+#define BACKEND_URL_MASTER_MAX 64     /* a Sentinel master name */
 
 enum backend_kind {
     BACKEND_REDIS = 1,
     BACKEND_MYSQL = 2,
 };
 
+struct backend_host {
+    char host[BACKEND_URL_HOST_MAX + 1]; /* IPv6 without brackets */
+    uint16_t port;
+};
+
 struct backend_url {
     enum backend_kind kind;
-    char host[BACKEND_URL_HOST_MAX + 1];   /* TCP host (IPv6 without brackets); "" for redis unix */
+    char host[BACKEND_URL_HOST_MAX + 1];   /* TCP host (IPv6 without brackets); "" for redis unix;
+                                              with several hosts, the first */
     uint16_t port;                         /* TCP port */
+    struct backend_host hosts[BACKEND_URL_HOSTS_MAX]; /* every TCP host, in the URL's order */
+    unsigned nhosts;                       /* 0 for a unix socket */
+    bool sentinel;                         /* redis-sentinel://: hosts are Sentinels */
+    char master[BACKEND_URL_MASTER_MAX + 1]; /* the Sentinels' name of the primary */
+    unsigned redis_wait;                   /* WAIT for this many replicas after a write
+                                              (server2's --redis-wait; not in the URL) */
     char socket[BACKEND_URL_SOCK_MAX + 1]; /* unix socket path, or "" for TCP */
     char user[BACKEND_URL_USER_MAX + 1];   /* mysql: required; redis: optional ACL user */
     char password[BACKEND_URL_PASS_MAX + 1]; /* never log it */

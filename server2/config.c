@@ -40,6 +40,7 @@ enum {
     OPT_BACKEND_PASSWORD_FILE,
     OPT_SECRET_FILE,
     OPT_INSECURE_NO_SECRET,
+    OPT_REDIS_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"redis-wait", required_argument, NULL, OPT_REDIS_WAIT},
     {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
     {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
     {"verbose", no_argument, NULL, 'v'},
@@ -131,7 +133,12 @@ void s2_config_usage(FILE *out)
             "                             redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
             "                             redis:///path/to/redis.sock[?db=N]\n"
             "                             redis://USER@HOST[:PORT][/DB]   (an ACL user)\n"
+            "                             redis-sentinel://HOST[:PORT],HOST[:PORT]/MASTER\n"
+            "                               (Sentinels, port 26379: they name the primary;\n"
+            "                               a failover is followed)\n"
             "                             mysql://USER@HOST[:PORT]/DB   (port 3306)\n"
+            "                             mysql://USER@H1[:PORT],H2[:PORT],.../DB   (a\n"
+            "                               Galera cluster: the next node on a lost one)\n"
             "                             mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
             "                           a URL with a password is refused (argv is public)\n"
             "      --backend-password-file PATH\n"
@@ -157,6 +164,9 @@ void s2_config_usage(FILE *out)
             "                           --auth-cache holds skip the queue (default %u)\n"
             "      --max-conns N        connections per worker; more are closed at once\n"
             "                           (default %u)\n"
+            "      --redis-wait N       Redis: a write is acknowledged only once N replicas\n"
+            "                           have it (WAIT, 1 s); default 1 with redis-sentinel://,\n"
+            "                           else 0\n"
             "      --idle-timeout D     close a connection silent this long, 0 = never\n"
             "                           (default %s)\n"
             "      --secret-file PATH   required: the link secret shared with server1, >= 32\n"
@@ -252,6 +262,7 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
 {
     enum log_level level = c->log_level;
     const char *password_file = NULL;
+    int redis_wait = -1; /* --redis-wait; -1: the default for the URL */
     unsigned verbose = 0;
     uint64_t v;
     int opt;
@@ -356,6 +367,11 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         case OPT_INSECURE_NO_SECRET:
             c->insecure_no_secret = true;
             break;
+        case OPT_REDIS_WAIT:
+            if (parse_uint("redis-wait", optarg, 0, 16, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            redis_wait = (int)v;
+            break;
         case OPT_LOG_LEVEL:
             if (log_level_parse(optarg, &level) < 0)
                 return bad(err, "--log-level: '%s' is not error, warn, info or debug", optarg);
@@ -392,6 +408,9 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         return bad(err, "unexpected argument '%s' (see --help)", argv[optind]);
     if (c->backend_arg == NULL)
         return bad(err, "--backend URL is required (see --help)");
+    if (redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
+        return bad(err, "--redis-wait applies to a Redis backend only");
+    c->backend.redis_wait = redis_wait >= 0 ? (unsigned)redis_wait : c->backend.sentinel ? 1 : 0;
     if (password_file != NULL) {
         if (read_password_file(password_file, &c->backend, err) < 0)
             return S2_CONFIG_ERROR;
@@ -428,9 +447,9 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
-             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s",
+             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%u",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
              c->max_queue, c->max_conns, idle, level_names[c->log_level],
-             c->insecure_no_secret ? "none" : "file");
+             c->insecure_no_secret ? "none" : "file", c->backend.redis_wait);
 }

@@ -55,6 +55,13 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
   timing N USER PASS          alternates N verifies of USER with a wrong password and N of
                               an unknown user, one at a time; prints "wrong W unknown U"
                               (median ms of each kind)
+  churn SECONDS PREFIX PASS OUT
+                              creates PREFIX<i> one after another for SECONDS, reconnecting
+                              after any failure; writes "MS STATUS NAME" per attempt to OUT
+                              (MS since the start; STATUS "error" for a failed connection)
+                              and prints "ok N other M"
+  verifyall OUT PASS          a VERIFY of every NAME whose CREATE got "ok" in OUT; prints
+                              "lost N of M" and each lost name
 Exit status: 0 if the command ran (whatever the answer), 1 on a client-side failure.
 """
 
@@ -577,6 +584,44 @@ def cmd_inval(a):
     return 0
 
 
+def cmd_churn(a):
+    secs, prefix, pw, out = float(a.args[0]), a.args[1], a.args[2], a.args[3]
+    start = time.monotonic()
+    c = None
+    n = ok = 0
+    with open(out, "w") as f:
+        while time.monotonic() - start < secs:
+            name = "%s%d" % (prefix, n)
+            n += 1
+            try:
+                if c is None:
+                    c = Conn(a.host, a.port, timeout=5)
+                    if c.hello() != 0:
+                        raise RuntimeError("handshake refused")
+                st = status_name(c.request(CREATE, n, name.encode(), pw.encode()))
+            except (OSError, EOFError, RuntimeError):
+                st = "error"
+                if c is not None:
+                    c.close()
+                c = None
+                time.sleep(0.05)
+            ok += st == "ok"
+            f.write("%d %s %s\n" % ((time.monotonic() - start) * 1000, st, name))
+    print("ok %d other %d" % (ok, n - ok))
+    return 0
+
+
+def cmd_verifyall(a):
+    out, pw = a.args[0], a.args[1]
+    names = [l.split()[2] for l in open(out) if l.split()[1] == "ok"]
+    c = Conn(a.host, a.port, timeout=10)
+    c.hello()
+    lost = [name for i, name in enumerate(names)
+            if status_name(c.request(VERIFY, i + 1, name.encode(), pw.encode())) != "ok"]
+    print("lost %d of %d%s" % (len(lost), len(names), "".join(" " + x for x in lost[:20])))
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description="server2 protocol test client")
     p.add_argument("--host", default="127.0.0.1")
@@ -595,7 +640,8 @@ def main():
             "pipeline": cmd_pipeline, "bad": cmd_bad, "conns": cmd_conns, "idle": cmd_idle, "until": cmd_until, "term": cmd_term,
             "spread": cmd_spread, "timing": cmd_timing, "flood": cmd_flood,
             "unauth": cmd_unauth, "budget": cmd_budget, "setpass": cmd_simple,
-            "delete": cmd_simple, "inval": cmd_inval}
+            "delete": cmd_simple, "inval": cmd_inval, "churn": cmd_churn,
+            "verifyall": cmd_verifyall}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)
         return 1

@@ -326,6 +326,63 @@ static void test_backend_url_describe(void **state)
     assert_string_equal(out, "redis://h:6379/0");
 }
 
+/* redis-sentinel://: a list of Sentinels and the master's name; mysql:// with several nodes */
+static void test_backend_url_several_hosts(void **state)
+{
+    struct backend_url u;
+    char out[700];
+
+    (void)state;
+    parse_ok("redis-sentinel://127.0.0.1:26380,10.0.0.2,[::1]:26382/mymaster", &u);
+    assert_int_equal(u.kind, BACKEND_REDIS);
+    assert_true(u.sentinel);
+    assert_string_equal(u.master, "mymaster");
+    assert_int_equal(u.nhosts, 3);
+    assert_string_equal(u.hosts[0].host, "127.0.0.1");
+    assert_int_equal(u.hosts[0].port, 26380);
+    assert_string_equal(u.hosts[1].host, "10.0.0.2");
+    assert_int_equal(u.hosts[1].port, 26379); /* the Sentinel default */
+    assert_string_equal(u.hosts[2].host, "::1");
+    assert_int_equal(u.hosts[2].port, 26382);
+    assert_string_equal(u.host, "127.0.0.1"); /* the first, for single-host code */
+    backend_url_describe(&u, out, sizeof(out));
+    assert_string_equal(out, "redis-sentinel://127.0.0.1:26380,10.0.0.2:26379,[::1]:26382/mymaster");
+    parse_ok("redis-sentinel://auth@s1:1,s2:2/m-1.x?db=4", &u);
+    assert_string_equal(u.user, "auth");
+    assert_int_equal(u.redis_db, 4);
+    assert_string_equal(u.master, "m-1.x");
+    parse_bad("redis-sentinel://s1:1,s2:2", "missing master name");
+    parse_bad("redis-sentinel://s1:1,s2:2/", "missing master name");
+    parse_bad("redis-sentinel:///m", "missing Sentinel host");
+    parse_bad("redis-sentinel://s1,,s2/m", "empty host");
+    parse_bad("redis-sentinel://s1:0/m", "port");
+    parse_bad("redis-sentinel://s1/m!", "bad master name");
+    parse_bad("redis-sentinel://a,b,c,d,e,f,g,h,i/m", "more than 8 hosts");
+    parse_bad("redis://a,b/0", "bad character");
+
+    parse_ok("redis://127.0.0.1:6380", &u);
+    assert_false(u.sentinel);
+    assert_int_equal(u.nhosts, 1);
+    assert_int_equal(u.hosts[0].port, 6380);
+
+    parse_ok("mysql://auth@db-1:3307,db-2,db-3:3309/accounts", &u);
+    assert_int_equal(u.kind, BACKEND_MYSQL);
+    assert_int_equal(u.nhosts, 3);
+    assert_string_equal(u.hosts[0].host, "db-1");
+    assert_int_equal(u.hosts[0].port, 3307);
+    assert_int_equal(u.hosts[1].port, 3306);
+    assert_int_equal(u.hosts[2].port, 3309);
+    assert_string_equal(u.db, "accounts");
+    backend_url_describe(&u, out, sizeof(out));
+    assert_string_equal(out, "mysql://auth@db-1:3307,db-2:3306,db-3:3309/accounts");
+    parse_ok("mysql://auth@db-1/accounts", &u);
+    assert_int_equal(u.nhosts, 1);
+    parse_ok("mysql://auth@localhost/accounts?socket=/run/m.sock", &u);
+    assert_int_equal(u.nhosts, 0);
+    parse_bad("mysql://auth@a,b/accounts?socket=/run/m.sock", "one host");
+    parse_bad("mysql://auth@a,,b/accounts", "empty host");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_backend_url_errors_hide_password),
         cmocka_unit_test(test_backend_url_mask),
         cmocka_unit_test(test_backend_url_describe),
+        cmocka_unit_test(test_backend_url_several_hosts),
     };
     return cmocka_run_group_tests_name("backend_url", tests, NULL, NULL);
 }

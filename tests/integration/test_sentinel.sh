@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# server2 on Redis with Sentinel (redis-sentinel://S1,S2,S3/MASTER), all on loopback: a primary,
+# two replicas and three Sentinels (quorum 2, down-after-milliseconds 1000). server2 finds the
+# primary through the Sentinels; accounts are created one after another while the primary is
+# SIGKILLed; the Sentinels promote a replica (the other follows it) and server2 follows. Every
+# account whose CREATE was answered ok must verify afterwards (lost = 0: --redis-wait 1 answers
+# ok only once a replica has it), and the window in which creations failed must be within
+# down-after-milliseconds + 2 s. Also: a Sentinel URL naming an unknown master is reported.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+itest_init sentinel
+itest_timeout 240
+require_cmd redis-server redis-cli python3
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+HERE=$ITEST_ROOT/tests/integration
+DOWN_AFTER_MS=1000
+
+# the two data nodes share one password (a replica authenticates to its primary with it)
+mkdir -p "$ITEST_DIR/a" "$ITEST_DIR/b" "$ITEST_DIR/c"
+ensure_password "$ITEST_DIR/a/password"
+cp "$ITEST_DIR/a/password" "$ITEST_DIR/b/password"
+cp "$ITEST_DIR/a/password" "$ITEST_DIR/c/password"
+PW=$(<"$ITEST_DIR/a/password")
+A=$(itest_redis_start a)
+B=$(itest_redis_start b)
+C=$(itest_redis_start c)
+rcli() { REDISCLI_AUTH=$PW redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
+for p in "$A" "$B" "$C"; do rcli "$p" config set masterauth "$PW" >/dev/null; done
+rcli "$B" replicaof 127.0.0.1 "$A" >/dev/null
+rcli "$C" replicaof 127.0.0.1 "$A" >/dev/null
+linked() { rcli "$1" info replication | grep -q 'master_link_status:up'; }
+wait_until 20 linked "$B" || itest_fail "replica b did not link to the primary"
+wait_until 20 linked "$C" || itest_fail "replica c did not link to the primary"
+
+# three Sentinels
+SPORTS=()
+for i in 1 2 3; do
+    d=$ITEST_DIR/sentinel$i
+    mkdir -p "$d"
+    port=$(free_port)
+    cat >"$d/sentinel.conf" <<EOF
+port $port
+bind 127.0.0.1
+daemonize no
+dir $d
+logfile $d/sentinel.log
+sentinel resolve-hostnames no
+sentinel monitor mymaster 127.0.0.1 $A 2
+sentinel auth-pass mymaster $PW
+sentinel down-after-milliseconds mymaster $DOWN_AFTER_MS
+sentinel failover-timeout mymaster 10000
+EOF
+    chmod 600 "$d/sentinel.conf"
+    redis-server "$d/sentinel.conf" --sentinel >"$d/stdout.log" 2>&1 &
+    itest_bg $!
+    SPORTS+=("$port")
+done
+scli() { redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
+ready() {
+    local p
+    for p in "${SPORTS[@]}"; do
+        scli "$p" sentinel master mymaster 2>/dev/null | grep -A1 -x num-other-sentinels |
+            tail -1 | grep -qx 2 || return 1
+        scli "$p" sentinel replicas mymaster 2>/dev/null | grep -q "127.0.0.1:$B" || return 1
+        scli "$p" sentinel replicas mymaster 2>/dev/null | grep -q "127.0.0.1:$C" || return 1
+    done
+}
+wait_until 30 ready || itest_fail "the Sentinels did not find each other and the replica"
+
+URL="redis-sentinel://127.0.0.1:${SPORTS[0]},127.0.0.1:${SPORTS[1]},127.0.0.1:${SPORTS[2]}/mymaster"
+head -c 32 /dev/urandom >"$ITEST_DIR/link.secret"
+chmod 600 "$ITEST_DIR/link.secret"
+"$BIN_DIR/server2" --port 0 --backend "$URL" --backend-password-file "$ITEST_DIR/a/password" \
+    --secret-file "$ITEST_DIR/link.secret" --hash-cost min --workers 2 \
+    >"$ITEST_DIR/server2.log" 2>&1 &
+itest_bg $!
+wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2.log" || itest_fail "server2 did not start"
+S2=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2.log")
+S2=${S2##*:}
+check_ok "server2 takes --redis-wait 1 for a Sentinel URL" \
+    grep -q 'redis-wait=1' "$ITEST_DIR/server2.log"
+s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
+check_eq "a CREATE through the primary the Sentinels name" "$(s2 create first pw12345)" ok
+check_eq "... and its VERIFY" "$(s2 verify first pw12345)" ok
+
+# creations while the primary dies
+s2 churn 12 acct pw12345 "$ITEST_DIR/churn.txt" >"$ITEST_DIR/churn.out" &
+CHURN=$!
+sleep 3
+PRIMARY_PID=$(cat "$ITEST_DIR/a/redis.pid")
+kill -KILL "$PRIMARY_PID"
+t_kill=$(awk 'END {print $1}' "$ITEST_DIR/churn.txt")
+wait "$CHURN" || true
+log "churn: $(cat "$ITEST_DIR/churn.out")"
+promoted() { rcli "$B" role | head -1 | grep -qx master || rcli "$C" role | head -1 | grep -qx master; }
+check_ok "the Sentinels promoted a replica" wait_until 20 promoted
+read -r first_err last_err nerr < <(awk '$2 != "ok" {if (!n) f = $1; l = $1; n++}
+    END {print (n ? f : 0), (n ? l : 0), n + 0}' "$ITEST_DIR/churn.txt")
+window=$((last_err - first_err))
+log "failed creations: $nerr, from $first_err to $last_err ms (the kill at about $t_kill ms)"
+check_ok "creations went on after the failover ($(cat "$ITEST_DIR/churn.out"))" \
+    test "$(awk -v t="$last_err" '$1 > t && $2 == "ok"' "$ITEST_DIR/churn.txt" | wc -l)" -gt 0
+check_ok "error window ${window} ms <= down-after-milliseconds + 2000" \
+    test "$window" -le $((DOWN_AFTER_MS + 2000))
+check_eq "every acknowledged account verifies after the failover" \
+    "$(s2 verifyall "$ITEST_DIR/churn.txt" pw12345 | cut -d' ' -f1,2)" "lost 0"
+
+# a Sentinel URL with an unknown master: server2 starts, says why, answers unavailable
+"$BIN_DIR/server2" --port 0 --backend "${URL%/mymaster}/nosuch" \
+    --backend-password-file "$ITEST_DIR/a/password" --secret-file "$ITEST_DIR/link.secret" \
+    --hash-cost min --workers 1 >"$ITEST_DIR/server2-nosuch.log" 2>&1 &
+itest_bg $!
+wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2-nosuch.log" ||
+    itest_fail "server2 (unknown master) did not start"
+P=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2-nosuch.log")
+check_eq "an unknown master: CREATE unavailable" \
+    "$(python3 "$HERE/s2client.py" --port "${P##*:}" --secret-file "$ITEST_DIR/link.secret" \
+        create x pw12345)" unavailable
+check_ok "... and the log says the Sentinels do not know it" \
+    wait_until 5 grep -q "does not know master 'nosuch'" "$ITEST_DIR/server2-nosuch.log"
+itest_summary
