@@ -280,11 +280,17 @@ static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     }
 }
 
+/*
+ * Errors after which the connection is dropped (and the next connect may pick another node):
+ * the client's own, the server going away, and a Galera node that left the cluster's primary
+ * component (1047 "WSREP has not yet prepared node for application use", 1180 on commit).
+ */
 static bool connection_error(unsigned int e)
 {
     return (e >= CR_MIN_ERROR && e <= CR_MAX_ERROR) || e == ER_SERVER_SHUTDOWN ||
            e == ER_CONNECTION_KILLED || e == ER_QUERY_INTERRUPTED || e == ER_CON_COUNT_ERROR ||
-           e == ER_UNKNOWN_STMT_HANDLER || e == ER_NEED_REPREPARE;
+           e == ER_UNKNOWN_STMT_HANDLER || e == ER_NEED_REPREPARE || e == ER_UNKNOWN_COM_ERROR ||
+           e == ER_ERROR_DURING_COMMIT;
 }
 
 static bool transient_error(unsigned int e)

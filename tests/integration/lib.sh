@@ -98,6 +98,9 @@ itest_bg() {
 # start under $ITEST_DIR/SUBDIR (default redis / mysql), print the port, stop at exit.
 itest_redis_start() { _itest_server redis "${1:-redis}" "${2:-}"; }
 itest_mysql_start() { _itest_server mysql "${1:-mysql}" "${2:-}"; }
+# itest_galera_start SUBDIR N: a Galera cluster of N nodes (scripts/galera.sh) under
+# $ITEST_DIR/SUBDIR; prints the client ports, comma-separated; stopped at exit.
+itest_galera_start() { _itest_server galera "$1" "$2"; }
 _itest_server() {
     local kind=$1 dir=$ITEST_DIR/$2 port=$3
     printf '%s %s\n' "$kind" "$dir" >>"$ITEST_DIR/.cleanup"
@@ -181,7 +184,7 @@ _itest_cleanup() {
                 kill -KILL "$arg" 2>/dev/null || true
             }
             ;;
-        redis | mysql) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
+        redis | mysql | galera) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
         mount) umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null || true ;;
         esac
     done < <(tac "$ITEST_DIR/.cleanup")

@@ -60,8 +60,10 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
                               after any failure; writes "MS STATUS NAME" per attempt to OUT
                               (MS since the start; STATUS "error" for a failed connection)
                               and prints "ok N other M"
-  verifyall OUT PASS          a VERIFY of every NAME whose CREATE got "ok" in OUT; prints
-                              "lost N of M" and each lost name
+  verifyall OUT PASS          a VERIFY of every NAME whose CREATE got "ok" in OUT (asked
+                              again for up to 30 s while the answer is unavailable); prints
+                              "lost N of M" and each lost name (denied), and how many got
+                              no answer
 Exit status: 0 if the command ran (whatever the answer), 1 on a client-side failure.
 """
 
@@ -607,6 +609,8 @@ def cmd_churn(a):
                 time.sleep(0.05)
             ok += st == "ok"
             f.write("%d %s %s\n" % ((time.monotonic() - start) * 1000, st, name))
+            if st not in ("ok", "error"):
+                time.sleep(0.02)  # as a client would before trying again
     print("ok %d other %d" % (ok, n - ok))
     return 0
 
@@ -616,9 +620,22 @@ def cmd_verifyall(a):
     names = [l.split()[2] for l in open(out) if l.split()[1] == "ok"]
     c = Conn(a.host, a.port, timeout=10)
     c.hello()
-    lost = [name for i, name in enumerate(names)
-            if status_name(c.request(VERIFY, i + 1, name.encode(), pw.encode())) != "ok"]
-    print("lost %d of %d%s" % (len(lost), len(names), "".join(" " + x for x in lost[:20])))
+    lost, unknown = [], []
+    for i, name in enumerate(names):
+        # "denied" says the account is not there; unavailable or internal says nothing: asked
+        # again for up to 30 s
+        deadline = time.monotonic() + 30
+        while True:
+            st = status_name(c.request(VERIFY, i + 1, name.encode(), pw.encode()))
+            if st in ("ok", "denied") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        if st == "denied":
+            lost.append(name)
+        elif st != "ok":
+            unknown.append(name)
+    print("lost %d of %d%s%s" % (len(lost), len(names), "".join(" " + x for x in lost[:20]),
+                                 "; %d unanswered" % len(unknown) if unknown else ""))
     return 0
 
 

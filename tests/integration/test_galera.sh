@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# server2 on a three-node MariaDB Galera cluster (scripts/galera.sh, on loopback) through one URL
+# naming every node (mysql://auth@N1,N2,N3/auth): accounts are created one after another while
+# the node server2 uses is SIGKILLed; server2 moves to the next node. Every account whose CREATE
+# was answered ok must verify afterwards (lost = 0: a Galera commit is certified by every node
+# before it returns), and the killed node, started again, rejoins with every account. The
+# window in which creations failed is the cluster's failure detection (scripts/galera.sh: 1 s
+# to suspect, 1.5 s to drop a node) plus server2's reconnect: it must stay within 2.5 s.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+itest_init galera
+itest_timeout 300
+require_cmd mariadbd mariadb rsync python3
+[[ -r /usr/lib/galera/libgalera_smm.so ]] || itest_fail "no Galera provider (package galera-4)"
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+HERE=$ITEST_ROOT/tests/integration
+chmod o+x "$ITEST_DIR" # the nodes run as mysql when this runs as root
+G=$ITEST_DIR/galera
+
+PORTS=$(itest_galera_start galera 3)
+IFS=, read -r P1 P2 P3 <<<"$PORTS"
+URL="mysql://auth@127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3/auth"
+head -c 32 /dev/urandom >"$ITEST_DIR/link.secret"
+chmod 600 "$ITEST_DIR/link.secret"
+"$BIN_DIR/server2" --port 0 --backend "$URL" --backend-password-file "$G/password" \
+    --secret-file "$ITEST_DIR/link.secret" --hash-cost min --workers 2 \
+    >"$ITEST_DIR/server2.log" 2>&1 &
+itest_bg $!
+wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2.log" || itest_fail "server2 did not start"
+S2=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2.log")
+S2=${S2##*:}
+s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
+node_sql() {
+    mariadb --defaults-file="$G/node$1/my.cnf" --user="$(id -un)" --batch --skip-column-names \
+        "${@:2}"
+}
+check_eq "a CREATE on the cluster" "$(s2 create first pw12345)" ok
+check_eq "... replicated to node 3" \
+    "$(node_sql 3 -e "SELECT COUNT(*) FROM auth.users WHERE username = 'first'")" 1
+
+# which node server2 writes to: the first of the URL that answered
+s2 churn 10 acct pw12345 "$ITEST_DIR/churn.txt" >"$ITEST_DIR/churn.out" &
+CHURN=$!
+sleep 3
+"$ITEST_ROOT/scripts/galera.sh" kill "$G" 1
+wait "$CHURN" || true
+log "churn: $(cat "$ITEST_DIR/churn.out")"
+read -r first_err last_err nerr < <(awk '$2 != "ok" {if (!n) f = $1; l = $1; n++}
+    END {print (n ? f : 0), (n ? l : 0), n + 0}' "$ITEST_DIR/churn.txt")
+window=$((last_err - first_err))
+log "failed creations: $nerr, from $first_err to $last_err ms"
+check_ok "creations went on after node 1 died ($(cat "$ITEST_DIR/churn.out"))" \
+    test "$(awk -v t="$last_err" '$1 > t && $2 == "ok"' "$ITEST_DIR/churn.txt" | wc -l)" -gt 0
+check_ok "error window ${window} ms <= 2500" test "$window" -le 2500
+check_eq "every acknowledged account verifies" \
+    "$(s2 verifyall "$ITEST_DIR/churn.txt" pw12345 | cut -d' ' -f1,2)" "lost 0"
+"$ITEST_ROOT/scripts/galera.sh" rejoin "$G" 1
+n2=$(node_sql 2 -e 'SELECT COUNT(*) FROM auth.users')
+check_eq "node 1 rejoined with every account ($n2)" \
+    "$(node_sql 1 -e 'SELECT COUNT(*) FROM auth.users')" "$n2"
+itest_summary
