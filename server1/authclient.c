@@ -53,8 +53,7 @@ struct ac_slot {
     uint8_t user_len; /* what the REPLY must echo: type and user */
     bool retried;     /* sent once more after its first connection failed */
     char user[ACCOUNT_USER_MAX];
-    uint16_t pass_len; /* with several server2s, a VERIFY's password, to send it again */
-    char pass[ACCOUNT_PASS_MAX];
+    uint16_t pass_len; /* with several server2s, a VERIFY's password is kept to send it again */
     authclient_cb cb; /* NULL once cancelled */
     void *arg;
     uint64_t sent_ns;
@@ -88,6 +87,7 @@ struct ac_conn {
     uint64_t next_id; /* 1 after each connect; ids below it were sent on this connection */
     bool suspect;     /* a request timed out: no new requests; replaced once drained */
     struct ac_slot *slots;
+    char *passes;     /* with several server2s: nslots x ACCOUNT_PASS_MAX, slot i's at i */
     uint32_t *index;  /* id -> slot, open addressing; AC_NONE = empty */
     uint32_t index_cap; /* power of two, >= 2 * nslots */
     uint32_t nslots;
@@ -236,7 +236,7 @@ static void slot_release(struct ac_conn *c, uint32_t i)
     s->used = false;
     s->retried = false;
     if (s->pass_len > 0)
-        explicit_bzero(s->pass, s->pass_len);
+        explicit_bzero(c->passes + (size_t)i * ACCOUNT_PASS_MAX, s->pass_len);
     s->pass_len = 0;
     s->cb = NULL;
     s->arg = NULL;
@@ -703,6 +703,8 @@ struct authclient *authclient_new(struct event_base *base, const struct authclie
         c->state = AC_DOWN;
         c->backoff_ms = AC_BACKOFF_MIN_MS;
         slots_init(c, cfg->max_inflight);
+        if (cfg->nservers > 1)
+            c->passes = xmalloc((size_t)cfg->max_inflight * ACCOUNT_PASS_MAX);
         evtimer_assign(&c->timer_ev, base, on_timer, c);
         conn_connect(c);
     }
@@ -727,6 +729,9 @@ void authclient_free(struct authclient *ac)
             close(c->fd);
         }
         event_del(&c->timer_ev);
+        if (c->passes != NULL)
+            explicit_bzero(c->passes, (size_t)c->nslots * ACCOUNT_PASS_MAX);
+        free(c->passes);
         free(c->slots);
         free(c->index);
         free(c->out);
@@ -834,8 +839,9 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
     s->user_len = (uint8_t)user_len;
     if (user_len > 0)
         memcpy(s->user, user, user_len);
-    if (type == FRAME_VERIFY && ac->cfg->nservers > 1 && pass_len <= sizeof(s->pass)) {
-        memcpy(s->pass, pass, pass_len); /* to send it again if this server2 fails */
+    if (type == FRAME_VERIFY && c->passes != NULL && pass_len <= ACCOUNT_PASS_MAX) {
+        /* to send it again if this server2 fails */
+        memcpy(c->passes + (size_t)i * ACCOUNT_PASS_MAX, pass, pass_len);
         s->pass_len = (uint16_t)pass_len;
     }
     s->cb = cb;
@@ -865,8 +871,9 @@ static void slot_fail(struct ac_conn *c, uint32_t i)
         slot_finish(c, i, FRAME_ST_UNAVAILABLE);
         return;
     }
-    j = place(to, (enum frame_type)s->type, s->user, s->user_len, s->pass, s->pass_len, NULL, 0,
-              s->cb, s->arg);
+    j = place(to, (enum frame_type)s->type, s->user, s->user_len,
+              c->passes != NULL ? c->passes + (size_t)i * ACCOUNT_PASS_MAX : NULL, s->pass_len,
+              NULL, 0, s->cb, s->arg);
     if (j == AC_NONE) {
         slot_finish(c, i, FRAME_ST_UNAVAILABLE);
         return;
