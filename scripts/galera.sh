@@ -60,23 +60,9 @@ write_conf() {
     for ((i = 1; i <= nnodes; i++)); do
         peers+="${peers:+,}127.0.0.1:$(<"$(node_dir "$i")/gport")"
     done
-    cat >"$d/my.cnf" <<CONF
-[client]
-socket = $d/mysqld.sock
-port = $(<"$d/port")
-
-[mysqld]
-datadir = $d/data
-socket = $d/mysqld.sock
-pid-file = $d/mariadbd.pid
-log-error = $d/mysqld.err
-tmpdir = $d/tmp
-bind-address = 127.0.0.1
-port = $(<"$d/port")
-skip-name-resolve
-default-storage-engine = InnoDB
-innodb_buffer_pool_size = 64M
-innodb_flush_log_at_trx_commit = 1
+    {
+        mariadb_conf "$d" "$(<"$d/port")" "$d/mariadbd.pid"
+        cat <<CONF
 innodb_autoinc_lock_mode = 2
 binlog_format = ROW
 max_connections = 500
@@ -90,6 +76,7 @@ wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:$(<"$d/gport");ist.
 wsrep_sst_method = rsync
 wsrep_sst_receive_address = 127.0.0.1:$(<"$d/sport")
 CONF
+    } >"$d/my.cnf"
 }
 
 # launch K [--wsrep-new-cluster]: starts node K in the background
@@ -110,19 +97,8 @@ wait_synced() {
 }
 
 create_schema() {
-    local pw
     ensure_password "$dir/password"
-    pw=$(<"$dir/password")
-    sql 1 <<SQL
-CREATE DATABASE IF NOT EXISTS auth;
-CREATE TABLE IF NOT EXISTS auth.users (
-    username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
-    hash VARCHAR(255) CHARACTER SET ascii NOT NULL
-) ENGINE=InnoDB;
-CREATE USER IF NOT EXISTS 'auth'@'localhost' IDENTIFIED BY '$pw';
-CREATE USER IF NOT EXISTS 'auth'@'127.0.0.1' IDENTIFIED BY '$pw';
-GRANT SELECT, INSERT, UPDATE, DELETE ON auth.* TO 'auth'@'localhost', 'auth'@'127.0.0.1';
-SQL
+    auth_schema_sql "$(<"$dir/password")" | sql 1
 }
 
 cmd_start() {

@@ -457,21 +457,24 @@ static void put_time(FILE *o, int64_t secs, bool iso)
             iso ? 'T' : ' ', tm.tm_hour, tm.tm_min, tm.tm_sec, iso ? "Z" : "");
 }
 
-/* Closes the stream, which sets *buf and the length, and returns the buffer. */
-static char *finish(FILE *o, char **buf)
-{
-    if (fclose(o) != 0)
-        abort(); /* out of memory: as xmalloc */
-    return *buf;
-}
-
-char *listing_json(const struct listing *l, const char *dir, size_t dir_len, size_t *len)
+/* What write() puts into a stream, as a malloc'd string (*len bytes, NUL-terminated). */
+static char *render(const struct listing *l, const char *dir, size_t dir_len, size_t *len,
+                    void (*write)(FILE *o, const struct listing *l, const char *dir,
+                                  size_t dir_len))
 {
     char *buf = NULL;
     FILE *o = open_memstream(&buf, len);
 
     if (o == NULL)
+        abort(); /* out of memory: as xmalloc */
+    write(o, l, dir, dir_len);
+    if (fclose(o) != 0) /* (which sets buf and *len) */
         abort();
+    return buf;
+}
+
+static void write_json(FILE *o, const struct listing *l, const char *dir, size_t dir_len)
+{
     fputs("{\"path\":\"/files/", o);
     put_text(o, dir, dir_len, ESC_JSON);
     fputs(dir_len > 0 ? "/\",\"entries\":[" : "\",\"entries\":[", o);
@@ -492,16 +495,10 @@ char *listing_json(const struct listing *l, const char *dir, size_t dir_len, siz
         fputc('}', o);
     }
     fprintf(o, "],\"truncated\":%s}\n", l->truncated ? "true" : "false");
-    return finish(o, &buf);
 }
 
-char *listing_html(const struct listing *l, const char *dir, size_t dir_len, size_t *len)
+static void write_html(FILE *o, const struct listing *l, const char *dir, size_t dir_len)
 {
-    char *buf = NULL;
-    FILE *o = open_memstream(&buf, len);
-
-    if (o == NULL)
-        abort();
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of /files/", o);
     put_text(o, dir, dir_len, ESC_HTML);
     fputs(dir_len > 0 ? "/</title></head>\n<body>\n<h1>Index of /files/" :
@@ -529,5 +526,14 @@ char *listing_html(const struct listing *l, const char *dir, size_t dir_len, siz
     if (l->truncated)
         fprintf(o, "<p>Only the first %zu entries are shown.</p>\n", l->max);
     fputs("</body></html>\n", o);
-    return finish(o, &buf);
+}
+
+char *listing_json(const struct listing *l, const char *dir, size_t dir_len, size_t *len)
+{
+    return render(l, dir, dir_len, len, write_json);
+}
+
+char *listing_html(const struct listing *l, const char *dir, size_t dir_len, size_t *len)
+{
+    return render(l, dir, dir_len, len, write_html);
 }

@@ -98,6 +98,24 @@ itest_bg() {
 # start under $ITEST_DIR/SUBDIR (default redis / mysql), print the port, stop at exit.
 itest_redis_start() { _itest_server redis "${1:-redis}" "${2:-}"; }
 itest_mysql_start() { _itest_server mysql "${1:-mysql}" "${2:-}"; }
+# itest_server2 NAME URL PASSWORD_FILE [ARGS...]: server2 ($BIN_DIR) on a free port with the
+# link secret $ITEST_DIR/link.secret (made if missing) and --hash-cost min, its log
+# $ITEST_DIR/NAME.log; stopped at exit; prints the port.
+itest_server2() {
+    local name=$1 url=$2 pw=$3 log=$ITEST_DIR/$1.log port
+    shift 3
+    if [[ ! -s $ITEST_DIR/link.secret ]]; then
+        head -c 32 /dev/urandom >"$ITEST_DIR/link.secret"
+        chmod 600 "$ITEST_DIR/link.secret"
+    fi
+    "$BIN_DIR/server2" --port 0 --backend "$url" --backend-password-file "$pw" \
+        --secret-file "$ITEST_DIR/link.secret" --hash-cost min "$@" >"$log" 2>&1 &
+    itest_bg $!
+    wait_until 15 grep -q 'listening on ' "$log" || itest_fail "$name did not start"
+    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    printf '%s\n' "${port##*:}"
+}
+
 # itest_galera_start SUBDIR N: a Galera cluster of N nodes (scripts/galera.sh) under
 # $ITEST_DIR/SUBDIR; prints the client ports, comma-separated; stopped at exit.
 itest_galera_start() { _itest_server galera "$1" "$2"; }

@@ -21,15 +21,7 @@ G=$ITEST_DIR/galera
 PORTS=$(itest_galera_start galera 3)
 IFS=, read -r P1 P2 P3 <<<"$PORTS"
 URL="mysql://auth@127.0.0.1:$P1,127.0.0.1:$P2,127.0.0.1:$P3/auth"
-head -c 32 /dev/urandom >"$ITEST_DIR/link.secret"
-chmod 600 "$ITEST_DIR/link.secret"
-"$BIN_DIR/server2" --port 0 --backend "$URL" --backend-password-file "$G/password" \
-    --secret-file "$ITEST_DIR/link.secret" --hash-cost min --workers 2 \
-    >"$ITEST_DIR/server2.log" 2>&1 &
-itest_bg $!
-wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2.log" || itest_fail "server2 did not start"
-S2=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2.log")
-S2=${S2##*:}
+S2=$(itest_server2 server2 "$URL" "$G/password" --workers 2)
 s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
 node_sql() {
     mariadb --defaults-file="$G/node$1/my.cnf" --user="$(id -un)" --batch --skip-column-names \

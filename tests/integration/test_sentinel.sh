@@ -69,15 +69,7 @@ ready() {
 wait_until 30 ready || itest_fail "the Sentinels did not find each other and the replica"
 
 URL="redis-sentinel://127.0.0.1:${SPORTS[0]},127.0.0.1:${SPORTS[1]},127.0.0.1:${SPORTS[2]}/mymaster"
-head -c 32 /dev/urandom >"$ITEST_DIR/link.secret"
-chmod 600 "$ITEST_DIR/link.secret"
-"$BIN_DIR/server2" --port 0 --backend "$URL" --backend-password-file "$ITEST_DIR/a/password" \
-    --secret-file "$ITEST_DIR/link.secret" --hash-cost min --workers 2 \
-    >"$ITEST_DIR/server2.log" 2>&1 &
-itest_bg $!
-wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2.log" || itest_fail "server2 did not start"
-S2=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2.log")
-S2=${S2##*:}
+S2=$(itest_server2 server2 "$URL" "$ITEST_DIR/a/password" --workers 2)
 check_ok "server2 takes --redis-wait 1 for a Sentinel URL" \
     grep -q 'redis-wait=1' "$ITEST_DIR/server2.log"
 s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
@@ -107,15 +99,9 @@ check_eq "every acknowledged account verifies after the failover" \
     "$(s2 verifyall "$ITEST_DIR/churn.txt" pw12345 | cut -d' ' -f1,2)" "lost 0"
 
 # a Sentinel URL with an unknown master: server2 starts, says why, answers unavailable
-"$BIN_DIR/server2" --port 0 --backend "${URL%/mymaster}/nosuch" \
-    --backend-password-file "$ITEST_DIR/a/password" --secret-file "$ITEST_DIR/link.secret" \
-    --hash-cost min --workers 1 >"$ITEST_DIR/server2-nosuch.log" 2>&1 &
-itest_bg $!
-wait_until 15 grep -q 'listening on ' "$ITEST_DIR/server2-nosuch.log" ||
-    itest_fail "server2 (unknown master) did not start"
-P=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/server2-nosuch.log")
+P=$(itest_server2 server2-nosuch "${URL%/mymaster}/nosuch" "$ITEST_DIR/a/password" --workers 1)
 check_eq "an unknown master: CREATE unavailable" \
-    "$(python3 "$HERE/s2client.py" --port "${P##*:}" --secret-file "$ITEST_DIR/link.secret" \
+    "$(python3 "$HERE/s2client.py" --port "$P" --secret-file "$ITEST_DIR/link.secret" \
         create x pw12345)" unavailable
 check_ok "... and the log says the Sentinels do not know it" \
     wait_until 5 grep -q "does not know master 'nosuch'" "$ITEST_DIR/server2-nosuch.log"
