@@ -109,6 +109,18 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
         memcpy(f->mac, p, FRAME_MAC_SIZE);
         break;
     case FRAME_CREATE:
+        if (plen < 3 + FRAME_TOKEN_SIZE)
+            return bad(why, "CREATE payload too short");
+        f->user_len = p[0];
+        f->pass_len = get16(p + 1);
+        if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX)
+            return bad(why, "username or password length over the limit");
+        if (plen != 3u + FRAME_TOKEN_SIZE + f->user_len + f->pass_len)
+            return bad(why, "credential lengths do not add up to the payload length");
+        memcpy(f->token, p + 3, FRAME_TOKEN_SIZE);
+        memcpy(f->user, p + 3 + FRAME_TOKEN_SIZE, f->user_len);
+        memcpy(f->pass, p + 3 + FRAME_TOKEN_SIZE + f->user_len, f->pass_len);
+        break;
     case FRAME_VERIFY:
     case FRAME_DELETE:
         if (plen < 3)
@@ -194,7 +206,7 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
     case FRAME_DELETE:
         if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX)
             return 0;
-        plen = 3u + f->user_len + f->pass_len;
+        plen = 3u + (f->type == FRAME_CREATE ? FRAME_TOKEN_SIZE : 0) + f->user_len + f->pass_len;
         break;
     case FRAME_SETPASS:
         if (f->user_len > ACCOUNT_USER_MAX || f->pass_len > ACCOUNT_PASS_MAX ||
@@ -238,6 +250,12 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         memcpy(p, f->mac, FRAME_MAC_SIZE);
         break;
     case FRAME_CREATE:
+        p[0] = f->user_len;
+        put16(p + 1, f->pass_len);
+        memcpy(p + 3, f->token, FRAME_TOKEN_SIZE);
+        memcpy(p + 3 + FRAME_TOKEN_SIZE, f->user, f->user_len);
+        memcpy(p + 3 + FRAME_TOKEN_SIZE + f->user_len, f->pass, f->pass_len);
+        break;
     case FRAME_VERIFY:
     case FRAME_DELETE:
         p[0] = f->user_len;
@@ -292,8 +310,7 @@ size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, 
     uint8_t *p = buf;
     size_t plen = 3 + user_len + pass_len;
 
-    if ((type != FRAME_CREATE && type != FRAME_VERIFY && type != FRAME_DELETE) ||
-        user_len > ACCOUNT_USER_MAX ||
+    if ((type != FRAME_VERIFY && type != FRAME_DELETE) || user_len > ACCOUNT_USER_MAX ||
         pass_len > ACCOUNT_PASS_MAX || cap < FRAME_HEADER_SIZE + plen)
         return 0;
     put_header(p, plen, (uint8_t)type, 0, id, budget_ms);
@@ -302,6 +319,26 @@ size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, 
     put16(p + 1, (uint16_t)pass_len);
     memcpy(p + 3, user, user_len);
     memcpy(p + 3 + user_len, pass, pass_len);
+    return FRAME_HEADER_SIZE + plen;
+}
+
+size_t frame_encode_create(uint64_t id, uint32_t budget_ms, const uint8_t *token,
+                           const char *user, size_t user_len, const char *pass, size_t pass_len,
+                           void *buf, size_t cap)
+{
+    uint8_t *p = buf;
+    size_t plen = 3 + FRAME_TOKEN_SIZE + user_len + pass_len;
+
+    if (user_len > ACCOUNT_USER_MAX || pass_len > ACCOUNT_PASS_MAX ||
+        cap < FRAME_HEADER_SIZE + plen)
+        return 0;
+    put_header(p, plen, FRAME_CREATE, 0, id, budget_ms);
+    p += FRAME_HEADER_SIZE;
+    p[0] = (uint8_t)user_len;
+    put16(p + 1, (uint16_t)pass_len);
+    memcpy(p + 3, token, FRAME_TOKEN_SIZE);
+    memcpy(p + 3 + FRAME_TOKEN_SIZE, user, user_len);
+    memcpy(p + 3 + FRAME_TOKEN_SIZE + user_len, pass, pass_len);
     return FRAME_HEADER_SIZE + plen;
 }
 

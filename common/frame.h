@@ -1,5 +1,5 @@
 /*
- * frame.h - the server1 <-> server2 wire format, version 3: binary, length-prefixed frames
+ * frame.h - the server1 <-> server2 wire format, version 4: binary, length-prefixed frames
  * carrying a 64-bit request id and a time budget, pipelined on persistent connections that
  * start with a mutual challenge-response handshake; server2 may also send an unsolicited
  * INVALIDATE, which server1 acknowledges. The full description, with the limits and
@@ -14,7 +14,7 @@
 #include "account.h"
 #include "linkauth.h"
 
-#define FRAME_VERSION 3
+#define FRAME_VERSION 4
 #define FRAME_MAGIC 0x41555448u /* "AUTH", first four payload bytes of HELLO */
 #define FRAME_HEADER_SIZE 20
 #define FRAME_MAX_PAYLOAD 640 /* hard limit on the payload of any frame */
@@ -24,11 +24,12 @@
 #define FRAME_HELLO_PAYLOAD (4 + 2 + FRAME_NONCE_SIZE)                  /* 38 */
 #define FRAME_HELLO_ACK_PAYLOAD (2 + FRAME_NONCE_SIZE + FRAME_MAC_SIZE) /* 66 */
 #define FRAME_AUTH_PAYLOAD FRAME_MAC_SIZE                               /* 32 */
+#define FRAME_TOKEN_SIZE 16 /* a CREATE's creation token: random, the same when sent again */
 
 enum frame_type {
     FRAME_HELLO = 1,     /* client -> server, first frame: magic, version, client nonce */
     FRAME_HELLO_ACK = 2, /* server -> client: version, server nonce, server's MAC */
-    FRAME_CREATE = 3,    /* client -> server: create account (user, password) */
+    FRAME_CREATE = 3,    /* client -> server: create account (token, user, password) */
     FRAME_VERIFY = 4,    /* client -> server: check credentials (user, password) */
     FRAME_REPLY = 5,     /* server -> client: status of the request with the same id, + echo */
     FRAME_PING = 6,      /* client -> server: liveness; answered by a REPLY */
@@ -78,6 +79,7 @@ struct frame {
     char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: NUL-terminated copy; never log it */
     uint8_t nonce[FRAME_NONCE_SIZE]; /* HELLO: client's; HELLO_ACK: server's */
     uint8_t mac[FRAME_MAC_SIZE];     /* HELLO_ACK: server's proof; AUTH: client's proof */
+    uint8_t token[FRAME_TOKEN_SIZE]; /* CREATE: the creation token */
 };
 
 enum frame_result {
@@ -103,9 +105,14 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap);
 /* Convenience encoders for the frames the programs send; return the encoded size or 0. */
 size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, const char *user,
                           size_t user_len, void *buf, size_t cap);
+/* VERIFY or DELETE (user, password); any other type gives 0. */
 size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, const char *user,
                          size_t user_len, const char *pass, size_t pass_len, void *buf,
                          size_t cap);
+/* CREATE: its creation token (FRAME_TOKEN_SIZE bytes), user, password. */
+size_t frame_encode_create(uint64_t id, uint32_t budget_ms, const uint8_t *token,
+                           const char *user, size_t user_len, const char *pass, size_t pass_len,
+                           void *buf, size_t cap);
 /* SETPASS: user, current password, new password. */
 size_t frame_encode_setpass(uint64_t id, uint32_t budget_ms, const char *user, size_t user_len,
                             const char *pass, size_t pass_len, const char *new_pass,

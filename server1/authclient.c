@@ -15,6 +15,7 @@
 #include <event2/event_struct.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,9 @@ struct ac_slot {
     uint8_t user_len; /* what the REPLY must echo: type and user */
     bool retried;     /* sent once more after its first connection failed */
     char user[ACCOUNT_USER_MAX];
-    uint16_t pass_len; /* with several server2s, a VERIFY's password is kept to send it again */
+    uint16_t pass_len; /* with several server2s, a VERIFY's or CREATE's password is kept to
+                        * send it again */
+    uint8_t token[FRAME_TOKEN_SIZE]; /* CREATE: its creation token, the same when sent again */
     authclient_cb cb; /* NULL once cancelled */
     void *arg;
     uint64_t sent_ns;
@@ -799,10 +802,11 @@ static void server_answered(struct ac_conn *c)
     log_info("auth: server2 at %s answers again", c->server->addr_str);
 }
 
-/* Queues a request on c: its slot, or AC_NONE if the frame cannot be made. */
+/* Queues a request on c: its slot, or AC_NONE if the frame cannot be made. A CREATE gets a
+ * fresh random creation token, or token when it is sent again. */
 static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
                       size_t user_len, const char *pass, size_t pass_len, const char *new_pass,
-                      size_t new_len, authclient_cb cb, void *arg)
+                      size_t new_len, const uint8_t *token, authclient_cb cb, void *arg)
 {
     struct authclient *ac = c->ac;
     struct ac_slot *s;
@@ -823,12 +827,20 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
         /* the budget: all of --auth-timeout is left, since the frame leaves in this iteration */
         uint64_t budget_ms = (ac->cfg->timeout_us + 999) / 1000;
         uint32_t budget = budget_ms > UINT32_MAX ? 0 : (uint32_t)budget_ms;
-        if (type == FRAME_SETPASS)
+        if (type == FRAME_SETPASS) {
             n = frame_encode_setpass(s->id, budget, user, user_len, pass, pass_len, new_pass,
                                      new_len, p, FRAME_MAX_SIZE);
-        else
+        } else if (type == FRAME_CREATE) {
+            if (token != NULL)
+                memcpy(s->token, token, sizeof(s->token));
+            else
+                randombytes_buf(s->token, sizeof(s->token));
+            n = frame_encode_create(s->id, budget, s->token, user, user_len, pass, pass_len, p,
+                                    FRAME_MAX_SIZE);
+        } else {
             n = frame_encode_cred(type, s->id, budget, user, user_len, pass, pass_len, p,
                                   FRAME_MAX_SIZE);
+        }
     }
     if (n == 0) {
         slot_release(c, i);
@@ -839,7 +851,8 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
     s->user_len = (uint8_t)user_len;
     if (user_len > 0)
         memcpy(s->user, user, user_len);
-    if (type == FRAME_VERIFY && c->passes != NULL && pass_len <= ACCOUNT_PASS_MAX) {
+    if ((type == FRAME_VERIFY || type == FRAME_CREATE) && c->passes != NULL &&
+        pass_len <= ACCOUNT_PASS_MAX) {
         /* to send it again if this server2 fails */
         memcpy(c->passes + (size_t)i * ACCOUNT_PASS_MAX, pass, pass_len);
         s->pass_len = (uint16_t)pass_len;
@@ -854,9 +867,11 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
 }
 
 /*
- * Request i's connection failed or its time ran out: a VERIFY or a PING not sent again yet
- * goes once more to another server2 that is up, keeping its handle and callback; anything
- * else, or with no other server2 up, ends UNAVAILABLE. The slot on c is freed either way.
+ * Request i's connection failed or its time ran out: a VERIFY, CREATE or PING not sent again
+ * yet goes once more to another server2 that is up, keeping its handle and callback (a CREATE
+ * keeps its creation token: if the first server2 stored the account, the second answers OK);
+ * anything else, or with no other server2 up, ends UNAVAILABLE. The slot on c is freed either
+ * way.
  */
 static void slot_fail(struct ac_conn *c, uint32_t i)
 {
@@ -865,15 +880,15 @@ static void slot_fail(struct ac_conn *c, uint32_t i)
     uint32_t j;
 
     if (s->cb == NULL || s->retried || c->ac->cfg->nservers < 2 ||
-        (s->type != FRAME_VERIFY && s->type != FRAME_PING) ||
-        (s->type == FRAME_VERIFY && s->pass_len == 0) ||
+        (s->type != FRAME_VERIFY && s->type != FRAME_CREATE && s->type != FRAME_PING) ||
+        (s->type != FRAME_PING && s->pass_len == 0) ||
         (to = pick(c->ac, c->server_idx)) == NULL) {
         slot_finish(c, i, FRAME_ST_UNAVAILABLE);
         return;
     }
     j = place(to, (enum frame_type)s->type, s->user, s->user_len,
               c->passes != NULL ? c->passes + (size_t)i * ACCOUNT_PASS_MAX : NULL, s->pass_len,
-              NULL, 0, s->cb, s->arg);
+              NULL, 0, s->token, s->cb, s->arg);
     if (j == AC_NONE) {
         slot_finish(c, i, FRAME_ST_UNAVAILABLE);
         return;
@@ -895,7 +910,7 @@ static int submit(struct authclient *ac, enum frame_type type, const char *user,
 
     if (c == NULL)
         return -1;
-    i = place(c, type, user, user_len, pass, pass_len, new_pass, new_len, cb, arg);
+    i = place(c, type, user, user_len, pass, pass_len, new_pass, new_len, NULL, cb, arg);
     if (i == AC_NONE)
         return -1;
     *handle = c->slots[i].handle;

@@ -8,10 +8,13 @@
  * connection that is up and below --auth-max-inflight (the connections of the server2s
  * alternate, so the requests spread over every server2 that is up); if there is none,
  * authclient_submit fails at once so the HTTP side answers 503 without waiting. With several
- * server2s, a VERIFY or a PING whose connection fails or times out is sent once more, to
- * another server2 that is up (both are idempotent; a CREATE, SETPASS or DELETE is not retried:
- * it may have been applied), with a fresh --auth-timeout; its handle stays valid. Frames queued during one event-loop
- * iteration leave in one write at its end. Each request gets exactly one callback: the answer,
+ * server2s, a VERIFY, CREATE or PING whose connection fails or times out is sent once more, to
+ * another server2 that is up, with a fresh --auth-timeout; its handle stays valid. A VERIFY
+ * and a PING are idempotent; a CREATE carries a random creation token, the same when sent
+ * again, which server2 stores with the account, so a creation the first server2 applied is
+ * answered OK by the second (common/PROTOCOL.md). A SETPASS or DELETE is not sent again (it
+ * may have been applied, and its compare-and-set would then be denied). Frames queued during
+ * one event-loop iteration leave in one write at its end. Each request gets exactly one callback: the answer,
  * UNAVAILABLE on timeout (--auth-timeout) or disconnect — unless it was cancelled first
  * (authclient_cancel), after which it gets none. A lost connection reconnects with backoff
  * (100 ms doubling to 2 s), forever. Callbacks may submit or cancel requests.

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "frame.h"
+#include "record.h"
 #include "xalloc.h"
 
 #define NO_INDEX (-1)
@@ -31,7 +32,7 @@ struct s2_auth {
     /* scratch, batch_max entries each (dedupe: 2 * batch_max rounded up to a power of 2) */
     int *op_of_job; /* backend op index serving job i, or NO_INDEX */
     int *first_of;  /* for a repeated CREATE: the job it repeats, else NO_INDEX */
-    char (*hashes)[PWHASH_STR_MAX];
+    char (*records)[BACKEND_HASH_MAX]; /* a CREATE's record: its token and its hash */
     struct authcache_key *keys;
     struct backend_op *ops;
     struct dedupe_slot *dedupe;
@@ -58,7 +59,7 @@ struct s2_auth *s2_auth_new(const struct backend_ops *ops, const struct backend_
     a->batch_max = batch_max ? batch_max : 1;
     a->op_of_job = xcalloc(a->batch_max, sizeof(*a->op_of_job));
     a->first_of = xcalloc(a->batch_max, sizeof(*a->first_of));
-    a->hashes = xcalloc(a->batch_max, sizeof(*a->hashes));
+    a->records = xcalloc(a->batch_max, sizeof(*a->records));
     a->keys = xcalloc(a->batch_max, sizeof(*a->keys));
     a->ops = xcalloc(a->batch_max, sizeof(*a->ops));
     a->dedupe_cap = 4;
@@ -78,7 +79,7 @@ void s2_auth_free(struct s2_auth *a)
     backend_session_release(&a->session);
     free(a->op_of_job);
     free(a->first_of);
-    free(a->hashes);
+    free(a->records);
     free(a->keys);
     free(a->ops);
     free(a->dedupe);
@@ -219,7 +220,7 @@ static void flush(struct s2_auth *a)
 static bool found_nobody(const struct backend_op *op)
 {
     return op->status == BACKEND_ST_NOTFOUND ||
-           (op->status == BACKEND_ST_OK && strcmp(op->stored, BACKEND_TOMBSTONE) == 0);
+           (op->status == BACKEND_ST_OK && strcmp(op->stored, RECORD_TOMBSTONE) == 0);
 }
 
 /* No such user: the same argon2 work as a wrong password's, then DENIED. */
@@ -252,7 +253,7 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
         settle(a, j, status_of_op(op->status));
         return;
     }
-    if (a->cache && authcache_check(a->cache, key, op->stored, clock_now_ns())) {
+    if (a->cache && authcache_check(a->cache, key, record_hash(op->stored), clock_now_ns())) {
         a->st.cache_hits++;
         settle(a, j, FRAME_ST_OK);
         return;
@@ -263,9 +264,9 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
     }
     flush(a);
     a->st.verifies++;
-    if (a->hasher.verify(op->stored, j->pass, j->pass_len)) {
+    if (a->hasher.verify(record_hash(op->stored), j->pass, j->pass_len)) {
         if (a->cache)
-            authcache_put(a->cache, key, op->stored, clock_now_ns());
+            authcache_put(a->cache, key, record_hash(op->stored), clock_now_ns());
         settle(a, j, FRAME_ST_OK);
     } else {
         settle(a, j, FRAME_ST_DENIED);
@@ -280,7 +281,7 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
  * VERIFY, never from the cache), hash the new one (SETPASS), then replace the stored hash iff
  * it is still the one just checked (a compare-and-set, so of two concurrent changes with the
  * same old password only one wins; the other gets DENIED). A deletion replaces it with
- * BACKEND_TOMBSTONE. Two round trips; changes are rare.
+ * RECORD_TOMBSTONE. Two round trips; changes are rare.
  */
 static void run_change(struct s2_auth *a, struct s2_job *j)
 {
@@ -320,7 +321,7 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
     memcpy(stored, op.stored, sizeof(stored));
     flush(a);
     a->st.verifies++;
-    if (!a->hasher.verify(stored, j->pass, j->pass_len)) {
+    if (!a->hasher.verify(record_hash(stored), j->pass, j->pass_len)) {
         settle(a, j, FRAME_ST_DENIED);
         return;
     }
@@ -331,7 +332,7 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
             return;
         }
     } else {
-        memcpy(fresh, BACKEND_TOMBSTONE, sizeof(BACKEND_TOMBSTONE));
+        memcpy(fresh, RECORD_TOMBSTONE, sizeof(RECORD_TOMBSTONE));
     }
     op = (struct backend_op){.kind = BACKEND_OP_REPLACE,
                              .user = j->user,
@@ -398,9 +399,11 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         if (a->first_of[end] != NO_INDEX)
             continue;
         uint64_t t0 = clock_now_ns();
+        char hash[PWHASH_STR_MAX];
         flush(a);
         a->st.hashes++;
-        if (a->hasher.hash(a->cost, j->pass, j->pass_len, a->hashes[end]) < 0)
+        if (a->hasher.hash(a->cost, j->pass, j->pass_len, hash) < 0 ||
+            record_make(j->token, hash, a->records[end], sizeof(a->records[end])) < 0)
             settle(a, j, FRAME_ST_INTERNAL); /* out of memory for argon2 */
         hash_ns += clock_now_ns() - t0;
     }
@@ -420,7 +423,7 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         a->ops[nops] = (struct backend_op){.kind = BACKEND_OP_CREATE,
                                            .user = j->user,
                                            .user_len = j->user_len,
-                                           .hash = a->hashes[i]};
+                                           .hash = a->records[i]};
         a->op_of_job[i] = (int)nops++;
     }
     for (size_t i = start; i < end; i++) {
@@ -455,8 +458,11 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         struct s2_job *j = &jobs[i];
         if (j->type != FRAME_CREATE || j->status != PENDING)
             continue;
-        uint8_t first = jobs[a->first_of[i]].status;
-        settle(a, j, (first == FRAME_ST_OK || first == FRAME_ST_EXISTS) ? FRAME_ST_EXISTS : first);
+        const struct s2_job *f = &jobs[a->first_of[i]];
+        bool same = memcmp(f->token, j->token, sizeof(j->token)) == 0; /* sent twice */
+        settle(a, j,
+               same || (f->status != FRAME_ST_OK && f->status != FRAME_ST_EXISTS) ? f->status
+                                                                                  : FRAME_ST_EXISTS);
     }
     /* 5: verifies, one hash at a time, each answered when done. */
     for (size_t i = start; i < end; i++) {

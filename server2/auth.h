@@ -11,16 +11,20 @@
  *  1. bad usernames/passwords get INVALID and never reach the database; a job whose
  *     deadline_ns has passed gets EXPIRED without any hashing or database work (checked when
  *     the group is formed, again before the round trip, and again before each hash);
- *  2. a CREATE repeated for the same name within a group is sent once; its repeats get EXISTS
+ *  2. a CREATE repeated for the same name within a group is sent once; a repeat of the same
+ *     creation (the same token: sent again) gets the first's status, any other repeat EXISTS
  *     if the first was created or existed, else the first's failure status; VERIFYs of the
  *     same name share one lookup;
- *  3. each distinct CREATE is hashed (argon2id, CPU) before the write, one at a time; a group
+ *  3. each distinct CREATE is hashed (argon2id, CPU) before the write, one at a time, and
+ *     stored as its record (record.h: the hash marked with the creation's token, so that the
+ *     same creation sent again through any server2 is answered OK, not EXISTS); a group
  *     stops taking jobs once its hashing has taken AUTH_GROUP_HASH_NS, or after one hash at a
  *     cost above min, so the first create of a pop never waits for many others' hashes;
  *  4. ONE backend round trip runs the group's CREATEs, then its LOOKUPs; if the backend is
  *     down or the connection breaks, every job that needed it gets UNAVAILABLE;
- *  5. each VERIFY whose user exists (a deleted account's tombstone is no user) is checked: an auth cache hit (same user+password verified
- *     earlier against exactly the hash the database returned now) skips argon2; otherwise
+ *  5. each VERIFY whose user exists (a deleted account's tombstone is no user) is checked: an
+ *     auth cache hit (same user+password verified earlier against exactly the hash the
+ *     database returned now) skips argon2; otherwise
  *     crypto_pwhash_str_verify, and a success is cached. A VERIFY whose user does not exist is
  *     checked against a dummy hash of the same cost (pwhash_dummy) and DENIED, so that its
  *     answer takes as long as a wrong password's.

@@ -194,12 +194,12 @@ static void drop_if_stale(struct backend_session *s, uint64_t now_ns)
     s->last_attempt_ns = 0; /* reconnect now, not after the retry interval */
 }
 
-static bool all_lookups(const struct backend_op *ops, size_t n)
+static bool has_replace(const struct backend_op *ops, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (ops[i].kind != BACKEND_OP_LOOKUP)
-            return false;
-    return true;
+        if (ops[i].kind == BACKEND_OP_REPLACE)
+            return true;
+    return false;
 }
 
 int backend_session_batch(struct backend_session *s, struct backend_op *ops, size_t n,
@@ -207,11 +207,13 @@ int backend_session_batch(struct backend_session *s, struct backend_op *ops, siz
 {
     char err[BACKEND_ERR_LEN];
     /*
-     * A batch of lookups changes nothing, so when it fails on a connection that may just have
-     * gone stale (the database restarted while it sat idle), it is retried once on a new one.
-     * A batch with creates is not: its writes may have been applied before the failure.
+     * When a batch fails on a connection that may just have gone stale (the database restarted
+     * while it sat idle), it is retried once on a new one: a lookup changes nothing, and a
+     * create applied before the failure is found again as its own creation (the same token in
+     * the record: OK). A REPLACE is not: a compare-and-set applied before the failure would
+     * fail when sent again.
      */
-    int tries = all_lookups(ops, n) ? 2 : 1;
+    int tries = has_replace(ops, n) ? 1 : 2;
 
     drop_if_stale(s, now_ns);
     for (int t = 0; t < tries; t++) {

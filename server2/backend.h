@@ -25,8 +25,9 @@
  * - Before a batch, a session drops a connection that is probably stale, rather than fail a
  *   write on it: one made before the backend's latest down->up transition (another worker saw
  *   the database go away and come back), or one idle for BACKEND_IDLE_CHECK_MS that fails a
- *   ping. A batch of lookups only that still fails on its connection is retried once on a new
- *   one; a batch with creates is not (its writes may have been applied).
+ *   ping. A batch that still fails on its connection is retried once on a new one (a create
+ *   applied before the failure is then found as its own creation, record.h), unless it holds
+ *   a REPLACE (a compare-and-set applied before the failure would fail when sent again).
  */
 #ifndef BACKEND_H
 #define BACKEND_H
@@ -40,30 +41,26 @@
 #include "backend_url.h"
 
 #define BACKEND_ERR_LEN 256
-#define BACKEND_HASH_MAX 256 /* room for a stored hash string with its NUL */
+#define BACKEND_HASH_MAX 256 /* room for a stored record with its NUL */
 #define BACKEND_RETRY_MS 250 /* minimum time between two connection attempts of one session */
 #define BACKEND_CONNECT_TIMEOUT_MS 1000 /* redis connect */
 #define BACKEND_IO_TIMEOUT_MS 2000      /* redis read/write, mysql connect/read/write */
 #define BACKEND_IDLE_CHECK_MS 200       /* a connection idle this long is pinged before use */
 
+/* The strings stored are records (record.h): a hash marked with its creation's token. */
 enum backend_op_kind {
-    BACKEND_OP_CREATE = 1, /* store hash under user unless user exists */
-    BACKEND_OP_LOOKUP = 2, /* fetch user's stored hash */
-    BACKEND_OP_REPLACE = 3, /* store hash under user iff it still holds `expect` (a password
-                             * change, or BACKEND_TOMBSTONE for a deletion) */
+    BACKEND_OP_CREATE = 1, /* store the record `hash` under user unless user exists */
+    BACKEND_OP_LOOKUP = 2, /* fetch user's stored record */
+    BACKEND_OP_REPLACE = 3, /* store `hash` under user iff it still holds `expect` (a password
+                             * change, or RECORD_TOMBSTONE for a deletion) */
 };
 
-/*
- * What a deleted account's hash becomes: the name stays taken (a CREATE gets EXISTS, so
- * nobody can take over its uploads), and a LOOKUP that finds it means "no such user". It can
- * never be an argon2id string.
- */
-#define BACKEND_TOMBSTONE "!deleted"
-
-
 enum backend_op_status {
-    BACKEND_ST_OK = 0,          /* CREATE: stored; LOOKUP: found, hash in `stored` */
-    BACKEND_ST_EXISTS = 1,      /* CREATE: user already exists, nothing changed */
+    BACKEND_ST_OK = 0,          /* CREATE: user holds a record of this creation (stored now,
+                                 * or by an earlier sending of it: record_same_creation; with
+                                 * --redis-wait, on as many replicas as a new write would be);
+                                 * LOOKUP: found, record in `stored` */
+    BACKEND_ST_EXISTS = 1,      /* CREATE: user exists with another creation's record */
     BACKEND_ST_NOTFOUND = 2,    /* LOOKUP: no such user; REPLACE: user gone or hash changed */
     BACKEND_ST_UNAVAILABLE = 3, /* this op failed for a transient reason (loading, read-only) */
     BACKEND_ST_ERROR = 4,       /* this op failed for any other reason */
@@ -76,7 +73,8 @@ struct backend_op {
     const char *hash;              /* CREATE, REPLACE: the string to store, NUL-terminated */
     const char *expect;            /* REPLACE: the hash the row must still hold */
     enum backend_op_status status; /* out */
-    char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: NUL-terminated ("" if it did not fit) */
+    char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: the record, NUL-terminated ("" if it
+                                    * did not fit) */
 };
 
 struct backend_ops {

@@ -1,8 +1,8 @@
 /*
  * backend_mysql.c - backend_ops on MariaDB/MySQL (Connector/C) and the table
- * auth.users(username PRIMARY KEY, hash). Only prepared statements, and the connection is
- * made without CLIENT_MULTI_STATEMENTS, so no byte of a request is ever parsed as SQL and one
- * statement can never carry a second. A batch is at most two round trips:
+ * auth.users(username PRIMARY KEY, hash), hash holding the account's record (record.h). Only
+ * prepared statements, and the connection is made without CLIENT_MULTI_STATEMENTS, so no byte
+ * of a request is ever parsed as SQL and one statement can never carry a second. A batch is at most two round trips:
  *   INSERT IGNORE INTO users (username, hash) VALUES (?,?),(?,?),...      -- if any CREATE
  *   SELECT username, hash FROM users WHERE username IN (?,?,...)          -- every name
  * Each statement is prepared for a number of rows rounded up to a power of two (the unused
@@ -13,9 +13,10 @@
  * SELECT runs. A REPLACE (a password change or a deletion, alone in its batch) is
  *   UPDATE users SET hash = ? WHERE username = ? AND hash = ?
  * and succeeded iff it changed one row (the new hash always differs from the old one: new
- * salt, or the tombstone). A CREATE succeeded iff the row now holds the hash this batch generated: argon2
- * salts are random, so an equal string can only be ours; any other row means the name was
- * taken (INSERT IGNORE's affected-rows count could not say which rows were ours; this can).
+ * salt, or the tombstone). A CREATE succeeded iff the row now holds a record of this creation
+ * (record.h: the same creation token, random per creation, so only this batch or an earlier
+ * sending of the same creation can have stored it); any other row means the name was taken
+ * (INSERT IGNORE's affected-rows count could not say which rows were ours; this can).
  * The caller never puts the same name in two CREATEs of one batch.
  * Client errors (CR_*, lost connection, timeouts, a statement the server no longer knows)
  * make the connection unusable (-1); server errors fail the batch's ops on a connection that
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "account.h"
+#include "record.h"
 #include "xalloc.h"
 
 #define STMT_SIZES 11 /* statements for 1, 2, 4, ... 1024 rows (S2_BATCH_MAX) */
@@ -265,8 +267,8 @@ static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
         if (op->user_len != lens[0] || memcmp(op->user, row[0], lens[0]) != 0)
             break;
         if (op->kind == BACKEND_OP_CREATE) {
-            bool ours = strlen(op->hash) == lens[1] && lens[1] < BACKEND_HASH_MAX &&
-                        memcmp(op->hash, row[1], lens[1]) == 0;
+            bool ours = lens[1] < BACKEND_HASH_MAX &&
+                        record_same_creation(row[1], lens[1], op->hash, strlen(op->hash));
             op->status = ours ? BACKEND_ST_OK : BACKEND_ST_EXISTS;
         } else {
             op->status = BACKEND_ST_OK;

@@ -1,8 +1,9 @@
 /*
  * backend_redis.c - backend_ops on Redis (hiredis, blocking context with timeouts). An account
- * is the string key "user:<name>" holding the argon2id hash. A batch is pipelined: every
+ * is the string key "user:<name>" holding its record (record.h). A batch is pipelined: every
  * command is appended to the output buffer, the buffer goes out in one write, and the replies
- * are read in order. CREATE = SET key hash NX (nil reply: the name is taken), LOOKUP = GET key,
+ * are read in order. CREATE = SET key record NX GET (nil: stored; else the record already there,
+ * which is this creation's if it carries the same token: record.h), LOOKUP = GET key,
  * REPLACE = a Lua script that SETs the new hash only if GET still returns the expected one
  * (scripts run atomically, and their writes go to the AOF like any other).
  * Durability is the server's job: with appendfsync always, Redis fsyncs the AOF before it
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+
+#include "record.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound; below BACKEND_IO_TIMEOUT_MS */
 #define KEY_PREFIX "user:"
@@ -264,10 +267,19 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
         return;
     }
     if (op->kind == BACKEND_OP_CREATE) {
-        if (r->type == REDIS_REPLY_STATUS && r->len == 2 && memcmp(r->str, "OK", 2) == 0) {
-            op->status = BACKEND_ST_OK;
-        } else if (r->type == REDIS_REPLY_NIL) {
-            op->status = BACKEND_ST_EXISTS;
+        op->stored[0] = '\0';
+        if (r->type == REDIS_REPLY_NIL) {
+            op->status = BACKEND_ST_OK; /* there was none: ours is stored */
+        } else if (r->type == REDIS_REPLY_STRING) {
+            if (record_same_creation(r->str, r->len, op->hash, strlen(op->hash)) &&
+                r->len < BACKEND_HASH_MAX) {
+                /* stored by an earlier sending of this creation: see confirm_resent */
+                op->status = BACKEND_ST_OK;
+                memcpy(op->stored, r->str, r->len);
+                op->stored[r->len] = '\0';
+            } else {
+                op->status = BACKEND_ST_EXISTS;
+            }
         } else {
             op->status = BACKEND_ST_ERROR;
             snprintf(err, BACKEND_ERR_LEN, "unexpected reply type %d to SET", r->type);
@@ -310,6 +322,78 @@ static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r
     else
         snprintf(err, BACKEND_ERR_LEN, "WAIT: %lld of %u replicas confirmed the writes in %d ms",
                  got, want, WAIT_TIMEOUT_MS);
+}
+
+/* A CREATE answered OK because an earlier sending of it had stored its record. */
+static bool resent(const struct backend_op *op)
+{
+    return op->kind == BACKEND_OP_CREATE && op->status == BACKEND_ST_OK && op->stored[0] != '\0';
+}
+
+/*
+ * With --redis-wait: a CREATE found stored by an earlier sending of the same creation wrote
+ * nothing here, so this batch's WAIT did not cover it (WAIT counts a connection's own writes),
+ * and that sending's own WAIT may have failed. Each such record is written again as it is (a
+ * compare-and-set of the record with itself: a real write, replicated like any other), then
+ * WAIT; unless the replicas confirm, the CREATE is UNAVAILABLE. Rare: only creations sent
+ * again after a lost answer. 0, or -1 if the connection is unusable.
+ */
+static int confirm_resent(struct rconn *rc, struct backend_op *ops, size_t n, char *err)
+{
+    redisContext *c = rc->c;
+    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    redisReply *r;
+    size_t sent = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *argv[6];
+        size_t lens[6];
+
+        if (!resent(&ops[i]))
+            continue;
+        memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
+        memcpy(key + KEY_PREFIX_LEN, ops[i].user, ops[i].user_len);
+        argv[0] = "EVAL";
+        lens[0] = 4;
+        argv[1] = REPLACE_SCRIPT;
+        lens[1] = sizeof(REPLACE_SCRIPT) - 1;
+        argv[2] = "1";
+        lens[2] = 1;
+        argv[3] = key;
+        lens[3] = KEY_PREFIX_LEN + ops[i].user_len;
+        argv[4] = argv[5] = ops[i].stored;
+        lens[4] = lens[5] = strlen(ops[i].stored);
+        if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK)
+            goto fail;
+        sent++;
+    }
+    if (sent == 0)
+        return 0;
+    if (redisAppendCommand(c, "WAIT %u %d", rc->wait, WAIT_TIMEOUT_MS) != REDIS_OK)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        if (!resent(&ops[i]))
+            continue;
+        if (redisGetReply(c, (void **)&r) != REDIS_OK || r == NULL)
+            goto fail;
+        if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+            ops[i].status = BACKEND_ST_UNAVAILABLE; /* changed meanwhile, or failed */
+        freeReplyObject(r);
+    }
+    if (redisGetReply(c, (void **)&r) != REDIS_OK || r == NULL)
+        goto fail;
+    if (r->type != REDIS_REPLY_INTEGER || r->integer < (long long)rc->wait) {
+        for (size_t i = 0; i < n; i++)
+            if (resent(&ops[i]))
+                ops[i].status = BACKEND_ST_UNAVAILABLE;
+        snprintf(err, BACKEND_ERR_LEN, "WAIT: the replicas did not confirm a creation sent "
+                                       "again");
+    }
+    freeReplyObject(r);
+    return 0;
+fail:
+    snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "connection lost");
+    return -1;
 }
 
 static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
@@ -359,7 +443,9 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
             lens[2] = strlen(op->hash);
             argv[3] = "NX";
             lens[3] = 2;
-            argc = 4;
+            argv[4] = "GET"; /* the record already there, if any: whose creation it is */
+            lens[4] = 3;
+            argc = 5;
         } else {
             argv[0] = "GET";
             lens[0] = 3;
@@ -396,7 +482,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
                                        "anew");
         return -1;
     }
-    return 0;
+    return rc->wait > 0 ? confirm_resent(rc, ops, n, err) : 0;
 }
 
 static void redis_close(void *conn)

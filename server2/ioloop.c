@@ -507,6 +507,8 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
         j->new_len = f->new_len;
         if (f->type == FRAME_SETPASS)
             memcpy(j->new_pass, f->new_pass, sizeof(j->new_pass));
+        if (f->type == FRAME_CREATE)
+            memcpy(j->token, f->token, sizeof(j->token));
         c->inflight++;
         if (l->npending == l->p.batch)
             flush_pending(l);

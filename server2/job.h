@@ -26,6 +26,7 @@ struct s2_job {
     char user[ACCOUNT_USER_MAX + 1]; /* NUL-terminated */
     char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated; never log it; wiped after use */
     char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: the new password; same care */
+    uint8_t token[FRAME_TOKEN_SIZE];     /* CREATE: its creation token */
 };
 
 /* An account change: SETPASS or DELETE. */

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 3), for
+"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 4), for
 deterministic tests of server1 alone.
 
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")
-exist at start. CREATE adds an account (EXISTS if taken), VERIFY checks one (DENIED if wrong),
+exist at start. CREATE adds an account (EXISTS if taken by another creation; the same creation
+sent again, with the same token, gets OK), VERIFY checks one (DENIED if wrong),
 PING answers OK. The account rules of common/account.h give INVALID. Every REPLY echoes its
 request's type and user, except where a knob below says otherwise. The link handshake is done
 with the key from --secret-file (without it: the all-zero key of --insecure-no-secret); a client
@@ -35,13 +36,14 @@ HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 ST_OK, ST_EXISTS, ST_DENIED, ST_INVALID, ST_UNAVAILABLE = 0, 1, 2, 3, 4
 ST_BAD_VERSION, ST_EXPIRED = 6, 7
 MAGIC = 0x41555448
-VERSION = 3
+VERSION = 4
 HDR = struct.Struct(">IBBHQI")
 USER_RE = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
 
 users = {u: b"secret" for u in (b"alice", b"slowpoke", b"sloth", b"victim", b"ghost")}
 args = None
 key = bytes(32)
+tokens = {}  # user -> the creation token of the CREATE that made it
 held = {}  # user -> id of the VERIFY held by --replay-user
 stats = {"conns": 0, "requests": 0}
 
@@ -125,9 +127,11 @@ async def serve(reader, writer):
             if ftype not in (CREATE, VERIFY) or len(payload) < 3:
                 break
             ulen, pwlen = struct.unpack(">BH", payload[:3])
-            if 3 + ulen + pwlen != len(payload):
+            tlen = 16 if ftype == CREATE else 0  # a CREATE's creation token
+            if 3 + tlen + ulen + pwlen != len(payload):
                 break
-            user, pw = payload[3:3 + ulen], payload[3 + ulen:]
+            token = payload[3:3 + tlen]
+            user, pw = payload[3 + tlen:3 + tlen + ulen], payload[3 + tlen + ulen:]
             log("%s %s id=%d budget=%d" % ("CREATE" if ftype == CREATE else "VERIFY",
                                            user.decode(errors="replace"), fid, budget))
             if args.log_requests:
@@ -143,9 +147,10 @@ async def serve(reader, writer):
                 continue
             if ftype == CREATE:
                 if user in users:
-                    st = ST_EXISTS
+                    st = ST_OK if tokens.get(user) == token else ST_EXISTS  # sent again
                 else:
                     users[user] = pw
+                    tokens[user] = token
                     st = ST_OK
                 writer.write(reply(fid, st, ftype, user))
                 continue

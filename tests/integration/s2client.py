@@ -7,7 +7,9 @@ Every connection starts with the link handshake (HELLO, HELLO_ACK checked, AUTH)
 request's type and user; --budget sets the budget of CREATE/VERIFY frames (default 0 = none).
   hello                       handshake; prints the HELLO_ACK status name, or "auth-failed"
                               if server2 did not prove it holds the same secret
-  create USER PASS            prints the REPLY status name (ok, exists, denied, ...)
+  create USER PASS [TOKEN]    prints the REPLY status name (ok, exists, denied, ...); TOKEN:
+                              the creation token, 32 hex digits (default: a random one; the
+                              same token again is the same creation sent again)
   verify USER PASS            likewise
   ping                        likewise
   pipeline N PREFIX PASS      on one connection, sends N requests back to back without
@@ -81,7 +83,7 @@ import time
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 SETPASS, DELETE, INVALIDATE, INVALIDATE_ACK = 8, 9, 10, 11
 MAGIC = 0x41555448
-VERSION = 3
+VERSION = 4
 HDR = struct.Struct(">IBBHQI")
 STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
           "expired"]
@@ -115,10 +117,14 @@ def hello_frame(version=VERSION, fid=0, nonce=bytes(32)):
     return frame(HELLO, fid, struct.pack(">IH", MAGIC, version) + nonce)
 
 
-def cred_frame(ftype, fid, user, password, budget=None):
+def cred_frame(ftype, fid, user, password, budget=None, token=None):
+    """CREATE, VERIFY or DELETE; a CREATE carries its creation token (random by default)."""
     u = user.encode() if isinstance(user, str) else user
     p = password.encode() if isinstance(password, str) else password
-    return frame(ftype, fid, struct.pack(">BH", len(u), len(p)) + u + p,
+    tok = b""
+    if ftype == CREATE:
+        tok = os.urandom(16) if token is None else token
+    return frame(ftype, fid, struct.pack(">BH", len(u), len(p)) + tok + u + p,
                  budget=BUDGET if budget is None else budget)
 
 
@@ -192,13 +198,13 @@ class Conn:
             self.invalidated.append(p[1:].decode())
             self.send(frame(INVALIDATE_ACK, rid))
 
-    def request(self, ftype, fid, user=None, password=None, new=None):
+    def request(self, ftype, fid, user=None, password=None, new=None, token=None):
         if ftype == PING:
             self.send(frame(PING, fid))
         elif ftype == SETPASS:
             self.send(setpass_frame(fid, user, password, new))
         else:
-            self.send(cred_frame(ftype, fid, user, password))
+            self.send(cred_frame(ftype, fid, user, password, token=token))
         rtype, st, rid, p = self.next_reply()
         if rtype != REPLY or rid != fid:
             raise RuntimeError("bad reply: type %d id %d for id %d" % (rtype, rid, fid))
@@ -233,9 +239,13 @@ def cmd_simple(a):
         print(status_name(c.request(SETPASS, 42, a.args[0], a.args[1], a.args[2])))
     elif a.cmd == "delete":
         print(status_name(c.request(DELETE, 42, a.args[0], a.args[1])))
+    elif a.cmd == "create":
+        token = bytes.fromhex(a.args[2]) if len(a.args) > 2 else None
+        if token is not None and len(token) != 16:
+            raise RuntimeError("a creation token is 32 hex digits")
+        print(status_name(c.request(CREATE, 42, a.args[0], a.args[1], token=token)))
     else:
-        ftype = CREATE if a.cmd == "create" else VERIFY
-        print(status_name(c.request(ftype, 42, a.args[0], a.args[1])))
+        print(status_name(c.request(VERIFY, 42, a.args[0], a.args[1])))
     c.close()
     return 0
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_server2.sh - server2 against a real redis-server and mariadbd, in threads and processes
-# mode, driven by s2client.py (common/PROTOCOL.md): create/verify statuses, 200 pipelined
+# mode, driven by s2client.py (common/PROTOCOL.md): create/verify statuses (a creation sent
+# again with its token is answered ok, another creation of the name exists), 200 pipelined
 # requests, every kind of bad input (that connection closes, a second one carries on), the
 # backend killed (UNAVAILABLE) and restarted (OK again by itself), SIGTERM with requests in
 # flight (all answered, exit 0), flags and start-up errors, answers one by one as each is
@@ -113,6 +114,13 @@ suite() {
     check_eq "$n: verify unknown user" "$(cl verify "${u}nobody" "$PW")" denied
     check_eq "$n: create invalid username" "$(cl create "bad name" "$PW")" invalid
     check_eq "$n: verify invalid username" "$(cl verify "a/b" "$PW")" invalid
+    # a creation sent again (its answer lost): the same token is the same creation
+    local tok=0123456789abcdef0123456789abcdef
+    check_eq "$n: create with a token" "$(cl create "${u}tok" "$PW" "$tok")" ok
+    check_eq "$n: the same creation sent again: ok" "$(cl create "${u}tok" "$PW" "$tok")" ok
+    check_eq "$n: another creation of the name: exists" \
+        "$(cl create "${u}tok" "$PW" "${tok%?}0")" exists
+    check_eq "$n: the account created once verifies" "$(cl verify "${u}tok" "$PW")" ok
     check_eq "$n: ping" "$(cl ping)" ok
     check_eq "$n: 200 pipelined requests" "$(cl pipeline 200 "${u}pl" "$PW")" "ok 200"
     for k in garbage oversize reserved badtype nohello reply hello2 dupid ackwrong; do
@@ -146,6 +154,9 @@ suite() {
     check_eq "$n: a deleted account does not verify" "$(cl verify "${u}carol" "${PW}3")" denied
     check_eq "$n: delete again" "$(cl delete "${u}carol" "${PW}3")" denied
     check_eq "$n: a deleted name cannot be taken again" "$(cl create "${u}carol" other)" exists
+    check_eq "$n: ... nor by its own creation sent again" \
+        "$(cl create "${u}tok" "$PW" "$tok")$(cl delete "${u}tok" "$PW")$(cl create \
+            "${u}tok" "$PW" "$tok")" "okokexists"
 
     if [[ $mode == processes ]]; then
         check_ok "$n: 2 worker processes" wait_until 10 has_children 2

@@ -1,5 +1,5 @@
 /*
- * test_frame.c - the server1 <-> server2 frame codec, version 3: round trips of every frame,
+ * test_frame.c - the server1 <-> server2 frame codec, version 4: round trips of every frame,
  * truncation at every length, every limit at the limit and one past it, 64-bit ids and budgets
  * at their edges, the REPLY echo, HELLO/HELLO_ACK/AUTH sizes, malformed headers; and the link
  * authentication (linkauth.h): MACs, secret files.
@@ -18,6 +18,10 @@
 
 #include "frame.h"
 #include "linkauth.h"
+
+/* a creation token */
+static const uint8_t TOK[FRAME_TOKEN_SIZE] = {0xde, 0xad, 0xbe, 0xef, 1, 2,  3,  4,
+                                              5,    6,    7,    8,    9, 10, 11, 0xff};
 
 static void test_frame_roundtrip_cred(void **state)
 {
@@ -52,6 +56,43 @@ static void test_frame_roundtrip_cred(void **state)
     assert_memory_equal(again, buf, n);
 }
 
+/* A CREATE carries its creation token between the lengths and the user; VERIFY and DELETE
+ * have none, and the cred encoder refuses a CREATE (it would have no token). */
+static void test_frame_create_token(void **state)
+{
+    uint8_t buf[FRAME_MAX_SIZE];
+    uint8_t again[FRAME_MAX_SIZE];
+    struct frame f;
+    size_t used = 0;
+    size_t n;
+    const char *why = NULL;
+
+    (void)state;
+    n = frame_encode_create(7, 250, TOK, "alice", 5, "s3cr3t", 6, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 3 + FRAME_TOKEN_SIZE + 5 + 6);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE + 3, TOK, FRAME_TOKEN_SIZE);
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_int_equal(used, n);
+    assert_int_equal(f.type, FRAME_CREATE);
+    assert_memory_equal(f.token, TOK, FRAME_TOKEN_SIZE);
+    assert_string_equal(f.user, "alice");
+    assert_string_equal(f.pass, "s3cr3t");
+    /* the struct encoder writes the same bytes */
+    assert_int_equal(frame_encode(&f, again, sizeof(again)), n);
+    assert_memory_equal(again, buf, n);
+
+    assert_int_equal(frame_encode_cred(FRAME_CREATE, 7, 0, "alice", 5, "pw", 2, buf, sizeof(buf)),
+                     0);
+    /* a CREATE too short to hold its token, and one whose lengths leave no room for it */
+    n = frame_encode_cred(FRAME_VERIFY, 7, 0, "alice", 5, "pw", 2, buf, sizeof(buf));
+    buf[4] = FRAME_CREATE;
+    assert_int_equal(frame_decode(buf, n, &f, &used, &why), FRAME_BAD);
+    assert_string_equal(why, "CREATE payload too short");
+    n = frame_encode_create(7, 0, TOK, "alice", 5, "pw", 2, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE] = 5 + FRAME_TOKEN_SIZE; /* user_len eats the token */
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
+}
+
 static void test_frame_ids_and_budget_at_the_edges(void **state)
 {
     const uint64_t ids[] = {0, 1, 0xffffull, 0x10000ull, 0xffffffffull, 0x100000000ull,
@@ -65,7 +106,7 @@ static void test_frame_ids_and_budget_at_the_edges(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
         for (size_t k = 0; k < sizeof(budgets) / sizeof(budgets[0]); k++) {
-            n = frame_encode_cred(FRAME_CREATE, ids[i], budgets[k], "u", 1, "p", 1, buf,
+            n = frame_encode_create(ids[i], budgets[k], TOK, "u", 1, "p", 1, buf,
                                   sizeof(buf));
             assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
             assert_true(f.id == ids[i]);
@@ -99,9 +140,9 @@ static void test_frame_roundtrip_handshake(void **state)
         in.nonce[i] = (uint8_t)(i * 7 + 1);
     n = frame_encode(&in, buf, sizeof(buf));
     assert_int_equal(n, FRAME_HEADER_SIZE + 38);
-    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x03", 6);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x04", 6);
     assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.version, 3);
+    assert_int_equal(out.version, 4);
     assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
 
     memset(&in, 0, sizeof(in));
@@ -291,7 +332,7 @@ static void test_frame_truncated_needs_more(void **state)
     uint8_t buf[FRAME_MAX_SIZE];
     struct frame f;
     size_t used;
-    size_t n = frame_encode_cred(FRAME_CREATE, 1, 0, "bob", 3, "pw", 2, buf, sizeof(buf));
+    size_t n = frame_encode_create(1, 0, TOK, "bob", 3, "pw", 2, buf, sizeof(buf));
 
     (void)state;
     for (size_t len = 0; len < n; len++)
@@ -304,7 +345,7 @@ static void test_frame_two_in_one_buffer(void **state)
     uint8_t buf[2 * FRAME_MAX_SIZE];
     struct frame f;
     size_t used;
-    size_t a = frame_encode_cred(FRAME_CREATE, 1, 0, "bob", 3, "pw", 2, buf, sizeof(buf));
+    size_t a = frame_encode_create(1, 0, TOK, "bob", 3, "pw", 2, buf, sizeof(buf));
     size_t b = frame_encode_reply(2, FRAME_ST_OK, FRAME_CREATE, "bob", 3, buf + a,
                                   sizeof(buf) - a);
 
@@ -328,7 +369,7 @@ static void test_frame_limits(void **state)
     memset(user, 'u', sizeof(user));
     memset(pass, 'p', sizeof(pass));
     /* exactly at the limits: accepted */
-    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, ACCOUNT_USER_MAX, pass, ACCOUNT_PASS_MAX, buf,
+    n = frame_encode_create(9, 0, TOK, user, ACCOUNT_USER_MAX, pass, ACCOUNT_PASS_MAX, buf,
                           sizeof(buf));
     assert_true(n > 0);
     assert_true(n <= FRAME_MAX_SIZE);
@@ -336,20 +377,20 @@ static void test_frame_limits(void **state)
     assert_int_equal(f.user_len, ACCOUNT_USER_MAX);
     assert_int_equal(f.pass_len, ACCOUNT_PASS_MAX);
     /* one past: refused by the encoder */
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, ACCOUNT_USER_MAX + 1, pass, 1,
+    assert_int_equal(frame_encode_create(9, 0, TOK, user, ACCOUNT_USER_MAX + 1, pass, 1,
                                        buf, sizeof(buf)),
                      0);
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, 1, pass, ACCOUNT_PASS_MAX + 1,
+    assert_int_equal(frame_encode_create(9, 0, TOK, user, 1, pass, ACCOUNT_PASS_MAX + 1,
                                        buf, sizeof(buf)),
                      0);
     /* too small an output buffer */
-    assert_int_equal(frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, 30), 0);
+    assert_int_equal(frame_encode_create(9, 0, TOK, user, 10, pass, 10, buf, 30), 0);
 
     /* one past, forged on the wire: refused by the decoder */
-    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, sizeof(buf));
+    n = frame_encode_create(9, 0, TOK, user, 10, pass, 10, buf, sizeof(buf));
     buf[FRAME_HEADER_SIZE] = ACCOUNT_USER_MAX + 1;
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
-    n = frame_encode_cred(FRAME_CREATE, 9, 0, user, 10, pass, 10, buf, sizeof(buf));
+    n = frame_encode_create(9, 0, TOK, user, 10, pass, 10, buf, sizeof(buf));
     buf[FRAME_HEADER_SIZE + 1] = (ACCOUNT_PASS_MAX + 1) >> 8;
     buf[FRAME_HEADER_SIZE + 2] = (ACCOUNT_PASS_MAX + 1) & 0xff;
     assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_BAD);
@@ -503,6 +544,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_roundtrip_cred),
+        cmocka_unit_test(test_frame_create_token),
         cmocka_unit_test(test_frame_ids_and_budget_at_the_edges),
         cmocka_unit_test(test_frame_roundtrip_handshake),
         cmocka_unit_test(test_frame_reply_echo),

@@ -22,6 +22,7 @@
 #include "log.h"
 
 #include "../../server2/auth.h"
+#include "../../server2/record.h"
 
 #define FAKE_MAX_USERS 64
 
@@ -34,6 +35,8 @@ static struct {
     bool fail_batch; /* batch() returns -1: the connection broke */
     int fail_next;   /* ... for this many more calls only */
     bool ping_fails; /* ping() says the connection is dead */
+    int fail_after_apply; /* a batch holding an op of this kind is applied, then returns -1
+                           * (the connection broke before the replies): once */
     int pings;
     const char *error_user;       /* ops on this user fail alone with BACKEND_ST_ERROR */
     const char *unavailable_user; /* ... with BACKEND_ST_UNAVAILABLE */
@@ -85,6 +88,16 @@ static int fake_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     }
     for (size_t i = 0; i < n; i++) {
         struct backend_op *op = &ops[i];
+        if (op->kind == BACKEND_OP_REPLACE) { /* alone in its batch: a compare-and-set */
+            int u = find_user(op->user);
+            assert_int_equal(n, 1);
+            op->status = BACKEND_ST_NOTFOUND;
+            if (u >= 0 && strcmp(fake.hashes[u], op->expect) == 0) {
+                snprintf(fake.hashes[u], sizeof(fake.hashes[0]), "%s", op->hash);
+                op->status = BACKEND_ST_OK;
+            }
+            break;
+        }
         /* the contract: creates first; a name at most once per kind */
         if (op->kind == BACKEND_OP_CREATE)
             assert_false(seen_lookup);
@@ -108,7 +121,10 @@ static int fake_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         if (op->kind == BACKEND_OP_CREATE) {
             fake.last_creates++;
             if (u >= 0) {
-                op->status = BACKEND_ST_EXISTS;
+                op->status = record_same_creation(fake.hashes[u], strlen(fake.hashes[u]),
+                                                  op->hash, strlen(op->hash))
+                                 ? BACKEND_ST_OK
+                                 : BACKEND_ST_EXISTS;
             } else {
                 assert_true(fake.nusers < FAKE_MAX_USERS);
                 snprintf(fake.users[fake.nusers], sizeof(fake.users[0]), "%s", op->user);
@@ -124,6 +140,13 @@ static int fake_batch(void *conn, struct backend_op *ops, size_t n, char *err)
                 op->status = BACKEND_ST_OK;
                 snprintf(op->stored, sizeof(op->stored), "%s", fake.hashes[u]);
             }
+        }
+    }
+    for (size_t i = 0; fake.fail_after_apply != 0 && i < n; i++) {
+        if ((int)ops[i].kind == fake.fail_after_apply) {
+            fake.fail_after_apply = 0;
+            snprintf(err, BACKEND_ERR_LEN, "fake: connection reset after the write");
+            return -1;
         }
     }
     return 0;
@@ -192,6 +215,7 @@ static struct s2_job job(uint8_t type, const char *user, const char *pass)
     j.pass_len = (uint16_t)strlen(pass);
     memcpy(j.user, user, j.user_len);
     memcpy(j.pass, pass, j.pass_len);
+    memcpy(j.token, &j.id, sizeof(j.id)); /* every job a creation of its own */
     return j;
 }
 
@@ -246,9 +270,10 @@ static void test_s2_auth_mixed_batch(void **state)
     assert_int_equal(fake.batches, 1);
     assert_int_equal(fake.last_creates, 2);
     assert_int_equal(fake.last_lookups, 3);
-    /* stored as an argon2id string, never the password */
+    /* stored as a record: the creation's token, then an argon2id string, never the password */
     assert_int_equal(fake.nusers, 2);
-    assert_memory_equal(fake.hashes[0], "$argon2id$", 10);
+    assert_memory_equal(fake.hashes[0], "c:", 2);
+    assert_memory_equal(record_hash(fake.hashes[0]), "$argon2id$", 10);
     assert_null(strstr(fake.hashes[0], "pw-a"));
 
     /* a batch of only invalid requests does not touch the database */
@@ -294,6 +319,53 @@ static void test_s2_auth_duplicate_create(void **state)
     assert_int_equal(jobs[3].status, FRAME_ST_DENIED);
     assert_int_equal(fake.last_creates, 1);
     assert_int_equal(fake.last_lookups, 1);
+    s2_auth_free(a);
+}
+
+/*
+ * A creation sent again (the same token: its first answer was lost) is answered OK, in a later
+ * batch or in the same one, and the account keeps the record first stored; another creation
+ * of the name, or the same token once the account was deleted, gets EXISTS.
+ */
+static void test_s2_auth_create_sent_again(void **state)
+{
+    struct s2_auth *a = new_auth(NULL);
+    struct s2_job jobs[3];
+    struct s2_job first = job(FRAME_CREATE, "erin", "pw-e");
+    char stored[BACKEND_HASH_MAX];
+
+    (void)state;
+    jobs[0] = first;
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    snprintf(stored, sizeof(stored), "%s", fake.hashes[find_user("erin")]);
+
+    jobs[0] = first; /* sent again: a new id, the same token */
+    jobs[0].id = 1000;
+    jobs[1] = job(FRAME_CREATE, "erin", "pw-e"); /* another creation of the name */
+    s2_auth_batch(a, jobs, 2);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    assert_int_equal(jobs[1].status, FRAME_ST_EXISTS);
+    assert_string_equal(fake.hashes[find_user("erin")], stored); /* the first record stays */
+
+    /* twice in one batch (the second sending arrived before the first was worked) */
+    jobs[0] = job(FRAME_CREATE, "fay", "pw-f");
+    jobs[1] = jobs[0];
+    jobs[1].id = 1001;
+    jobs[2] = job(FRAME_CREATE, "fay", "pw-f");
+    s2_auth_batch(a, jobs, 3);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    assert_int_equal(jobs[1].status, FRAME_ST_OK);
+    assert_int_equal(jobs[2].status, FRAME_ST_EXISTS);
+    jobs[0] = job(FRAME_VERIFY, "fay", "pw-f");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+
+    /* deleted: the tombstone carries no token */
+    snprintf(fake.hashes[find_user("erin")], BACKEND_HASH_MAX, "%s", RECORD_TOMBSTONE);
+    jobs[0] = first;
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_EXISTS);
     s2_auth_free(a);
 }
 
@@ -369,13 +441,41 @@ static void test_s2_auth_stale_connection_retry(void **state)
     assert_int_equal(fake.connects, 2);
     sleep_ms(BACKEND_RETRY_MS + 50);
 
-    fake.fail_next = 1;
+    /* a batch with a create is sent again too: applied before the connection broke, the
+     * create is found as its own creation the second time */
+    fake.fail_after_apply = BACKEND_OP_CREATE;
     jobs[0] = job(FRAME_CREATE, "gus", "pw");
+    jobs[1] = job(FRAME_VERIFY, "frank", "pw");
+    s2_auth_batch(a, jobs, 2);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    assert_int_equal(jobs[1].status, FRAME_ST_OK);
+    assert_int_equal(fake.batches, 5);
+    assert_int_equal(fake.connects, 3);
+    sleep_ms(BACKEND_RETRY_MS + 50);
+
+    /* twice in a row: UNAVAILABLE (one retry only) */
+    fake.fail_next = 2;
+    jobs[0] = job(FRAME_CREATE, "hal", "pw");
     jobs[1] = job(FRAME_VERIFY, "frank", "pw");
     s2_auth_batch(a, jobs, 2);
     assert_int_equal(jobs[0].status, FRAME_ST_UNAVAILABLE);
     assert_int_equal(jobs[1].status, FRAME_ST_UNAVAILABLE);
-    assert_int_equal(fake.batches, 4);
+    assert_int_equal(fake.batches, 7);
+    sleep_ms(BACKEND_RETRY_MS + 50);
+
+    /* a password change applied before the connection broke is not sent again (its
+     * compare-and-set would fail): UNAVAILABLE, and the new password is in place */
+    fake.fail_after_apply = BACKEND_OP_REPLACE;
+    jobs[0] = job(FRAME_SETPASS, "frank", "pw");
+    snprintf(jobs[0].new_pass, sizeof(jobs[0].new_pass), "pw2");
+    jobs[0].new_len = 3;
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_UNAVAILABLE);
+    assert_int_equal(fake.batches, 9); /* the lookup and one replace */
+    sleep_ms(BACKEND_RETRY_MS + 50);
+    jobs[0] = job(FRAME_VERIFY, "frank", "pw2");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
     s2_auth_free(a);
     assert_int_equal(fake.open_conns, 0);
 }
@@ -396,15 +496,12 @@ static void test_s2_auth_stale_after_restart(void **state)
     assert_true(s2_auth_connect(a2));
     assert_int_equal(fake.connects, 2);
     sleep_ms(BACKEND_RETRY_MS + 50);
-    fake.fail_next = 1; /* worker 1 finds its connection broken */
+    fake.fail_next = 1; /* worker 1 finds its connection broken (down), reconnects (up) */
     jobs[0] = job(FRAME_CREATE, "nell", "pw");
-    s2_auth_batch(a1, jobs, 1);
-    assert_int_equal(jobs[0].status, FRAME_ST_UNAVAILABLE);
-    assert_int_equal(backend_health_state(&health), BACKEND_STATE_DOWN);
-    jobs[0] = job(FRAME_CREATE, "nell", "pw"); /* worker 1 reconnects: up again */
     s2_auth_batch(a1, jobs, 1);
     assert_int_equal(jobs[0].status, FRAME_ST_OK);
     assert_int_equal(fake.connects, 3);
+    assert_int_equal(backend_health_state(&health), BACKEND_STATE_UP);
     jobs[0] = job(FRAME_CREATE, "otto", "pw"); /* worker 2: new connection first */
     s2_auth_batch(a2, jobs, 1);
     assert_int_equal(jobs[0].status, FRAME_ST_OK);
@@ -725,6 +822,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_s2_auth_mixed_batch, setup),
         cmocka_unit_test_setup(test_s2_auth_duplicate_create, setup),
+        cmocka_unit_test_setup(test_s2_auth_create_sent_again, setup),
         cmocka_unit_test_setup(test_s2_auth_backend_failure, setup),
         cmocka_unit_test_setup(test_s2_auth_stale_connection_retry, setup),
         cmocka_unit_test_setup(test_s2_auth_stale_after_restart, setup),
