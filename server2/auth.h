@@ -109,7 +109,8 @@ void s2_auth_set_hasher(struct s2_auth *a, const struct s2_auth_hasher *h);
  */
 void s2_auth_set_group_hash(struct s2_auth *a, uint64_t ns);
 
-/* Idle probe: connects now if not connected (see backend.h); true if connected. */
+/* Idle probe: connects now if not connected, or anew if outdated (see backend.h); true if
+ * connected. */
 bool s2_auth_connect(struct s2_auth *a);
 bool s2_auth_connected(const struct s2_auth *a);
 

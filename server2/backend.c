@@ -70,6 +70,13 @@ enum backend_state backend_health_state(struct backend_health *h)
     return st;
 }
 
+void backend_health_moved(struct backend_health *h)
+{
+    health_lock(h);
+    atomic_fetch_add(&h->epoch, 1);
+    pthread_mutex_unlock(&h->mu);
+}
+
 /* A connect succeeded: UP (logged on transition); returns the epoch the connection belongs to. */
 static uint64_t health_connected(struct backend_health *h)
 {
@@ -165,10 +172,28 @@ bool backend_session_ready(struct backend_session *s, uint64_t now_ns)
     return session_connect(s, now_ns);
 }
 
+/* Closes the session's connection; the next batch or probe connects at once. */
+static void drop(struct backend_session *s, const char *why)
+{
+    log_debug("reconnecting to the backend: %s", why);
+    s->ops->close(s->conn);
+    s->conn = NULL;
+    s->last_attempt_ns = 0; /* reconnect now, not after the retry interval */
+}
+
+static bool outdated(const struct backend_session *s)
+{
+    return s->conn_epoch != atomic_load_explicit(&s->health->epoch, memory_order_relaxed);
+}
+
+#define OUTDATED_WHY "it was made before the backend's last restart or failover"
+
 bool backend_session_probe(struct backend_session *s, uint64_t now_ns)
 {
-    if (s->conn != NULL)
+    if (s->conn != NULL && !outdated(s))
         return true;
+    if (s->conn != NULL)
+        drop(s, OUTDATED_WHY);
     return session_connect(s, now_ns);
 }
 
@@ -179,19 +204,15 @@ static void drop_if_stale(struct backend_session *s, uint64_t now_ns)
 
     if (s->conn == NULL)
         return;
-    if (s->conn_epoch != atomic_load_explicit(&s->health->epoch, memory_order_relaxed))
-        why = "it was made before the backend's last restart";
+    if (outdated(s))
+        why = OUTDATED_WHY;
     else if (now_ns - s->last_used_ns >= IDLE_CHECK_NS && s->ops->ping != NULL &&
              s->ops->ping(s->conn) < 0)
         why = "it was idle and does not answer a ping";
     else if (now_ns - s->last_used_ns >= IDLE_CHECK_NS)
         s->last_used_ns = now_ns;
-    if (why == NULL)
-        return;
-    log_debug("reconnecting to the backend: %s", why);
-    s->ops->close(s->conn);
-    s->conn = NULL;
-    s->last_attempt_ns = 0; /* reconnect now, not after the retry interval */
+    if (why != NULL)
+        drop(s, why);
 }
 
 static bool has_replace(const struct backend_op *ops, size_t n)

@@ -106,6 +106,13 @@ void backend_library_end(void);
 /* Their MySQL part, in backend_mysql.c. */
 int backend_mysql_library_init(void);
 void backend_mysql_library_end(void);
+/*
+ * Redis Sentinel: the primary of u->master as named by the first Sentinel of the URL that
+ * answers (the node a new connection goes to): 0 with its address (host: cap bytes), or -1
+ * with a reason in err (BACKEND_ERR_LEN bytes).
+ */
+int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size_t cap,
+                                   int *port, char *err);
 /* The client flags backend_mysql connects with (never CLIENT_MULTI_STATEMENTS). */
 unsigned long backend_mysql_client_flags(void);
 /* The number of rows a prepared statement for n names is made for: n rounded up to 2^k. */
@@ -120,7 +127,8 @@ enum backend_state {
 struct backend_health {
     pthread_mutex_t mu; /* protects every field below; robust, process-shared if asked */
     enum backend_state state;
-    _Atomic uint64_t epoch; /* incremented at every transition to UP (written under mu) */
+    _Atomic uint64_t epoch; /* incremented at every transition to UP, and when the primary
+                             * moved (written under mu) */
     uint64_t last_query_err_ns;
     unsigned query_errs_suppressed;
     char desc[512]; /* the URL without its password, for log lines; immutable */
@@ -131,6 +139,11 @@ void backend_health_init(struct backend_health *h, const struct backend_url *url
                          bool process_shared);
 void backend_health_release(struct backend_health *h);
 enum backend_state backend_health_state(struct backend_health *h);
+/*
+ * The database's primary moved (Redis Sentinel announced a failover): every session drops its
+ * connection before its next batch and connects anew, as after a restart. Thread-safe.
+ */
+void backend_health_moved(struct backend_health *h);
 
 struct backend_session {
     const struct backend_ops *ops;
@@ -153,7 +166,11 @@ void backend_session_init(struct backend_session *s, const struct backend_ops *o
  * fail for the sake of the retry interval).
  */
 bool backend_session_ready(struct backend_session *s, uint64_t now_ns);
-/* Idle probe: connects now if disconnected, outside the batches' retry interval. */
+/*
+ * Idle probe: connects now if disconnected, outside the batches' retry interval, or anew if
+ * the connection was made before the backend's last restart or failover (so an idle worker
+ * leaves a demoted primary too).
+ */
 bool backend_session_probe(struct backend_session *s, uint64_t now_ns);
 /* Runs a batch (connecting first if needed): 0, or -1 = backend unavailable for the batch. */
 int backend_session_batch(struct backend_session *s, struct backend_op *ops, size_t n,

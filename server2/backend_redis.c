@@ -127,6 +127,15 @@ static int ask_sentinel(const struct backend_url *u, const struct backend_host *
     return rc;
 }
 
+int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size_t cap,
+                                   int *port, char *err)
+{
+    for (unsigned i = 0; i < u->nhosts; i++)
+        if (ask_sentinel(u, &u->hosts[i], host, cap, port, err) == 0)
+            return 0;
+    return -1;
+}
+
 /* Whether c says it is a primary (ROLE); -1 with err if it cannot say. */
 static int is_primary(redisContext *c, char *err)
 {
@@ -163,6 +172,15 @@ static int log_in(redisContext *c, const struct backend_url *u, char *err)
             if (simple_command(c, 2, argv, lens, "AUTH", err) < 0)
                 return -1;
         }
+    }
+    {
+        /* named, so that an operator sees server2's connections in CLIENT LIST; an ACL user
+         * may not be allowed to: then unnamed */
+        const char *argv[3] = {"CLIENT", "SETNAME", "server2"};
+        size_t lens[3] = {6, 7, 7};
+        if (simple_command(c, 3, argv, lens, "CLIENT SETNAME", err) < 0 && c->err != 0)
+            return -1;
+        err[0] = '\0';
     }
     if (u->redis_db != 0) {
         char db[16];

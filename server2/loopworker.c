@@ -11,6 +11,7 @@
 
 #include "ioloop.h"
 #include "log.h"
+#include "sentinelwatch.h"
 #include "workq.h"
 #include "xalloc.h"
 
@@ -80,8 +81,7 @@ static void on_reconnect_timer(evutil_socket_t fd, short what, void *arg)
     struct worker *w = arg;
     UNUSED(fd);
     UNUSED(what);
-    if (!s2_auth_connected(w->auth))
-        s2_auth_connect(w->auth);
+    s2_auth_connect(w->auth); /* connects, or replaces an outdated connection */
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)
@@ -103,6 +103,7 @@ int s2_loopworker_run(const struct s2_loopworker_params *p, struct s2_auth_stats
     const struct backend_ops *ops = backend_ops_for(&cfg->backend);
     struct worker w = {.cfg = cfg, .cache = p->cache};
     struct event *reconnect = NULL;
+    struct sentinelwatch *watch = NULL;
     struct timeval every = {.tv_sec = IDLE_RECONNECT_MS / 1000,
                             .tv_usec = (IDLE_RECONNECT_MS % 1000) * 1000};
     struct s2_ioloop_params lp = {
@@ -153,7 +154,10 @@ int s2_loopworker_run(const struct s2_loopworker_params *p, struct s2_auth_stats
         }
     }
     s2_auth_connect(w.auth);
+    if (p->index == 0 && cfg->backend.sentinel)
+        watch = sentinelwatch_start(&cfg->backend, p->health);
     rc = s2_ioloop_run(w.loop) == 0 ? 0 : 1;
+    sentinelwatch_stop(watch);
     s2_auth_get_stats(w.auth, stats);
     stats->rejected = w.queue.rejected;
     s2_ioloop_get_stats(w.loop, io);

@@ -34,7 +34,8 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
                               VERIFY's status (expired when the CREATE kept the worker busy)
   until STATUS create|verify USER PASS TIMEOUT
                               repeats the request (reconnecting as needed) until it gets
-                              STATUS; prints "STATUS after N ms", or "timeout (last: X)"
+                              STATUS; prints "STATUS after N ms", or "timeout (last: X)"; a
+                              create is one creation sent again (the same token)
   flood N PREFIX PASS VUSER VPASS
                               on one connection, a VERIFY of VUSER (so that it is in the
                               cache of the process serving the connection), N creates of
@@ -422,6 +423,7 @@ def cmd_conns(a):
 def cmd_until(a):
     want, op, user, pw, timeout = a.args[0], a.args[1], a.args[2], a.args[3], float(a.args[4])
     ftype = CREATE if op == "create" else VERIFY
+    token = os.urandom(16)  # one creation, sent until it gets its answer
     start = time.monotonic()
     last = "none"
     c = None
@@ -430,7 +432,7 @@ def cmd_until(a):
             if c is None:
                 c = Conn(a.host, a.port, timeout=5)
                 c.hello()
-            last = status_name(c.request(ftype, 5, user, pw))
+            last = status_name(c.request(ftype, 5, user, pw, token=token))
             if last == want:
                 print("%s after %d ms" % (want, (time.monotonic() - start) * 1000))
                 return 0

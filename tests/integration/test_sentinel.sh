@@ -5,7 +5,9 @@
 # SIGKILLed; the Sentinels promote a replica (the other follows it) and server2 follows. Every
 # account whose CREATE was answered ok must verify afterwards (lost = 0: --redis-wait 1 answers
 # ok only once a replica has it), and the window in which creations failed must be within
-# down-after-milliseconds + 2 s. Also: a Sentinel URL naming an unknown master is reported.
+# down-after-milliseconds + 2 s. Then an announced failover (SENTINEL FAILOVER, the primary
+# demoted, not killed): server2 leaves the old primary on +switch-master, without waiting for a
+# write to meet READONLY. Also: a Sentinel URL naming an unknown master is reported.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -97,6 +99,29 @@ check_ok "error window ${window} ms <= down-after-milliseconds + 2000" \
     test "$window" -le $((DOWN_AFTER_MS + 2000))
 check_eq "every acknowledged account verifies after the failover" \
     "$(s2 verifyall "$ITEST_DIR/churn.txt" pw12345 | cut -d' ' -f1,2)" "lost 0"
+
+# An announced failover (SENTINEL FAILOVER): the primary is demoted, not killed, so reads alone
+# would never meet READONLY there; server2 follows +switch-master and leaves it, idle or not.
+primary_port() { scli "${SPORTS[0]}" sentinel get-master-addr-by-name mymaster | sed -n 2p; }
+named() { rcli "$1" client list | grep -c 'name=server2' || true; }
+OLD=$(primary_port)
+check_ok "server2's connections are on the primary ($OLD)" wait_until 5 test "$(named "$OLD")" -ge 1
+failover() {
+    scli "${SPORTS[0]}" sentinel failover mymaster >/dev/null
+    sleep 0.5
+    [[ $(primary_port) != "$OLD" ]]
+}
+check_ok "SENTINEL FAILOVER moved the primary" wait_until 30 failover
+NEW=$(primary_port)
+check_ok "server2 heard +switch-master" \
+    wait_until 5 grep -q "the primary of 'mymaster' moved" "$ITEST_DIR/server2.log"
+check_ok "... and left the demoted primary without a request ($(named "$OLD") connections)" \
+    wait_until 10 test "$(named "$OLD")" -eq 0
+check_eq "a VERIFY after the announced failover" "$(s2 verify first pw12345)" ok
+check_ok "... served by the new primary ($NEW)" test "$(named "$NEW")" -ge 1
+# (its one replica is the demoted node, which must first resynchronise: WAIT 1 refuses until then)
+out=$(s2 until ok create second pw12345 20)
+check_ok "a CREATE after it, once the demoted node is a replica ($out)" grep -q '^ok after' <<<"$out"
 
 # a Sentinel URL with an unknown master: server2 starts, says why, answers unavailable
 P=$(itest_server2 server2-nosuch "${URL%/mymaster}/nosuch" "$ITEST_DIR/a/password" --workers 1)
