@@ -189,7 +189,7 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                 fprintf(out,
                         "N*_pred = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
                         "%.4f ms\n",
-                        a->knee_pred, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
+                        a->knee_law, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
             fprintf(out, "bottleneck at X max: %s (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
         } else {
@@ -649,7 +649,7 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ", \"d_source\": ");
     json_str(f, a->d_source ? a->d_source : "");
     fprintf(f, ", \"nstar_pred\": ");
-    json_num(f, a->knee_pred);
+    json_num(f, a->knee_law);
     fprintf(f, ", \"bottleneck\": ");
     if (a->xmax >= 0 && a->pts[a->xmax].bottleneck >= 0)
         json_str(f, bottleneck_name(&a->pts[a->xmax]));
@@ -725,7 +725,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                 fprintf(f,
                         "- **N\\*_pred = (D + Z) / D_max = %.1f** with D = %s = %.4f ms, "
                         "Z = %.3f ms, D_max = %.4f ms (at X max)\n",
-                        a->knee_pred, a->d_source, a->d_s * 1e3, a->z_s * 1e3, m->dmax_s * 1e3);
+                        a->knee_law, a->d_source, a->d_s * 1e3, a->z_s * 1e3, m->dmax_s * 1e3);
             top_user(tu, sizeof(tu), &run->points[a->xmax], m);
             fprintf(f, "- **bottleneck: %s** (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
