@@ -77,8 +77,9 @@ static double loadgen_cores(const struct lg_monitor_result *m)
     return 0;
 }
 
-void lg_analysis_model_obs(const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
-                           struct lg_model_obs *o)
+/* The model's view of point i: N, X, R, the machine's CPU, the disks and Redis. */
+static void model_obs(const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
+                      struct lg_model_obs *o)
 {
     const struct lg_point_analysis *pa = &a->pts[i];
 
@@ -106,7 +107,7 @@ static void model(const struct lg_run *run, struct lg_run_analysis *a)
     struct lg_model_in in = {.z_s = a->z_s, .pts = obs, .npts = run->npoints};
 
     for (unsigned i = 0; i < run->npoints; i++) {
-        lg_analysis_model_obs(run, a, i, &obs[i]);
+        model_obs(run, a, i, &obs[i]);
         if (in.ncpu == 0 && run->points[i].mon.nsamples >= 2)
             in.ncpu = run->points[i].mon.ncpu;
     }

@@ -66,9 +66,6 @@ struct lg_run_analysis {
  */
 void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a);
 void lg_analysis_release(struct lg_run_analysis *a);
-/* The model's view of point i of a run: N, X, R, the machine's CPU, disks and Redis. */
-void lg_analysis_model_obs(const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
-                           struct lg_model_obs *o);
 /* The figures of one request type (or LG_REQ_ALL) of a point. */
 void lg_figures_of(const struct lg_stats *s, double window_s, struct lg_figures *f);
 
