@@ -77,6 +77,50 @@ static double loadgen_cores(const struct lg_monitor_result *m)
     return 0;
 }
 
+/* The model's view of point i: N, X, R, the machine's CPU, the disks and Redis. */
+static void model_obs(const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
+                      struct lg_model_obs *o)
+{
+    const struct lg_point_analysis *pa = &a->pts[i];
+
+    memset(o, 0, sizeof(*o));
+    o->n = run->points[i].users;
+    o->x = pa->f[LG_REQ_ALL].x;
+    o->r_s = pa->f[LG_REQ_ALL].r_mean_s;
+    o->cpu_util = NAN;
+    for (unsigned r = 0; r < pa->nres; r++) {
+        const struct lg_resource *res = &pa->res[r];
+        if (strcmp(res->name, "cpu") == 0) {
+            o->cpu_util = res->util;
+        } else if ((strncmp(res->name, "disk:", 5) == 0 || strcmp(res->name, "redis") == 0) &&
+                   o->nq < LG_MODEL_MAX_QUEUES) {
+            snprintf(o->qname[o->nq], LG_RES_NAME, "%s", res->name);
+            o->qutil[o->nq++] = res->util;
+        }
+    }
+}
+
+/* The sweep's queueing model (closed loop: an open loop has no population to solve for). */
+static void model(const struct lg_run *run, struct lg_run_analysis *a)
+{
+    struct lg_model_obs *obs = xcalloc(run->npoints + 1, sizeof(*obs));
+    struct lg_model_in in = {.z_s = a->z_s, .pts = obs, .npts = run->npoints};
+
+    for (unsigned i = 0; i < run->npoints; i++) {
+        model_obs(run, a, i, &obs[i]);
+        if (in.ncpu == 0 && run->points[i].mon.nsamples >= 2)
+            in.ncpu = run->points[i].mon.ncpu;
+    }
+    if (a->closed_loop) {
+        lg_model_fit(&in, &a->model);
+    } else {
+        memset(&a->model, 0, sizeof(a->model));
+        snprintf(a->model.why, sizeof(a->model.why), "open loop");
+        a->model.base = a->model.knee_n1 = a->model.knee_pern = a->model.nstar = -1;
+    }
+    free(obs);
+}
+
 void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
@@ -149,12 +193,14 @@ void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a)
     if (a->closed_loop)
         a->nstar = lg_sweep_nstar(sp, run->npoints);
     if (a->xmax >= 0)
-        a->knee_pred = lg_knee(a->d_s, a->z_s, a->pts[a->xmax].dmax_s);
+        a->knee_law = lg_knee(a->d_s, a->z_s, a->pts[a->xmax].dmax_s);
     free(sp);
+    model(run, a);
 }
 
 void lg_analysis_release(struct lg_run_analysis *a)
 {
+    lg_model_release(&a->model);
     free(a->pts);
     a->pts = NULL;
 }

@@ -2,11 +2,15 @@
  * analysis.h - turns a run's raw points into the figures the reports print: throughput X,
  * response time R (mean and percentiles), errors, Little's-law check, the resources with their
  * utilization U and demand D = U / X, the bottleneck (largest D), the asymptotic bounds, and
- * for the sweep N*, R at N*, X max and the predicted knee N*_pred = (D + Z) / D_max.
+ * for the sweep N*, R at N*, X max, the textbook law N*_law = (D + Z) / D_max, and the
+ * queueing model of the sweep (model.h: exact MVA, its predicted X, R and knee beside the
+ * measured ones, from the demands of N = 1 and from each point's own).
  * D (the demand of one request with no queueing) is R measured at N = 1 when the run has that
  * point (always so for --sweep auto), otherwise the smallest measured R, an overestimate.
- * D_max for N*_pred is taken at the point of maximum throughput, where demands are measured
- * at the highest utilization. Pure computation over struct lg_run; no I/O.
+ * D_max for N*_law is taken at the point of maximum throughput, where demands are measured
+ * at the highest utilization. N*_law assumes one server, demands that do not change with N and
+ * no latency outside the resources: it misses the knee by far on a 2-core machine whose
+ * servers batch (see README). Pure computation over struct lg_run; no I/O.
  */
 #ifndef LG_ANALYSIS_H
 #define LG_ANALYSIS_H
@@ -15,6 +19,7 @@
 #include <stdint.h>
 
 #include "laws.h"
+#include "model.h"
 #include "run.h"
 
 #define LG_ANA_RES (2 + LG_MON_GROUPS + LG_MON_DISKS)
@@ -46,11 +51,12 @@ struct lg_run_analysis {
     unsigned npts;
     bool closed_loop;
     double z_s;
-    double d_s;           /* D used for bounds and N*_pred */
+    double d_s;           /* D used for bounds and N*_law */
     const char *d_source; /* "R(1)" or "min R" */
     int nstar;            /* index of N*, -1 when no point */
     int xmax;             /* index of the maximum throughput */
-    double knee_pred;     /* (D + Z) / D_max at xmax */
+    double knee_law;      /* (D + Z) / D_max at xmax */
+    struct lg_model_out model; /* closed loop only (model.ok false otherwise) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "opts.h"
 
 #define LG_DEFAULT_URL "http://127.0.0.1:8080"
@@ -42,11 +43,13 @@ enum {
     OPT_WATCH_COMM,
     OPT_REDIS_PORT,
     OPT_PIN_CPUS,
+    OPT_PREDICT_ONLY,
 };
 
 static const struct option lg_longopts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
+    {"predict-only", required_argument, NULL, OPT_PREDICT_ONLY},
     {"verbose", no_argument, NULL, 'v'},
     {"url", required_argument, NULL, OPT_URL},
     {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
@@ -186,11 +189,20 @@ void lg_config_usage(FILE *out)
         "  -V, --version           print version, compiler and flags\n"
         "  -h, --help              print this help\n"
         "\n"
+        "Model only (measures nothing):\n"
+        "  --predict-only RUN.json the queueing model (exact MVA) of a run loadgen wrote, e.g. a\n"
+        "                          short --sweep 1,4: X(N), R(N) and the knee for N up to\n"
+        "                          --max-users (at most %u), from demands D(N) = a + b / N\n"
+        "                          fitted through N = 1 and N = 4 (a fixed part and a part a\n"
+        "                          batch shares; when they fall faster than 1 / N, beyond N = 4\n"
+        "                          all of D(4) is taken as shared) and from the N = 1 demands\n"
+        "                          alone; then the file's own points against the model\n"
+        "\n"
         "Closed-loop latency is service time under coordinated omission: always read it with\n"
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, d.put_size, d.seed, d.max_users,
-        d.sample_ms);
+        d.sample_ms, LG_MODEL_PREDICT_MAX);
 }
 
 void lg_config_version(FILE *out)
@@ -442,6 +454,11 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             return 1;
         case 'v':
             cfg->verbose++;
+            break;
+        case OPT_PREDICT_ONLY:
+            rc = optarg[0] == '\0' ? flag_result(-1, "--predict-only", "give a run.json", err)
+                                    : copy_str(cfg->predict_path, sizeof(cfg->predict_path),
+                                               optarg, "--predict-only", err);
             break;
         case OPT_URL:
             rc = copy_str(cfg->url, sizeof(cfg->url), optarg, "--url", err);
@@ -696,6 +713,15 @@ int lg_config_validate(struct lg_config *cfg, char *err)
 {
     char terr[LG_TARGET_ERR_LEN];
     bool open_loop = cfg->rate > 0;
+
+    if (cfg->predict_path[0] != '\0') {
+        if (cfg->max_users > LG_MODEL_PREDICT_MAX) {
+            snprintf(err, LG_ERR_LEN, "--max-users with --predict-only: at most %u",
+                     LG_MODEL_PREDICT_MAX);
+            return -1;
+        }
+        return 0; /* nothing is measured: the other flags do not matter */
+    }
 
     if (lg_config_weight_total(cfg) == 0)
         cfg->weight[cfg->file[0] != '\0' ? LG_REQ_GET : LG_REQ_NEW] = 1;

@@ -89,6 +89,7 @@ struct lg_config {
 
     /* output and process */
     char out_dir[512]; /* "" = no files, stdout only */
+    char predict_path[512]; /* --predict-only RUN.json: model only, nothing is measured */
     int verbose;
     int cpus[LG_CPUS_MAX]; /* --pin-cpus: worker i runs on cpus[i % ncpus] */
     unsigned ncpus;

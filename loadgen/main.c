@@ -1,6 +1,7 @@
 /*
  * main.c - loadgen's entry point: parse and validate flags, block SIGINT/SIGTERM (the run reads
- * them from a signalfd), run the points, analyze, print the summary and write the reports.
+ * them from a signalfd), run the points, analyze, print the summary and write the reports; or,
+ * with --predict-only, only the model of an earlier run (predict.h).
  * Exit status: 0 ok, 1 the run failed, 2 bad flags, 130 interrupted.
  */
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include "analysis.h"
 #include "config.h"
 #include "log.h"
+#include "predict.h"
 #include "report.h"
 #include "run.h"
 
@@ -34,6 +36,8 @@ int main(int argc, char **argv)
         return 2;
     }
     log_init("loadgen", cfg.verbose >= 1 ? LOG_DEBUG : LOG_INFO);
+    if (cfg.predict_path[0] != '\0')
+        return lg_predict_main(cfg.predict_path, cfg.max_users, stdout);
 
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -138,6 +138,50 @@ static void top_user(char *out, size_t cap, const struct lg_point *p,
              p->mon.procs[pa->top_proc].cpu_cores);
 }
 
+/* ---- the queueing model ------------------------------------------------------------------ */
+
+static unsigned users_at(const struct lg_run *run, int i)
+{
+    return i >= 0 ? run->points[i].users : 0;
+}
+
+static void model_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_model_out *m = &a->model;
+
+    if (!a->closed_loop)
+        return;
+    if (!m->ok) {
+        fprintf(out, "model: none (%s)\n", m->why);
+        return;
+    }
+    fprintf(out,
+            "model (exact MVA: CPU %u servers, c = %.2f; disks, Redis; fixed delay %.4f ms): "
+            "knee %u with per-N demands, %u with the N = %u demands (N* = %u); X within 10%% "
+            "at %u/%u points (per-N), %u/%u (N = %u)\n",
+            m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->knee_pern),
+            users_at(run, m->knee_n1), users_at(run, m->base), users_at(run, m->nstar),
+            m->within_pern, m->npred, m->within_n1, m->npred, users_at(run, m->base));
+}
+
+/* One model prediction of point i as CSV cells: X, R, error (empty when there is none). */
+static void csv_pred(FILE *f, const struct lg_model_pred *p)
+{
+    fprintf(f, ",");
+    fnum(f, 1, p->x);
+    fprintf(f, ",");
+    fnum(f, 4, p->r_s * 1e3);
+    fprintf(f, ",");
+    fnum(f, 4, p->err);
+}
+
+static const struct lg_model_pred *pred_at(const struct lg_model_pred *p, unsigned i)
+{
+    static const struct lg_model_pred none = {NAN, NAN, NAN};
+
+    return p != NULL ? &p[i] : &none;
+}
+
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
@@ -187,15 +231,16 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         if (m->bottleneck >= 0) {
             if (a->closed_loop)
                 fprintf(out,
-                        "N*_pred = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
-                        "%.4f ms\n",
-                        a->knee_pred, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
+                        "N*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
+                        "%.4f ms (one server, constant demands: see the model)\n",
+                        a->knee_law, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
             fprintf(out, "bottleneck at X max: %s (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
         } else {
             fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
         }
     }
+    model_stdout(out, run, a);
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
         if (pa->lg_bottleneck)
@@ -249,7 +294,9 @@ static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run
     for (int e = 0; e < LG_ERR_COUNT; e++)
         fprintf(f, ",err_%s", lg_err_name((enum lg_err)e));
     fprintf(f, ",body_MBps,unsent,abandoned,little_n,little_rel_diff,d_ms,d_source,bottleneck,"
-               "d_max_ms,lg_bottleneck,x_upper_rps,r_lower_ms,is_nstar");
+               "d_max_ms,lg_bottleneck,x_upper_rps,r_lower_ms,is_nstar,x_model_rps,r_model_ms,"
+               "err_model,x_model_n1_rps,r_model_n1_ms,err_model_n1,is_knee_model,"
+               "is_knee_model_n1");
     for (unsigned i = 0; i < res->n; i++) {
         colname(res->names[i], c, sizeof(c));
         fprintf(f, ",u_%s,d_%s_ms", c, c);
@@ -287,7 +334,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     fprintf(f, ",%.3f", x->body_Bps / 1e6);
     if (!all) {
         /* per-type rows carry only the request figures */
-        fprintf(f, ",,,,,,,,,,,,"); /* unsent .. is_nstar */
+        fprintf(f, ",,,,,,,,,,,,,,,,,,,,"); /* unsent .. is_knee_model_n1 */
         for (unsigned r = 0; r < res->n; r++)
             fprintf(f, ",,");
         for (unsigned r = 0; r < ngroups; r++)
@@ -306,6 +353,9 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     fprintf(f, ",");
     fnum(f, 4, pa->bounds.r_lower_s * 1e3);
     fprintf(f, ",%d", (int)i == a->nstar ? 1 : 0);
+    csv_pred(f, pred_at(a->model.pern, i));
+    csv_pred(f, pred_at(a->model.n1, i));
+    fprintf(f, ",%d,%d", (int)i == a->model.knee_pern ? 1 : 0, (int)i == a->model.knee_n1 ? 1 : 0);
     for (unsigned r = 0; r < res->n; r++) {
         const struct lg_resource *rr = find_res(pa, res->names[r]);
         if (rr != NULL)
@@ -410,6 +460,49 @@ static void machine_info(struct lg_machine *m)
     free(buf);
 }
 
+static void json_pred(FILE *f, const struct lg_model_pred *p)
+{
+    fprintf(f, "{\"x_rps\": ");
+    json_num(f, p->x);
+    fprintf(f, ", \"r_ms\": ");
+    json_num(f, p->r_s * 1e3);
+    fprintf(f, ", \"err\": ");
+    json_num(f, p->err);
+    fprintf(f, "}");
+}
+
+static void json_users(FILE *f, const struct lg_run *run, int i)
+{
+    if (i >= 0)
+        fprintf(f, "%u", run->points[i].users);
+    else
+        fprintf(f, "null");
+}
+
+static void json_model(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_model_out *m = &a->model;
+
+    fprintf(f, ",\n    \"model\": {\"ok\": %s", m->ok ? "true" : "false");
+    if (!m->ok) {
+        fprintf(f, ", \"why\": ");
+        json_str(f, m->why);
+        fprintf(f, "}");
+        return;
+    }
+    fprintf(f, ", \"solver\": \"exact MVA\", \"base_users\": ");
+    json_users(f, run, m->base);
+    fprintf(f, ", \"cpu_servers\": %u, \"cpu_per_job\": ", m->ncpu);
+    json_num(f, m->per_job);
+    fprintf(f, ", \"fixed_delay_ms\": ");
+    json_num(f, m->fixed_s * 1e3);
+    fprintf(f, ", \"points\": %u,\n      \"per_n\": {\"knee\": ", m->npred);
+    json_users(f, run, m->knee_pern);
+    fprintf(f, ", \"within_10pct\": %u}, \"n1\": {\"knee\": ", m->within_pern);
+    json_users(f, run, m->knee_n1);
+    fprintf(f, ", \"within_10pct\": %u}}", m->within_n1);
+}
+
 static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_stats *s)
 {
     fprintf(f, "{\"ok\": %" PRIu64 ", \"x_rps\": ", x->ok);
@@ -482,6 +575,11 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
     json_num(f, pa->bounds.x_upper);
     fprintf(f, ", \"r_lower_ms\": ");
     json_num(f, pa->bounds.r_lower_s * 1e3);
+    fprintf(f, ",\n     \"model\": {\"per_n\": ");
+    json_pred(f, pred_at(a->model.pern, i));
+    fprintf(f, ", \"n1\": ");
+    json_pred(f, pred_at(a->model.n1, i));
+    fprintf(f, "}");
     fprintf(f, ",\n     \"monitor\": {\"samples\": %u, \"window_s\": ", m->nsamples);
     json_num(f, m->window_s);
     fprintf(f, ", \"machine_cpu\": ");
@@ -648,17 +746,52 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     json_num(f, a->d_s * 1e3);
     fprintf(f, ", \"d_source\": ");
     json_str(f, a->d_source ? a->d_source : "");
-    fprintf(f, ", \"nstar_pred\": ");
-    json_num(f, a->knee_pred);
+    fprintf(f, ", \"nstar_law\": ");
+    json_num(f, a->knee_law);
     fprintf(f, ", \"bottleneck\": ");
     if (a->xmax >= 0 && a->pts[a->xmax].bottleneck >= 0)
         json_str(f, bottleneck_name(&a->pts[a->xmax]));
     else
         fprintf(f, "null");
+    json_model(f, run, a);
     fprintf(f, "}\n}\n");
 }
 
 /* ---- summary.md ------------------------------------------------------------------------- */
+
+static void md_pred(FILE *f, const struct lg_model_pred *p, bool knee)
+{
+    fprintf(f, " | ");
+    if (isfinite(p->x))
+        fprintf(f, "%.1f (%+.0f%%)%s", p->x, p->err * 100, knee ? " knee" : "");
+    else
+        fprintf(f, "-");
+}
+
+static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_model_out *m = &a->model;
+
+    if (!a->closed_loop)
+        return;
+    if (!m->ok) {
+        fprintf(f, "- model: none (%s)\n", m->why);
+        return;
+    }
+    fprintf(f,
+            "- **N\\* model / measured: %u / %u** with each point's demands (per-N), "
+            "%u / %u with the N = %u demands for every N; the model's X is within 10%% of the "
+            "measured X at %u of %u points (per-N) and %u of %u (N = %u)\n",
+            users_at(run, m->knee_pern), users_at(run, m->nstar), users_at(run, m->knee_n1),
+            users_at(run, m->nstar), users_at(run, m->base), m->within_pern, m->npred,
+            m->within_n1, m->npred, users_at(run, m->base));
+    fprintf(f,
+            "- model: exact MVA of a closed network: the machine's CPU as %u servers of which "
+            "one request keeps %.2f busy at once, each disk and Redis's command time as one "
+            "server, demands D = U / X; a delay of Z + %.4f ms (R at N = %u minus the model's "
+            "residence there). See the README, \"The queueing model\"\n",
+            m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->base));
+}
 
 static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
 {
@@ -687,8 +820,9 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                 c->rate, c->arrivals == LG_ARRIVALS_POISSON ? "Poisson" : "constant");
 
     fprintf(f, "| N | X (req/s) | R (ms) | p99 (ms) | errors | bottleneck | D_max (ms) | "
-               "X bound (req/s) | R bound (ms) | Little X(R+Z) |\n");
-    fprintf(f, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
+               "X bound (req/s) | R bound (ms) | Little X(R+Z) | X model per-N (error) | "
+               "X model N=1 (error) |\n");
+    fprintf(f, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
         const struct lg_figures *x = &pa->f[LG_REQ_ALL];
@@ -706,6 +840,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f, " | %.2f", pa->little_n);
         if (a->closed_loop)
             fprintf(f, " (%+.1f%%)", pa->little_rel * 100);
+        md_pred(f, pred_at(a->model.pern, i), (int)i == a->model.knee_pern);
+        md_pred(f, pred_at(a->model.n1, i), (int)i == a->model.knee_n1);
         fprintf(f, " |\n");
     }
     fprintf(f, "\n");
@@ -723,14 +859,16 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         if (m->bottleneck >= 0) {
             if (a->closed_loop)
                 fprintf(f,
-                        "- **N\\*_pred = (D + Z) / D_max = %.1f** with D = %s = %.4f ms, "
-                        "Z = %.3f ms, D_max = %.4f ms (at X max)\n",
-                        a->knee_pred, a->d_source, a->d_s * 1e3, a->z_s * 1e3, m->dmax_s * 1e3);
+                        "- N\\*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, "
+                        "Z = %.3f ms, D_max = %.4f ms (at X max): the textbook knee, for one "
+                        "server and demands that do not change with N\n",
+                        a->knee_law, a->d_source, a->d_s * 1e3, a->z_s * 1e3, m->dmax_s * 1e3);
             top_user(tu, sizeof(tu), &run->points[a->xmax], m);
             fprintf(f, "- **bottleneck: %s** (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
         }
     }
+    model_md(f, run, a);
     for (unsigned i = 0; i < run->npoints; i++) {
         if (a->pts[i].lg_bottleneck)
             fprintf(f, "- **WARNING**: at N = %u the load generator itself is the bottleneck\n",

@@ -2,7 +2,8 @@
  * report.h - the outputs of a run: a short human summary on stdout, and with --out DIR the files
  * points.csv (one row per point, plus one per request type in a mix), run.json (flags without
  * the password, versions, machine, every point) and summary.md (the report-style table, N*,
- * R at N*, X max, N*_pred, the bottleneck). Called by main after the run, single-threaded.
+ * R at N*, X max, N*_law, the queueing model beside the measured points, the bottleneck).
+ * Called by main after the run, single-threaded.
  */
 #ifndef LG_REPORT_H
 #define LG_REPORT_H

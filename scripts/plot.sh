@@ -2,7 +2,9 @@
 # The plots of a reproduction run, from its merged points.csv only (rerun it any time):
 #   RESULTS/plots/LOAD.png         throughput X and mean response time R against N, one line per
 #                                  configuration, N* marked, loadgen's asymptotic bounds dashed
-#                                  (x_upper_rps = min(N / D, 1 / D_max), r_lower_ms = max(D, N D_max))
+#                                  (x_upper_rps = min(N / D, 1 / D_max), r_lower_ms = max(D, N D_max)),
+#                                  the queueing model dotted (each point's demands) and dash-dotted
+#                                  (the N = 1 demands), its knee marked with a square
 #   RESULTS/plots/util-CONFIG.png  utilization of every resource against N, a panel per load
 #
 #   scripts/plot.sh RESULTS_DIR
@@ -21,7 +23,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$R/plots"
 
-# One file per (config, load) with: N X R X_bound R_bound is_nstar, sorted by N; and one per
+# One file per (config, load) with: N X R X_bound R_bound is_nstar X_model X_model_n1 R_model
+# R_model_n1 is_knee_model (NaN where a cell is empty), sorted by N; and one per
 # (config, load) with N and every u_* column (in %), with a header line for the legend.
 awk -F, -v dir="$tmp" '
     NR == 1 {
@@ -36,12 +39,15 @@ awk -F, -v dir="$tmp" '
             s = "N"; for (j = 1; j <= nu; j++) if ($(u[j]) != "") s = s " " resource(h_name(u[j]))
             print s > (dir "/u." key)
         }
-        print $(h["users"]), $(h["x_rps"]), $(h["r_mean_ms"]), $(h["x_upper_rps"]), \
-              $(h["r_lower_ms"]), $(h["is_nstar"]) > (dir "/xr." key)
+        print $(h["users"]), $(h["x_rps"]), $(h["r_mean_ms"]), v("x_upper_rps"), \
+              v("r_lower_ms"), $(h["is_nstar"]), v("x_model_rps"), v("x_model_n1_rps"), \
+              v("r_model_ms"), v("r_model_n1_ms"), v("is_knee_model") > (dir "/xr." key)
         s = $(h["users"]); for (j = 1; j <= nu; j++) if ($(u[j]) != "") s = s " " 100 * $(u[j])
         print s > (dir "/u." key)
     }
     function h_name(i,   k) { for (k in h) if (h[k] == i) return k }
+    # a column that may be absent (runs made before the model) or empty: NaN for gnuplot
+    function v(name) { return (name in h) && $(h[name]) != "" ? $(h[name]) : "NaN" }
     # back to loadgen'"'"'s resource names: u_cpu_server2 -> cpu:server2
     function resource(col) { col = substr(col, 3); if (col ~ /^(cpu|disk)_/) sub(/_/, ":", col); return col }
 ' "$CSV"
@@ -70,13 +76,16 @@ for load in "${LOADS[@]}"; do
         f="'$tmp/xr.${cfgs[i]}.$load'" lt=$((i + 1))
         xplot+="$f u 1:2 w lp lt $lt lw 2 pt 7 t '${cfgs[i]}', $f u 1:4 w l lt $lt dt 2 notitle, "
         xplot+="$f u 1:(\$6 == 1 ? \$2 : 1/0) w p lt $lt pt 6 ps 3 lw 2 notitle, "
+        xplot+="$f u 1:7 w l lt $lt dt 3 lw 2 notitle, $f u 1:8 w l lt $lt dt 4 lw 1 notitle, "
+        xplot+="$f u 1:(\$11 == 1 ? \$7 : 1/0) w p lt $lt pt 4 ps 2.5 lw 2 notitle, "
         rplot+="$f u 1:3 w lp lt $lt lw 2 pt 7 t '${cfgs[i]}', $f u 1:5 w l lt $lt dt 2 notitle, "
         rplot+="$f u 1:(\$6 == 1 ? \$3 : 1/0) w p lt $lt pt 6 ps 3 lw 2 notitle, "
+        rplot+="$f u 1:9 w l lt $lt dt 3 lw 2 notitle, $f u 1:10 w l lt $lt dt 4 lw 1 notitle, "
     done
     gnuplot <<EOF
 $common
 set output '$R/plots/$load.png'
-set multiplot layout 1,2 title '$(label "$load"): solid = measured, dashed = asymptotic bound, circle = N*'
+set multiplot layout 1,2 title '$(label "$load"): solid = measured, dashed = asymptotic bound, circle = N*; model (exact MVA): dotted = each point''s demands, square = its knee, dash-dot = N = 1 demands'
 set ylabel 'throughput X (requests/s)'
 set yrange [0:*]
 plot ${xplot%, }

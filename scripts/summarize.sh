@@ -3,7 +3,9 @@
 #   RESULTS/points.csv              every point of every configuration and load: config, load,
 #                                   then loadgen's columns (the union, in order of appearance)
 #   RESULTS/table.csv               one row per configuration and load: N*, R at N*, X max,
-#                                   the bottleneck at X max and its U, CPU by process, checks
+#                                   the bottleneck at X max and its U, CPU by process, checks,
+#                                   the queueing model's knee and how many points it predicts
+#                                   within 10% (per-N demands and N = 1 demands)
 #   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
 #   RESULTS/summary.md              X max per load and configuration next to the study's (the
 #                                   put loads, durable uploads, are not in the study: measured
@@ -72,6 +74,13 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
         l = c["little_rel_diff"]; l = l < 0 ? -l : l
         if (l > little[key]) { little[key] = l; littlen[key] = c["users"] }
         if (!(key in xmax) || c["x_rps"] + 0 > xmax[key] + 0) { xmax[key] = c["x_rps"]; atmax(key) }
+        if (c["is_knee_model"] == 1) kmodel[key] = c["users"]
+        if (c["is_knee_model_n1"] == 1) kmodel1[key] = c["users"]
+        if (c["err_model"] != "") {
+            npm[key]++
+            e = c["err_model"] + 0; wpm[key] += (e <= 0.1 && e >= -0.1)
+            e = c["err_model_n1"] + 0; wpm1[key] += (e <= 0.1 && e >= -0.1)
+        }
         if (c["is_nstar"] == 1) {
             nstar[key] = c["users"]; rnstar[key] = c["r_mean_ms"]; xnstar[key] = c["x_rps"]
             # below 0.1 cores, server2 is idle and its share is noise (/proc counts 10 ms ticks)
@@ -106,15 +115,17 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
         print "config,load,points,nstar,r_at_nstar_ms,x_at_nstar_rps,x_max_rps,n_at_x_max," \
               "bottleneck,u_bottleneck,largest_u,loadgen_bound,cores_server1,cores_server2," \
               "cores_db,cores_loadgen,other_cpu_pct,errors,little_max_pct,server2_us_per_req," \
-              "hash_share_pct"
+              "hash_share_pct,nstar_model,nstar_model_n1,model_points,model_within10,"\
+              "model_n1_within10"
         for (i = 1; i <= nkeys; i++) {
             key = order[i]; split(key, kc, SUBSEP)
             db = be[kc[1]] == "redis" ? rdc[key] : myc[key]
             hs = (kc[1] in iscached) && kc[2] != "new" ? "cached" : share[key]
-            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s\n",
+            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s,%s,%s,%d,%d,%d\n",
                 kc[1], kc[2], npts[key], nstar[key], rnstar[key], xnstar[key], xmax[key],
                 nxmax[key], bn[key], ub[key], argmax[key], lgb[key], s1c[key], s2c[key], db,
-                lgc[key], oth[key], err[key], 100 * little[key], s2us[key], hs
+                lgc[key], oth[key], err[key], 100 * little[key], s2us[key], hs, kmodel[key],
+                kmodel1[key], npm[key], wpm[key], wpm1[key]
         }
     }' "$R/points.csv" >"$R/table.csv"
 
@@ -185,6 +196,27 @@ cell_nstar() {
     local n r
     IFS=$'\t' read -r n r < <(field "$1" "$2" "nstar r_at_nstar_ms")
     [[ -n $n ]] && echo "$n / $(fmt "$r") ms" || echo "–"
+}
+# "model / measured" knee, per-N demands, then the N = 1 demands' in brackets
+cell_model() {
+    local n k k1
+    IFS=$'\t' read -r n k k1 < <(field "$1" "$2" "nstar nstar_model nstar_model_n1")
+    [[ -n $n ]] || { echo "–"; return; }
+    echo "${k:-–} / $n (${k1:-–})"
+}
+# How the model did over the whole run: points within 10%, knees within 25% of N*.
+model_totals() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    function v(name) { return $(h[name]) }
+    function ok(k, n) { return k != "" && n != "" && k / n - 1 <= 0.25 && 1 - k / n <= 0.25 }
+    v("model_points") > 0 {
+        s++; p += v("model_points"); w += v("model_within10"); w1 += v("model_n1_within10")
+        kk += ok(v("nstar_model"), v("nstar")); kk1 += ok(v("nstar_model_n1"), v("nstar"))
+    } END {
+        if (s == 0) { print "- no sweep has a model (open loop, or no resource samples)"; exit }
+        printf "- each point'"'"'s own demands (per-N): X within 10%% of the measured X at %d of %d points; knee within 25%% of N\\* in %d of %d sweeps\n", w, p, kk, s
+        printf "- the N = 1 demands for every N: X within 10%% at %d of %d points; knee within 25%% of N\\* in %d of %d sweeps\n", w1, p, kk1, s
+    }' "$R/table.csv"
 }
 cell_bottleneck() {
     local b u top
@@ -355,6 +387,16 @@ $(pivot cell_ratio study)
 ## N* / mean response time at N*
 
 $(pivot cell_nstar)
+
+## N* model / measured
+
+The knee of loadgen's queueing model (exact MVA; README, "The queueing model") over the measured
+N*, both by the same rule (the smallest measured N whose X is within 5% of the maximum): with each
+point's own demands (per-N), and in brackets with the demands measured at N = 1 for every N.
+
+$(pivot cell_model)
+
+$(model_totals)
 
 ## Bottleneck at X max: resource (U) and the busiest process of the stack
 

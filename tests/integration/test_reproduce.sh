@@ -6,7 +6,8 @@
 # points, the put rows are in the tables but not in the comparison with the study, bottleneck.md
 # names a resource of the CSV with its utilization there, the plots exist, the uploads went to
 # the run's own server1 root (nothing written into build/files, the get file untouched), and
-# nothing it started is still running.
+# the queueing model's columns, table and --predict-only are there, and nothing it started is
+# still running.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init reproduce
@@ -76,6 +77,31 @@ for l in new:"new account" get-1KB:"get 1KB" put-4KB:"put 4KB" put-1MB:"put 1MB"
         END { if (m >= 1000) printf "%.0f\n", m; else printf "%.3g\n", m }')
     check_eq "summary: X max of $load is the max of its points" "$(summary_x "${l#*:}")" "$max"
 done
+
+# The queueing model (exact MVA) beside every point: X and R predicted from each point's own
+# demands and from the N = 1 demands, a relative error, a knee flag; N* model / measured in
+# table.csv and the summary; loadgen --predict-only reads a run.json back.
+bad=0
+while IFS=$'\t' read -r x r e x1 r1 e1; do
+    for v in "$x" "$r" "$e" "$x1" "$r1" "$e1"; do [[ $v =~ $number ]] || bad=$((bad + 1)); done
+done < <(col x_model_rps r_model_ms err_model x_model_n1_rps r_model_n1_ms err_model_n1)
+check_eq "every point has the model's X, R and error (both demand sets)" "$bad" 0
+check_eq "one model knee per sweep" "$(col is_knee_model | awk '$1 == 1' | wc -l)" 4
+check_eq "the model at N = 1 is R(1) itself: |error| <= 5% wherever no disk overlaps the CPU" \
+    "$(col load users err_model | awk '$1 ~ /^get-/ && $2 == 1 && ($3 > 0.05 || $3 < -0.05)' | wc -l)" 0
+check_eq "table.csv: a model knee for every sweep" \
+    "$(csv_get "$OUT/table.csv" 'c["nstar_model"] ~ /^[0-9]+$/' load | wc -l)" 4
+check_ok "summary.md has the N* model / measured table" grep -q '^## N\* model / measured$' "$OUT/summary.md"
+check_eq "... with a 'model / measured (n1)' cell for get 1KB" \
+    "$(awk -F'|' '/^## N\* model/ { t = 1 } t && $2 ~ /get 1KB/ { gsub(/ /, "", $3); print $3 ~ /^[0-9]+\/[0-9]+\([0-9]+\)$/; exit }' "$OUT/summary.md")" 1
+pred=$("$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/run.json" --max-users 8 2>&1) && rc=0 || rc=$?
+check_eq "loadgen --predict-only on the get-1KB run.json exits 0" "$rc" 0
+check_eq "... prints X and R for N = 1..8" \
+    "$(awk '/X fit/ { t = 1; next } /^predicted knee/ { t = 0 } t && $1 ~ /^[1-8]$/' <<<"$pred" | wc -l)" 8
+check_ok "... and checks its 2 points" grep -q '^check: points 2 ' <<<"$pred"
+"$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/points.csv" >/dev/null 2>"$ITEST_DIR/pred.err" && rc=0 || rc=$?
+check_eq "--predict-only on a CSV: exit 2" "$rc" 2
+check_eq "... with one line saying why" "$(grep -c 'not JSON' "$ITEST_DIR/pred.err")" 1
 
 # The study has no put: its table and the ratios leave the put rows out (no made-up numbers)
 study_rows() {

@@ -166,8 +166,8 @@ static void test_analysis_run(void **state)
     assert_true(a.pts[2].lg_bottleneck);  /* loadgen uses 1.1 of the 2 busy cores */
     /* Little: 3000 req/s * 1.33 ms = 4 users */
     assert_true(fabs(a.pts[1].little_rel) < 0.01);
-    /* N*_pred = D / D_max at X max = 0.001 / (1.0 / 3100) */
-    assert_true(fabs(a.knee_pred - 3.1) < 0.01);
+    /* N*_law = D / D_max at X max = 0.001 / (1.0 / 3100) */
+    assert_true(fabs(a.knee_law - 3.1) < 0.01);
     /* bounds at N = 4: X <= min(4 / 0.001, 1 / D_max) */
     assert_true(fabs(a.pts[1].bounds.x_upper - 3000 / 0.90) < 0.01);
     lg_analysis_release(&a);

@@ -1,0 +1,156 @@
+/*
+ * runjson.c - see runjson.h.
+ */
+#include "runjson.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+/* A finite number (null, as run.json writes what was not measured, gives NAN). */
+static int num(json_t *o, const char *key, double *v, bool null_ok)
+{
+    json_t *j = json_object_get(o, key);
+
+    if (j != NULL && json_is_null(j) && null_ok) {
+        *v = NAN;
+        return 0;
+    }
+    if (j == NULL || !json_is_number(j))
+        return -1;
+    *v = json_number_value(j);
+    return isfinite(*v) ? 0 : -1;
+}
+
+static int point(json_t *p, unsigned i, struct lg_model_obs *o, char *err, size_t errcap)
+{
+    json_t *all = json_object_get(p, "all");
+    json_t *res = json_object_get(p, "resources");
+    json_t *users = json_object_get(p, "users");
+    double r_ms;
+    size_t k;
+    json_t *e;
+
+    memset(o, 0, sizeof(*o));
+    o->cpu_util = NAN;
+    if (!json_is_integer(users) || json_integer_value(users) < 1 ||
+        json_integer_value(users) > 1000000) {
+        snprintf(err, errcap, "point %u: \"users\" is not a number of users", i + 1);
+        return -1;
+    }
+    o->n = (unsigned)json_integer_value(users);
+    if (!json_is_object(all) || num(all, "x_rps", &o->x, false) < 0 || o->x < 0 ||
+        num(all, "r_mean_ms", &r_ms, false) < 0 || r_ms < 0) {
+        snprintf(err, errcap, "point %u: \"all\" lacks x_rps or r_mean_ms", i + 1);
+        return -1;
+    }
+    o->r_s = r_ms / 1e3;
+    if (!json_is_array(res)) {
+        snprintf(err, errcap, "point %u: \"resources\" is not a list", i + 1);
+        return -1;
+    }
+    json_array_foreach (res, k, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        double u;
+        if (name == NULL || num(e, "util", &u, true) < 0 || u < 0 || u > 1e6) {
+            snprintf(err, errcap, "point %u: resource %zu lacks a name or a utilization", i + 1,
+                     k + 1);
+            return -1;
+        }
+        if (strcmp(name, "cpu") == 0) {
+            o->cpu_util = u;
+        } else if ((strncmp(name, "disk:", 5) == 0 || strcmp(name, "redis") == 0) &&
+                   o->nq < LG_MODEL_MAX_QUEUES) {
+            snprintf(o->qname[o->nq], LG_RES_NAME, "%s", name);
+            o->qutil[o->nq++] = u;
+        }
+    }
+    return 0;
+}
+
+static int parse(json_t *root, struct lg_runjson *out, char *err, size_t errcap)
+{
+    json_t *machine = json_object_get(root, "machine");
+    json_t *config = json_object_get(root, "config");
+    json_t *pts = json_object_get(root, "points");
+    const char *id = json_string_value(json_object_get(root, "run_id"));
+    json_t *ncpu = machine != NULL ? json_object_get(machine, "ncpu") : NULL;
+    double think_ms, rate;
+    size_t i;
+    json_t *p;
+
+    if (!json_is_object(root) || json_string_value(json_object_get(root, "tool")) == NULL ||
+        strcmp(json_string_value(json_object_get(root, "tool")), "loadgen") != 0) {
+        snprintf(err, errcap, "not a loadgen run.json (no \"tool\": \"loadgen\")");
+        return -1;
+    }
+    snprintf(out->run_id, sizeof(out->run_id), "%s", id != NULL ? id : "?");
+    if (!json_is_integer(ncpu) || json_integer_value(ncpu) < 1 ||
+        json_integer_value(ncpu) > LG_MVA_MAX_SERVERS) {
+        snprintf(err, errcap, "\"machine\".\"ncpu\" is missing or not 1..%d", LG_MVA_MAX_SERVERS);
+        return -1;
+    }
+    out->ncpu = (unsigned)json_integer_value(ncpu);
+    if (!json_is_object(config) || num(config, "think_ms", &think_ms, false) < 0 ||
+        think_ms < 0 || num(config, "rate", &rate, false) < 0) {
+        snprintf(err, errcap, "\"config\" lacks think_ms or rate");
+        return -1;
+    }
+    out->z_s = think_ms / 1e3;
+    out->closed_loop = !(rate > 0);
+    if (!json_is_array(pts) || json_array_size(pts) == 0 ||
+        json_array_size(pts) > LG_RUNJSON_MAX_POINTS) {
+        snprintf(err, errcap, "\"points\" is not a list of 1..%d points", LG_RUNJSON_MAX_POINTS);
+        return -1;
+    }
+    out->pts = xcalloc(json_array_size(pts), sizeof(*out->pts));
+    json_array_foreach (pts, i, p) {
+        if (point(p, (unsigned)i, &out->pts[i], err, errcap) < 0)
+            return -1;
+        out->npts++;
+    }
+    return 0;
+}
+
+int lg_runjson_parse(const char *text, size_t len, struct lg_runjson *out, char *err,
+                     size_t errcap)
+{
+    json_error_t je;
+    json_t *root;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (len > LG_RUNJSON_MAX_BYTES) {
+        snprintf(err, errcap, "larger than %u MB", LG_RUNJSON_MAX_BYTES >> 20);
+        return -1;
+    }
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (root == NULL) {
+        snprintf(err, errcap, "not JSON: %s at line %d", je.text, je.line);
+        return -1;
+    }
+    rc = parse(root, out, err, errcap);
+    json_decref(root);
+    if (rc < 0)
+        lg_runjson_release(out);
+    return rc;
+}
+
+void lg_runjson_release(struct lg_runjson *r)
+{
+    free(r->pts);
+    r->pts = NULL;
+    r->npts = 0;
+}
+
+void lg_runjson_input(const struct lg_runjson *r, struct lg_model_in *in)
+{
+    in->ncpu = r->ncpu;
+    in->z_s = r->z_s;
+    in->pts = r->pts;
+    in->npts = r->npts;
+}

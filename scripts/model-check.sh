@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# How well loadgen's queueing model (exact MVA, see README "The queueing model") predicts a
+# committed run: for every sweep's run.json under RUN_DIR, `loadgen --predict-only` solves the
+# model and compares it with the measured points. Prints one line per sweep and two totals for
+# each demand set (each point's own demands, "per-N"; the N = 1 demands, "n1"): the points
+# whose predicted X is within 10% of the measured X, and the sweeps whose predicted knee is
+# within 25% of the measured N*.
+#
+#   scripts/model-check.sh [-q] RUN_DIR     (-q: the totals only)
+#
+# Needs build/release/loadgen (make), or LOADGEN=path.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOADGEN=${LOADGEN:-$TOP/build/release/loadgen}
+quiet=0
+if [[ ${1:-} == -q ]]; then
+    quiet=1
+    shift
+fi
+(($# == 1)) || die "usage: ${0##*/} [-q] RUN_DIR"
+[[ -d $1 ]] || die "'$1' is not a directory"
+[[ -x $LOADGEN ]] || die "$LOADGEN missing: run make first (or set LOADGEN)"
+mapfile -t files < <(find "$1" -name run.json | sort)
+((${#files[@]} > 0)) || die "no run.json under '$1'"
+
+main() {
+    local f line sweep
+    for f in "${files[@]}"; do
+        sweep=${f#"$1"/}
+        sweep=${sweep%/run.json}
+        if ! line=$("$LOADGEN" --predict-only "$f" --max-users 1 2>&1 | grep '^check: '); then
+            echo "skip $sweep (no model: $("$LOADGEN" --predict-only "$f" 2>&1 | tail -n 1))"
+            continue
+        fi
+        echo "sweep $sweep ${line#check: }"
+    done
+}
+
+main "$1" | awk -v quiet="$quiet" '
+    $1 == "skip" { if (!quiet) print; skipped++; next }
+    {
+        for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+        n++; pts += v["points"]; wp += v["within10_pern"]; w1 += v["within10_n1"]
+        kp += v["knee_pern_ok"]; k1 += v["knee_n1_ok"]
+        if (!quiet)
+            printf "%-36s points %3d within 10%%: per-N %3d, n1 %3d; N* %3d, knee per-N %3d%s, n1 %3d%s\n",
+                $2, v["points"], v["within10_pern"], v["within10_n1"], v["nstar"],
+                v["knee_pern"], v["knee_pern_ok"] ? "" : " (off)", v["knee_n1"], v["knee_n1_ok"] ? "" : " (off)"
+    }
+    END {
+        if (n == 0) { print "no sweep could be modelled"; exit 1 }
+        printf "per-N demands: X within 10%% at %d of %d points (%.0f%%); knee within 25%% of N* in %d of %d sweeps (%.0f%%)\n",
+            wp, pts, 100 * wp / pts, kp, n, 100 * kp / n
+        printf "N = 1 demands: X within 10%% at %d of %d points (%.0f%%); knee within 25%% of N* in %d of %d sweeps (%.0f%%)\n",
+            w1, pts, 100 * w1 / pts, k1, n, 100 * k1 / n
+        if (skipped) printf "%d sweeps without a model (see above)\n", skipped
+    }'
