@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 packages=(
     build-essential pkg-config
-    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev
+    libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev libjansson-dev
     redis-server mariadb-server galera-4 rsync
     gnuplot-nox curl python3 media-types
     nginx-light wrk h2o
