@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "report.h"
 #include "xalloc.h"
@@ -660,17 +661,6 @@ static int check_compatible(const struct lg_merge_input *ins, unsigned n, char *
     return 0;
 }
 
-static void format_ms(double ms, char *out, size_t cap)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    size_t len;
-
-    gmtime_r(&t, &tm);
-    len = strftime(out, cap, "%H:%M:%S", &tm);
-    snprintf(out + len, cap - len, ".%03u", (unsigned)fmod(ms, 1000));
-}
-
 /*
  * Point k's windows must be the same wall-clock window: their intersection at least
  * LG_MERGE_OVERLAP_MIN of the longest (else -1), below LG_MERGE_OVERLAP_WARN a warning.
@@ -710,20 +700,20 @@ static int check_windows(const struct lg_merge_input *ins, unsigned n, unsigned 
     *from = lo;
     *to = hi;
     if (overlap < LG_MERGE_OVERLAP_WARN) {
-        char sa[24];
-        char ea[24];
-        char sb[24];
-        char eb[24];
+        char sa[32];
+        char ea[32];
+        char sb[32];
+        char eb[32];
         const struct lg_point *pa = &ins[a].points[k];
         const struct lg_point *pb = &ins[b].points[k];
 
-        format_ms(pa->window_start_ms, sa, sizeof(sa));
-        format_ms(pa->window_end_ms, ea, sizeof(ea));
-        format_ms(pb->window_start_ms, sb, sizeof(sb));
-        format_ms(pb->window_end_ms, eb, sizeof(eb));
+        clock_format_epoch_ms((uint64_t)pa->window_start_ms, sa, sizeof(sa));
+        clock_format_epoch_ms((uint64_t)pa->window_end_ms, ea, sizeof(ea));
+        clock_format_epoch_ms((uint64_t)pb->window_start_ms, sb, sizeof(sb));
+        clock_format_epoch_ms((uint64_t)pb->window_end_ms, eb, sizeof(eb));
         merr(err,
-             "point %u: the measured windows overlap %.1f%% only: '%s' %s-%s, '%s' %s-%s "
-             "UTC (start every process with the same --start-at)",
+             "point %u: the measured windows overlap %.1f%% only: '%s' %s to %s, '%s' %s "
+             "to %s (start every process with the same --start-at)",
              k + 1, overlap * 100, ins[a].id.dir, sa, ea, ins[b].id.dir, sb, eb);
         if (overlap < LG_MERGE_OVERLAP_MIN)
             return -1;

@@ -152,17 +152,6 @@ static uint64_t wall_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void format_epoch_ms(uint64_t ms, char *out, size_t cap)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    size_t n;
-
-    gmtime_r(&t, &tm);
-    n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, cap - n, ".%03uZ", (unsigned)(ms % 1000));
-}
-
 /*
  * --start-at: sleeps until point k's scheduled start (a CLOCK_REALTIME timer, so the wake-up
  * is to the wall clock, woken early by SIGINT/SIGTERM). Sets *start_ns to the start on the
@@ -180,7 +169,7 @@ static int wait_start(struct lg_runner *r, unsigned k, unsigned users, uint64_t 
     char when[40];
     int fd;
 
-    format_epoch_ms(due_ms, when, sizeof(when));
+    clock_format_epoch_ms(due_ms, when, sizeof(when));
     if (now >= due_ns + cfg->warmup_us * 1000) {
         log_error("point %u (N=%u) was due at %s (--start-at schedule) but is %.0f ms late, "
                   "past its warm-up: %s",
