@@ -854,8 +854,10 @@ static int merge_monitor(const struct lg_merge_input *ins, unsigned n, unsigned 
                 out->ndisks++;
             }
             if (nhosts > 1) {
-                if (labelled(name, sizeof(name), "all", ids[i].label, err) < 0 ||
-                    (g = add_group(out, k, err)) == NULL)
+                if (labelled(name, sizeof(name), "all", ids[i].label, err) < 0)
+                    return -1;
+                g = add_group(out, k, err);
+                if (g == NULL)
                     return -1;
                 snprintf(g->name, sizeof(g->name), "%s", name);
                 g->nproc = 1;
@@ -875,7 +877,8 @@ static int merge_monitor(const struct lg_merge_input *ins, unsigned n, unsigned 
             }
             if (g != NULL)
                 continue; /* the same processes, seen by another input on this host */
-            if ((g = add_group(out, k, err)) == NULL)
+            g = add_group(out, k, err);
+            if (g == NULL)
                 return -1;
             *g = *u;
             snprintf(g->name, sizeof(g->name), "%s", name);
