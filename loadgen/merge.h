@@ -4,37 +4,19 @@
  * point: N and the counts summed, the latency histograms merged exactly (hist_merge, never an
  * average of percentiles), X = all successes over the common window, each host's resources
  * kept under the host's name; then the same analysis (lg_analyze) and the same reports
- * (report.c) as a measured run. Inputs are DIR/run.json, read with jansson; every field is
- * checked and an error names the file and the field. Single-threaded.
+ * (report.c) as a measured run. Inputs are DIR/run.json, read by runfile.c. Single-threaded.
  */
 #ifndef LG_MERGE_H
 #define LG_MERGE_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <time.h>
-
 #include "analysis.h"
 #include "config.h"
 #include "run.h"
+#include "runfile.h"
 
-#define LG_MERGE_MAX 16                 /* input directories */
-#define LG_MERGE_FILE_MAX (64u << 20)   /* bytes of one run.json */
-#define LG_MERGE_COUNT_MAX (1ull << 53) /* any integer read (exact in a double) */
-#define LG_MERGE_OVERLAP_MIN 0.90       /* windows that overlap less are refused */
-#define LG_MERGE_OVERLAP_WARN 0.99      /* ... and less than this, warned about */
-
-/* One input as read from its run.json. */
-struct lg_merge_input {
-    struct lg_run_input id; /* dir, run_id, hostname, url, ncpu (label set by the merge) */
-    struct lg_config cfg;   /* the load it ran: the fields of "config" */
-    time_t started;
-    bool interrupted;
-    uint64_t prepared;
-    double prepare_s;
-    struct lg_point *points; /* with window_start_ms/window_end_ms, stats and monitor */
-    unsigned npoints;
-};
+#define LG_MERGE_MAX 16            /* input directories */
+#define LG_MERGE_OVERLAP_MIN 0.90  /* windows that overlap less are refused */
+#define LG_MERGE_OVERLAP_WARN 0.99 /* ... and less than this, warned about */
 
 /* The merged run: run.cfg points to cfg, run.inputs to inputs. */
 struct lg_merged {
@@ -45,23 +27,12 @@ struct lg_merged {
 };
 
 /*
- * Parses the text of a run.json; name is used in messages (e.g. "DIR/run.json"). Returns 0,
- * or -1 with one line in err (in is then empty). Release with lg_merge_input_release().
- */
-int lg_merge_parse(struct lg_merge_input *in, const char *text, size_t len, const char *name,
-                   char *err);
-/* Reads DIR/run.json (at most LG_MERGE_FILE_MAX bytes) into in. Returns 0 or -1 with err. */
-int lg_merge_load(struct lg_merge_input *in, const char *dir, char *err);
-void lg_merge_input_release(struct lg_merge_input *in);
-
-/*
  * Checks that the n inputs measured the same load in the same windows (same request mix,
  * think time, duration, warm-up, loop, model and number of points; windows overlapping at
  * least LG_MERGE_OVERLAP_MIN) and merges them into out. Returns 0, or -1 with one line in err
  * naming the field and the directories. out->run.cfg->out_dir is empty: set it to write.
  */
-int lg_merge_combine(const struct lg_merge_input *ins, unsigned n, struct lg_merged *out,
-                     char *err);
+int lg_merge_combine(const struct lg_runfile *ins, unsigned n, struct lg_merged *out, char *err);
 void lg_merged_release(struct lg_merged *m);
 /*
  * What lg_analyze cannot know of a run over several hosts: whether a host's whole CPU being

@@ -1,9 +1,10 @@
 /*
- * test_lg_merge.c - loadgen/merge: samples recorded by two "processes" (two histograms), each
- * written out as a run's reports (report.c) and read back through the merge (run.json ->
- * lg_merge_load -> lg_merge_combine), give bucket for bucket, and in count, min, max, sum and
- * percentiles, the histogram of one process that recorded them all. Also: the resources of
- * inputs on one host and on two, and damaged inputs refused with the field named.
+ * test_lg_merge.c - loadgen/merge (and loadgen/runfile, which it reads with): samples
+ * recorded by two "processes" (two histograms), each written out as a run's reports (report.c)
+ * and read back through the merge (run.json -> lg_runfile_load -> lg_merge_combine), give
+ * bucket for bucket, and in count, min, max, sum and percentiles, the histogram of one process
+ * that recorded them all. Also: the resources of inputs on one host and on two, and damaged
+ * inputs refused with the field named.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,7 +97,7 @@ static void test_merge_hist_exact(void **state)
     static struct lg_point pb;
     static struct hist one;
     static struct lg_merged m;
-    struct lg_merge_input in[2];
+    struct lg_runfile in[2];
     struct lg_run ra;
     struct lg_run rb;
     char root[] = "/tmp/test_lg_merge.XXXXXX";
@@ -126,8 +127,8 @@ static void test_merge_hist_exact(void **state)
     t_write(&ra);
     t_write(&rb);
 
-    assert_int_equal(lg_merge_load(&in[0], da, err), 0);
-    assert_int_equal(lg_merge_load(&in[1], db, err), 0);
+    assert_int_equal(lg_runfile_load(&in[0], da, err), 0);
+    assert_int_equal(lg_runfile_load(&in[1], db, err), 0);
     /* each input reads back as it was recorded */
     assert_memory_equal(&in[0].points[0].st[LG_REQ_GET].lat, &pa.st[LG_REQ_GET].lat,
                         sizeof(struct hist));
@@ -152,13 +153,13 @@ static void test_merge_hist_exact(void **state)
     assert_true(m.run.points[0].window_s == 10);
 
     lg_merged_release(&m);
-    lg_merge_input_release(&in[0]);
-    lg_merge_input_release(&in[1]);
+    lg_runfile_release(&in[0]);
+    lg_runfile_release(&in[1]);
     t_remove(root);
 }
 
 /* An input in memory: one point, get only, with the given host and monitor. */
-static void t_input(struct lg_merge_input *in, const char *dir, const char *run_id,
+static void t_input(struct lg_runfile *in, const char *dir, const char *run_id,
                     const char *host, double machine_cpu)
 {
     struct lg_point *p;
@@ -197,7 +198,7 @@ static void t_input(struct lg_merge_input *in, const char *dir, const char *run_
     p->mon.procs[0].cpu_cores = 0.6;
 }
 
-static void add_proc(struct lg_merge_input *in, const char *name, double cores)
+static void add_proc(struct lg_runfile *in, const char *name, double cores)
 {
     struct lg_monitor_result *m = &in->points[0].mon;
     struct lg_proc_usage *u = &m->procs[m->nprocs++];
@@ -220,7 +221,7 @@ static const struct lg_proc_usage *group(const struct lg_monitor_result *m, cons
 static void test_merge_one_host(void **state)
 {
     static struct lg_merged m;
-    struct lg_merge_input in[2];
+    struct lg_runfile in[2];
     char err[LG_ERR_LEN];
     const struct lg_monitor_result *mon;
 
@@ -243,14 +244,14 @@ static void test_merge_one_host(void **state)
     assert_true(group(mon, "loadgen")->capacity == 2);
     assert_string_equal(m.inputs[0].label, "");
     lg_merged_release(&m);
-    lg_merge_input_release(&in[0]);
-    lg_merge_input_release(&in[1]);
+    lg_runfile_release(&in[0]);
+    lg_runfile_release(&in[1]);
 }
 
 static void test_merge_two_hosts(void **state)
 {
     static struct lg_merged m;
-    struct lg_merge_input in[2];
+    struct lg_runfile in[2];
     struct lg_run_analysis an;
     char err[LG_ERR_LEN];
     const struct lg_monitor_result *mon;
@@ -289,14 +290,14 @@ static void test_merge_two_hosts(void **state)
     assert_string_equal(mon->procs[pa->top_proc].name, "loadgen@client2");
     lg_analysis_release(&an);
     lg_merged_release(&m);
-    lg_merge_input_release(&in[0]);
-    lg_merge_input_release(&in[1]);
+    lg_runfile_release(&in[0]);
+    lg_runfile_release(&in[1]);
 }
 
 static void test_merge_refuses(void **state)
 {
     static struct lg_merged m;
-    struct lg_merge_input in[2];
+    struct lg_runfile in[2];
     char err[LG_ERR_LEN];
 
     (void)state;
@@ -316,22 +317,22 @@ static void test_merge_refuses(void **state)
     assert_int_equal(lg_merge_combine(in, 2, &m, err), -1);
     assert_non_null(strstr(err, "overlap 85.0% only"));
     assert_int_equal(lg_merge_combine(in, 1, &m, err), -1);
-    lg_merge_input_release(&in[0]);
-    lg_merge_input_release(&in[1]);
+    lg_runfile_release(&in[0]);
+    lg_runfile_release(&in[1]);
 }
 
 static void test_merge_parse_errors(void **state)
 {
-    struct lg_merge_input in;
+    struct lg_runfile in;
     char err[LG_ERR_LEN];
     const char *bad_json = "{\"tool\": \"loadgen\",";
     const char *no_config = "{\"tool\": \"loadgen\", \"run_id\": \"1\", \"interrupted\": false, "
                             "\"started\": \"2024-01-31T12:00:00Z\"}";
 
     (void)state;
-    assert_int_equal(lg_merge_parse(&in, bad_json, strlen(bad_json), "x/run.json", err), -1);
+    assert_int_equal(lg_runfile_parse(&in, bad_json, strlen(bad_json), "x/run.json", err), -1);
     assert_non_null(strstr(err, "x/run.json: not valid JSON"));
-    assert_int_equal(lg_merge_parse(&in, no_config, strlen(no_config), "x/run.json", err), -1);
+    assert_int_equal(lg_runfile_parse(&in, no_config, strlen(no_config), "x/run.json", err), -1);
     assert_string_equal(err, "x/run.json: config: missing");
 }
 
@@ -340,7 +341,7 @@ static void test_merge_parse_bad_hist(void **state)
 {
     static struct lg_config cfg;
     static struct lg_point p;
-    struct lg_merge_input in;
+    struct lg_runfile in;
     struct lg_run run;
     char root[] = "/tmp/test_lg_merge_h.XXXXXX";
     char dir[64];
@@ -370,12 +371,12 @@ static void test_merge_parse_bad_hist(void **state)
     assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
     fclose(f);
     text[len] = '\0';
-    assert_int_equal(lg_merge_parse(&in, text, (size_t)len, "r", err), 0);
-    lg_merge_input_release(&in);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    lg_runfile_release(&in);
     at = strstr(text, "\"count\": 100,");
     assert_non_null(at);
     memcpy(at, "\"count\": 101,", 13);
-    assert_int_equal(lg_merge_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
     assert_string_equal(err, "r: points[0].raw.get.lat_ns.buckets: the counts do not add up to "
                              "count");
     free(text);

@@ -1,6 +1,6 @@
 /*
- * fuzz_lg_merge.c - loadgen merge's reader of run.json (loadgen/merge: jansson, then every
- * field checked). The input is the file's text. Properties: a refused input always has a
+ * fuzz_lg_runfile.c - the reader of run.json that loadgen merge uses (loadgen/runfile:
+ * jansson, then every field checked). The input is the file's text. Properties: a refused input always has a
  * one-line reason naming the file; an accepted one has 1..64 points whose histograms are
  * self-consistent (bucket counts add up to count, min <= every percentile <= max) and whose
  * per-type totals add up to the all-types figures.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../loadgen/merge.h"
+#include "../../loadgen/runfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,11 +31,11 @@ static void check_hist(const struct hist *h)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct lg_merge_input in;
+    struct lg_runfile in;
     char err[LG_ERR_LEN];
 
     err[0] = '\0';
-    if (lg_merge_parse(&in, (const char *)data, size, "f", err) < 0) {
+    if (lg_runfile_parse(&in, (const char *)data, size, "f", err) < 0) {
         if (strncmp(err, "f: ", 3) != 0 || strchr(err, '\n') != NULL || in.points != NULL)
             abort();
         return 0;
@@ -52,6 +52,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ok != p->st[LG_REQ_ALL].ok || p->st[LG_REQ_ALL].lat.count != ok)
             abort();
     }
-    lg_merge_input_release(&in);
+    lg_runfile_release(&in);
     return 0;
 }
