@@ -109,10 +109,12 @@ static const struct lg_merge_field lg_merge_fields[] = {
 static int check_compatible(const struct lg_runfile *ins, unsigned n, char *err)
 {
     for (unsigned i = 1; i < n; i++) {
-        if (strcmp(ins[i].id.run_id, ins[0].id.run_id) == 0) {
-            merr(err, "'%s' and '%s' hold the same run (%s): each run counts once", ins[0].id.dir,
-                 ins[i].id.dir, ins[0].id.run_id);
-            return -1;
+        for (unsigned j = 0; j < i; j++) {
+            if (strcmp(ins[i].id.run_id, ins[j].id.run_id) == 0) {
+                merr(err, "'%s' and '%s' hold the same run (%s): each run counts once",
+                     ins[j].id.dir, ins[i].id.dir, ins[i].id.run_id);
+                return -1;
+            }
         }
         for (unsigned j = 0; j < sizeof(lg_merge_fields) / sizeof(lg_merge_fields[0]); j++) {
             char a[128];

@@ -152,7 +152,8 @@ refused 1 "another number of points" "inputs differ in points" \
     "$LG" merge "$OUT/a" "$OUT/later"
 refused 1 "windows one after the other" "windows overlap 0.0% only" \
     "$LG" merge "$OUT/later" "$OUT/later2"
-refused 1 "the same run twice" "hold the same run" "$LG" merge "$OUT/a" "$OUT/a"
+refused 1 "the same run twice" "'$OUT/b' and '$OUT/b' hold the same run" \
+    "$LG" merge "$OUT/a" "$OUT/b" "$OUT/b"
 sum_a=$(cat "$OUT"/a/* | md5sum)
 refused 2 "an input as the output" "is an input" "$LG" merge -o "$OUT/a" "$OUT/a" "$OUT/b"
 check_eq "the input is left as it was" "$(cat "$OUT"/a/* | md5sum)" "$sum_a"
