@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -44,6 +45,7 @@ enum {
     OPT_REDIS_PORT,
     OPT_PIN_CPUS,
     OPT_PREDICT_ONLY,
+    OPT_START_AT,
 };
 
 static const struct option lg_longopts[] = {
@@ -82,6 +84,7 @@ static const struct option lg_longopts[] = {
     {"redis-port", required_argument, NULL, OPT_REDIS_PORT},
     {"out", required_argument, NULL, 'o'},
     {"pin-cpus", required_argument, NULL, OPT_PIN_CPUS},
+    {"start-at", required_argument, NULL, OPT_START_AT},
     {NULL, 0, NULL, 0},
 };
 
@@ -173,6 +176,16 @@ void lg_config_usage(FILE *out)
         "                          maximum; reported with R at N*\n"
         "  --max-users N           bound of --sweep auto (default %u)\n"
         "\n"
+        "Several hosts (then merge their --out directories with 'loadgen merge'):\n"
+        "  --start-at EPOCH_MS     wall-clock start, in milliseconds since the epoch (at most\n"
+        "                          a day ahead), e.g. $(( $(date +%%s%%3N) + 3000 )): waits\n"
+        "                          (after --prepare-users) and starts point k (0-based) at\n"
+        "                          EPOCH_MS + k * (warmup + duration + %llu ms), so processes\n"
+        "                          given the same value measure the same wall-clock windows\n"
+        "                          (clocks synchronized by NTP). Needs --duration (not\n"
+        "                          --requests-per-user) and a single N or a --sweep list\n"
+        "  loadgen merge [-o DIR] DIR...   combine such runs into one (see 'loadgen merge -h')\n"
+        "\n"
         "Resource monitor (/proc, during every point's measured window):\n"
         "  --sample-ms MS          sampling interval (default %u)\n"
         "  --watch NAME=PID,...    processes of the stack to sample (repeatable)\n"
@@ -202,7 +215,7 @@ void lg_config_usage(FILE *out)
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, d.put_size, d.seed, d.max_users,
-        d.sample_ms, LG_MODEL_PREDICT_MAX);
+        (unsigned long long)LG_START_GAP_MS, d.sample_ms, LG_MODEL_PREDICT_MAX);
 }
 
 void lg_config_version(FILE *out)
@@ -213,6 +226,21 @@ void lg_config_version(FILE *out)
 bool lg_config_has(const struct lg_config *cfg, enum lg_req type)
 {
     return cfg->weight[type] > 0;
+}
+
+uint64_t lg_config_point_start_ms(const struct lg_config *cfg, unsigned k)
+{
+    uint64_t slot_ms = (cfg->warmup_us + cfg->duration_us) / 1000 + LG_START_GAP_MS;
+
+    return cfg->start_at_ms + (uint64_t)k * slot_ms;
+}
+
+static uint64_t wall_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 unsigned lg_config_weight_total(const struct lg_config *cfg)
@@ -619,6 +647,10 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
         case 'o':
             rc = copy_str(cfg->out_dir, sizeof(cfg->out_dir), optarg, "--out", err);
             break;
+        case OPT_START_AT:
+            rc = flag_result(opts_parse_u64(optarg, 1, UINT64_MAX / 2, &cfg->start_at_ms, e),
+                             "--start-at", e, err);
+            break;
         case OPT_PIN_CPUS:
             cfg->ncpus = 0;
             rc = for_each_item(cfg, "--pin-cpus", optarg, cpu_item, err);
@@ -709,6 +741,35 @@ static int check_pids(const struct lg_config *cfg, char *err)
     return 0;
 }
 
+/* --start-at: a deterministic schedule, and a start neither past nor more than a day ahead. */
+static int check_start_at(const struct lg_config *cfg, char *err)
+{
+    uint64_t now = wall_now_ms();
+
+    if (cfg->sweep_auto || cfg->requests_per_user > 0) {
+        snprintf(err, LG_ERR_LEN,
+                 "--start-at needs a fixed schedule: give --duration and a single N or a "
+                 "--sweep list (not --sweep auto or --requests-per-user)");
+        return -1;
+    }
+    if (cfg->start_at_ms <= now) {
+        snprintf(err, LG_ERR_LEN,
+                 "--start-at: %" PRIu64 " is in the past (now %" PRIu64
+                 "); give epoch milliseconds ahead, e.g. $(( $(date +%%s%%3N) + 3000 ))",
+                 cfg->start_at_ms, now);
+        return -1;
+    }
+    if (cfg->start_at_ms - now > LG_START_AHEAD_MAX_MS) {
+        snprintf(err, LG_ERR_LEN,
+                 "--start-at: %" PRIu64 " is %.1f h ahead (now %" PRIu64
+                 "); at most %.0f h: epoch milliseconds, not microseconds?",
+                 cfg->start_at_ms, (double)(cfg->start_at_ms - now) / 3.6e6, now,
+                 (double)LG_START_AHEAD_MAX_MS / 3.6e6);
+        return -1;
+    }
+    return 0;
+}
+
 int lg_config_validate(struct lg_config *cfg, char *err)
 {
     char terr[LG_TARGET_ERR_LEN];
@@ -782,6 +843,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
             return -1;
         }
     }
+    if (cfg->start_at_ms > 0 && check_start_at(cfg, err) < 0)
+        return -1;
     if (cfg->sweep_auto && cfg->max_users < 1) {
         snprintf(err, LG_ERR_LEN, "--max-users must be at least 1");
         return -1;

@@ -23,6 +23,8 @@
 #define LG_CPUS_MAX 256
 #define LG_PUT_NAMES 8                  /* names each user overwrites in turn with put */
 #define LG_PUT_SIZE_MAX (1024ull << 20) /* --size bound */
+#define LG_START_GAP_MS 1000ull         /* --start-at: idle time between two points' slots */
+#define LG_START_AHEAD_MAX_MS (24ull * 3600 * 1000) /* --start-at: at most a day ahead */
 
 enum lg_model {
     LG_MODEL_EVENTS = 0,  /* --threads event loops, users spread across them */
@@ -78,6 +80,7 @@ struct lg_config {
     unsigned sweep[LG_SWEEP_MAX];
     unsigned nsweep; /* 0: one point at --users */
     unsigned max_users;
+    uint64_t start_at_ms; /* --start-at: epoch ms of the first point's start; 0 = now */
 
     /* resource monitor */
     unsigned sample_ms;
@@ -114,5 +117,11 @@ void lg_config_version(FILE *out);
 bool lg_config_has(const struct lg_config *cfg, enum lg_req type);
 /* The sum of the request-type weights (0 before validation when none was given). */
 unsigned lg_config_weight_total(const struct lg_config *cfg);
+/*
+ * With --start-at: the wall-clock time (epoch ms) at which point k (0-based) starts, that is
+ * start_at + k * (warmup + duration + LG_START_GAP_MS), so processes on several hosts that
+ * were given the same flags begin every point together without talking to each other.
+ */
+uint64_t lg_config_point_start_ms(const struct lg_config *cfg, unsigned k);
 
 #endif /* LG_CONFIG_H */

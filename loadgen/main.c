@@ -1,16 +1,19 @@
 /*
  * main.c - loadgen's entry point: parse and validate flags, block SIGINT/SIGTERM (the run reads
  * them from a signalfd), run the points, analyze, print the summary and write the reports; or,
- * with --predict-only, only the model of an earlier run (predict.h).
+ * with --predict-only, only the model of an earlier run (predict.h); or, as `loadgen merge`,
+ * combine the reports of several runs (merge.c).
  * Exit status: 0 ok, 1 the run failed, 2 bad flags, 130 interrupted.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "config.h"
 #include "log.h"
+#include "merge.h"
 #include "predict.h"
 #include "report.h"
 #include "run.h"
@@ -25,6 +28,8 @@ int main(int argc, char **argv)
     int rc;
 
     log_init("loadgen", LOG_INFO);
+    if (argc >= 2 && strcmp(argv[1], "merge") == 0)
+        return lg_merge_main(argc, argv);
     lg_config_defaults(&cfg);
     rc = lg_config_parse(&cfg, argc, argv, err);
     if (rc == 1)

@@ -528,6 +528,62 @@ static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_st
     fprintf(f, "}}");
 }
 
+/* An epoch time in ms, or null when unknown (0): %.3f, since %g would drop the digits. */
+static void json_epoch_ms(FILE *f, double ms)
+{
+    if (ms > 0 && isfinite(ms))
+        fprintf(f, "%.3f", ms);
+    else
+        fprintf(f, "null");
+}
+
+/*
+ * A histogram exactly: count, min, max, the sum (%.17g round-trips a double) and the non-empty
+ * buckets as [index, count] pairs (a few hundred at most for latencies: the file stays small).
+ */
+static void json_hist(FILE *f, const struct hist *h)
+{
+    unsigned n = 0;
+
+    fprintf(f, "{\"count\": %" PRIu64 ", \"min\": ", h->count);
+    if (h->count > 0)
+        fprintf(f, "%" PRIu64 ", \"max\": %" PRIu64 ", \"sum\": %.17g", h->min, h->max, h->sum);
+    else
+        fprintf(f, "null, \"max\": null, \"sum\": 0");
+    fprintf(f, ", \"buckets\": [");
+    for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+        if (h->counts[b] == 0)
+            continue;
+        fprintf(f, "%s[%u, %" PRIu64 "]", n++ ? ", " : "", b, h->counts[b]);
+    }
+    fprintf(f, "]}");
+}
+
+/* The exact counters and latency histogram of each request type, for loadgen merge. */
+static void json_raw(FILE *f, const struct lg_run *run, const struct lg_point *p)
+{
+    unsigned n = 0;
+
+    fprintf(f, "{");
+    for (int t = 0; t < LG_REQ_TYPES; t++) {
+        const struct lg_stats *s = &p->st[t];
+        if (!lg_config_has(run->cfg, (enum lg_req)t))
+            continue;
+        fprintf(f, "%s\n       \"%s\": {", n++ ? "," : "", lg_req_name(t));
+#define LG_X(fld, doc) fprintf(f, "\"%s\": %" PRIu64 ", ", #fld, s->fld);
+        LG_COUNTERS(LG_X)
+#undef LG_X
+        fprintf(f, "\"err\": {");
+        for (int e = 0; e < LG_ERR_COUNT; e++)
+            fprintf(f, "%s\"%s\": %" PRIu64, e ? ", " : "", lg_err_name((enum lg_err)e),
+                    s->err[e]);
+        fprintf(f, "},\n        \"lat_ns\": ");
+        json_hist(f, &s->lat);
+        fprintf(f, "}");
+    }
+    fprintf(f, "}");
+}
+
 static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a,
                        unsigned i)
 {
@@ -537,6 +593,10 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
 
     fprintf(f, "    {\"users\": %u, \"threads\": %u, \"window_s\": ", p->users, p->threads);
     json_num(f, p->window_s);
+    fprintf(f, ", \"window_start_ms\": ");
+    json_epoch_ms(f, p->window_start_ms);
+    fprintf(f, ", \"window_end_ms\": ");
+    json_epoch_ms(f, p->window_end_ms);
     fprintf(f, ", \"interrupted\": %s, \"unsent\": %" PRIu64 ", \"abandoned\": %" PRIu64 ",\n",
             p->interrupted ? "true" : "false", p->unsent, p->abandoned);
     fprintf(f, "     \"all\": ");
@@ -580,7 +640,8 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ", \"n1\": ");
     json_pred(f, pred_at(a->model.n1, i));
     fprintf(f, "}");
-    fprintf(f, ",\n     \"monitor\": {\"samples\": %u, \"window_s\": ", m->nsamples);
+    fprintf(f, ",\n     \"monitor\": {\"samples\": %u, \"ncpu\": %u, \"window_s\": ", m->nsamples,
+            m->ncpu);
     json_num(f, m->window_s);
     fprintf(f, ", \"machine_cpu\": ");
     json_num(f, m->machine_cpu);
@@ -597,7 +658,8 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         const struct lg_proc_usage *u = &m->procs[r];
         fprintf(f, "%s{\"name\": ", r ? ",\n         " : "");
         json_str(f, u->name);
-        fprintf(f, ", \"nproc\": %u, \"threads\": %u, \"cpu_cores\": ", u->nproc, u->nthreads);
+        fprintf(f, ", \"is_loadgen\": %s, \"nproc\": %u, \"threads\": %u, \"cpu_cores\": ",
+                u->is_loadgen ? "true" : "false", u->nproc, u->nthreads);
         json_num(f, u->cpu_cores);
         fprintf(f, ", \"cpu_core_pct\": ");
         json_num(f, u->cpu_cores * 100);
@@ -633,7 +695,43 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         json_num(f, m->disks[r].write_Bps);
         fprintf(f, "}");
     }
-    fprintf(f, "]}}");
+    fprintf(f, "]},\n     \"raw\": ");
+    json_raw(f, run, p);
+    fprintf(f, "}");
+}
+
+/* Where a merged run's figures came from (a measured run has its machine instead). */
+static void json_inputs(FILE *f, const struct lg_run *run)
+{
+    fprintf(f, "  \"machine\": null,\n  \"inputs\": [");
+    for (unsigned i = 0; i < run->ninputs; i++) {
+        const struct lg_run_input *in = &run->inputs[i];
+        fprintf(f, "%s\n    {\"dir\": ", i ? "," : "");
+        json_str(f, in->dir);
+        fprintf(f, ", \"run_id\": ");
+        json_str(f, in->run_id);
+        fprintf(f, ", \"hostname\": ");
+        json_str(f, in->hostname);
+        fprintf(f, ", \"label\": ");
+        json_str(f, in->label);
+        fprintf(f, ", \"url\": ");
+        json_str(f, in->url);
+        fprintf(f, ", \"ncpu\": %u}", in->ncpu);
+    }
+    fprintf(f, "],\n");
+}
+
+static void json_machine(FILE *f, const struct lg_machine *m)
+{
+    fprintf(f, "  \"machine\": {\"hostname\": ");
+    json_str(f, m->host);
+    fprintf(f, ", \"kernel\": ");
+    json_str(f, m->uts.release);
+    fprintf(f, ", \"arch\": ");
+    json_str(f, m->uts.machine);
+    fprintf(f, ", \"cpu_model\": ");
+    json_str(f, m->cpu_model);
+    fprintf(f, ", \"ncpu\": %u, \"mem_total_kb\": %" PRIu64 "},\n", m->ncpu, m->mem_kb);
 }
 
 static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
@@ -643,7 +741,8 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     char when[32];
     struct tm tm;
 
-    machine_info(&m);
+    if (run->ninputs == 0)
+        machine_info(&m);
     gmtime_r(&run->started, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f, "{\n  \"tool\": \"loadgen\", \"version\": ");
@@ -711,15 +810,16 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
         fprintf(f, "%s", i ? ", " : "");
         json_str(f, c->watch_comm[i]);
     }
-    fprintf(f, "]},\n  \"machine\": {\"hostname\": ");
-    json_str(f, m.host);
-    fprintf(f, ", \"kernel\": ");
-    json_str(f, m.uts.release);
-    fprintf(f, ", \"arch\": ");
-    json_str(f, m.uts.machine);
-    fprintf(f, ", \"cpu_model\": ");
-    json_str(f, m.cpu_model);
-    fprintf(f, ", \"ncpu\": %u, \"mem_total_kb\": %" PRIu64 "},\n", m.ncpu, m.mem_kb);
+    fprintf(f, "], \"start_at_ms\": ");
+    if (c->start_at_ms > 0)
+        fprintf(f, "%" PRIu64, c->start_at_ms);
+    else
+        fprintf(f, "null");
+    fprintf(f, "},\n");
+    if (run->ninputs > 0)
+        json_inputs(f, run);
+    else
+        json_machine(f, &m);
     fprintf(f, "  \"prepare\": {\"accounts\": %" PRIu64 ", \"seconds\": ", run->prepared);
     json_num(f, run->prepare_s);
     fprintf(f, "},\n  \"points\": [\n");
@@ -793,6 +893,27 @@ static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
             m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->base));
 }
 
+/* A merged run: which processes it combines and how. */
+static void md_inputs(FILE *f, const struct lg_run *run)
+{
+    fprintf(f,
+            "Merged by `loadgen merge` from %u runs that measured the same wall-clock windows: "
+            "N and X are their sums (X = all successes over the common window), response "
+            "times come from their histograms merged bucket by bucket (never averaged "
+            "percentiles). Each host's resources keep its name (`NAME@HOST`, and `cpu:all@HOST` "
+            "for a host's whole CPU) when the inputs ran on several hosts; machine-wide figures "
+            "of one host are counted once, however many inputs ran there.\n\n"
+            "| input | host | run | url |\n|---|---|---|---|\n",
+            run->ninputs);
+    for (unsigned i = 0; i < run->ninputs; i++) {
+        const struct lg_run_input *in = &run->inputs[i];
+        fprintf(f, "| `%s` | %s%s%s%s | %s | %s |\n", in->dir, in->hostname,
+                in->label[0] ? " (`" : "", in->label, in->label[0] ? "`)" : "", in->run_id,
+                in->url);
+    }
+    fprintf(f, "\n");
+}
+
 static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *c = run->cfg;
@@ -818,6 +939,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                 "Open loop at %.1f requests/s (%s arrivals); response time counts from each "
                 "request's intended send time.\n\n",
                 c->rate, c->arrivals == LG_ARRIVALS_POISSON ? "Poisson" : "constant");
+    if (run->ninputs > 0)
+        md_inputs(f, run);
 
     fprintf(f, "| N | X (req/s) | R (ms) | p99 (ms) | errors | bottleneck | D_max (ms) | "
                "X bound (req/s) | R bound (ms) | Little X(R+Z) | X model per-N (error) | "

@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -142,14 +143,90 @@ static double window_of(const struct lg_runner *r, const struct lg_point_params 
     return to > from ? (double)(to - from) / 1e9 : 0.0;
 }
 
+/* Wall-clock time in ns since the epoch. */
+static uint64_t wall_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * --start-at: sleeps until point k's scheduled start (a CLOCK_REALTIME timer, so the wake-up
+ * is to the wall clock, woken early by SIGINT/SIGTERM). Sets *start_ns to the start on the
+ * monotonic clock. Returns 0, 1 when interrupted, -1 when the point's window has already
+ * opened (logged): its measurement could no longer cover the window the other hosts measure.
+ */
+static int wait_start(struct lg_runner *r, unsigned k, unsigned users, uint64_t *start_ns)
+{
+    const struct lg_config *cfg = r->cfg;
+    uint64_t due_ms = lg_config_point_start_ms(cfg, k);
+    uint64_t due_ns = due_ms * 1000000;
+    uint64_t now = wall_now_ns();
+    struct itimerspec its = {{0, 0}, {(time_t)(due_ms / 1000), (long)(due_ms % 1000) * 1000000}};
+    struct pollfd pfd[2];
+    char when[40];
+    int fd;
+
+    clock_format_epoch_ms(due_ms, when, sizeof(when));
+    if (now >= due_ns + cfg->warmup_us * 1000) {
+        log_error("point %u (N=%u) was due at %s (--start-at schedule) but is %.0f ms late, "
+                  "past its warm-up: %s",
+                  k + 1, users, when, (double)(now - due_ns) / 1e6,
+                  k == 0 ? "the start passed while the accounts were being created; give a "
+                           "later --start-at"
+                         : "the previous point overran its slot; give a longer --warmup");
+        return -1;
+    }
+    log_info("point %u (N=%u) starts at %s (epoch ms %" PRIu64 ", in %.3f s)", k + 1, users, when,
+             due_ms, now < due_ns ? (double)(due_ns - now) / 1e9 : 0.0);
+    fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+    if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+        log_error("timerfd: errno %d", errno);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    pfd[0] = (struct pollfd){.fd = fd, .events = POLLIN};
+    pfd[1] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
+    while (wall_now_ns() < due_ns) {
+        if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+            log_error("poll: errno %d", errno);
+            close(fd);
+            return -1;
+        }
+        if (pfd[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                log_warn("interrupted by signal %u while waiting for --start-at", si.ssi_signo);
+                r->run->interrupted = true;
+                close(fd);
+                return 1;
+            }
+        }
+        if (pfd[0].revents & POLLIN)
+            break;
+    }
+    close(fd);
+    now = wall_now_ns();
+    if (now > due_ns + 1000000)
+        log_warn("point %u (N=%u) started %.1f ms late: its warm-up is that much shorter", k + 1,
+                 users, (double)(now - due_ns) / 1e6);
+    /* the due time on the monotonic clock, so the window opens at due + warm-up exactly */
+    *start_ns = clock_now_ns() - (now - due_ns);
+    return 0;
+}
+
 static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, unsigned index,
-                     struct lg_point *out)
+                     uint64_t start_ns, struct lg_point *out)
 {
     const struct lg_config *cfg = r->cfg;
     struct lg_point_params pp;
     struct lg_worker *ws;
     unsigned nthreads;
     unsigned started;
+    int64_t wall_off;
     int rc = 0;
 
     if (phase == LG_PHASE_MEASURE && cfg->model == LG_MODEL_THREADS)
@@ -170,7 +247,9 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.check.expect_alt[LG_REQ_PUT] = 204;    /* replaced */
     pp.check.has_length = cfg->has_expect_length;
     pp.check.length = cfg->expect_length;
-    pp.start_ns = clock_now_ns();
+    /* the monotonic clock's offset from the wall clock, for the window's epoch times */
+    wall_off = (int64_t)(wall_now_ns() - clock_now_ns());
+    pp.start_ns = start_ns != 0 ? start_ns : clock_now_ns();
     if (phase == LG_PHASE_PREPARE) {
         pp.warm_end_ns = pp.start_ns;
         pp.end_ns = UINT64_MAX;
@@ -242,6 +321,8 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
             rc = -1;
     }
     out->window_s = window_of(r, &pp, ws, started);
+    out->window_start_ms = (double)((int64_t)pp.warm_end_ns + wall_off) / 1e6;
+    out->window_end_ms = out->window_start_ms + out->window_s * 1e3;
     out->interrupted = r->run->interrupted;
 
 out_close:
@@ -264,7 +345,7 @@ static int prepare(struct lg_runner *r)
     int rc;
 
     log_info("creating %" PRIu64 " accounts over %u connections", cfg->prepare_users, users);
-    rc = run_point(r, LG_PHASE_PREPARE, users, 0, p);
+    rc = run_point(r, LG_PHASE_PREPARE, users, 0, 0, p);
     r->run->prepared = p->st[LG_REQ_ALL].ok;
     r->run->prepare_s = (double)(clock_now_ns() - t0) / 1e9;
     errors = lg_stats_errors(&p->st[LG_REQ_ALL]);
@@ -300,9 +381,18 @@ static double throughput(const struct lg_point *p)
 static int measure(struct lg_runner *r, unsigned users)
 {
     struct lg_run *run = r->run;
-    struct lg_point *p = add_point(run);
+    struct lg_point *p;
     const struct lg_stats *s;
-    int rc = run_point(r, LG_PHASE_MEASURE, users, run->npoints, p);
+    uint64_t start_ns = 0;
+    int rc;
+
+    if (r->cfg->start_at_ms > 0) {
+        rc = wait_start(r, run->npoints, users, &start_ns);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
+    p = add_point(run);
+    rc = run_point(r, LG_PHASE_MEASURE, users, run->npoints, start_ns, p);
 
     s = &p->st[LG_REQ_ALL];
     log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
@@ -316,13 +406,15 @@ static void log_config(const struct lg_runner *r)
     const struct lg_config *c = r->cfg;
 
     log_info("run %s: url=http://%s%s model=%s threads=%u mix=%s file=%s think=%" PRIu64
-             "us %s=%" PRIu64 " warmup=%" PRIu64 "us timeout=%" PRIu64 "us rate=%g sweep=%s",
+             "us %s=%" PRIu64 " warmup=%" PRIu64 "us timeout=%" PRIu64
+             "us rate=%g sweep=%s start_at=%" PRIu64,
              r->run->run_id, c->target.host_header, c->target.prefix,
              c->model == LG_MODEL_EVENTS ? "events" : "threads", c->threads, c->mix_desc,
              c->file[0] ? c->file : "-", c->think_us,
              c->requests_per_user ? "requests-per-user" : "duration_us",
              c->requests_per_user ? c->requests_per_user : c->duration_us, c->warmup_us,
-             c->timeout_us, c->rate, c->sweep_auto ? "auto" : (c->nsweep ? "list" : "no"));
+             c->timeout_us, c->rate, c->sweep_auto ? "auto" : (c->nsweep ? "list" : "no"),
+             c->start_at_ms);
 }
 
 int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)

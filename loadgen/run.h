@@ -2,7 +2,8 @@
  * run.h - one invocation of loadgen: optionally create the --prepare-users accounts, then
  * measure one point per N (a single N, an explicit --sweep list, or --sweep auto), each with
  * its own workers and resource monitor, showing live progress on a terminal. SIGINT/SIGTERM
- * end the current point early and keep what was measured.
+ * end the current point early and keep what was measured. With --start-at, each point waits
+ * for its scheduled wall-clock start (lg_config_point_start_ms) after the accounts are made.
  * DESIGN: runs in the main thread. SIGINT and SIGTERM must be blocked in every thread before
  * lg_run_execute() is called (main does it first thing); they are read here via a signalfd.
  */
@@ -18,16 +19,30 @@
 #include "stats.h"
 #include "workload.h"
 
+#define LG_HOST_LABEL_MAX 12 /* a host's name in a merged run's resource names */
+
 /* Raw results of one point, merged over its workers. */
 struct lg_point {
     unsigned users;
     unsigned threads;
     double window_s;                      /* the measured window (X = ok / window) */
+    double window_start_ms;               /* the window in wall-clock epoch ms (0: unknown) */
+    double window_end_ms;
     struct lg_stats st[LG_REQ_TYPES + 1]; /* per type, [LG_REQ_ALL] = all types */
     uint64_t unsent;                      /* open loop: arrivals never sent (backlog at end) */
     uint64_t abandoned;                   /* in flight at the end, not counted */
     bool interrupted;
     struct lg_monitor_result mon;
+};
+
+/* One input of a merged run (loadgen merge): where its figures came from. */
+struct lg_run_input {
+    char dir[512];
+    char run_id[LG_RUN_ID_LEN + 1];
+    char hostname[256];
+    char label[LG_HOST_LABEL_MAX + 1]; /* "" when every input ran on one host */
+    char url[512];
+    unsigned ncpu;
 };
 
 struct lg_run {
@@ -39,6 +54,8 @@ struct lg_run {
     bool interrupted;
     uint64_t prepared; /* accounts created by --prepare-users */
     double prepare_s;
+    const struct lg_run_input *inputs; /* a merged run's inputs, else NULL */
+    unsigned ninputs;
 };
 
 /*
