@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "log.h"
 #include "record.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound; below BACKEND_IO_TIMEOUT_MS */
@@ -208,8 +209,11 @@ static redisContext *connect_via_sentinels(const struct backend_url *u, char *er
             continue;
         if (log_in(c, u, err) == 0) {
             int p = is_primary(c, err);
-            if (p == 1)
+            if (p == 1) {
+                log_debug("connected to the primary %s:%d, named by Sentinel %s:%u", host, port,
+                          u->hosts[i].host, u->hosts[i].port);
                 return c;
+            }
             if (p == 0)
                 snprintf(err, BACKEND_ERR_LEN, "%.64s:%d, named by Sentinel %.64s:%u, is not a "
                          "primary", host, port, u->hosts[i].host, u->hosts[i].port);

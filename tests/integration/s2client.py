@@ -603,7 +603,7 @@ def cmd_churn(a):
     start = time.monotonic()
     c = None
     n = ok = 0
-    with open(out, "w") as f:
+    with open(out, "w", buffering=1) as f:  # a line per attempt, readable at once
         while time.monotonic() - start < secs:
             name = "%s%d" % (prefix, n)
             n += 1

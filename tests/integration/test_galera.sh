@@ -34,7 +34,8 @@ check_eq "... replicated to node 3" \
 # which node server2 writes to: the first of the URL that answered
 s2 churn 10 acct pw12345 "$ITEST_DIR/churn.txt" >"$ITEST_DIR/churn.out" &
 CHURN=$!
-sleep 3
+churning() { test "$(grep -c ' ok ' "$ITEST_DIR/churn.txt" 2>/dev/null)" -ge 100; }
+wait_until 10 churning || itest_fail "the creations did not get going"
 "$ITEST_ROOT/scripts/galera.sh" kill "$G" 1
 wait "$CHURN" || true
 log "churn: $(cat "$ITEST_DIR/churn.out")"

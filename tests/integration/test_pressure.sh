@@ -78,7 +78,10 @@ EOF
 IDLE_PID=$!
 itest_bg "$IDLE_PID"
 wait_until 90 grep -q '^connected' "$ITEST_DIR/idle.out" || itest_fail "the idle connections were not made: $(cat "$ITEST_DIR/idle.out")"
-wait_until 20 test "$(metric server1_connections)" -ge "$IDLE" || true
+# (functions: wait_until must read the metric anew each time)
+conns_at_least() { test "$(metric server1_connections)" -ge "$1"; }
+conns_at_most() { test "$(metric server1_connections)" -le "$1"; }
+wait_until 20 conns_at_least "$IDLE" || true
 check_ok "server1 holds them all ($(metric server1_connections) connections)" test "$(metric server1_connections)" -ge "$IDLE"
 busy=$(p99 idle)
 log "p99 with $IDLE idle connections: $busy ms (without: $base ms)"
@@ -86,7 +89,7 @@ check_ok "4 other users meanwhile: p99 $busy ms < 10 ms" under_10ms "$busy"
 touch "$ITEST_DIR/idle.go"
 wait "$IDLE_PID" || true
 check_eq "all $IDLE still open when the test let go" "$(awk '$1=="alive"{print $2}' "$ITEST_DIR/idle.out")" "$IDLE"
-wait_until 20 test "$(metric server1_connections)" -le 5 || true
+wait_until 20 conns_at_most 5 || true
 check_ok "all released afterwards ($(metric server1_connections) left)" test "$(metric server1_connections)" -le 5
 
 # ---- a client that pipelines and does not read --------------------------------------------------

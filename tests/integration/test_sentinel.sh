@@ -71,7 +71,7 @@ ready() {
 wait_until 30 ready || itest_fail "the Sentinels did not find each other and the replica"
 
 URL="redis-sentinel://127.0.0.1:${SPORTS[0]},127.0.0.1:${SPORTS[1]},127.0.0.1:${SPORTS[2]}/mymaster"
-S2=$(itest_server2 server2 "$URL" "$ITEST_DIR/a/password" --workers 2)
+S2=$(itest_server2 server2 "$URL" "$ITEST_DIR/a/password" --workers 2 --log-level debug)
 check_ok "server2 takes --redis-wait 1 for a Sentinel URL" \
     grep -q 'redis-wait=1' "$ITEST_DIR/server2.log"
 s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
@@ -81,7 +81,8 @@ check_eq "... and its VERIFY" "$(s2 verify first pw12345)" ok
 # creations while the primary dies
 s2 churn 12 acct pw12345 "$ITEST_DIR/churn.txt" >"$ITEST_DIR/churn.out" &
 CHURN=$!
-sleep 3
+churning() { test "$(grep -c ' ok ' "$ITEST_DIR/churn.txt" 2>/dev/null)" -ge 100; }
+wait_until 10 churning || itest_fail "the creations did not get going"
 PRIMARY_PID=$(cat "$ITEST_DIR/a/redis.pid")
 kill -KILL "$PRIMARY_PID"
 t_kill=$(awk 'END {print $1}' "$ITEST_DIR/churn.txt")
@@ -104,19 +105,28 @@ check_eq "every acknowledged account verifies after the failover" \
 # would never meet READONLY there; server2 follows +switch-master and leaves it, idle or not.
 primary_port() { scli "${SPORTS[0]}" sentinel get-master-addr-by-name mymaster | sed -n 2p; }
 named() { rcli "$1" client list | grep -c 'name=server2' || true; }
-OLD=$(primary_port)
-check_ok "server2's connections are on the primary ($OLD)" wait_until 5 test "$(named "$OLD")" -ge 1
-failover() {
-    scli "${SPORTS[0]}" sentinel failover mymaster >/dev/null
-    sleep 0.5
-    [[ $(primary_port) != "$OLD" ]]
+# settled first: every Sentinel names one primary, and both workers are connected to it
+settled() {
+    local p q s
+    p=$(primary_port)
+    for s in "${SPORTS[@]}"; do
+        q=$(scli "$s" sentinel get-master-addr-by-name mymaster | sed -n 2p)
+        [[ $q == "$p" ]] || return 1
+    done
+    test "$(named "$p")" -ge 2
 }
-check_ok "SENTINEL FAILOVER moved the primary" wait_until 30 failover
+check_ok "the Sentinels agree on a primary, and server2's connections are on it" \
+    wait_until 30 settled
+OLD=$(primary_port)
+asked() { scli "${SPORTS[0]}" sentinel failover mymaster | grep -qx OK; }
+wait_until 30 asked || itest_fail "SENTINEL FAILOVER was refused"
+moved() { [[ $(primary_port) != "$OLD" ]]; }
+check_ok "SENTINEL FAILOVER moved the primary" wait_until 30 moved
 NEW=$(primary_port)
 check_ok "server2 heard +switch-master" \
     wait_until 5 grep -q "the primary of 'mymaster' moved" "$ITEST_DIR/server2.log"
-check_ok "... and left the demoted primary without a request ($(named "$OLD") connections)" \
-    wait_until 10 test "$(named "$OLD")" -eq 0
+left_old() { test "$(named "$OLD")" -eq 0; }
+check_ok "... and left the demoted primary without a request" wait_until 10 left_old
 check_eq "a VERIFY after the announced failover" "$(s2 verify first pw12345)" ok
 check_ok "... served by the new primary ($NEW)" test "$(named "$NEW")" -ge 1
 # (its one replica is the demoted node, which must first resynchronise: WAIT 1 refuses until then)
