@@ -8,7 +8,7 @@
 #   wait_port HOST PORT TIMEOUT_S wait until a TCP connect to HOST:PORT succeeds
 #   wait_file PATH TIMEOUT_S      wait until PATH exists
 #   wait_pid_exit PID TIMEOUT_S   wait until process PID is gone (or a zombie)
-#   pid_alive PID         true if PID exists and is not a zombie
+#   pid_alive PID         true if PID exists and is not a zombie (false for anything but digits)
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
 #   child_pids PID        print the pids of PID's direct children, one a line
@@ -56,6 +56,7 @@ _pid_gone() { ! pid_alive "$1"; }
 # e.g. on a child that died but was not yet reaped).
 pid_alive() {
     local stat
+    [[ $1 =~ ^[0-9]+$ ]] || return 1 # ("" would read /proc//stat, the machine's)
     stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
     stat=${stat##*) }
     [[ ${stat:0:1} != Z ]]
