@@ -8,7 +8,8 @@
 #   galera.sh stop DIR           stop every node (nothing running: no-op)
 #   galera.sh kill DIR K         SIGKILL node K (a crash, for failover tests)
 #   galera.sh rejoin DIR K       start node K again after a stop or a kill; it rejoins by an
-#                                incremental transfer from another node's write cache
+#                                incremental transfer from another node's write cache (after a
+#                                kill, its position is first recovered from InnoDB)
 # The account database is made as scripts/mysql.sh makes it (the `auth` user, its password in
 # DIR/password, mode 0600); give it to server2 with --backend-password-file DIR/password and
 # the URL mysql://auth@127.0.0.1:P1,127.0.0.1:P2,.../auth. Synchronous replication: a commit
@@ -226,11 +227,29 @@ cmd_kill() {
     wait_pid_exit "$pid" 10 || die "node $1 survived SIGKILL"
 }
 
+# recovered_position K: after a crash node K's grastate.dat does not say how far the node got
+# (seqno -1), and a node that does not know asks for a full state transfer, whose rsync blocks
+# the donor's writes while it copies. InnoDB knows: print --wsrep-start-position=UUID:SEQNO as
+# `mariadbd --wsrep-recover` finds it (what Debian's galera_recovery does), or nothing.
+recovered_position() {
+    local d pos
+    d=$(node_dir "$1")
+    grep -q '^seqno: *-1' "$d/data/grastate.dat" 2>/dev/null || return 0
+    mariadbd --defaults-file="$d/my.cnf" "${user_opt[@]}" --wsrep-recover --skip-networking \
+        --log-error="$d/recover.log" </dev/null >/dev/null 2>&1 ||
+        die "node $1: mariadbd --wsrep-recover failed (log: $d/recover.log)"
+    pos=$(grep -a -o 'WSREP: Recovered position: *[^ ]*' "$d/recover.log" | tail -n 1) || return 0
+    pos=${pos##* }
+    [[ ! $pos =~ ^[0-9a-f-]{36}:-?[0-9]+$ ]] || echo "--wsrep-start-position=$pos"
+}
+
 cmd_rejoin() {
+    local pos
     node_pid "$1" >/dev/null && die "node $1 is running"
     nnodes=$(<"$dir/nodes")
     write_conf "$1"
-    launch "$1"
+    pos=$(recovered_position "$1")
+    launch "$1" ${pos:+"$pos"}
     wait_synced "$1"
 }
 
