@@ -63,6 +63,8 @@ if [[ -n $use ]]; then
     [[ -f $use/cluster.state ]] || die "--use $use: no cluster up there"
     CL=$(cd "$use" && pwd)
     grep -qx "BACKEND=$backend" "$CL/cluster.conf" || die "--use $use: not a $backend cluster"
+    grep -qx 'N1=[2-9]' "$CL/cluster.conf" && grep -qx 'N2=[2-9]' "$CL/cluster.conf" ||
+        die "--use $use: needs at least 2 server1 and 2 server2 (one of each is killed)"
 else
     CL=$RUN/cluster
 fi

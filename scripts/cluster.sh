@@ -29,6 +29,7 @@ BIN_DIR=$(cd "$BIN_DIR" 2>/dev/null && pwd) || die "BIN_DIR $BIN_DIR: no such di
 MAX_SERVER1=8
 MAX_SERVER2=8       # server1 --auth takes at most 8 server2s
 HTTP_PORT=8080      # HAProxy on lb, server1 on s1-K
+STATS_PORT=8404     # HAProxy's statistics page on lb
 S2_PORT=7001
 REDIS_PORT=6379
 SENTINEL_PORT=26379
@@ -124,14 +125,16 @@ proc_pid() {
 
 # ---- the network ----
 
-# subnet_free A.B.C: no route of the machine (any table) overlaps A.B.C.0/24; prints the one
-# that does otherwise. The default route is no overlap: a /24 is more specific.
-subnet_free() {
+# subnet_pick [A.B.C]: the /24 to use, A.B.C.0/24 if it is private and overlaps no route of the
+# machine (in any table; the default route is no overlap, a /24 being more specific), else the
+# first 10.201.X.0/24 that overlaps none; prints A.B.C, or (status 1) why not
+subnet_pick() {
     ip -4 -o route show table all | python3 -c '
 import ipaddress, sys
-net = ipaddress.ip_network(sys.argv[1] + ".0/24")
+want = sys.argv[1]
 kinds = {"unicast", "local", "broadcast", "multicast", "throw", "unreachable", "prohibit",
          "blackhole", "nat", "anycast"}
+routes = []
 for line in sys.stdin:
     f = line.split()
     if f and f[0] in kinds:
@@ -139,38 +142,40 @@ for line in sys.stdin:
     if not f or f[0] == "default":
         continue
     try:
-        route = ipaddress.ip_network(f[0], strict=False)
+        routes.append((ipaddress.ip_network(f[0], strict=False), line.strip()))
     except ValueError:
         continue
-    if route.overlaps(net):
-        print(line.strip())
-        sys.exit(1)
-' "$1"
-}
 
-is_private_24() {
-    python3 -c 'import ipaddress, sys
-sys.exit(0 if ipaddress.ip_network(sys.argv[1] + ".0/24").is_private else 1)' "$1" 2>/dev/null
+def clash(prefix):
+    net = ipaddress.ip_network(prefix + ".0/24")
+    return next((text for route, text in routes if route.overlaps(net)), None)
+
+if want:
+    try:
+        private = ipaddress.ip_network(want + ".0/24").is_private
+    except ValueError:
+        private = False
+    if not private:
+        sys.exit("--subnet must be the first three bytes of a private /24, e.g. 10.201.7, "
+                 "not %r" % want)
+    if clash(want):
+        sys.exit("subnet %s.0/24 overlaps a route of this machine: %s; choose another"
+                 % (want, clash(want)))
+    print(want)
+    sys.exit(0)
+for x in range(256):
+    if not clash("10.201.%d" % x):
+        print("10.201.%d" % x)
+        sys.exit(0)
+sys.exit("every 10.201.X.0/24 overlaps a route of this machine: give --subnet")
+' "${1:-}" 2>&1
 }
 
 # make_network: the bridge (host side .1), then per host a namespace and a veth pair whose inner
 # end is the host's eth0. Runs under NET_LOCK, so two clusters never pick the same /24.
 make_network() {
-    local want=$1 x host ns veth br clash
-    if [[ -n $want ]]; then
-        clash=$(subnet_free "$want") ||
-            die "subnet $want.0/24 overlaps a route of this machine: $clash; choose another"
-        SUBNET=$want
-    else
-        SUBNET=""
-        for ((x = 0; x <= 255; x++)); do
-            if subnet_free "10.201.$x" >/dev/null; then
-                SUBNET=10.201.$x
-                break
-            fi
-        done
-        [[ -n $SUBNET ]] || die "every 10.201.X.0/24 overlaps a route here: give --subnet"
-    fi
+    local host ns veth br
+    SUBNET=$(subnet_pick "$1") || die "$SUBNET"
     br=$(bridge_name)
     record bridge "$br"
     ip link add "$br" type bridge
@@ -377,10 +382,12 @@ haproxy_conf() {
         servers+="    server s1-$k $(addr_of "s1-$k"):$HTTP_PORT"$'\n'
     done
     awk -v servers="${servers%$'\n'}" -v sock="$dir/lb/haproxy.sock" -v addr="$(addr_of lb)" \
-        -v port="$HTTP_PORT" -v inter="$CHECK_INTER" -v fall="$CHECK_FALL" -v rise="$CHECK_RISE" '
+        -v port="$HTTP_PORT" -v sport="$STATS_PORT" -v inter="$CHECK_INTER" \
+        -v fall="$CHECK_FALL" -v rise="$CHECK_RISE" '
         /^ *@SERVERS@ *$/ { print servers; next }
         {
             gsub(/@SOCK@/, sock); gsub(/@ADDR@/, addr); gsub(/@PORT@/, port)
+            gsub(/@STATSPORT@/, sport)
             gsub(/@INTER@/, inter); gsub(/@FALL@/, fall); gsub(/@RISE@/, rise)
             print
         }' "$TOP/scripts/haproxy.cfg.in"
@@ -393,29 +400,13 @@ start_haproxy() {
     haproxy -c -q -f "$d/haproxy.cfg" >"$d/haproxy-check.log" 2>&1 ||
         die "HAProxy refuses $d/haproxy.cfg: $(tail -n 3 "$d/haproxy-check.log")"
     spawn lb haproxy "$d/haproxy.log" haproxy -db -f "$d/haproxy.cfg"
-    wait_file "$d/haproxy.sock" 10 || die "HAProxy did not start: $(tail -n 3 "$d/haproxy.log")"
+    _stats_up() { curl -s -m 1 -o /dev/null "http://$(addr_of lb):$STATS_PORT/stats;csv"; }
+    wait_until 10 _stats_up || die "HAProxy did not start: $(tail -n 3 "$d/haproxy.log")"
 }
 
-# haproxy_cmd CMD: CMD on HAProxy's admin socket, its answer on stdout
-haproxy_cmd() {
-    python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(5)
-s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n")
-out = b""
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-' "$dir/lb/haproxy.sock" "$1"
-}
 # haproxy_servers: "BACKEND SERVER STATUS CHECK" per server1 in each backend
 haproxy_servers() {
-    haproxy_cmd "show stat" | awk -F, '
+    curl -s -m 2 "http://$(addr_of lb):$STATS_PORT/stats;csv" | awk -F, '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $2 != "FRONTEND" && $2 != "BACKEND" && NF > 2 {
             print $1, $2, $c["status"], $c["check_status"] }'
@@ -445,7 +436,7 @@ make_files() {
 # parse_up ARGS...: up's flags into N1, N2, BACKEND, WANT_SUBNET, each checked (before anything
 # is made)
 parse_up() {
-    local clash
+    local msg
     ((EUID == 0)) || die "needs root: network namespaces (ip netns) are made by root only"
     N1=2 N2=2 BACKEND=redis-sentinel WANT_SUBNET=""
     while (($# > 0)); do
@@ -466,16 +457,15 @@ parse_up() {
     [[ $BACKEND == redis-sentinel || $BACKEND == galera ]] ||
         die "--backend must be redis-sentinel or galera, not '$BACKEND'"
     if [[ -n $WANT_SUBNET ]]; then
-        [[ $WANT_SUBNET =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] && is_private_24 "$WANT_SUBNET" ||
+        [[ $WANT_SUBNET =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] ||
             die "--subnet must be the first three bytes of a private /24, e.g. 10.201.7, not '$WANT_SUBNET'"
-        clash=$(subnet_free "$WANT_SUBNET") ||
-            die "subnet $WANT_SUBNET.0/24 overlaps a route of this machine: $clash; choose another"
+        msg=$(subnet_pick "$WANT_SUBNET") || die "$msg"
     fi
 }
 
 cmd_up() {
     local h
-    require_cmd ip python3 haproxy setsid flock
+    require_cmd ip python3 haproxy setsid flock curl
     if [[ $BACKEND == redis-sentinel ]]; then require_cmd redis-server redis-cli; else
         require_cmd mariadbd mariadb rsync; fi
     [[ -x $BIN_DIR/server1 && -x $BIN_DIR/server2 ]] || die "no server1/server2 in $BIN_DIR: run make"
@@ -540,7 +530,7 @@ stop_pids() {
 
 # down_all: undo every record of DIR/cluster.state, newest first; what is already gone is skipped
 down_all() {
-    local kind a b c pids=() ns leftover gal=()
+    local kind a b c pids=() leftover gal=()
     [[ -f $dir/cluster.state ]] || return 0
     set +e
     while read -r kind a b c; do
@@ -613,7 +603,7 @@ cmd_status() {
     done
     echo "HAProxy ($CHECK_INTER checks, down after $CHECK_FALL failures, up after $CHECK_RISE):"
     haproxy_servers 2>/dev/null | awk '{printf "  %-6s %-5s %-6s %s\n", $1, $2, $3, $4}' ||
-        echo "  (no answer on $dir/lb/haproxy.sock)"
+        echo "  (no answer from http://$(addr_of lb):$STATS_PORT/stats)"
     primary=$(db_primary 2>/dev/null) || primary="(none found)"
     echo "database writes go to: $primary"
 }
@@ -660,7 +650,7 @@ cmd_start() {
     ! proc_pid "$1" >/dev/null || die "$1 is running"
     k=${H#*-}
     case $PROG in
-    haproxy) rm -f "$dir/lb/haproxy.sock"; start_haproxy ;;
+    haproxy) start_haproxy ;;
     server1) start_server1 "$k"; wait_until 20 haproxy_all_up "$H" || die "HAProxy does not see $H up" ;;
     server2) start_server2 "$k" ;;
     redis) start_redis "$k" ;;
