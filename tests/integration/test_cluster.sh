@@ -26,7 +26,7 @@ fi
 
 itest_off_tmpfs # server1 --prefetch reads with O_DIRECT
 itest_init cluster
-itest_timeout 170
+itest_timeout 300 # about 80 s on an idle machine, 120-130 s under ASan or TSan
 require_cmd haproxy redis-server redis-cli python3
 : "${BIN_DIR:=$ITEST_ROOT/build/release}"
 export BIN_DIR
