@@ -7,6 +7,8 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each (FUZZ_ONLY=NAME: one);
 #                   make fuzz-short: 10 s each
 #   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
+#   make failover   scripts/cluster-failover.sh, the long run, for each of FAILOVER_BACKENDS
+#                   (redis-sentinel galera); needs root (network namespaces)
 #   V=1 shows full commands; WERROR=1 turns warnings into errors.
 
 VARIANT ?= release
@@ -72,7 +74,7 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak
+        fuzz fuzz-short fuzz-build soak failover
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -167,10 +169,18 @@ crash-test: all
 soak: all
 	$(Q)bash scripts/soak.sh --minutes $(SOAK_MINUTES) --bin-dir $(O)
 
+# The long failover run under load (scripts/cluster-failover.sh: every fault twice, 10 s each);
+# `make test` runs the short one (tests/integration/test_cluster.sh, Redis + Sentinel).
+FAILOVER_BACKENDS ?= redis-sentinel galera
+failover: all
+	$(Q)rc=0; for b in $(FAILOVER_BACKENDS); do echo "== failover: $$b"; \
+	    BIN_DIR=$(O) bash scripts/cluster-failover.sh --backend $$b || rc=1; \
+	done; exit $$rc
+
 clean:
 	rm -rf build
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# //'
+	@sed -n '2,12p' Makefile | sed 's/^# //'
 
 -include $(shell find build -name '*.d' 2>/dev/null)

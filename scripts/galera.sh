@@ -8,11 +8,19 @@
 #   galera.sh stop DIR           stop every node (nothing running: no-op)
 #   galera.sh kill DIR K         SIGKILL node K (a crash, for failover tests)
 #   galera.sh rejoin DIR K       start node K again after a stop or a kill; it rejoins by an
-#                                incremental transfer from another node's write cache
+#                                incremental transfer from another node's write cache (after a
+#                                kill, its position is first recovered from InnoDB)
 # The account database is made as scripts/mysql.sh makes it (the `auth` user, its password in
 # DIR/password, mode 0600); give it to server2 with --backend-password-file DIR/password and
 # the URL mysql://auth@127.0.0.1:P1,127.0.0.1:P2,.../auth. Synchronous replication: a commit
 # returns once every node has certified it. Never uses the system-wide service.
+# Nodes on hosts of their own (scripts/cluster.sh: network namespaces), given to start:
+#   GALERA_ADDRS=A1,A2,...     node K listens on AK, with the usual ports (client 3306, Galera
+#                              4567, IST 4568, state transfer 4444), instead of 127.0.0.1 and
+#                              free ports
+#   GALERA_NETNS=NS1,NS2,...   node K runs in network namespace NSK (ip netns exec)
+#   GALERA_CLIENT_HOST=PATTERN `auth` may also connect from PATTERN (e.g. 10.201.7.%)
+# start keeps them in DIR/nodeK/{addr,netns}, so kill and rejoin need nothing more.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -53,15 +61,24 @@ status_of() { sql "$1" -e "SHOW STATUS LIKE '$2'" 2>/dev/null | cut -f2; }
 synced() { [[ $(status_of "$1" wsrep_local_state_comment) == Synced ]]; }
 cluster_is() { [[ $(status_of "$1" wsrep_cluster_size) == "$2" ]]; }
 
-# write_conf K: node K's my.cnf, from the ports in DIR/nodeK/{port,gport,sport,iport}
+# node_addr K: the address node K listens on (DIR/nodeK/addr, else 127.0.0.1)
+node_addr() {
+    local f
+    f=$(node_dir "$1")/addr
+    if [[ -s $f ]]; then cat "$f"; else echo 127.0.0.1; fi
+}
+
+# write_conf K: node K's my.cnf, from the ports in DIR/nodeK/{port,gport,sport,iport} and the
+# addresses of DIR/node*/addr
 write_conf() {
-    local k=$1 d peers="" i
+    local k=$1 d peers="" i a
     d=$(node_dir "$k")
+    a=$(node_addr "$k")
     for ((i = 1; i <= nnodes; i++)); do
-        peers+="${peers:+,}127.0.0.1:$(<"$(node_dir "$i")/gport")"
+        peers+="${peers:+,}$(node_addr "$i"):$(<"$(node_dir "$i")/gport")"
     done
     {
-        mariadb_conf "$d" "$(<"$d/port")" "$d/mariadbd.pid"
+        mariadb_conf "$d" "$(<"$d/port")" "$d/mariadbd.pid" "$a"
         cat <<CONF
 innodb_autoinc_lock_mode = 2
 binlog_format = ROW
@@ -71,21 +88,23 @@ wsrep_provider = $PROVIDER
 wsrep_cluster_name = s1-galera
 wsrep_cluster_address = gcomm://$peers
 wsrep_node_name = node$k
-wsrep_node_address = 127.0.0.1:$(<"$d/gport")
-wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:$(<"$d/gport");ist.recv_addr=127.0.0.1:$(<"$d/iport");gcache.size=32M;$EVS"
+wsrep_node_address = $a:$(<"$d/gport")
+wsrep_provider_options = "gmcast.listen_addr=tcp://$a:$(<"$d/gport");ist.recv_addr=$a:$(<"$d/iport");gcache.size=32M;$EVS"
 wsrep_sst_method = rsync
-wsrep_sst_receive_address = 127.0.0.1:$(<"$d/sport")
+wsrep_sst_receive_address = $a:$(<"$d/sport")
 CONF
     } >"$d/my.cnf"
 }
 
-# launch K [--wsrep-new-cluster]: starts node K in the background
+# launch K [--wsrep-new-cluster]: starts node K in the background (in its network namespace,
+# if it has one: `ip netns exec` becomes mariadbd, so $! is the node's pid)
 launch() {
-    local k=$1 d
+    local k=$1 d netns=()
     d=$(node_dir "$k")
     mkdir -p "$d/tmp"
-    nohup mariadbd --defaults-file="$d/my.cnf" "${user_opt[@]}" "${@:2}" </dev/null \
-        >>"$d/mysqld.err" 2>&1 &
+    [[ ! -s $d/netns ]] || netns=(ip netns exec "$(<"$d/netns")")
+    nohup "${netns[@]}" mariadbd --defaults-file="$d/my.cnf" "${user_opt[@]}" "${@:2}" \
+        </dev/null >>"$d/mysqld.err" 2>&1 &
     printf '%s\n' "$!" >"$d/mysqld.pid"
 }
 
@@ -98,7 +117,40 @@ wait_synced() {
 
 create_schema() {
     ensure_password "$dir/password"
-    auth_schema_sql "$(<"$dir/password")" | sql 1
+    auth_schema_sql "$(<"$dir/password")" ${GALERA_CLIENT_HOST:+"$GALERA_CLIENT_HOST"} | sql 1
+}
+
+# place_nodes: each node's address and namespace from GALERA_ADDRS / GALERA_NETNS (written to
+# DIR/nodeK/{addr,netns}, with the usual ports), or loopback and free ports without them
+place_nodes() {
+    local k d f addrs=() spaces=()
+    [[ -z ${GALERA_ADDRS:-} ]] || IFS=, read -ra addrs <<<"$GALERA_ADDRS"
+    [[ -z ${GALERA_NETNS:-} ]] || IFS=, read -ra spaces <<<"$GALERA_NETNS"
+    ((${#addrs[@]} == 0 || ${#addrs[@]} == nnodes)) ||
+        die "GALERA_ADDRS names ${#addrs[@]} addresses for $nnodes nodes"
+    ((${#spaces[@]} == 0 || ${#spaces[@]} == nnodes)) ||
+        die "GALERA_NETNS names ${#spaces[@]} namespaces for $nnodes nodes"
+    for ((k = 1; k <= nnodes; k++)); do
+        d=$(node_dir "$k")
+        mkdir -p "$d/tmp"
+        if ((${#addrs[@]} > 0)); then
+            printf '%s\n' "${addrs[k - 1]}" >"$d/addr"
+            echo 3306 >"$d/port"
+            echo 4567 >"$d/gport"
+            echo 4444 >"$d/sport"
+            echo 4568 >"$d/iport"
+        elif [[ -e $d/addr ]]; then
+            rm -f "$d/addr" "$d/port" "$d/gport" "$d/sport" "$d/iport"
+        fi
+        if ((${#spaces[@]} > 0)); then
+            printf '%s\n' "${spaces[k - 1]}" >"$d/netns"
+        else
+            rm -f "$d/netns"
+        fi
+        for f in port gport sport iport; do
+            [[ -s $d/$f ]] || free_port >"$d/$f"
+        done
+    done
 }
 
 cmd_start() {
@@ -112,13 +164,7 @@ cmd_start() {
     fi
     mkdir -p "$dir"
     printf '%s\n' "$nnodes" >"$dir/nodes"
-    for ((k = 1; k <= nnodes; k++)); do
-        d=$(node_dir "$k")
-        mkdir -p "$d/tmp"
-        for f in port gport sport iport; do
-            [[ -s $d/$f ]] || free_port >"$d/$f"
-        done
-    done
+    place_nodes
     own "$dir"/node*
     [[ -z $run_as ]] || runuser -u "$run_as" -- test -w "$dir/node1" ||
         die "the nodes run as $run_as, who cannot reach $dir: make its parents searchable (o+x)"
@@ -181,11 +227,29 @@ cmd_kill() {
     wait_pid_exit "$pid" 10 || die "node $1 survived SIGKILL"
 }
 
+# recovered_position K: after a crash node K's grastate.dat does not say how far the node got
+# (seqno -1), and a node that does not know asks for a full state transfer, whose rsync blocks
+# the donor's writes while it copies. InnoDB knows: print --wsrep-start-position=UUID:SEQNO as
+# `mariadbd --wsrep-recover` finds it (what Debian's galera_recovery does), or nothing.
+recovered_position() {
+    local d pos
+    d=$(node_dir "$1")
+    grep -q '^seqno: *-1' "$d/data/grastate.dat" 2>/dev/null || return 0
+    mariadbd --defaults-file="$d/my.cnf" "${user_opt[@]}" --wsrep-recover --skip-networking \
+        --log-error="$d/recover.log" </dev/null >/dev/null 2>&1 ||
+        die "node $1: mariadbd --wsrep-recover failed (log: $d/recover.log)"
+    pos=$(grep -a -o 'WSREP: Recovered position: *[^ ]*' "$d/recover.log" | tail -n 1) || return 0
+    pos=${pos##* }
+    [[ ! $pos =~ ^[0-9a-f-]{36}:-?[0-9]+$ ]] || echo "--wsrep-start-position=$pos"
+}
+
 cmd_rejoin() {
+    local pos
     node_pid "$1" >/dev/null && die "node $1 is running"
     nnodes=$(<"$dir/nodes")
     write_conf "$1"
-    launch "$1"
+    pos=$(recovered_position "$1")
+    launch "$1" ${pos:+"$pos"}
     wait_synced "$1"
 }
 

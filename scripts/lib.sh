@@ -8,7 +8,7 @@
 #   wait_port HOST PORT TIMEOUT_S wait until a TCP connect to HOST:PORT succeeds
 #   wait_file PATH TIMEOUT_S      wait until PATH exists
 #   wait_pid_exit PID TIMEOUT_S   wait until process PID is gone (or a zombie)
-#   pid_alive PID         true if PID exists and is not a zombie
+#   pid_alive PID         true if PID exists and is not a zombie (false for anything but digits)
 #   free_port             print a TCP port on 127.0.0.1 that nobody is using right now
 #   check_sock_path PATH  die if PATH is too long for a unix socket (sun_path is 108 bytes)
 #   child_pids PID        print the pids of PID's direct children, one a line
@@ -56,6 +56,7 @@ _pid_gone() { ! pid_alive "$1"; }
 # e.g. on a child that died but was not yet reaped).
 pid_alive() {
     local stat
+    [[ $1 =~ ^[0-9]+$ ]] || return 1 # ("" would read /proc//stat, the machine's)
     stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
     stat=${stat##*) }
     [[ ${stat:0:1} != Z ]]
@@ -185,9 +186,9 @@ stop_process() {
     wait_pid_exit "$pid" 5 || die "$name (pid $pid) does not die"
 }
 
-# mariadb_conf DIR PORT PIDFILE: the my.cnf lines every throw-away MariaDB of the project
-# starts with (scripts/mysql.sh, scripts/galera.sh), for one under DIR; [mysqld] lines of its
-# own may follow.
+# mariadb_conf DIR PORT PIDFILE [ADDR]: the my.cnf lines every throw-away MariaDB of the project
+# starts with (scripts/mysql.sh, scripts/galera.sh), for one under DIR listening on ADDR
+# (default 127.0.0.1); [mysqld] lines of its own may follow.
 mariadb_conf() {
     cat <<CONF
 [client]
@@ -200,7 +201,7 @@ socket = $1/mysqld.sock
 pid-file = $3
 log-error = $1/mysqld.err
 tmpdir = $1/tmp
-bind-address = 127.0.0.1
+bind-address = ${4:-127.0.0.1}
 port = $2
 skip-name-resolve
 default-storage-engine = InnoDB
@@ -209,21 +210,26 @@ innodb_flush_log_at_trx_commit = 1
 CONF
 }
 
-# auth_schema_sql PASSWORD: the SQL that makes the account database and the user `auth` with
-# PASSWORD (letters and digits: ensure_password's), for mariadb on stdin, never in argv.
+# auth_schema_sql PASSWORD [HOST...]: the SQL that makes the account database and the user `auth`
+# with PASSWORD (letters and digits: ensure_password's), for mariadb on stdin, never in argv.
+# `auth` may connect from localhost and 127.0.0.1, and from each HOST (a MariaDB host name or
+# pattern such as 10.201.7.%).
 auth_schema_sql() {
+    local h hosts=("localhost" "127.0.0.1" "${@:2}")
     cat <<SQL
 CREATE DATABASE IF NOT EXISTS auth;
 CREATE TABLE IF NOT EXISTS auth.users (
     username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
     hash VARCHAR(255) CHARACTER SET ascii NOT NULL
 ) ENGINE=InnoDB;
-CREATE USER IF NOT EXISTS 'auth'@'localhost' IDENTIFIED BY '$1';
-CREATE USER IF NOT EXISTS 'auth'@'127.0.0.1' IDENTIFIED BY '$1';
-ALTER USER 'auth'@'localhost' IDENTIFIED BY '$1';
-ALTER USER 'auth'@'127.0.0.1' IDENTIFIED BY '$1';
-GRANT SELECT, INSERT, UPDATE, DELETE ON auth.* TO 'auth'@'localhost', 'auth'@'127.0.0.1';
 SQL
+    for h in "${hosts[@]}"; do
+        cat <<SQL
+CREATE USER IF NOT EXISTS 'auth'@'$h' IDENTIFIED BY '$1';
+ALTER USER 'auth'@'$h' IDENTIFIED BY '$1';
+GRANT SELECT, INSERT, UPDATE, DELETE ON auth.* TO 'auth'@'$h';
+SQL
+    done
 }
 
 ensure_password() {

@@ -116,6 +116,9 @@ itest_server2() {
     printf '%s\n' "${port##*:}"
 }
 
+# itest_cluster_down DIR: take down the cluster of scripts/cluster.sh under DIR at exit.
+itest_cluster_down() { printf 'cluster %s\n' "$1" >>"$ITEST_DIR/.cleanup"; }
+
 # itest_galera_start SUBDIR N: a Galera cluster of N nodes (scripts/galera.sh) under
 # $ITEST_DIR/SUBDIR; prints the client ports, comma-separated; stopped at exit.
 itest_galera_start() { _itest_server galera "$1" "$2"; }
@@ -203,6 +206,7 @@ _itest_cleanup() {
             }
             ;;
         redis | mysql | galera) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
+        cluster) "$ITEST_ROOT/scripts/cluster.sh" down "$arg" </dev/null || true ;;
         mount) umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null || true ;;
         esac
     done < <(tac "$ITEST_DIR/.cleanup")
