@@ -351,14 +351,18 @@ backend_password_file() {
         echo "$dir/galera/password"; fi
 }
 
+# With Galera, a write waits for a dead node to be evicted (galera.sh: evs.inactive_timeout
+# 1.5 s): --backend-timeout 3s lets it complete rather than fail at the default 2 s, and stays
+# below server1's --auth-timeout (5 s).
 start_server2() {
-    local k=$1 d=$dir/s2-$1 off
+    local k=$1 d=$dir/s2-$1 off timeout=()
     mkdir -p "$d"
     off=$(log_size "$d/server2.log")
+    [[ $BACKEND != galera ]] || timeout=(--backend-timeout 3s)
     spawn "s2-$k" server2 "$d/server2.log" "$BIN_DIR/server2" --listen "$(addr_of "s2-$k")" \
         --port "$S2_PORT" --backend "$(backend_url)" \
         --backend-password-file "$(backend_password_file)" --secret-file "$dir/link.secret" \
-        --hash-cost min --workers 2
+        --hash-cost min --workers 2 "${timeout[@]}"
     wait_log "$d/server2.log" "$off" 'listening on ' 20 "$(proc_pid "s2-$k/server2")"
 }
 

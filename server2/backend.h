@@ -43,8 +43,8 @@
 #define BACKEND_ERR_LEN 256
 #define BACKEND_HASH_MAX 256 /* room for a stored record with its NUL */
 #define BACKEND_RETRY_MS 250 /* minimum time between two connection attempts of one session */
-#define BACKEND_CONNECT_TIMEOUT_MS 1000 /* redis connect */
-#define BACKEND_IO_TIMEOUT_MS 2000      /* redis read/write, mysql connect/read/write */
+#define BACKEND_CONNECT_TIMEOUT_MS 1000 /* redis connect (reads and writes, and MySQL's connect:
+                                         * the URL's io_timeout_ms, --backend-timeout) */
 #define BACKEND_IDLE_CHECK_MS 200       /* a connection idle this long is pinged before use */
 
 /* The strings stored are records (record.h): a hash marked with its creation's token. */

@@ -89,8 +89,9 @@ static void mysql_thread_end_cb(void)
 static MYSQL *connect_one(const struct backend_url *u, const char *host, unsigned port,
                           char *err)
 {
-    unsigned int connect_s = (BACKEND_IO_TIMEOUT_MS + 999) / 1000;
-    unsigned int io_s = (BACKEND_IO_TIMEOUT_MS + 999) / 1000;
+    /* Connector/C counts these in whole seconds */
+    unsigned int connect_s = (u->io_timeout_ms + 999) / 1000;
+    unsigned int io_s = (u->io_timeout_ms + 999) / 1000;
     my_bool no = 0;
     MYSQL *m = mysql_init(NULL);
 

@@ -28,7 +28,7 @@
 #include "log.h"
 #include "record.h"
 
-#define WAIT_TIMEOUT_MS 1000 /* WAIT's bound; below BACKEND_IO_TIMEOUT_MS */
+#define WAIT_TIMEOUT_MS 1000 /* WAIT's bound, at most half the URL's io_timeout_ms */
 #define KEY_PREFIX "user:"
 #define KEY_PREFIX_LEN (sizeof(KEY_PREFIX) - 1)
 #define REPLACE_SCRIPT                                                                             \
@@ -39,6 +39,7 @@
 struct rconn {
     redisContext *c;
     unsigned wait;
+    unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
 };
 
 static struct timeval ms_to_tv(int ms)
@@ -67,8 +68,10 @@ static int simple_command(redisContext *c, int argc, const char **argv, const si
     return 0;
 }
 
-/* A context connected to host:port (TCP) or socket, with the I/O timeout; NULL with err. */
-static redisContext *open_context(const char *host, int port, const char *socket, char *err)
+/* A context connected to host:port (TCP) or socket, reads and writes bounded by io_ms; NULL
+ * with err. */
+static redisContext *open_context(const char *host, int port, const char *socket, unsigned io_ms,
+                                  char *err)
 {
     redisContext *c;
 
@@ -85,7 +88,7 @@ static redisContext *open_context(const char *host, int port, const char *socket
         redisFree(c);
         return NULL;
     }
-    if (redisSetTimeout(c, ms_to_tv(BACKEND_IO_TIMEOUT_MS)) != REDIS_OK) {
+    if (redisSetTimeout(c, ms_to_tv((int)io_ms)) != REDIS_OK) {
         snprintf(err, BACKEND_ERR_LEN, "cannot set the redis timeout: %s", c->errstr);
         redisFree(c);
         return NULL;
@@ -100,7 +103,7 @@ static redisContext *open_context(const char *host, int port, const char *socket
 static int ask_sentinel(const struct backend_url *u, const struct backend_host *h, char *host,
                         size_t cap, int *port, char *err)
 {
-    redisContext *c = open_context(h->host, h->port, NULL, err);
+    redisContext *c = open_context(h->host, h->port, NULL, u->io_timeout_ms, err);
     redisReply *r;
     int rc = -1;
 
@@ -204,7 +207,7 @@ static redisContext *connect_via_sentinels(const struct backend_url *u, char *er
 
         if (ask_sentinel(u, &u->hosts[i], host, sizeof(host), &port, err) < 0)
             continue;
-        c = open_context(host, port, NULL, err);
+        c = open_context(host, port, NULL, u->io_timeout_ms, err);
         if (c == NULL)
             continue;
         if (log_in(c, u, err) == 0) {
@@ -231,7 +234,8 @@ static void *redis_connect(const struct backend_url *u, char *err)
     if (u->sentinel) {
         c = connect_via_sentinels(u, err);
     } else {
-        c = open_context(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL, err);
+        c = open_context(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL,
+                         u->io_timeout_ms, err);
         if (c != NULL && log_in(c, u, err) < 0) {
             redisFree(c);
             c = NULL;
@@ -247,6 +251,7 @@ static void *redis_connect(const struct backend_url *u, char *err)
     }
     rc->c = c;
     rc->wait = u->redis_wait;
+    rc->wait_ms = u->io_timeout_ms / 2 < WAIT_TIMEOUT_MS ? u->io_timeout_ms / 2 : WAIT_TIMEOUT_MS;
     return rc;
 }
 
@@ -325,15 +330,15 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
 }
 
 /*
- * WAIT's answer r: unless at least want replicas have the batch's writes, none of them is
+ * WAIT's answer r: unless at least rc->wait replicas have the batch's writes, none of them is
  * answered OK (the primary has them, but a failover could lose them).
  */
-static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r, unsigned want,
-                           char *err)
+static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r,
+                           const struct rconn *rc, char *err)
 {
     long long got = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
 
-    if (got >= (long long)want)
+    if (got >= (long long)rc->wait)
         return;
     for (size_t i = 0; i < n; i++) {
         if (ops[i].kind != BACKEND_OP_LOOKUP && ops[i].status == BACKEND_ST_OK)
@@ -342,8 +347,8 @@ static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r
     if (got < 0)
         snprintf(err, BACKEND_ERR_LEN, "WAIT failed: reply type %d", r->type);
     else
-        snprintf(err, BACKEND_ERR_LEN, "WAIT: %lld of %u replicas confirmed the writes in %d ms",
-                 got, want, WAIT_TIMEOUT_MS);
+        snprintf(err, BACKEND_ERR_LEN, "WAIT: %lld of %u replicas confirmed the writes in %u ms",
+                 got, rc->wait, rc->wait_ms);
 }
 
 /* A CREATE answered OK because an earlier sending of it had stored its record. */
@@ -391,7 +396,7 @@ static int confirm_resent(struct rconn *rc, struct backend_op *ops, size_t n, ch
     }
     if (sent == 0)
         return 0;
-    if (redisAppendCommand(c, "WAIT %u %d", rc->wait, WAIT_TIMEOUT_MS) != REDIS_OK)
+    if (redisAppendCommand(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         if (!resent(&ops[i]))
@@ -482,7 +487,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         }
     }
     writes = writes && rc->wait > 0;
-    if (writes && redisAppendCommand(c, "WAIT %u %d", rc->wait, WAIT_TIMEOUT_MS) != REDIS_OK) {
+    if (writes && redisAppendCommand(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK) {
         snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
         return -1;
     }
@@ -496,7 +501,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         if (i < n)
             apply_reply(&ops[i], reply, err);
         else
-            confirm_writes(ops, n, reply, rc->wait, err);
+            confirm_writes(ops, n, reply, rc, err);
         freeReplyObject(reply);
     }
     if (lost_primary) {

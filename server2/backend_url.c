@@ -440,6 +440,7 @@ int backend_url_parse(const char *s, struct backend_url *out, char *err)
     int rc;
 
     memset(out, 0, sizeof(*out));
+    out->io_timeout_ms = BACKEND_URL_IO_TIMEOUT_MS;
     if (s == NULL || *s == '\0')
         return fail(err, "empty URL");
     {

@@ -30,6 +30,7 @@
 #define BACKEND_URL_REDIS_DB_MAX 1000000
 #define BACKEND_URL_HOSTS_MAX 8       /* Sentinels, or MySQL nodes */
 #define BACKEND_URL_MASTER_MAX 64     /* a Sentinel master name */
+#define BACKEND_URL_IO_TIMEOUT_MS 2000 /* io_timeout_ms's default */
 
 enum backend_kind {
     BACKEND_REDIS = 1,
@@ -52,6 +53,9 @@ struct backend_url {
     char master[BACKEND_URL_MASTER_MAX + 1]; /* the Sentinels' name of the primary */
     unsigned redis_wait;                   /* WAIT for this many replicas after a write
                                               (server2's --redis-wait; not in the URL) */
+    unsigned io_timeout_ms;                /* bound of one read or write, and of a MySQL
+                                              connect (server2's --backend-timeout; not in
+                                              the URL; BACKEND_URL_IO_TIMEOUT_MS by default) */
     char socket[BACKEND_URL_SOCK_MAX + 1]; /* unix socket path, or "" for TCP */
     char user[BACKEND_URL_USER_MAX + 1];   /* mysql: required; redis: optional ACL user */
     char password[BACKEND_URL_PASS_MAX + 1]; /* never log it */

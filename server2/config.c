@@ -41,6 +41,7 @@ enum {
     OPT_SECRET_FILE,
     OPT_INSECURE_NO_SECRET,
     OPT_REDIS_WAIT,
+    OPT_BACKEND_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +61,7 @@ static const struct option long_opts[] = {
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"redis-wait", required_argument, NULL, OPT_REDIS_WAIT},
+    {"backend-timeout", required_argument, NULL, OPT_BACKEND_TIMEOUT},
     {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
     {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
     {"verbose", no_argument, NULL, 'v'},
@@ -99,6 +101,7 @@ void s2_config_defaults(struct s2_config *c)
     c->max_queue = 1024;
     c->max_conns = 1024;
     c->idle_timeout_us = 300ull * 1000000;
+    c->backend_timeout_us = BACKEND_URL_IO_TIMEOUT_MS * 1000ull;
     c->log_level = LOG_INFO;
 }
 
@@ -120,10 +123,12 @@ void s2_config_usage(FILE *out)
     struct s2_config d;
     char ttl[32];
     char idle[32];
+    char btimeout[32];
 
     s2_config_defaults(&d);
     fmt_duration(d.auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(d.idle_timeout_us, idle, sizeof(idle));
+    fmt_duration(d.backend_timeout_us, btimeout, sizeof(btimeout));
     fprintf(out,
             "usage: server2 --backend URL [flags]\n"
             "The auth backend: serves server1's CREATE/VERIFY requests (common/PROTOCOL.md)\n"
@@ -165,8 +170,15 @@ void s2_config_usage(FILE *out)
             "      --max-conns N        connections per worker; more are closed at once\n"
             "                           (default %u)\n"
             "      --redis-wait N       Redis: a write is acknowledged only once N replicas\n"
-            "                           have it (WAIT, 1 s); default 1 with redis-sentinel://,\n"
+            "                           have it (WAIT, 1 s or half --backend-timeout);\n"
+            "                           default 1 with redis-sentinel://,\n"
             "                           else 0\n"
+            "      --backend-timeout D  one database read or write at most, and a MySQL\n"
+            "                           connect (MySQL: whole seconds, rounded up); past it the\n"
+            "                           request is UNAVAILABLE and the connection made anew.\n"
+            "                           Longer than a Galera cluster's eviction of a dead node\n"
+            "                           (writes wait for it), shorter than server1's\n"
+            "                           --auth-timeout; 100ms..60s (default %s)\n"
             "      --idle-timeout D     close a connection silent this long, 0 = never\n"
             "                           (default %s)\n"
             "      --secret-file PATH   required: the link secret shared with server1, >= 32\n"
@@ -181,7 +193,7 @@ void s2_config_usage(FILE *out)
             "answer every request already read, exit 0.\n",
             S2_BACKEND_PASSWORD_ENV, d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
             pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
-            d.max_inflight, d.max_queue, d.max_conns, idle, level_names[d.log_level]);
+            d.max_inflight, d.max_queue, d.max_conns, btimeout, idle, level_names[d.log_level]);
 }
 
 static void print_version(void)
@@ -367,6 +379,13 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         case OPT_INSECURE_NO_SECRET:
             c->insecure_no_secret = true;
             break;
+        case OPT_BACKEND_TIMEOUT: {
+            char why[OPTS_ERR_LEN];
+            if (opts_parse_duration_us(optarg, 100000, 60000000, &c->backend_timeout_us,
+                                       why) < 0)
+                return bad(err, "--backend-timeout: %s", why);
+            break;
+        }
         case OPT_REDIS_WAIT:
             if (parse_uint("redis-wait", optarg, 0, 16, &v, err) < 0)
                 return S2_CONFIG_ERROR;
@@ -411,6 +430,7 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     if (redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
         return bad(err, "--redis-wait applies to a Redis backend only");
     c->backend.redis_wait = redis_wait >= 0 ? (unsigned)redis_wait : c->backend.sentinel ? 1 : 0;
+    c->backend.io_timeout_ms = (unsigned)(c->backend_timeout_us / 1000);
     if (password_file != NULL) {
         if (read_password_file(password_file, &c->backend, err) < 0)
             return S2_CONFIG_ERROR;
@@ -440,16 +460,19 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     char url[600];
     char ttl[32];
     char idle[32];
+    char btimeout[32];
 
     backend_url_describe(&c->backend, url, sizeof(url));
     fmt_duration(c->auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
+    fmt_duration(c->backend_timeout_us, btimeout, sizeof(btimeout));
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
-             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%u",
+             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%u "
+             "backend-timeout=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
              c->max_queue, c->max_conns, idle, level_names[c->log_level],
-             c->insecure_no_secret ? "none" : "file", c->backend.redis_wait);
+             c->insecure_no_secret ? "none" : "file", c->backend.redis_wait, btimeout);
 }

@@ -40,6 +40,8 @@ struct s2_config {
     unsigned max_queue;     /* --max-queue: jobs that may need argon2 waiting (per process) */
     unsigned max_conns;
     uint64_t idle_timeout_us; /* 0 = never */
+    uint64_t backend_timeout_us; /* --backend-timeout: one database read or write (and MySQL
+                                  * connect) at most; also in backend.io_timeout_ms */
     enum log_level log_level;
     const char *secret_file; /* --secret-file: the link secret (linkauth.h) */
     bool insecure_no_secret; /* --insecure-no-secret: all-zero link key */

@@ -202,7 +202,8 @@ check_eq "--help exits 0" "$("$S2" --help >/dev/null 2>&1; echo $?)" 0
 grep -q -- '--max-inflight' <<<"$("$S2" --help)" || itest_not_ok "--help does not list --max-inflight"
 check_eq "--version exits 0" "$("$S2" --version >/dev/null 2>&1; echo $?)" 0
 for bad in "--bogus" "--port 99999" "--workers 0" "--mode fork" "--hash-cost max" \
-    "--backend" "--batch x" "--backend redis://h extra"; do
+    "--backend" "--batch x" "--backend redis://h extra" "--backend-timeout 50ms" \
+    "--backend-timeout 2m"; do
     rc=0
     # shellcheck disable=SC2086 # split the flags on purpose
     out=$("$S2" --backend redis://127.0.0.1:1 --insecure-no-secret $bad 2>&1 >/dev/null) || rc=$?
@@ -451,6 +452,25 @@ itest_redis_start redis-late "$late" >/dev/null
 out=$(cl until ok create lateuser "$PW" 15)
 check_eq "backend appears: served" "${out%% *}" ok
 stop_s2 late
+
+# ---- --backend-timeout: a database that stops answering costs a request that long ----------
+start_s2 btimeout --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min \
+    --backend-timeout 200ms
+grep -q 'backend-timeout=200ms' "$S2_LOG" || itest_not_ok "btimeout: the config line lacks it"
+check_eq "btimeout: create" "$(cl create btuser "$PW")" ok
+REDIS_PID=$(cat "$ITEST_DIR/redis/redis.pid")
+kill -STOP "$REDIS_PID"
+t0=$(now_ms)
+out=$(cl verify btuser "$PW")
+t1=$(now_ms)
+kill -CONT "$REDIS_PID"
+check_eq "btimeout: Redis stopped: unavailable" "$out" unavailable
+# (a ping of the idle connection, a reconnect and its AUTH may each wait that long)
+check_ok "... in a few times 200 ms ($((t1 - t0)) ms; one wait of the default 2 s is longer)" \
+    test $((t1 - t0)) -ge 150 -a $((t1 - t0)) -lt 1900
+out=$(cl until ok verify btuser "$PW" 10)
+check_eq "btimeout: Redis back: ok" "${out%% *}" ok
+stop_s2 btimeout
 
 # ---- port in use -----------------------------------------------------------------------------
 start_s2 busy --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost min
