@@ -144,7 +144,8 @@ void lg_config_usage(FILE *out)
         "                          get: GET /files/NAME (default: get with --file, else new);\n"
         "                          put: PUT /files/lg-RUN-USER-K of --size bytes, K cycling\n"
         "                          through 0..%u, so each user overwrites its own %u names\n"
-        "  --file NAME             the file for get\n"
+        "  --file NAME[,NAME...]   the file for get; with several (at most %u), user u gets\n"
+        "                          the (u mod count)th, so the load spreads over the names\n"
         "  --size BYTES            body of put: random bytes made once (default %" PRIu64 ";\n"
         "                          suffixes k, m)\n"
         "  --mix new:W,get:W,put:W weighted mix, e.g. new:1,get:9 (get needs --file)\n"
@@ -214,7 +215,8 @@ void lg_config_usage(FILE *out)
         "Closed-loop latency is service time under coordinated omission: always read it with\n"
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
-        d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, d.put_size, d.seed, d.max_users,
+        d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, LG_FILES_MAX, d.put_size, d.seed,
+        d.max_users,
         (unsigned long long)LG_START_GAP_MS, d.sample_ms, LG_MODEL_PREDICT_MAX);
 }
 
@@ -687,6 +689,34 @@ static bool file_name_ok(const char *s)
     return true;
 }
 
+/* --file's comma-separated names: each a valid one, at most LG_FILES_MAX. 0, or -1 with err. */
+static int files_ok(const char *list, char *err)
+{
+    char name[sizeof(((struct lg_config *)0)->file)];
+    unsigned n = 0;
+
+    for (const char *p = list;; p++) {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (len == 0 || !file_name_ok(name)) {
+            snprintf(err, LG_ERR_LEN,
+                     "--file: '%.200s' must be a relative name without blanks, '?', '#' or '%%'",
+                     name);
+            return -1;
+        }
+        if (++n > LG_FILES_MAX) {
+            snprintf(err, LG_ERR_LEN, "--file: more than %u names", LG_FILES_MAX);
+            return -1;
+        }
+        if (end == NULL)
+            return 0;
+        p = end;
+    }
+}
+
 /* The most users any point of the run will have. */
 static unsigned max_point_users(const struct lg_config *cfg)
 {
@@ -803,12 +833,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         snprintf(err, LG_ERR_LEN, "get requests need --file NAME");
         return -1;
     }
-    if (cfg->file[0] != '\0' && !file_name_ok(cfg->file)) {
-        snprintf(err, LG_ERR_LEN,
-                 "--file: '%s' must be a relative name without blanks, '?', '#' or '%%'",
-                 cfg->file);
+    if (cfg->file[0] != '\0' && files_ok(cfg->file, err) < 0)
         return -1;
-    }
     if (cfg->has_expect_length && !lg_config_has(cfg, LG_REQ_GET)) {
         snprintf(err, LG_ERR_LEN, "--expect-length applies to get requests only");
         return -1;

@@ -22,6 +22,7 @@
 #define LG_USERS_MAX 50000 /* connections; each costs a socket and 16 KB */
 #define LG_CPUS_MAX 256
 #define LG_PUT_NAMES 8                  /* names each user overwrites in turn with put */
+#define LG_FILES_MAX 64                 /* names in --file NAME,NAME,... */
 #define LG_PUT_SIZE_MAX (1024ull << 20) /* --size bound */
 #define LG_START_GAP_MS 1000ull         /* --start-at: idle time between two points' slots */
 #define LG_START_AHEAD_MAX_MS (24ull * 3600 * 1000) /* --start-at: at most a day ahead */
@@ -65,7 +66,7 @@ struct lg_config {
     /* requests */
     unsigned weight[LG_REQ_TYPES];       /* from --type or --mix */
     char mix_desc[64];                   /* "new", "get", "put" or the --mix text, for reports */
-    char file[256];                      /* --file NAME for get */
+    char file[1024];                     /* --file NAME[,NAME...] for get (as given) */
     uint64_t put_size;                   /* --size: body bytes of put */
     bool put_size_set;                   /* --size was given (only valid with put) */
     uint64_t prepare_users;              /* K accounts created before the first point */

@@ -117,10 +117,10 @@ static bool above_bound(const struct lg_run_analysis *a, const struct lg_point_a
 static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
 {
     if (lg_config_has(cfg, LG_REQ_GET) && lg_config_has(cfg, LG_REQ_PUT))
-        snprintf(out, cap, "%s (file %s, put %" PRIu64 " B)", cfg->mix_desc, cfg->file,
+        snprintf(out, cap, "%s (file %.300s, put %" PRIu64 " B)", cfg->mix_desc, cfg->file,
                  cfg->put_size);
     else if (lg_config_has(cfg, LG_REQ_GET))
-        snprintf(out, cap, "%s (file %s)", cfg->mix_desc, cfg->file);
+        snprintf(out, cap, "%s (file %.300s)", cfg->mix_desc, cfg->file);
     else if (lg_config_has(cfg, LG_REQ_PUT))
         snprintf(out, cap, "%s (%" PRIu64 " B bodies)", cfg->mix_desc, cfg->put_size);
     else

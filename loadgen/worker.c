@@ -99,7 +99,7 @@ void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user)
         else if (cfg->username[0] != '\0')
             cred = -1;
         if (lg_config_has(cfg, LG_REQ_GET))
-            lg_workload_build_get(pp->wl, cred, &c->req[LG_REQ_GET]);
+            lg_workload_build_get(pp->wl, cred, user, &c->req[LG_REQ_GET]);
         if (lg_config_has(cfg, LG_REQ_PUT))
             lg_workload_build_put(pp->wl, cred, user, &c->req[LG_REQ_PUT]);
     }

@@ -233,11 +233,33 @@ void lg_workload_build_put(const struct lg_workload *w, long cred, unsigned user
     out->body_len = (size_t)w->cfg->put_size;
 }
 
-void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_reqbuf *out)
+void lg_workload_file_of(const char *list, unsigned user, char *out, size_t cap)
+{
+    unsigned n = 1;
+    const char *p = list;
+    size_t len;
+
+    for (const char *q = list; *q != '\0'; q++)
+        n += *q == ',';
+    for (unsigned k = user % n; k > 0; k--)
+        p = strchr(p, ',') + 1;
+    len = strcspn(p, ",");
+    if (cap == 0)
+        return;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+void lg_workload_build_get(const struct lg_workload *w, long cred, unsigned user,
+                           struct lg_reqbuf *out)
 {
     struct lg_sb sb = {0};
+    char name[sizeof(w->cfg->file)];
 
-    start_line(w, &sb, "GET", "/files/", w->cfg->file);
+    lg_workload_file_of(w->cfg->file, user, name, sizeof(name));
+    start_line(w, &sb, "GET", "/files/", name);
     if (cred != -2)
         add_auth(w, &sb, cred);
     sb_add(&sb, "\r\n");

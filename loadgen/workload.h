@@ -62,10 +62,14 @@ void lg_workload_release(struct lg_workload *w);
 int lg_workload_pick(const struct lg_workload *w, uint64_t *rng);
 
 /*
- * Builds GET /files/NAME; with cred >= 0 it carries the credentials of prepared account cred,
- * with cred == -1 those of --username, with cred == -2 none.
+ * Builds GET /files/NAME for user (NAME: the (user mod count)th of --file's names); with cred
+ * >= 0 it carries the credentials of prepared account cred, with cred == -1 those of
+ * --username, with cred == -2 none.
  */
-void lg_workload_build_get(const struct lg_workload *w, long cred, struct lg_reqbuf *out);
+void lg_workload_build_get(const struct lg_workload *w, long cred, unsigned user,
+                           struct lg_reqbuf *out);
+/* The (user mod count)th name of a comma-separated list into out (cap bytes, truncated). */
+void lg_workload_file_of(const char *list, unsigned user, char *out, size_t cap);
 /* Builds POST /users for "lg<run><'n'><serial>c<counter>"; the counter is the slot. */
 void lg_workload_build_new(const struct lg_workload *w, uint64_t serial, struct lg_reqbuf *out);
 /* Builds POST /users for prepared account names "lg<run>p<index>"; the index is the slot. */

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Scaling measured: the same loads, GET 1 KB and new accounts, through HAProxy on clusters of
 # scripts/cluster.sh with 1 and 2 server1 and 1 and 2 server2 (Redis + Sentinel behind), and
-# server1 directly (no HAProxy) on the 1 + 1 cluster, in one run. One loadgen in lg-1, closed
-# loop, --users N; per window loadgen's X, p50, p99 and, from /proc, the CPU of every process of
+# server1 directly (no HAProxy) on the 1 + 1 cluster, in one run. Two loadgens, in lg-1 and
+# lg-2, half the users each, started together and merged exactly (--start-at, `loadgen merge`),
+# closed loop, --users N in all; GETs spread over 16 files; per window X, p50, p99 and, from
+# /proc, the CPU of every process of
 # the cluster (HAProxy, server1s, server2s, the Redis primary, the replicas, the Sentinels) and of
 # loadgen, as core-microseconds per request; the machine's busy CPU besides (other processes).
 # Medians of the rounds; the order of the loads rotates from round to round. On a 2-core machine
@@ -16,7 +18,7 @@
 #   scripts/bench-scale.sh --report DIR      write DIR/report.md again from DIR/{raw,meta}.tsv
 #     --rounds N   rounds; medians over them (default 3)
 #     --seconds S  measured seconds per window (default 5; plus a 1 s warm-up)
-#     --users N    loadgen's users = connections (default 32)
+#     --users N    users = connections, in all, an even number (default 32)
 #     --out DIR    report.md, raw.tsv (every window), meta.tsv, machine.md
 #                  (default results/<YYYYMMDD-HHMM>-scale-<host>)
 #     --keep       keep the clusters' directory (logs, loadgen outputs)
@@ -45,8 +47,8 @@ while (($# > 0)); do
     *) usage ;;
     esac
 done
-[[ $ROUNDS =~ ^[1-9][0-9]?$ && $SECS =~ ^[1-9][0-9]?$ && $USERS =~ ^[1-9][0-9]{0,3}$ ]] ||
-    die "--rounds 1..99, --seconds 1..99, --users 1..9999"
+[[ $ROUNDS =~ ^[1-9][0-9]?$ && $SECS =~ ^[1-9][0-9]?$ && $USERS =~ ^[1-9][0-9]{0,3}$ ]] &&
+    ((USERS % 2 == 0)) || die "--rounds 1..99, --seconds 1..99, --users 2..9998 (even)"
 # report DIR: DIR/report.md from DIR/raw.tsv and DIR/meta.tsv
 report() {
     python3 - "$1" <<'PY' >"$1/report.md"
@@ -79,16 +81,16 @@ order = [("s1x1-s2x1", "direct", "server1 direct (1 server1, 1 server2)"),
          ("s1x2-s2x1", "haproxy", "HAProxy, 2 server1, 1 server2"),
          ("s1x1-s2x2", "haproxy", "HAProxy, 1 server1, 2 server2"),
          ("s1x2-s2x2", "haproxy", "HAProxy, 2 server1, 2 server2")]
-names = {"get": "GET 1 KB (one name, one account of 16 per request)",
+names = {"get": "GET 1 KB (16 names, user u getting the (u mod 16)th, as one of 16 accounts)",
          "new": "new accounts (POST /users, a new name each)"}
 print("# Scaling behind HAProxy on one 2-core machine\n")
 print("`scripts/bench-scale.sh`: clusters of `scripts/cluster.sh` (network namespaces, Redis +"
-      " Sentinel, server1 `--prefetch --threads 2`, server2 `--workers 2 --hash-cost min`), one"
-      " loadgen in lg-1, %s users, closed loop, %s rounds of %s s windows (1 s warm-up each);"
-      " medians of the rounds. CPU is core-microseconds per request from /proc (`loadgen"
-      " --watch`); *other* is the machine's busy CPU besides the cluster and loadgen, in cores."
-      " Load average at the start %s, at the end %s: the machine was shared with other work"
-      " (see *other*), so X is low and noisy; the CPU per request is the steadier figure."
+      " Sentinel, server1 `--prefetch --threads 2`, server2 `--workers 2 --hash-cost min`), two"
+      " loadgens (lg-1 and lg-2, started together, merged exactly by `loadgen merge`), %s users"
+      " in all, closed loop, %s rounds of %s s windows (1 s warm-up each); medians of the"
+      " rounds. CPU is core-microseconds per request from /proc (`loadgen --watch`); *other* is"
+      " the machine's busy CPU besides the cluster and loadgen, in cores. Load average at the"
+      " start %s, at the end %s (*other* says how much else ran)."
       % (users, rounds, secs, load0, load1))
 pred = {}
 for load in ("get", "new"):
@@ -176,9 +178,9 @@ if all(k in cells for k in need):
           " + 2 server2 behind HAProxy the cluster's CPU per request goes %.0f → %.0f µs (GET)"
           " and %.0f → %.0f µs (new accounts): each process's costs per wake-up and per system"
           " call are shared by fewer requests. X does not rise: %.0f → %.0f and %.0f → %.0f"
-          " req/s. Every GET of this run names one file, and `balance uri` sends one name to"
-          " one server1: with two, the other serves only health checks (names spread, a hot"
-          " name does not); account creations go round robin to both." % (
+          " req/s. GETs name 16 files, which `balance uri` spreads over the server1s (one"
+          " name always to the same one: names spread, a hot name would not); account"
+          " creations go round robin." % (
               hg, cpu(four, "haproxy", "get"), cpu(one, "haproxy", "new"),
               cpu(four, "haproxy", "new"), x_of(one, "haproxy", "get"),
               x_of(four, "haproxy", "get"), x_of(one, "haproxy", "new"),
@@ -236,28 +238,41 @@ watch_list() {
 }
 WATCH_GROUPS=(haproxy server1 server2 redis_primary redis_replica sentinel loadgen)
 
-# one_window CL PATH LOAD ROUND: one loadgen window from lg-1; a line of raw.tsv
+# one_window CL PATH LOAD ROUND: one measured window, a line of raw.tsv. Two loadgens, in lg-1
+# and lg-2, half the users each, start the window together (--start-at) and their outputs are
+# joined exactly (`loadgen merge`: counts summed, histograms merged bucket by bucket). GETs
+# spread over the 16 files, user u getting f1k-(u mod 16), so that HAProxy's `balance uri`
+# spreads them over the server1s as it would a real mix of names.
 one_window() {
-    local cl=$1 path=$2 load=$3 round=$4 host out args=() row x
+    local cl=$1 path=$2 load=$3 round=$4 host out args=() row x start lg pids=()
     if [[ $path == direct ]]; then host=s1-1; else host=lb; fi
     out=$WORK/lg-${cl##*/}-$path-$load-$round
     case $load in
-    get) args=(--type get --file f1k-00 --prepare-users 16 --expect-length 1024) ;;
+    get) args=(--type get --file "$FILES" --prepare-users 16 --expect-length 1024) ;;
     new) args=(--type new) ;;
     esac
-    # one loadgen, in lg-1. Two (lg-1 and lg-2, each half the users, started together with
-    # --start-at and their outputs joined with `loadgen merge`) is the place to grow this to
-    # once loadgen has them
-    "$CLUSTER" exec "$cl" lg-1 "$BIN_DIR/loadgen" --url "http://$(addr "$cl" "$host"):8080" \
-        --allow-remote "${args[@]}" --users "$USERS" --duration "$SECS" --warmup 1 \
-        --watch "$(watch_list "$cl")" --out "$out" >"$out.log" 2>&1 ||
-        die "loadgen failed ($cl $path $load): $(tail -n 3 "$out.log")"
+    start=$(($(date +%s%3N) + 5000)) # after both have made their accounts
+    for lg in 1 2; do
+        "$CLUSTER" exec "$cl" "lg-$lg" "$BIN_DIR/loadgen" \
+            --url "http://$(addr "$cl" "$host"):8080" --allow-remote "${args[@]}" \
+            --sweep "$((USERS / 2))" --duration "$SECS" --warmup 1 --start-at "$start" \
+            --watch "$(watch_list "$cl")" --out "$out.$lg" >"$out.$lg.log" 2>&1 &
+        pids+=($!)
+    done
+    for lg in 1 2; do
+        wait "${pids[lg - 1]}" ||
+            die "loadgen in lg-$lg failed ($cl $path $load): $(tail -n 3 "$out.$lg.log")"
+    done
+    "$BIN_DIR/loadgen" merge -o "$out" "$out.1" "$out.2" >"$out.merge.log" 2>&1 ||
+        die "loadgen merge failed ($cl $path $load): $(tail -n 3 "$out.merge.log")"
     row=$(csv_get "$out/points.csv" 'c["type"] == "all"' x_rps p50_ms p99_ms errors u_cpu \
         "${WATCH_GROUPS[@]/#/cpu_core_pct_}")
     printf '%s\t%s\t%s\t%s\t%s\n' "${cl##*/}" "$path" "$load" "$round" "$row" >>"$OUT/raw.tsv"
     read -r x _ <<<"$row"
     log "${cl##*/} $path $load round $round: $x req/s"
 }
+FILES=$(printf 'f1k-%02d,' $(seq 0 15))
+FILES=${FILES%,}
 addr() { awk -v h="$2" '$1 == h {print $2}' "$1/hosts"; }
 
 printf 'cluster\tpath\tload\tround\tx_rps\tp50_ms\tp99_ms\terrors\tu_machine' >"$OUT/raw.tsv"

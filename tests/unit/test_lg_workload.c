@@ -69,15 +69,52 @@ static void test_workload_get_request(void **state)
     (void)state;
     assert_int_equal(parse(&cfg, err, 11, argv), 0);
     lg_workload_init(&w, &cfg, "0badc0de");
-    lg_workload_build_get(&w, -1, &r);
+    lg_workload_build_get(&w, -1, 0, &r);
     /* base64("alice:s3cret") = YWxpY2U6czNjcmV0 */
     assert_string_equal(r.buf, "GET /api/files/1k HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
                                "Authorization: Basic YWxpY2U6czNjcmV0\r\n\r\n");
     assert_int_equal(r.len, strlen(r.buf));
     lg_reqbuf_release(&r);
-    lg_workload_build_get(&w, -2, &r);
+    lg_workload_build_get(&w, -2, 0, &r);
     assert_string_equal(r.buf, "GET /api/files/1k HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
     lg_reqbuf_release(&r);
+}
+
+/* --file with several names: user u gets the (u mod count)th; 64 names are allowed. */
+static void test_workload_get_several_files(void **state)
+{
+    static char *argv[] = {"loadgen", "--type", "get", "--file", "a,bb,c/d", "--username",
+                           "alice", "--password", "s3cret"};
+    static struct lg_config cfg;
+    static char sixty_four[LG_FILES_MAX * 4 + 8];
+    static char *argv64[] = {"loadgen", "--type", "get", "--file", sixty_four};
+    char err[LG_ERR_LEN];
+    char name[16];
+    struct lg_workload w;
+    struct lg_reqbuf r = {0};
+    const char *want[] = {"a", "bb", "c/d", "a", "bb"};
+
+    (void)state;
+    assert_int_equal(parse(&cfg, err, 9, argv), 0);
+    lg_workload_init(&w, &cfg, "0badc0de");
+    for (unsigned u = 0; u < 5; u++) {
+        char line[64];
+        lg_workload_file_of(cfg.file, u, name, sizeof(name));
+        assert_string_equal(name, want[u]);
+        lg_workload_build_get(&w, -2, u, &r);
+        snprintf(line, sizeof(line), "GET /files/%s HTTP/1.1\r\n", want[u]);
+        assert_memory_equal(r.buf, line, strlen(line));
+        lg_reqbuf_release(&r);
+    }
+    lg_workload_file_of("only", 7, name, sizeof(name));
+    assert_string_equal(name, "only");
+    lg_workload_file_of("abcdefgh,x", 0, name, 4); /* truncated to cap */
+    assert_string_equal(name, "abc");
+    lg_workload_release(&w);
+    for (unsigned k = 0; k < LG_FILES_MAX; k++)
+        snprintf(sixty_four + strlen(sixty_four), sizeof(sixty_four) - strlen(sixty_four),
+                 "%sf%u", k ? "," : "", k);
+    assert_int_equal(parse(&cfg, err, 5, argv64), 0);
 }
 
 static void test_workload_new_request_slot(void **state)
@@ -310,11 +347,20 @@ static void test_config_errors(void **state)
         {"loadgen", "--expect-length", "1k"},
         {"loadgen", "--timeout"},
         {"loadgen", "extra"},
+        {"loadgen", "--type", "get", "--file", "a,,b"},
+        {"loadgen", "--type", "get", "--file", "a,"},
+        {"loadgen", "--type", "get", "--file", "a,b c"},
+        {"loadgen", "--type", "get", "--file", NULL /* 65 names: set below */},
     };
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
 
+    static char many[LG_FILES_MAX * 4 + 8];
+
     (void)state;
+    for (unsigned k = 0; k <= LG_FILES_MAX; k++) /* one name too many */
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%sf%u", k ? "," : "", k);
+    bad[sizeof(bad) / sizeof(bad[0]) - 1][4] = many;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int argc = 0;
         while (argc < 8 && bad[i][argc] != NULL)
@@ -361,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_workload_base64),
         cmocka_unit_test(test_workload_urlencode),
         cmocka_unit_test(test_workload_get_request),
+        cmocka_unit_test(test_workload_get_several_files),
         cmocka_unit_test(test_workload_new_request_slot),
         cmocka_unit_test(test_workload_mix),
         cmocka_unit_test(test_workload_put_request),
