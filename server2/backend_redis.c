@@ -351,6 +351,23 @@ static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r
                  got, rc->wait, rc->wait_ms);
 }
 
+/*
+ * Appends the compare-and-set of user's record (REPLACE_SCRIPT): `update` stored iff the record
+ * still is `expect`. Its reply is 1 if it wrote, 0 if not. 0, or -1 (out of memory).
+ */
+static int append_cas(redisContext *c, const char *user, size_t user_len, const char *expect,
+                      const char *update)
+{
+    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    const char *argv[6] = {"EVAL", REPLACE_SCRIPT, "1", key, expect, update};
+    size_t lens[6] = {4, sizeof(REPLACE_SCRIPT) - 1, 1, KEY_PREFIX_LEN + user_len, strlen(expect),
+                      strlen(update)};
+
+    memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
+    memcpy(key + KEY_PREFIX_LEN, user, user_len);
+    return redisAppendCommandArgv(c, 6, argv, lens) == REDIS_OK ? 0 : -1;
+}
+
 /* A CREATE answered OK because an earlier sending of it had stored its record. */
 static bool resent(const struct backend_op *op)
 {
@@ -368,29 +385,13 @@ static bool resent(const struct backend_op *op)
 static int confirm_resent(struct rconn *rc, struct backend_op *ops, size_t n, char *err)
 {
     redisContext *c = rc->c;
-    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
     redisReply *r;
     size_t sent = 0;
 
     for (size_t i = 0; i < n; i++) {
-        const char *argv[6];
-        size_t lens[6];
-
         if (!resent(&ops[i]))
             continue;
-        memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
-        memcpy(key + KEY_PREFIX_LEN, ops[i].user, ops[i].user_len);
-        argv[0] = "EVAL";
-        lens[0] = 4;
-        argv[1] = REPLACE_SCRIPT;
-        lens[1] = sizeof(REPLACE_SCRIPT) - 1;
-        argv[2] = "1";
-        lens[2] = 1;
-        argv[3] = key;
-        lens[3] = KEY_PREFIX_LEN + ops[i].user_len;
-        argv[4] = argv[5] = ops[i].stored;
-        lens[4] = lens[5] = strlen(ops[i].stored);
-        if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK)
+        if (append_cas(c, ops[i].user, ops[i].user_len, ops[i].stored, ops[i].stored) < 0)
             goto fail;
         sent++;
     }
@@ -445,19 +446,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
         writes = writes || op->kind != BACKEND_OP_LOOKUP;
         if (op->kind == BACKEND_OP_REPLACE) {
-            argv[0] = "EVAL";
-            lens[0] = 4;
-            argv[1] = REPLACE_SCRIPT;
-            lens[1] = sizeof(REPLACE_SCRIPT) - 1;
-            argv[2] = "1";
-            lens[2] = 1;
-            argv[3] = key;
-            lens[3] = KEY_PREFIX_LEN + op->user_len;
-            argv[4] = op->expect;
-            lens[4] = strlen(op->expect);
-            argv[5] = op->hash;
-            lens[5] = strlen(op->hash);
-            if (redisAppendCommandArgv(c, 6, argv, lens) != REDIS_OK) {
+            if (append_cas(c, op->user, op->user_len, op->expect, op->hash) < 0) {
                 snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
                 return -1;
             }
