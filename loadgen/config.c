@@ -204,7 +204,9 @@ void lg_config_usage(FILE *out)
         "                          fitted through N = 1 and N = 4 (a fixed part and a part a\n"
         "                          batch shares; when they fall faster than 1 / N, beyond N = 4\n"
         "                          all of D(4) is taken as shared) and from the N = 1 demands\n"
-        "                          alone; then the file's own points against the model\n"
+        "                          alone; then the file's own points against the model.\n"
+        "                          A run with thread samples gets the layered model (software\n"
+        "                          stations over the CPU), solved for N up to %u\n"
         "  --hardware-model        with --predict-only: the model of the hardware alone (CPU,\n"
         "                          disks, Redis), without the software stations, as a run\n"
         "                          without thread samples is modelled\n"
@@ -213,7 +215,7 @@ void lg_config_usage(FILE *out)
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, d.put_size, d.seed, d.max_users,
-        d.sample_ms, d.thread_hz, LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX);
+        d.sample_ms, d.thread_hz, LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX, LG_MODEL_LAYERED_MAX_N);
 }
 
 void lg_config_version(FILE *out)

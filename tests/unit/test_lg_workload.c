@@ -310,6 +310,9 @@ static void test_config_errors(void **state)
         {"loadgen", "--expect-length", "1k"},
         {"loadgen", "--timeout"},
         {"loadgen", "extra"},
+        {"loadgen", "--thread-hz", "5001"}, /* LG_THREAD_HZ_MAX */
+        {"loadgen", "--thread-hz", "-1"},
+        {"loadgen", "--hardware-model"},    /* only with --predict-only */
     };
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
