@@ -132,6 +132,9 @@ check_ok "--predict-only: the layered model" grep -q '^layered model of run ' <<
 hwpred=$("$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/run.json" --hardware-model 2>&1)
 check_ok "--predict-only --hardware-model: the CPU, disks and Redis" \
     grep -q '^model of run .*CPU = 2 cores' <<<"$hwpred"
+check_ok "bottleneck.md: the busiest threads of get 1KB, busy of k" \
+    grep -qE '^\| get \| 1KB \|.*\| (lg-wrk|s1-wrk|s2-wrk|redis-server) [0-9.]+/[12] \|$' \
+    "$OUT/$CFG/bottleneck.md"
 
 # The study has no put: its table and the ratios leave the put rows out (no made-up numbers)
 study_rows() {
