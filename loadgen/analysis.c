@@ -94,6 +94,7 @@ static void model_sw(const struct lg_monitor_result *m, struct lg_model_obs *o)
         w = &o->sw[o->nsw++];
         snprintf(w->name, sizeof(w->name), "%s", s->name);
         w->k = s->threads;
+        w->pinned = s->pinned;
         w->run = s->run;
         w->blocked = s->blocked;
     }

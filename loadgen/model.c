@@ -26,6 +26,7 @@ struct dem {
     unsigned nsw;
     char swname[LG_MODEL_MAX_SW][sizeof(((struct lg_model_sw *)0)->name)];
     unsigned k[LG_MODEL_MAX_SW];
+    bool pinned[LG_MODEL_MAX_SW];
     double run_s[LG_MODEL_MAX_SW]; /* as measured */
     double r0_s[LG_MODEL_MAX_SW];  /* run_s / s(U) at the point */
     double blk_s[LG_MODEL_MAX_SW];
@@ -96,6 +97,7 @@ static void demands(const struct lg_model_obs *p, unsigned ncpu, struct dem *d)
             continue;
         snprintf(d->swname[d->nsw], sizeof(d->swname[d->nsw]), "%s", w->name);
         d->k[d->nsw] = w->k > 0 ? w->k : 1;
+        d->pinned[d->nsw] = w->pinned;
         d->run_s[d->nsw] = w->run / p->x;
         d->r0_s[d->nsw] = w->run / p->x / s;
         d->blk_s[d->nsw] = w->blocked / p->x;
@@ -121,9 +123,11 @@ static size_t hw_stations(const struct dem *d, unsigned ncpu, double per_job,
  * (run_p = s(x D_cpu / m) r_p when the wait for a core is modelled). phi h_p of it lies on the
  * request's path; the rest keeps the threads busy beside it, so the path part is served by
  * what that leaves: demand phi h_p / (1 - x (1 - phi) h_p / k), which saturates the station
- * at x = k / h_p whatever phi is. A pool beyond LG_MVA_MAX_MULTI (the stack has three) is one
- * server k times as fast. Returns the number of stations, or -1 when x is beyond a station's
- * capacity or the CPU's (s infinite).
+ * at x = k / h_p whatever phi is. A pinned pool is k single servers, each with 1/k of the
+ * demand (a request visits one of them); a shared one a k-server centre, or, beyond
+ * LG_MVA_MAX_MULTI of them or when the k queues would not fit, one server k times as fast.
+ * Returns the number of stations, or -1 when x is beyond a station's capacity or the CPU's
+ * (s infinite).
  */
 static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st)
 {
@@ -146,7 +150,10 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
         if (!(left > 0))
             return -1;
         h = nt->phi * h / left;
-        if (k > 1 && nmulti < LG_MVA_MAX_MULTI) {
+        if (k > 1 && d->pinned[i] && n + k + (d->nsw - i - 1) <= LG_MVA_MAX_STATIONS) {
+            for (unsigned j = 0; j < k; j++)
+                st[n++] = (struct lg_mva_station){.kind = LG_MVA_QUEUE, .demand_s = h / k};
+        } else if (k > 1 && nmulti < LG_MVA_MAX_MULTI) {
             st[n++] = (struct lg_mva_station){
                 .kind = LG_MVA_MULTI, .demand_s = h, .servers = k, .per_job = 1};
             nmulti++;
@@ -487,6 +494,7 @@ static void fitted(const struct dem *d1, unsigned n1, const struct dem *d2, unsi
         int j = sw_index(d2, d1->swname[i]);
         snprintf(out->swname[out->nsw], sizeof(out->swname[out->nsw]), "%s", d1->swname[i]);
         out->k[out->nsw] = d1->k[i];
+        out->pinned[out->nsw] = d1->pinned[i];
         out->r0_s[out->nsw] = fit_d(d1->r0_s[i], n1, j >= 0 ? d2->r0_s[j] : 0, n2, n);
         out->blk_s[out->nsw] = fit_d(d1->blk_s[i], n1, j >= 0 ? d2->blk_s[j] : 0, n2, n);
         out->run_s[out->nsw] = out->r0_s[out->nsw];

@@ -71,6 +71,7 @@
 struct lg_model_sw {
     char name[24];
     unsigned k;     /* threads */
+    bool pinned;    /* a queue per thread (swstation.h), else one k-server queue */
     double run;     /* mean threads running or waiting for a core */
     double blocked; /* mean threads blocked other than waiting for work */
 };

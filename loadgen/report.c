@@ -270,8 +270,8 @@ static void json_sw(FILE *f, const struct lg_thr_result *t)
         const struct lg_sw_station *s = &t->st[i];
         fprintf(f, "%s{\"name\": ", i ? ",\n         " : "");
         json_str(f, s->name);
-        fprintf(f, ", \"nested\": %s, \"threads\": %u, \"busy\": ", s->nested ? "true" : "false",
-                s->threads);
+        fprintf(f, ", \"nested\": %s, \"pinned\": %s, \"threads\": %u, \"busy\": ",
+                s->nested ? "true" : "false", s->pinned ? "true" : "false", s->threads);
         json_num(f, s->busy);
         fprintf(f, ", \"run\": ");
         json_num(f, s->run);

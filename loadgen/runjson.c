@@ -58,12 +58,14 @@ static int monitor(json_t *mon, unsigned i, struct lg_model_obs *o, char *err, s
     json_array_foreach (sts, k, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         json_t *nested = json_object_get(e, "nested");
+        json_t *pinned = json_object_get(e, "pinned");
         json_t *threads = json_object_get(e, "threads");
         struct lg_model_sw *w;
-        if (name == NULL || !json_is_boolean(nested) || !json_is_integer(threads) ||
-            json_integer_value(threads) < 1 || json_integer_value(threads) > 100000) {
-            snprintf(err, errcap, "point %u: station %zu lacks a name, nested or threads", i + 1,
-                     k + 1);
+        if (name == NULL || !json_is_boolean(nested) || !json_is_boolean(pinned) ||
+            !json_is_integer(threads) || json_integer_value(threads) < 1 ||
+            json_integer_value(threads) > 100000) {
+            snprintf(err, errcap, "point %u: station %zu lacks a name, nested, pinned or threads",
+                     i + 1, k + 1);
             return -1;
         }
         if (json_is_true(nested) || o->nsw == LG_MODEL_MAX_SW)
@@ -71,6 +73,7 @@ static int monitor(json_t *mon, unsigned i, struct lg_model_obs *o, char *err, s
         w = &o->sw[o->nsw];
         snprintf(w->name, sizeof(w->name), "%s", name);
         w->k = (unsigned)json_integer_value(threads);
+        w->pinned = json_is_true(pinned);
         if (num(e, "run", &w->run, false) < 0 || w->run < 0 || w->run > w->k * 1.01 ||
             num(e, "blocked", &w->blocked, false) < 0 || w->blocked < 0 ||
             w->blocked > w->k * 1.01) {

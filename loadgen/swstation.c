@@ -12,12 +12,12 @@
 #include <sys/syscall.h>
 
 static const struct lg_sw_rule rules[] = {
-    {"lg-wrk-", LG_SW_IDLE_EPOLL, false},
-    {"s1-wrk-", LG_SW_IDLE_EPOLL, false},
-    {"s1-commit", LG_SW_IDLE_FUTEX, false},
-    {"s2-wrk-", LG_SW_IDLE_EPOLL, false},
-    {"s2-proc-", LG_SW_IDLE_EPOLL, false},
-    {"redis-server", LG_SW_IDLE_EPOLL, true},
+    {"lg-wrk-", LG_SW_IDLE_EPOLL, false, true},
+    {"s1-wrk-", LG_SW_IDLE_EPOLL, false, true},
+    {"s1-commit", LG_SW_IDLE_FUTEX, false, false},
+    {"s2-wrk-", LG_SW_IDLE_EPOLL, false, false},
+    {"s2-proc-", LG_SW_IDLE_EPOLL, false, false},
+    {"redis-server", LG_SW_IDLE_EPOLL, true, false},
 };
 
 static const char *const epoll_waits[] = {"do_epoll_wait", "do_epoll_pwait", "ep_poll"};
@@ -171,6 +171,7 @@ size_t lg_sw_group(const struct lg_sw_thread *t, size_t n, uint64_t ticks, doubl
             memset(st, 0, sizeof(*st));
             snprintf(st->name, sizeof(st->name), "%s", t[i].station);
             st->nested = t[i].nested;
+            st->pinned = t[i].pinned;
         }
         if (t[i].present * 2 >= ticks)
             st->threads++;

@@ -13,9 +13,12 @@
  *   MySQL round trip in poll, a Redis reply in a socket read, O_DIRECT or fdatasync in the
  *   disk, a lock). Other threads (mariadbd's, Redis's helpers, loadgen's user threads with
  *   --model threads) are not sampled: what they wait in does not say whether they hold work.
- * Threads with the same name but for a trailing number form one station of k servers; Redis's
- * main thread is "nested": it answers server2's workers, whose blocked time already holds it, so
- * it is reported but not a station of the model. Pure: text in, figures out.
+ * Threads with the same name but for a trailing number form one station of k servers. Who picks
+ * the thread matters to the model: loadgen's users and server1's client connections stay on
+ * one thread each ("pinned": k queues, one per thread), while server1 deals its requests to
+ * server2 round-robin over connections to every worker (one k-server queue). Redis's main
+ * thread is "nested": it answers server2's workers, whose blocked time already holds it, so it
+ * is reported but not a station of the model. Pure: text in, figures out.
  */
 #ifndef LG_SWSTATION_H
 #define LG_SWSTATION_H
@@ -44,6 +47,7 @@ struct lg_sw_rule {
     const char *name; /* thread name, or its prefix when it ends in '-' */
     enum lg_sw_idle idle;
     bool nested; /* serves another station's blocking calls: reported, not modelled */
+    bool pinned; /* each connection stays on one thread: a queue per thread */
 };
 
 /* The rule of a thread name, or NULL when such threads are not sampled. */
@@ -75,6 +79,7 @@ void lg_sw_station_name(const char *comm, char *out, size_t cap);
 struct lg_sw_thread {
     char station[LG_SW_NAME];
     bool nested;
+    bool pinned;
     uint64_t present; /* samples taken while it existed */
     uint64_t run;
     uint64_t blocked;
@@ -92,6 +97,7 @@ void lg_sw_count_wait(struct lg_sw_thread *t, const char *wchan);
 struct lg_sw_station {
     char name[LG_SW_NAME];
     bool nested;
+    bool pinned;
     unsigned threads; /* k: its threads present in at least half the samples (at least 1) */
     double busy;      /* mean number of its threads busy, 0..threads = run + blocked */
     double run;       /* of which running or waiting for a core (exact when every thread's is) */

@@ -201,6 +201,7 @@ static int add_thread(struct lg_thrsample *s, pid_t pid, pid_t tid)
     t->tid = tid;
     t->seen = true;
     t->t.nested = rule->nested;
+    t->t.pinned = rule->pinned;
     lg_sw_station_name(comm, t->t.station, sizeof(t->t.station));
     s->nthr++;
     return 0;

@@ -229,9 +229,10 @@ static void test_model_predict_steep(void **state)
 
 /*
  * A system whose limit is software: server2's two workers each hold a request 0.3 ms (0.05 ms
- * running, 0.25 ms blocked on the database), server1's two threads 0.1 ms, a fixed 0.05 ms;
- * the stack's CPU is 0.15 core-ms per request, so at the pool's limit, 2 / 0.3 ms = 6667/s,
- * the two cores are only half busy. Measured points are the layered network's own solution.
+ * running, 0.25 ms blocked on the database; one shared queue), server1's two threads 0.1 ms
+ * (pinned: a queue each, 0.05 ms per request on average), a fixed 0.05 ms; the stack's CPU is
+ * 0.15 core-ms per request, so at the pool's limit, 2 / 0.3 ms = 6667/s, the two cores are
+ * only half busy. Measured points are the layered network's own solution.
  */
 #define SW_H2 0.0003
 static void synth_sw(struct lg_model_obs *o)
@@ -239,11 +240,12 @@ static void synth_sw(struct lg_model_obs *o)
     for (size_t i = 0; i < NPTS; i++) {
         const struct lg_mva_station st[] = {
             {.kind = LG_MVA_MULTI, .demand_s = SW_H2, .servers = 2, .per_job = 1},
-            {.kind = LG_MVA_MULTI, .demand_s = 0.0001, .servers = 2, .per_job = 1},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
         };
         struct lg_mva_point c[64];
         double x;
-        assert_int_equal(lg_mva_solve(st, 2, 0.00005, ns[i], c, NULL), 0);
+        assert_int_equal(lg_mva_solve(st, 3, 0.00005, ns[i], c, NULL), 0);
         x = c[ns[i] - 1].x;
         memset(&o[i], 0, sizeof(o[i]));
         o[i].n = ns[i];
@@ -252,8 +254,8 @@ static void synth_sw(struct lg_model_obs *o)
         o[i].cpu_util = x * 0.00015 / 2;
         o[i].cpu_watched = x * 0.00015;
         o[i].nsw = 2;
-        o[i].sw[0] = (struct lg_model_sw){"s2-wrk", 2, x * 0.00005, x * 0.00025};
-        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, x * 0.0001, 0};
+        o[i].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, x * 0.00005, x * 0.00025};
+        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, true, x * 0.0001, 0};
     }
 }
 
@@ -284,6 +286,15 @@ static void test_model_software_limit(void **state)
     assert_true(m.n1[top].x > 2 / SW_H2 * 0.85);
     lg_model_release(&m);
 
+    /* server1's threads as one shared queue: less waiting than the two queues measured */
+    for (size_t i = 0; i < NPTS; i++)
+        o[i].sw[1].pinned = false;
+    lg_model_fit(&in, &m);
+    assert_true(m.pern[2].x > o[2].x * 1.001); /* N = 4 */
+    lg_model_release(&m);
+    for (size_t i = 0; i < NPTS; i++)
+        o[i].sw[1].pinned = true;
+
     /* the hardware model of the same run: only the CPU, at 50%, so a plateau twice as high */
     in.hardware_only = true;
     lg_model_fit(&in, &m);
@@ -308,11 +319,11 @@ static void test_model_overlap(void **state)
 
     (void)state;
     /* N = 1: 0.25 + 0.25 ms busy per request in 0.4 ms */
-    o[0].sw[0] = (struct lg_model_sw){"s2-wrk", 2, 0.625, 0};
-    o[0].sw[1] = (struct lg_model_sw){"s1-wrk", 2, 0.625, 0};
+    o[0].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 0.625, 0};
+    o[0].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 0.625, 0};
     /* N = 64: the server2 pool busy all the time, 0.5 ms per request */
-    o[1].sw[0] = (struct lg_model_sw){"s2-wrk", 2, 2, 0};
-    o[1].sw[1] = (struct lg_model_sw){"s1-wrk", 2, 1, 0};
+    o[1].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 2, 0};
+    o[1].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0};
     lg_model_fit(&in, &m);
     assert_true(m.ok && m.layered);
     assert_true(m.phi > 0.5 && m.phi < 0.9);
@@ -362,8 +373,10 @@ static const char *run_json =
     "{\"users\": 4, \"all\": {\"x_rps\": 1200, \"r_mean_ms\": 1.3}, \"resources\": [],"
     " \"monitor\": {\"processes\": [{\"name\": \"loadgen\", \"cpu_cores\": 0.25},"
     " {\"name\": \"server2\", \"cpu_cores\": 0.5}], \"threads\": {\"stations\": ["
-    "{\"name\": \"s2-wrk\", \"nested\": false, \"threads\": 2, \"run\": 0.5, \"blocked\": 1.2},"
-    " {\"name\": \"redis-server\", \"nested\": true, \"threads\": 1, \"run\": 0.3,"
+    "{\"name\": \"s2-wrk\", \"nested\": false, \"pinned\": false, \"threads\": 2,"
+    " \"run\": 0.5, \"blocked\": 1.2},"
+    " {\"name\": \"redis-server\", \"nested\": true, \"pinned\": false, \"threads\": 1,"
+    " \"run\": 0.3,"
     " \"blocked\": 0}]}}}]}";
 
 static void test_runjson_parse(void **state)
@@ -439,14 +452,14 @@ static void test_runjson_errors(void **state)
     expect_error("{\"tool\": \"loadgen\", \"machine\": {\"ncpu\": 2}, \"config\": {\"think_ms\": "
                  "0, \"rate\": 0}, \"points\": [{\"users\": 1, \"all\": {\"x_rps\": 1, "
                  "\"r_mean_ms\": 1}, \"resources\": [], \"monitor\": {\"threads\": {\"stations\": "
-                 "[{\"name\": \"a\", \"nested\": false, \"threads\": 2, \"run\": 3, \"blocked\": "
-                 "0}]}}}]}",
+                 "[{\"name\": \"a\", \"nested\": false, \"pinned\": true, \"threads\": 2, "
+                 "\"run\": 3, \"blocked\": 0}]}}}]}",
                  "station 'a' lacks run or blocked");
     expect_error("{\"tool\": \"loadgen\", \"machine\": {\"ncpu\": 2}, \"config\": {\"think_ms\": "
                  "0, \"rate\": 0}, \"points\": [{\"users\": 1, \"all\": {\"x_rps\": 1, "
                  "\"r_mean_ms\": 1}, \"resources\": [], \"monitor\": {\"threads\": {\"stations\": "
-                 "[{\"name\": \"a\", \"threads\": 2}]}}}]}",
-                 "station 1 lacks");
+                 "[{\"name\": \"a\", \"nested\": false, \"threads\": 2}]}}}]}",
+                 "station 1 lacks a name, nested, pinned");
 }
 
 static void test_runjson_open_loop(void **state)

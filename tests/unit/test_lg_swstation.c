@@ -62,6 +62,9 @@ static void test_sw_rules(void **state)
     assert_non_null(r);
     assert_int_equal(r->idle, LG_SW_IDLE_EPOLL);
     assert_false(r->nested);
+    assert_false(r->pinned); /* server1 deals requests round-robin to every worker */
+    assert_true(lg_sw_rule_of("s1-wrk-0")->pinned); /* a connection stays on its thread */
+    assert_true(lg_sw_rule_of("lg-wrk-0")->pinned);
     r = lg_sw_rule_of("s1-commit");
     assert_non_null(r);
     assert_int_equal(r->idle, LG_SW_IDLE_FUTEX);
@@ -192,6 +195,7 @@ static void test_sw_group(void **state)
     t[3] = thr("s1-commit", 1000, 10, 490, 0.02);
     t[4] = thr("redis-server", 1000, 400, 0, 0.8);
     t[4].nested = true;
+    t[0].pinned = t[1].pinned = t[2].pinned = true;
     lg_sw_count_wait(&t[0], "poll_schedule_timeout");
     t[0].wait_n[0] = 500;
     lg_sw_count_wait(&t[0], "futex_do_wait");
@@ -210,9 +214,11 @@ static void test_sw_group(void **state)
     assert_true(fabs(st[0].cpu_max - 0.25) < 1e-12);
     assert_string_equal(st[0].top_wait, "futex_do_wait");
     assert_true(fabs(st[0].top_wait_frac - 550.0 / 1050) < 1e-12);
+    assert_true(st[0].pinned);
     assert_string_equal(st[1].name, "s1-commit");
     assert_int_equal(st[1].threads, 1);
     assert_false(st[1].nested);
+    assert_false(st[1].pinned);
     assert_string_equal(st[1].top_wait, "");
     assert_true(st[2].nested);
     assert_true(fabs(st[2].cpu_cores - 0.4) < 1e-12);
