@@ -8,8 +8,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,29 +27,7 @@
 #include "../../loadgen/thrsample.h"
 #include "clock.h"
 #include "procstat.h"
-
-static char text[65536];
-
-/* tests/unit/data/NAME, from the repository root or next to this executable. */
-static const char *sample(const char *name)
-{
-    char path[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n;
-
-    snprintf(path, sizeof(path), "tests/unit/data/%s", name);
-    if (procstat_read_file(path, text, sizeof(text)) >= 0)
-        return text;
-    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        snprintf(path, sizeof(path), "%s/../../../tests/unit/data/%s", dirname(exe), name);
-        if (procstat_read_file(path, text, sizeof(text)) >= 0)
-            return text;
-    }
-    fail_msg("cannot read sample '%s': errno %d", name, errno);
-    return NULL;
-}
+#include "testdata.h"
 
 static void test_sw_rules(void **state)
 {
