@@ -2,12 +2,14 @@
  * thrsample.h - the thread sampler of the resource monitor: during a point's window, a thread
  * that reads the wait channel (/proc/PID/task/TID/wchan, one pread on a file kept open) of
  * every thread of the watched processes that swstation.h has a rule for, --thread-hz times a
- * second, and their CPU (utime + stime of /proc/PID/task/TID/stat) when the window opens and
- * closes and every 250 ms between; the tallies become software stations (lg_sw_group). The
- * thread lists are re-read every 250 ms (processes named by --watch-comm every second), so
- * threads that start or end in the window count while they exist. At most LG_THR_MAX threads
- * per window; more are counted as left out. The sampler's own CPU time is measured
- * (CLOCK_THREAD_CPUTIME_ID) and reported with the result: what the sampling costs.
+ * second (and /proc/PID/task/TID/syscall when the rule needs it), and their time on a core and
+ * waiting for one (/proc/PID/task/TID/schedstat; utime + stime of its stat where that is
+ * missing) when the window opens and closes and every 250 ms between; the tallies become
+ * software stations (lg_sw_group). The thread lists are re-read every 250 ms (processes named
+ * by --watch-comm every second), so threads that start or end in the window count while they
+ * exist. At most LG_THR_MAX threads per window; more are counted as left out. The sampler's
+ * own CPU time is measured (CLOCK_THREAD_CPUTIME_ID) and reported with the result: what the
+ * sampling costs. A stop is noticed at the next sample (1 / --thread-hz at most).
  * DESIGN: lg_thrsample_start() spawns the thread, which owns every sampling state; the
  * starting thread only sets the atomic stop flag and joins it in lg_thrsample_stop().
  */

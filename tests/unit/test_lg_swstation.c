@@ -1,10 +1,11 @@
 /*
  * test_lg_swstation.c - loadgen/swstation and loadgen/thrsample: the rules per thread name,
- * the classification of captured wait channels (tests/unit/data/proc_task_wchan.txt), station
- * names, the grouping of threads into stations (threads present, busy fractions, CPU, the top
- * wait, the limit on stations), and the sampler on this process's own threads: a thread that
- * spins reads as running, one in epoll as idle, one blocked on a pipe as blocked, and threads
- * beyond LG_THR_MAX are left out and counted.
+ * the classification of captured wait channels and syscall lines (tests/unit/data/
+ * proc_task_wchan.txt, proc_task_syscall.txt), station names, the grouping of threads into
+ * stations (threads present, busy fractions, CPU, the top wait, the limit on stations), and the
+ * sampler on this process's own threads: a thread that spins reads as running, one in epoll as
+ * idle, one blocked on a pipe as blocked, a committer idle in an untimed wait and busy in a
+ * timed one, and threads beyond LG_THR_MAX are left out and counted.
  */
 #include <errno.h>
 #include <math.h>
@@ -100,6 +101,39 @@ static void test_sw_classify_edges(void **state)
     assert_int_equal(lg_sw_classify(loop, "futex_do_wait"), LG_SW_BLOCKED); /* a lock */
     assert_int_equal(lg_sw_classify(queue, "do_epoll_wait"), LG_SW_BLOCKED);
     assert_int_equal(lg_sw_classify(loop, "00"), LG_SW_BLOCKED); /* not the running mark */
+}
+
+/* The committer's futex waits: untimed (waiting for work) or timed (its group-commit window). */
+static void test_sw_classify_syscall(void **state)
+{
+    const struct lg_sw_rule *queue = lg_sw_rule_of("s1-commit");
+    char *save = NULL;
+    int lines = 0;
+
+    (void)state;
+    assert_true(lg_sw_wants_syscall(queue, "futex_do_wait"));
+    assert_false(lg_sw_wants_syscall(queue, "submit_bio_wait"));
+    assert_false(lg_sw_wants_syscall(lg_sw_rule_of("s2-wrk-0"), "futex_do_wait"));
+    assert_int_equal(lg_sw_classify_syscall(""), LG_SW_BLOCKED);
+    assert_int_equal(lg_sw_classify_syscall("202 0x1 junk"), LG_SW_BLOCKED);
+#if defined(__x86_64__) /* the captured numbers are x86_64's */
+    for (char *line = strtok_r((char *)sample("proc_task_syscall.txt"), "\n", &save);
+         line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *bar = strchr(line, '|');
+        enum lg_sw_state want;
+
+        if (line[0] == '#')
+            continue;
+        assert_non_null(bar);
+        *bar = '\0';
+        want = strcmp(bar + 1, "idle") == 0  ? LG_SW_IDLE
+               : strcmp(bar + 1, "run") == 0 ? LG_SW_RUN
+                                             : LG_SW_BLOCKED;
+        assert_int_equal(lg_sw_classify_syscall(line), want);
+        lines++;
+    }
+    assert_int_equal(lines, 4);
+#endif
 }
 
 static void test_sw_station_name(void **state)
@@ -320,6 +354,77 @@ static void test_thrsample_self(void **state)
     assert_non_null(strstr(st->top_wait, "pipe_read")); /* anon_pipe_read, pipe_read */
 }
 
+static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cm_cond = PTHREAD_COND_INITIALIZER;
+static int cm_phase; /* 0: wait for work, untimed; 1: a long timed wait; 2: end */
+
+/* A committer: waits on its condition variable, first with no deadline, then with one. */
+static void *committer(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "s1-commit");
+    pthread_mutex_lock(&cm_lock);
+    while (cm_phase == 0)
+        pthread_cond_wait(&cm_cond, &cm_lock);
+    while (cm_phase == 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 30;
+        pthread_cond_timedwait(&cm_cond, &cm_lock, &ts);
+    }
+    pthread_mutex_unlock(&cm_lock);
+    return NULL;
+}
+
+static void cm_set(int phase)
+{
+    pthread_mutex_lock(&cm_lock);
+    cm_phase = phase;
+    pthread_cond_broadcast(&cm_cond);
+    pthread_mutex_unlock(&cm_lock);
+}
+
+/* One window of 200 ms at 500 Hz over this process's threads. */
+static void sample_window(struct lg_thr_result *r)
+{
+    static struct lg_config cfg;
+    struct lg_thrsample *s;
+    uint64_t now;
+
+    lg_config_defaults(&cfg);
+    cfg.thread_hz = 500;
+    s = lg_thrsample_new(&cfg);
+    now = clock_now_ns();
+    assert_int_equal(lg_thrsample_start(s, now, now + 200000000ull), 0);
+    usleep(300000);
+    lg_thrsample_stop(s, r);
+    lg_thrsample_free(s);
+}
+
+/* The committer is idle in an untimed wait, busy in a timed one (the group-commit window). */
+static void test_thrsample_committer(void **state)
+{
+    struct lg_thr_result r;
+    pthread_t t;
+    const struct lg_sw_station *st;
+
+    (void)state;
+    cm_phase = 0;
+    assert_int_equal(pthread_create(&t, NULL, committer, NULL), 0);
+    usleep(50000);
+    sample_window(&r);
+    st = &r.st[find(&r, "s1-commit")];
+    assert_true(st->busy < 0.05);
+    cm_set(1);
+    usleep(50000);
+    sample_window(&r);
+    cm_set(2);
+    pthread_join(t, NULL);
+    st = &r.st[find(&r, "s1-commit")];
+    assert_true(st->blocked > 0.95);
+    assert_string_equal(st->top_wait + strcspn(st->top_wait, " "), " (timed)");
+}
+
 static void *named_idle(void *arg)
 {
     char name[16];
@@ -390,10 +495,12 @@ int main(void)
         cmocka_unit_test(test_sw_rules),
         cmocka_unit_test(test_sw_classify_captured),
         cmocka_unit_test(test_sw_classify_edges),
+        cmocka_unit_test(test_sw_classify_syscall),
         cmocka_unit_test(test_sw_station_name),
         cmocka_unit_test(test_sw_count_wait),
         cmocka_unit_test(test_sw_group),
         cmocka_unit_test(test_thrsample_self),
+        cmocka_unit_test(test_thrsample_committer),
         cmocka_unit_test(test_thrsample_limit),
         cmocka_unit_test(test_thrsample_off),
     };
