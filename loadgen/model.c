@@ -35,7 +35,7 @@ struct dem {
 
 enum net_kind {
     NET_HW,        /* the hardware model */
-    NET_MEASURED,  /* layered, the wait for a core as measured at the point */
+    NET_MEASURED,  /* layered, as measured at the point (the base point's fixed delay, phi) */
     NET_STRETCHED, /* layered, the wait for a core modelled at the predicted X */
 };
 
@@ -198,7 +198,6 @@ static int solve_at(const struct net *nt, double delay_s, unsigned n, double *x,
 
     if (nt->kind != NET_HW && n > LG_MODEL_LAYERED_MAX_N)
         return -1;
-
     if (mva_at(nt, 0, delay_s, n, &hi, &rs) < 0)
         return -1;
     if (nt->kind == NET_HW || (nt->kind == NET_MEASURED && nt->phi >= 1)) {
