@@ -77,13 +77,37 @@ static double loadgen_cores(const struct lg_monitor_result *m)
     return 0;
 }
 
-/* The model's view of point i: N, X, R, the machine's CPU, the disks and Redis. */
+/* The software stations of a point the model uses: the sampled ones that are not nested. */
+static void model_sw(const struct lg_monitor_result *m, struct lg_model_obs *o)
+{
+    o->cpu_watched = NAN;
+    if (m->nsamples >= 2 && m->window_s > 0) {
+        o->cpu_watched = 0;
+        for (unsigned i = 0; i < m->nprocs; i++)
+            o->cpu_watched += m->procs[i].cpu_cores;
+    }
+    for (unsigned i = 0; i < m->sw.nst && o->nsw < LG_MODEL_MAX_SW; i++) {
+        const struct lg_sw_station *s = &m->sw.st[i];
+        struct lg_model_sw *w;
+        if (s->nested)
+            continue;
+        w = &o->sw[o->nsw++];
+        snprintf(w->name, sizeof(w->name), "%s", s->name);
+        w->k = s->threads;
+        w->pinned = s->pinned;
+        w->run = s->run;
+        w->blocked = s->blocked;
+    }
+}
+
+/* The model's view of point i: N, X, R, the machine's CPU, the disks, Redis, the stations. */
 static void model_obs(const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
                       struct lg_model_obs *o)
 {
     const struct lg_point_analysis *pa = &a->pts[i];
 
     memset(o, 0, sizeof(*o));
+    model_sw(&run->points[i].mon, o);
     o->n = run->points[i].users;
     o->x = pa->f[LG_REQ_ALL].x;
     o->r_s = pa->f[LG_REQ_ALL].r_mean_s;

@@ -46,12 +46,15 @@ enum {
     OPT_PIN_CPUS,
     OPT_PREDICT_ONLY,
     OPT_START_AT,
+    OPT_THREAD_HZ,
+    OPT_HARDWARE_MODEL,
 };
 
 static const struct option lg_longopts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {"predict-only", required_argument, NULL, OPT_PREDICT_ONLY},
+    {"hardware-model", no_argument, NULL, OPT_HARDWARE_MODEL},
     {"verbose", no_argument, NULL, 'v'},
     {"url", required_argument, NULL, OPT_URL},
     {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
@@ -79,6 +82,7 @@ static const struct option lg_longopts[] = {
     {"sweep", required_argument, NULL, OPT_SWEEP},
     {"max-users", required_argument, NULL, OPT_MAX_USERS},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
+    {"thread-hz", required_argument, NULL, OPT_THREAD_HZ},
     {"watch", required_argument, NULL, OPT_WATCH},
     {"watch-comm", required_argument, NULL, OPT_WATCH_COMM},
     {"redis-port", required_argument, NULL, OPT_REDIS_PORT},
@@ -106,6 +110,7 @@ void lg_config_defaults(struct lg_config *cfg)
     snprintf(cfg->password, sizeof(cfg->password), "%s", LG_DEFAULT_PASSWORD);
     cfg->max_users = 1024;
     cfg->sample_ms = 200;
+    cfg->thread_hz = LG_THREAD_HZ_DEFAULT;
     cfg->put_size = 4096;
 }
 
@@ -189,6 +194,9 @@ void lg_config_usage(FILE *out)
         "\n"
         "Resource monitor (/proc, during every point's measured window):\n"
         "  --sample-ms MS          sampling interval (default %u)\n"
+        "  --thread-hz HZ          samples per second of the wait channel of the stack's\n"
+        "                          worker threads: the software stations of the model\n"
+        "                          (default %u, at most %u; 0: off)\n"
         "  --watch NAME=PID,...    processes of the stack to sample (repeatable)\n"
         "  --watch-comm C1,C2,...  every process whose comm is C (summed per name), e.g.\n"
         "                          server1,server2,redis-server,mariadbd\n"
@@ -210,14 +218,19 @@ void lg_config_usage(FILE *out)
         "                          fitted through N = 1 and N = 4 (a fixed part and a part a\n"
         "                          batch shares; when they fall faster than 1 / N, beyond N = 4\n"
         "                          all of D(4) is taken as shared) and from the N = 1 demands\n"
-        "                          alone; then the file's own points against the model\n"
+        "                          alone; then the file's own points against the model.\n"
+        "                          A run with thread samples gets the layered model (software\n"
+        "                          stations over the CPU), solved for N up to %u\n"
+        "  --hardware-model        with --predict-only: the model of the hardware alone (CPU,\n"
+        "                          disks, Redis), without the software stations, as a run\n"
+        "                          without thread samples is modelled\n"
         "\n"
         "Closed-loop latency is service time under coordinated omission: always read it with\n"
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, LG_FILES_MAX, d.put_size, d.seed,
-        d.max_users,
-        (unsigned long long)LG_START_GAP_MS, d.sample_ms, LG_MODEL_PREDICT_MAX);
+        d.max_users, (unsigned long long)LG_START_GAP_MS, d.sample_ms, d.thread_hz,
+        LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX, LG_MODEL_LAYERED_MAX_N);
 }
 
 void lg_config_version(FILE *out)
@@ -636,6 +649,14 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             rc = flag_result(opts_parse_u64(optarg, 10, 60000, &v, e), "--sample-ms", e, err);
             cfg->sample_ms = (unsigned)v;
             break;
+        case OPT_THREAD_HZ:
+            rc = flag_result(opts_parse_u64(optarg, 0, LG_THREAD_HZ_MAX, &v, e), "--thread-hz", e,
+                             err);
+            cfg->thread_hz = (unsigned)v;
+            break;
+        case OPT_HARDWARE_MODEL:
+            cfg->hardware_model = true;
+            break;
         case OPT_WATCH:
             rc = for_each_item(cfg, "--watch", optarg, watch_item, err);
             break;
@@ -812,6 +833,10 @@ int lg_config_validate(struct lg_config *cfg, char *err)
             return -1;
         }
         return 0; /* nothing is measured: the other flags do not matter */
+    }
+    if (cfg->hardware_model) {
+        snprintf(err, LG_ERR_LEN, "--hardware-model applies to --predict-only only");
+        return -1;
     }
 
     if (lg_config_weight_total(cfg) == 0)

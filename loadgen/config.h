@@ -26,6 +26,8 @@
 #define LG_PUT_SIZE_MAX (1024ull << 20) /* --size bound */
 #define LG_START_GAP_MS 1000ull         /* --start-at: idle time between two points' slots */
 #define LG_START_AHEAD_MAX_MS (24ull * 3600 * 1000) /* --start-at: at most a day ahead */
+#define LG_THREAD_HZ_DEFAULT 200        /* --thread-hz: thread-state samples per second */
+#define LG_THREAD_HZ_MAX 5000
 
 enum lg_model {
     LG_MODEL_EVENTS = 0,  /* --threads event loops, users spread across them */
@@ -90,10 +92,12 @@ struct lg_config {
     char watch_comm[LG_WATCH_MAX][LG_NAME_MAX];
     unsigned nwatch_comm;
     uint16_t redis_port; /* 0: no Redis INFO sampling */
+    unsigned thread_hz;  /* 0: no thread-state sampling (thrsample.h) */
 
     /* output and process */
     char out_dir[512]; /* "" = no files, stdout only */
     char predict_path[512]; /* --predict-only RUN.json: model only, nothing is measured */
+    bool hardware_model;    /* --hardware-model: the model without software stations */
     int verbose;
     int cpus[LG_CPUS_MAX]; /* --pin-cpus: worker i runs on cpus[i % ncpus] */
     unsigned ncpus;

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
     }
     log_init("loadgen", cfg.verbose >= 1 ? LOG_DEBUG : LOG_INFO);
     if (cfg.predict_path[0] != '\0')
-        return lg_predict_main(cfg.predict_path, cfg.max_users, stdout);
+        return lg_predict_main(cfg.predict_path, cfg.max_users, cfg.hardware_model, stdout);
 
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -89,6 +89,7 @@ struct lg_monitor {
     unsigned nsamples;
     uint64_t first_ns;
     uint64_t end_ns;
+    struct lg_thrsample *thr;
     pthread_t tid;
     bool running;         /* main thread only */
     pthread_mutex_t lock; /* protects stop */
@@ -154,6 +155,7 @@ struct lg_monitor *lg_monitor_new(const struct lg_config *cfg)
         m->ncomm++;
     }
     warn_unmatched(m);
+    m->thr = lg_thrsample_new(cfg);
     pthread_mutex_init(&m->lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -168,6 +170,7 @@ void lg_monitor_free(struct lg_monitor *m)
         return;
     for (unsigned i = 0; i < m->ngroups; i++)
         free(m->groups[i].pids);
+    lg_thrsample_free(m->thr);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->lock);
     free(m->buf);
@@ -493,6 +496,11 @@ int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, uint64_t end_ns)
     }
     pthread_setname_np(m->tid, "lg-monitor");
     m->running = true;
+    if (lg_thrsample_start(m->thr, first_ns, end_ns) < 0) {
+        struct lg_monitor_result unused;
+        lg_monitor_stop(m, &unused);
+        return -1;
+    }
     return 0;
 }
 
@@ -578,4 +586,5 @@ void lg_monitor_stop(struct lg_monitor *m, struct lg_monitor_result *out)
     pthread_join(m->tid, NULL);
     m->running = false;
     results(m, out);
+    lg_thrsample_stop(m->thr, &out->sw);
 }

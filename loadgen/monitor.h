@@ -3,10 +3,11 @@
  * point's measured window and turns the samples into averages: CPU (in cores) of each watched
  * process group and of loadgen itself, their RSS, storage bytes and context switches; the
  * machine's CPU utilization; each real disk's utilization and bytes; loopback bytes; and,
- * with --redis-port, Redis's command count and busy time from INFO commandstats.
+ * with --redis-port, Redis's command count and busy time from INFO commandstats; and, with
+ * --thread-hz, the software stations of the stack's worker threads (thrsample.h).
  * DESIGN: lg_monitor_start() spawns the thread; it owns all sampling state. The main thread
  * talks to it only through the mutex-protected stop flag; lg_monitor_stop() joins it and only
- * then reads the results.
+ * then reads the results. The thread sampler is a second thread with the same window.
  */
 #ifndef LG_MONITOR_H
 #define LG_MONITOR_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "thrsample.h"
 
 #define LG_MON_GROUPS (1 + 2 * LG_WATCH_MAX)
 #define LG_MON_DISKS 16
@@ -53,6 +55,7 @@ struct lg_monitor_result {
     bool redis_ok;
     double redis_ops_ps; /* commands per second */
     double redis_util;   /* time in commands / window: Redis's main thread */
+    struct lg_thr_result sw; /* software stations (thread samples); sw.ticks 0: none */
 };
 
 struct lg_monitor;

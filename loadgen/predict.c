@@ -41,6 +41,8 @@ static bool row(unsigned n, const struct lg_model_curve *c)
 {
     unsigned p = 1;
 
+    if (!isfinite(c->fit[n - 1].x) || !isfinite(c->n1[n - 1].x))
+        return false; /* not computed (model.h) */
     if (n <= 16 || n == c->nmax || n == c->knee_fit || n == c->knee_n1)
         return true;
     while (p * 2 <= n)
@@ -53,6 +55,21 @@ static void print_model(FILE *out, const char *path, const struct lg_runjson *r,
 {
     const struct lg_model_obs *b = &r->pts[m->base];
 
+    if (m->layered) {
+        fprintf(out,
+                "layered model of run %s (%s, %u points): software stations over a CPU of %u "
+                "cores, Z = %.3f ms, fixed delay %.4f ms, share of the stations' busy time on a "
+                "request's path %.2f (at N = %u)\n",
+                r->run_id, path, r->npts, m->ncpu, r->z_s * 1e3, m->fixed_s * 1e3, m->phi, b->n);
+        fprintf(out, "stations at N = %u (threads: running or waiting for a core + blocked, per "
+                     "request):", b->n);
+        for (unsigned i = 0; i < m->nsw; i++)
+            fprintf(out, "%s %s k = %u: %.4f + %.4f ms", i ? "," : "", m->sw[i].name, m->sw[i].k,
+                    m->sw[i].run / b->x * 1e3, m->sw[i].blocked / b->x * 1e3);
+        fprintf(out, "; CPU of the stack %.4f ms (core-seconds)\n",
+                isfinite(b->cpu_watched) ? b->cpu_watched / b->x * 1e3 : NAN);
+        return;
+    }
     fprintf(out,
             "model of run %s (%s, %u points): CPU = %u cores (one request keeps c = %.2f busy "
             "at once), Z = %.3f ms, fixed delay %.4f ms (R at N = %u minus the model's)\n",
@@ -105,7 +122,7 @@ static void print_check(FILE *out, const struct lg_runjson *r, const struct lg_m
             lg_model_knee_ok(kp, nstar) ? 1 : 0, lg_model_knee_ok(k1, nstar) ? 1 : 0);
 }
 
-int lg_predict_main(const char *path, unsigned nmax, FILE *out)
+int lg_predict_main(const char *path, unsigned nmax, bool hardware_only, FILE *out)
 {
     char err[256];
     struct lg_runjson r;
@@ -134,6 +151,7 @@ int lg_predict_main(const char *path, unsigned nmax, FILE *out)
         return 2;
     }
     lg_runjson_input(&r, &in);
+    in.hardware_only = hardware_only;
     lg_model_fit(&in, &m);
     rc = lg_model_predict(&in, &m, nmax, &c, &why);
     if (rc < 0) {

@@ -9,9 +9,11 @@
 #ifndef LG_PREDICT_H
 #define LG_PREDICT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
-/* Returns the exit status: 0, or 2 (bad or missing input; one line on stderr). */
-int lg_predict_main(const char *path, unsigned nmax, FILE *out);
+/* hardware_only: the hardware model even for a run with software stations (--hardware-model).
+ * Returns the exit status: 0, or 2 (bad or missing input; one line on stderr). */
+int lg_predict_main(const char *path, unsigned nmax, bool hardware_only, FILE *out);
 
 #endif /* LG_PREDICT_H */

@@ -155,11 +155,19 @@ static void model_stdout(FILE *out, const struct lg_run *run, const struct lg_ru
         fprintf(out, "model: none (%s)\n", m->why);
         return;
     }
+    if (m->layered) {
+        fprintf(out, "model (layered, exact MVA: software stations");
+        for (unsigned i = 0; i < m->nsw; i++)
+            fprintf(out, "%s %s x%u", i ? "," : "", m->sw[i].name, m->sw[i].k);
+        fprintf(out, " over %u cores; path share %.2f", m->ncpu, m->phi);
+    } else {
+        fprintf(out, "model (exact MVA: CPU %u servers, c = %.2f; disks, Redis", m->ncpu,
+                m->per_job);
+    }
     fprintf(out,
-            "model (exact MVA: CPU %u servers, c = %.2f; disks, Redis; fixed delay %.4f ms): "
-            "knee %u with per-N demands, %u with the N = %u demands (N* = %u); X within 10%% "
-            "at %u/%u points (per-N), %u/%u (N = %u)\n",
-            m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->knee_pern),
+            "; fixed delay %.4f ms): knee %u with per-N demands, %u with the N = %u demands "
+            "(N* = %u); X within 10%% at %u/%u points (per-N), %u/%u (N = %u)\n",
+            m->fixed_s * 1e3, users_at(run, m->knee_pern),
             users_at(run, m->knee_n1), users_at(run, m->base), users_at(run, m->nstar),
             m->within_pern, m->npred, m->within_n1, m->npred, users_at(run, m->base));
 }
@@ -180,6 +188,155 @@ static const struct lg_model_pred *pred_at(const struct lg_model_pred *p, unsign
     static const struct lg_model_pred none = {NAN, NAN, NAN};
 
     return p != NULL ? &p[i] : &none;
+}
+
+/* ---- software stations (thread samples) -------------------------------------------------- */
+
+struct lg_swset {
+    char names[2 * LG_SW_MAX_STATIONS][LG_SW_NAME];
+    unsigned n;
+};
+
+/* Every station any point of the run has, in order of first appearance. */
+static void sw_columns(const struct lg_run *run, struct lg_swset *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_thr_result *t = &run->points[i].mon.sw;
+        for (unsigned j = 0; j < t->nst; j++) {
+            unsigned k = 0;
+            while (k < s->n && strcmp(s->names[k], t->st[j].name) != 0)
+                k++;
+            if (k == s->n && s->n < 2 * LG_SW_MAX_STATIONS)
+                snprintf(s->names[s->n++], LG_SW_NAME, "%s", t->st[j].name);
+        }
+    }
+}
+
+static const struct lg_sw_station *sw_find(const struct lg_thr_result *t, const char *name)
+{
+    for (unsigned i = 0; i < t->nst; i++)
+        if (strcmp(t->st[i].name, name) == 0)
+            return &t->st[i];
+    return NULL;
+}
+
+static void csv_sw_header(FILE *f, const struct lg_run *run)
+{
+    struct lg_swset s;
+
+    sw_columns(run, &s);
+    fprintf(f, ",thread_hz,thread_sampler_pct");
+    for (unsigned i = 0; i < s.n; i++)
+        fprintf(f, ",sw_threads_%s,sw_busy_%s,sw_run_%s,sw_blocked_%s,sw_cpu_max_pct_%s",
+                s.names[i], s.names[i], s.names[i], s.names[i], s.names[i]);
+}
+
+/* The station cells of point p (NULL: a per-type row, empty cells). */
+static void csv_sw_row(FILE *f, const struct lg_run *run, const struct lg_point *p)
+{
+    const struct lg_thr_result *t = p != NULL ? &p->mon.sw : NULL;
+    struct lg_swset s;
+
+    sw_columns(run, &s);
+    if (t != NULL && t->ticks > 0)
+        fprintf(f, ",%.0f,%.2f", t->hz, t->cost_cores * 100);
+    else
+        fprintf(f, ",,");
+    for (unsigned i = 0; i < s.n; i++) {
+        const struct lg_sw_station *st = t != NULL ? sw_find(t, s.names[i]) : NULL;
+        if (st == NULL)
+            fprintf(f, ",,,,,");
+        else
+            fprintf(f, ",%u,%.3f,%.3f,%.3f,%.1f", st->threads, st->busy, st->run, st->blocked,
+                    st->cpu_max * 100);
+    }
+}
+
+static void json_num(FILE *f, double v);
+static void json_str(FILE *f, const char *s);
+
+static void json_sw(FILE *f, const struct lg_thr_result *t)
+{
+    fprintf(f, ",\n       \"threads\": {\"samples\": %" PRIu64 ", \"hz\": ", t->ticks);
+    json_num(f, t->ticks > 0 ? t->hz : NAN);
+    fprintf(f, ", \"window_s\": ");
+    json_num(f, t->window_s);
+    fprintf(f, ", \"sampler_cores\": ");
+    json_num(f, t->ticks > 0 ? t->cost_cores : NAN);
+    fprintf(f, ", \"sampled\": %u, \"left_out\": %u, \"stations_left_out\": %u, \"stations\": [",
+            t->threads, t->left_out, t->st_left_out);
+    for (unsigned i = 0; i < t->nst; i++) {
+        const struct lg_sw_station *s = &t->st[i];
+        fprintf(f, "%s{\"name\": ", i ? ",\n         " : "");
+        json_str(f, s->name);
+        fprintf(f, ", \"nested\": %s, \"pinned\": %s, \"threads\": %u, \"busy\": ",
+                s->nested ? "true" : "false", s->pinned ? "true" : "false", s->threads);
+        json_num(f, s->busy);
+        fprintf(f, ", \"run\": ");
+        json_num(f, s->run);
+        fprintf(f, ", \"blocked\": ");
+        json_num(f, s->blocked);
+        fprintf(f, ", \"cpu_cores\": ");
+        json_num(f, s->cpu_cores);
+        fprintf(f, ", \"cpu_max_thread\": ");
+        json_num(f, s->cpu_max);
+        fprintf(f, ", \"top_wait\": ");
+        json_str(f, s->top_wait);
+        fprintf(f, ", \"top_wait_share\": ");
+        json_num(f, s->top_wait_frac);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]}");
+}
+
+/* "s2-wrk 1.93/2 busy (run 0.62, blocked 1.31: poll_schedule_timeout 97%), ..." */
+static void sw_line(FILE *f, const struct lg_thr_result *t)
+{
+    for (unsigned i = 0; i < t->nst; i++) {
+        const struct lg_sw_station *s = &t->st[i];
+        fprintf(f, "%s%s%s %.2f/%u busy (run %.2f, blocked %.2f", i ? ", " : "", s->name,
+                s->nested ? " (nested)" : "", s->busy, s->threads, s->run, s->blocked);
+        if (s->top_wait[0] != '\0')
+            fprintf(f, ": %s %.0f%%", s->top_wait, s->top_wait_frac * 100);
+        fprintf(f, ")");
+    }
+}
+
+static void sw_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    const struct lg_thr_result *t;
+
+    if (a->xmax < 0 || run->points[a->xmax].mon.sw.ticks == 0)
+        return;
+    t = &run->points[a->xmax].mon.sw;
+    fprintf(out, "software stations at X max (threads busy of k): ");
+    sw_line(out, t);
+    fprintf(out, "; sampled at %.0f Hz for %.1f%% of a core\n", t->hz, t->cost_cores * 100);
+}
+
+static void sw_md(FILE *f, const struct lg_run *run)
+{
+    bool any = false;
+
+    for (unsigned i = 0; i < run->npoints; i++)
+        any = any || run->points[i].mon.sw.ticks > 0;
+    if (!any)
+        return;
+    fprintf(f, "\n## Software stations (thread samples)\n\n| N | samples (Hz, sampler's CPU) "
+               "| threads busy of k (running or waiting for a core, blocked: top wait) |\n"
+               "|---:|---|---|\n");
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_thr_result *t = &run->points[i].mon.sw;
+        fprintf(f, "| %u | %" PRIu64 " (%.0f Hz, %.1f%% of a core) | ", run->points[i].users,
+                t->ticks, t->hz, t->cost_cores * 100);
+        sw_line(f, t);
+        fprintf(f, " |\n");
+    }
+    fprintf(f, "\nA thread is busy while it runs, waits for a core, or is blocked other than "
+               "waiting for work (an event loop in epoll, the committer on its condition "
+               "variable); a nested station answers another's blocking calls and is not a "
+               "station of the model.\n");
 }
 
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
@@ -241,6 +398,7 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         }
     }
     model_stdout(out, run, a);
+    sw_stdout(out, run, a);
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
         if (pa->lg_bottleneck)
@@ -307,7 +465,9 @@ static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run
                 "ctxsw_ps_%s",
                 m->procs[i].name, m->procs[i].name, m->procs[i].name, m->procs[i].name,
                 m->procs[i].name, m->procs[i].name, m->procs[i].name);
-    fprintf(f, ",lo_Bps,redis_ops_ps\n");
+    fprintf(f, ",lo_Bps,redis_ops_ps");
+    csv_sw_header(f, run);
+    fprintf(f, "\n");
 }
 
 static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
@@ -339,7 +499,9 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
             fprintf(f, ",,");
         for (unsigned r = 0; r < ngroups; r++)
             fprintf(f, ",,,,,,,");
-        fprintf(f, ",,\n");
+        fprintf(f, ",,");
+        csv_sw_row(f, run, NULL);
+        fprintf(f, "\n");
         return;
     }
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.3f,", p->unsent, p->abandoned, pa->little_n);
@@ -384,6 +546,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     fprintf(f, ",");
     if (p->mon.redis_ok)
         fprintf(f, "%.1f", p->mon.redis_ops_ps);
+    csv_sw_row(f, run, p);
     fprintf(f, "\n");
 }
 
@@ -494,7 +657,15 @@ static void json_model(FILE *f, const struct lg_run *run, const struct lg_run_an
     json_users(f, run, m->base);
     fprintf(f, ", \"cpu_servers\": %u, \"cpu_per_job\": ", m->ncpu);
     json_num(f, m->per_job);
-    fprintf(f, ", \"fixed_delay_ms\": ");
+    fprintf(f, ", \"network\": \"%s\", \"path_share\": ", m->layered ? "layered" : "hardware");
+    json_num(f, m->layered ? m->phi : NAN);
+    fprintf(f, ", \"stations\": [");
+    for (unsigned i = 0; m->layered && i < m->nsw; i++) {
+        fprintf(f, "%s{\"name\": ", i ? ", " : "");
+        json_str(f, m->sw[i].name);
+        fprintf(f, ", \"threads\": %u}", m->sw[i].k);
+    }
+    fprintf(f, "], \"fixed_delay_ms\": ");
     json_num(f, m->fixed_s * 1e3);
     fprintf(f, ", \"points\": %u,\n      \"per_n\": {\"knee\": ", m->npred);
     json_users(f, run, m->knee_pern);
@@ -695,7 +866,9 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         json_num(f, m->disks[r].write_Bps);
         fprintf(f, "}");
     }
-    fprintf(f, "]},\n     \"raw\": ");
+    fprintf(f, "]");
+    json_sw(f, &m->sw);
+    fprintf(f, "},\n     \"raw\": ");
     json_raw(f, run, p);
     fprintf(f, "}");
 }
@@ -885,6 +1058,17 @@ static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
             users_at(run, m->knee_pern), users_at(run, m->nstar), users_at(run, m->knee_n1),
             users_at(run, m->nstar), users_at(run, m->base), m->within_pern, m->npred,
             m->within_n1, m->npred, users_at(run, m->base));
+    if (m->layered) {
+        fprintf(f, "- model: exact MVA of a closed network of the software stations (");
+        for (unsigned i = 0; i < m->nsw; i++)
+            fprintf(f, "%s`%s` x%u", i ? ", " : "", m->sw[i].name, m->sw[i].k);
+        fprintf(f,
+                ": threads, demand = busy threads / X) over the %u cores (the wait for a core "
+                "follows the predicted X); %.2f of the stations' busy time on a request's "
+                "path; a delay of Z + %.4f ms. See the README, \"Software stations\"\n",
+                m->ncpu, m->phi, m->fixed_s * 1e3);
+        return;
+    }
     fprintf(f,
             "- model: exact MVA of a closed network: the machine's CPU as %u servers of which "
             "one request keeps %.2f busy at once, each disk and Redis's command time as one "
@@ -992,6 +1176,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         }
     }
     model_md(f, run, a);
+    sw_md(f, run);
     for (unsigned i = 0; i < run->npoints; i++) {
         if (a->pts[i].lg_bottleneck)
             fprintf(f, "- **WARNING**: at N = %u the load generator itself is the bottleneck\n",

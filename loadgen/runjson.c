@@ -26,17 +26,79 @@ static int num(json_t *o, const char *key, double *v, bool null_ok)
     return isfinite(*v) ? 0 : -1;
 }
 
+/*
+ * The monitor's part: the CPU of the watched processes and loadgen (summed), and the software
+ * stations that are not nested. Runs made before the thread sampler have none: that is no
+ * error, the model is then the hardware one.
+ */
+static int monitor(json_t *mon, unsigned i, struct lg_model_obs *o, char *err, size_t errcap)
+{
+    json_t *procs = json_object_get(mon, "processes");
+    json_t *thr = json_object_get(mon, "threads");
+    json_t *sts = thr != NULL ? json_object_get(thr, "stations") : NULL;
+    size_t k;
+    json_t *e;
+
+    if (json_is_array(procs) && json_array_size(procs) > 0) {
+        o->cpu_watched = 0;
+        json_array_foreach (procs, k, e) {
+            double c;
+            if (num(e, "cpu_cores", &c, true) < 0 || c < 0) {
+                snprintf(err, errcap, "point %u: process %zu lacks cpu_cores", i + 1, k + 1);
+                return -1;
+            }
+            if (isfinite(c))
+                o->cpu_watched += c;
+        }
+    }
+    if (thr != NULL && !json_is_array(sts)) {
+        snprintf(err, errcap, "point %u: \"threads\" lacks a list of stations", i + 1);
+        return -1;
+    }
+    json_array_foreach (sts, k, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *nested = json_object_get(e, "nested");
+        json_t *pinned = json_object_get(e, "pinned");
+        json_t *threads = json_object_get(e, "threads");
+        struct lg_model_sw *w;
+        if (name == NULL || !json_is_boolean(nested) || !json_is_boolean(pinned) ||
+            !json_is_integer(threads) || json_integer_value(threads) < 1 ||
+            json_integer_value(threads) > 100000) {
+            snprintf(err, errcap, "point %u: station %zu lacks a name, nested, pinned or threads",
+                     i + 1, k + 1);
+            return -1;
+        }
+        if (json_is_true(nested) || o->nsw == LG_MODEL_MAX_SW)
+            continue;
+        w = &o->sw[o->nsw];
+        snprintf(w->name, sizeof(w->name), "%s", name);
+        w->k = (unsigned)json_integer_value(threads);
+        w->pinned = json_is_true(pinned);
+        if (num(e, "run", &w->run, false) < 0 || w->run < 0 || w->run > w->k * 1.01 ||
+            num(e, "blocked", &w->blocked, false) < 0 || w->blocked < 0 ||
+            w->blocked > w->k * 1.01) {
+            snprintf(err, errcap, "point %u: station '%s' lacks run or blocked in 0..threads",
+                     i + 1, w->name);
+            return -1;
+        }
+        o->nsw++;
+    }
+    return 0;
+}
+
 static int point(json_t *p, unsigned i, struct lg_model_obs *o, char *err, size_t errcap)
 {
     json_t *all = json_object_get(p, "all");
     json_t *res = json_object_get(p, "resources");
     json_t *users = json_object_get(p, "users");
+    json_t *mon;
     double r_ms;
     size_t k;
     json_t *e;
 
     memset(o, 0, sizeof(*o));
     o->cpu_util = NAN;
+    o->cpu_watched = NAN;
     if (!json_is_integer(users) || json_integer_value(users) < 1 ||
         json_integer_value(users) > 1000000) {
         snprintf(err, errcap, "point %u: \"users\" is not a number of users", i + 1);
@@ -69,7 +131,8 @@ static int point(json_t *p, unsigned i, struct lg_model_obs *o, char *err, size_
             o->qutil[o->nq++] = u;
         }
     }
-    return 0;
+    mon = json_object_get(p, "monitor");
+    return json_is_object(mon) ? monitor(mon, i, o, err, errcap) : 0;
 }
 
 static int parse(json_t *root, struct lg_runjson *out, char *err, size_t errcap)
@@ -149,6 +212,7 @@ void lg_runjson_release(struct lg_runjson *r)
 
 void lg_runjson_input(const struct lg_runjson *r, struct lg_model_in *in)
 {
+    memset(in, 0, sizeof(*in));
     in->ncpu = r->ncpu;
     in->z_s = r->z_s;
     in->pts = r->pts;

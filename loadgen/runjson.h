@@ -1,9 +1,10 @@
 /*
  * runjson.h - reads back what the model needs from a run.json that loadgen wrote (report.h):
  * the run's id, the machine's core count, the think time, whether it was a closed loop, and
- * per point N, X, R and the utilisation of the machine's CPU, each disk and Redis. Parsing
- * with jansson; a missing or mistyped field is an error that names it. Pure: text in, struct
- * out (fuzzed by tests/fuzz/fuzz_runjson.c).
+ * per point N, X, R, the utilisation of the machine's CPU, each disk and Redis, the CPU of the
+ * watched processes, and the software stations that are not nested (when threads were
+ * sampled). Parsing with jansson; a missing or mistyped field is an error that names it. Pure:
+ * text in, struct out (fuzzed by tests/fuzz/fuzz_runjson.c).
  */
 #ifndef LG_RUNJSON_H
 #define LG_RUNJSON_H
@@ -29,7 +30,7 @@ struct lg_runjson {
 int lg_runjson_parse(const char *text, size_t len, struct lg_runjson *out, char *err,
                      size_t errcap);
 void lg_runjson_release(struct lg_runjson *r);
-/* The model input the parsed run describes (points borrowed from r). */
+/* The model input the parsed run describes (points borrowed from r; hardware_only false). */
 void lg_runjson_input(const struct lg_runjson *r, struct lg_model_in *in);
 
 #endif /* LG_RUNJSON_H */

@@ -45,7 +45,10 @@ unsigned lg_workers_start(struct lg_worker *ws, unsigned n, const struct lg_work
             log_error("cannot start worker %u: %s", w->id, strerror_r(rc, ebuf, sizeof(ebuf)));
             break;
         }
-        snprintf(name, sizeof(name), "lg-wrk-%u", w->id);
+        /* event loops serve users and are a software station (swstation.h); a thread of
+         * --model threads is one user */
+        snprintf(name, sizeof(name), "lg-%s-%u", ops == &lg_worker_threads_ops ? "usr" : "wrk",
+                 w->id);
         pthread_setname_np(w->tid, name);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);

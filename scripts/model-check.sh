@@ -6,7 +6,11 @@
 # whose predicted X is within 10% of the measured X, and the sweeps whose predicted knee is
 # within 25% of the measured N*.
 #
-#   scripts/model-check.sh [-q] RUN_DIR     (-q: the totals only)
+#   scripts/model-check.sh [-q] [-H] RUN_DIR
+#
+#   -q   the totals only
+#   -H   the hardware model (CPU, disks, Redis) even where the run sampled the stack's threads:
+#        the model as it was before the software stations (loadgen --hardware-model)
 #
 # Needs build/release/loadgen (make), or LOADGEN=path.
 set -euo pipefail
@@ -15,11 +19,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOADGEN=${LOADGEN:-$TOP/build/release/loadgen}
 quiet=0
-if [[ ${1:-} == -q ]]; then
-    quiet=1
+hw=()
+while [[ ${1:-} == -q || ${1:-} == -H ]]; do
+    [[ $1 == -q ]] && quiet=1
+    [[ $1 == -H ]] && hw=(--hardware-model)
     shift
-fi
-(($# == 1)) || die "usage: ${0##*/} [-q] RUN_DIR"
+done
+(($# == 1)) || die "usage: ${0##*/} [-q] [-H] RUN_DIR"
 [[ -d $1 ]] || die "'$1' is not a directory"
 [[ -x $LOADGEN ]] || die "$LOADGEN missing: run make first (or set LOADGEN)"
 mapfile -t files < <(find "$1" -name run.json | sort)
@@ -30,8 +36,10 @@ main() {
     for f in "${files[@]}"; do
         sweep=${f#"$1"/}
         sweep=${sweep%/run.json}
-        if ! line=$("$LOADGEN" --predict-only "$f" --max-users 1 2>&1 | grep '^check: '); then
-            echo "skip $sweep (no model: $("$LOADGEN" --predict-only "$f" 2>&1 | tail -n 1))"
+        if ! line=$("$LOADGEN" --predict-only "$f" --max-users 1 "${hw[@]}" 2>&1 |
+            grep '^check: '); then
+            echo "skip $sweep (no model: $("$LOADGEN" --predict-only "$f" "${hw[@]}" 2>&1 |
+                tail -n 1))"
             continue
         fi
         echo "sweep $sweep ${line#check: }"

@@ -108,6 +108,16 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
         rdc[key] = num(c["cpu_core_pct_redis-server"]) / 100
         myc[key] = num(c["cpu_core_pct_mariadbd"]) / 100
         lgc[key] = num(c["cpu_core_pct_loadgen"]) / 100
+        # the busiest software station (thread samples): the largest share of its threads busy
+        swn[key] = swb[key] = swk[key] = ""
+        for (k in c) {
+            if (k !~ /^sw_busy_/ || c[k] == "") continue
+            name = substr(k, 9)
+            if (c["sw_threads_" name] + 0 < 1) continue
+            if (swn[key] == "" || c[k] / c["sw_threads_" name] > swb[key] / swk[key]) {
+                swn[key] = name; swb[key] = c[k]; swk[key] = c["sw_threads_" name]
+            }
+        }
     }
     END {
         n = split(backends, b, " "); for (i = 1; i <= n; i++) { split(b[i], kv, "="); be[kv[1]] = kv[2] }
@@ -116,16 +126,16 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
               "bottleneck,u_bottleneck,largest_u,loadgen_bound,cores_server1,cores_server2," \
               "cores_db,cores_loadgen,other_cpu_pct,errors,little_max_pct,server2_us_per_req," \
               "hash_share_pct,nstar_model,nstar_model_n1,model_points,model_within10,"\
-              "model_n1_within10"
+              "model_n1_within10,sw_busiest,sw_busy,sw_threads"
         for (i = 1; i <= nkeys; i++) {
             key = order[i]; split(key, kc, SUBSEP)
             db = be[kc[1]] == "redis" ? rdc[key] : myc[key]
             hs = (kc[1] in iscached) && kc[2] != "new" ? "cached" : share[key]
-            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s,%s,%s,%d,%d,%d\n",
+            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s,%s,%s,%d,%d,%d,%s,%s,%s\n",
                 kc[1], kc[2], npts[key], nstar[key], rnstar[key], xnstar[key], xmax[key],
                 nxmax[key], bn[key], ub[key], argmax[key], lgb[key], s1c[key], s2c[key], db,
                 lgc[key], oth[key], err[key], 100 * little[key], s2us[key], hs, kmodel[key],
-                kmodel1[key], npm[key], wpm[key], wpm1[key]
+                kmodel1[key], npm[key], wpm[key], wpm1[key], swn[key], swb[key], swk[key]
         }
     }' "$R/points.csv" >"$R/table.csv"
 
@@ -251,21 +261,27 @@ flags_of() {
 }
 
 write_bottleneck_md() {
-    local c=$1 l n r x nx b u lb s1 s2 db lg oth line
+    local c=$1 l n r x nx b u lb s1 s2 db lg oth swn swb swk line
     {
         printf '# Bottleneck table: %s\n\n' "$c"
         printf '%s. Backend %s; server2 `%s`; server1 `%s`.\n\n' "$(study_name "$c")" \
             "$(flags_of "$c" backend)" "$(flags_of "$c" server2)" "$(flags_of "$c" server1)"
-        echo "| load type | file size | N* | mean R at N* (ms) | max throughput (req/s) | bottleneck at X max (U) | CPU cores at X max: server1 / server2 / db / loadgen | CPU outside the stack |"
-        echo "|---|---|---:|---:|---:|---|---|---:|"
+        echo "| load type | file size | N* | mean R at N* (ms) | max throughput (req/s) | bottleneck at X max (U) | CPU cores at X max: server1 / server2 / db / loadgen | CPU outside the stack | busiest threads at X max (busy of k) |"
+        echo "|---|---|---:|---:|---:|---|---|---:|---|"
         for l in "${PRESENT[@]}"; do
-            IFS=$'\t' read -r n r x nx b u lb s1 s2 db lg oth < <(field "$c" "$l" \
-                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct")
+            IFS=$'\t' read -r n r x nx b u lb s1 s2 db lg oth swn swb swk < <(field "$c" "$l" \
+                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct sw_busiest sw_busy sw_threads")
             [[ -n $x ]] || continue
             line="| $(label "$l" | cut -d' ' -f1) | $(size "$l") | $n | $(fmt "$r") | $(fmt "$x") (N=$nx) |"
             line+=" $(awk -v b="$b" -v u="$u" 'BEGIN { printf "%s (%.0f%%)", b, 100 * u }')"
             [[ $lb != 1 ]] || line+=" **loadgen-bound**"
-            line+=" | $s1 / $s2 / $db / $lg | $oth% |"
+            line+=" | $s1 / $s2 / $db / $lg | $oth% | "
+            if [[ -n $swn ]]; then
+                line+=$(awk -v n="$swn" -v b="$swb" -v k="$swk" 'BEGIN { printf "%s %.2f/%d", n, b, k }')
+            else
+                line+="–"
+            fi
+            line+=" |"
             printf '%s\n' "$line"
         done
         cat <<EOF
@@ -279,7 +295,10 @@ flight, \`redis\` the time Redis spent in commands. "CPU outside the stack" is t
 minus every watched process (loadgen included), in % of the machine: kernel threads (ksoftirqd
 doing deferred loopback TCP work, about 20% with large files; kworkers for disk I/O; under 7%
 with small files on an otherwise idle machine) and whatever else ran on this shared machine (see
-"machine busy just before" in summary.md). Per-point figures: \`points.csv\` of each load.
+"machine busy just before" in summary.md). Busiest threads: the software station (a pool of k
+worker threads of one program, or a lone thread) with the largest share of its threads busy at X
+max: running, waiting for a core, or blocked on anything but new work (see the README, "Software
+stations"); runs without thread samples show "–". Per-point figures: \`points.csv\` of each load.
 EOF
     } >"$R/$c/bottleneck.md"
 }

@@ -6,8 +6,9 @@
 # points, the put rows are in the tables but not in the comparison with the study, bottleneck.md
 # names a resource of the CSV with its utilization there, the plots exist, the uploads went to
 # the run's own server1 root (nothing written into build/files, the get file untouched), and
-# the queueing model's columns, table and --predict-only are there, and nothing it started is
-# still running.
+# the queueing model's columns, table and --predict-only are there, the software stations
+# (thread samples) are in points.csv and run.json and make the model the layered one, and
+# nothing it started is still running.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init reproduce
@@ -102,6 +103,38 @@ check_ok "... and checks its 2 points" grep -q '^check: points 2 ' <<<"$pred"
 "$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/points.csv" >/dev/null 2>"$ITEST_DIR/pred.err" && rc=0 || rc=$?
 check_eq "--predict-only on a CSV: exit 2" "$rc" 2
 check_eq "... with one line saying why" "$(grep -c 'not JSON' "$ITEST_DIR/pred.err")" 1
+
+# Software stations: the stack's worker threads sampled at every point; server2's pool of two
+# and server1's threads busy at every point, the committer busy only when there are uploads;
+# the model of a sampled run is the layered one (--hardware-model: the one without them)
+bad=0
+num='^[0-9.]+$'
+while IFS=$'\t' read -r hz cost k2 b2 b1 r2 bl2; do
+    [[ $hz =~ ^[0-9]+$ && $cost =~ $num && $k2 == 2 && $b2 =~ $num && $b1 =~ $num &&
+        $r2 =~ $num && $bl2 =~ $num ]] || bad=$((bad + 1))
+    awk -v b="$b2" -v r="$r2" -v l="$bl2" \
+        'BEGIN { d = r + l - b; exit !(b > 0 && b <= 2 && d < 0.002 && d > -0.002) }' ||
+        bad=$((bad + 1))
+done < <(col thread_hz thread_sampler_pct sw_threads_s2-wrk sw_busy_s2-wrk sw_busy_s1-wrk \
+    sw_run_s2-wrk sw_blocked_s2-wrk)
+check_eq "every point: sample rate, sampler cost, server2's 2 workers busy = run + blocked" "$bad" 0
+check_eq "the committer is busy at put points only" \
+    "$(col load sw_busy_s1-commit | awk '($1 ~ /^put-/) != ($2 > 0)' | wc -l)" 0
+nested_ok() {
+    python3 -c 'import json, sys
+st = [s for p in json.load(open(sys.argv[1]))["points"]
+      for s in p["monitor"]["threads"]["stations"]]
+print(len(st) > 0 and all(s["nested"] == (s["name"] == "redis-server") for s in st))' "$1"
+}
+check_eq "run.json: Redis's main thread is a nested station" \
+    "$(nested_ok "$OUT/$CFG/get-1KB/run.json")" True
+check_ok "--predict-only: the layered model" grep -q '^layered model of run ' <<<"$pred"
+hwpred=$("$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/run.json" --hardware-model 2>&1)
+check_ok "--predict-only --hardware-model: the CPU, disks and Redis" \
+    grep -q '^model of run .*CPU = 2 cores' <<<"$hwpred"
+check_ok "bottleneck.md: the busiest threads of get 1KB, busy of k" \
+    grep -qE '^\| get \| 1KB \|.*\| (lg-wrk|s1-wrk|s2-wrk|redis-server) [0-9.]+/[12] \|$' \
+    "$OUT/$CFG/bottleneck.md"
 
 # The study has no put: its table and the ratios leave the put rows out (no made-up numbers)
 study_rows() {

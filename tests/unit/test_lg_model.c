@@ -227,13 +227,157 @@ static void test_model_predict_steep(void **state)
     lg_model_release(&m);
 }
 
+/*
+ * A system whose limit is software: server2's two workers each hold a request 0.3 ms (0.05 ms
+ * running, 0.25 ms blocked on the database; one shared queue), server1's two threads 0.1 ms
+ * (pinned: a queue each, 0.05 ms per request on average), a fixed 0.05 ms; the stack's CPU is
+ * 0.15 core-ms per request, so at the pool's limit, 2 / 0.3 ms = 6667/s, the two cores are
+ * only half busy. Measured points are the layered network's own solution.
+ */
+#define SW_H2 0.0003
+static void synth_sw(struct lg_model_obs *o)
+{
+    for (size_t i = 0; i < NPTS; i++) {
+        const struct lg_mva_station st[] = {
+            {.kind = LG_MVA_MULTI, .demand_s = SW_H2, .servers = 2, .per_job = 1},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
+        };
+        struct lg_mva_point c[64];
+        double x;
+        assert_int_equal(lg_mva_solve(st, 3, 0.00005, ns[i], c, NULL), 0);
+        x = c[ns[i] - 1].x;
+        memset(&o[i], 0, sizeof(o[i]));
+        o[i].n = ns[i];
+        o[i].x = x;
+        o[i].r_s = c[ns[i] - 1].r_s + 0.00005;
+        o[i].cpu_util = x * 0.00015 / 2;
+        o[i].cpu_watched = x * 0.00015;
+        o[i].nsw = 2;
+        o[i].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, x * 0.00005, x * 0.00025};
+        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, true, x * 0.0001, 0};
+    }
+}
+
+static void test_model_software_limit(void **state)
+{
+    struct lg_model_obs o[NPTS];
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = NPTS};
+    struct lg_model_out m;
+    const size_t top = 6; /* N = 64 */
+
+    (void)state;
+    synth_sw(o);
+    assert_rel(o[top].x, 2 / SW_H2, 0.01);             /* the pool is the limit */
+    assert_true(o[top].cpu_util > 0.45 && o[top].cpu_util < 0.51); /* the CPU is half busy */
+    lg_model_fit(&in, &m);
+    assert_true(m.ok);
+    assert_true(m.layered);
+    assert_int_equal(m.nsw, 2);
+    assert_rel(m.phi, 1, 1e-12);
+    assert_rel(m.fixed_s, 0.00005, 1e-9);
+    for (size_t i = 0; i < NPTS; i++)
+        assert_rel(m.pern[i].x, o[i].x, 1e-9);
+    assert_int_equal(m.within_pern, NPTS);
+    assert_int_equal(m.knee_pern, m.nstar);
+    /* N = 1 demands: the CPU wait the model adds (s(U) at up to U = 0.5) slows it a little;
+     * the plateau still follows the pool, not the CPU's 2 / 0.15 ms */
+    assert_true(m.n1[top].x < 2 / SW_H2 * 1.0001);
+    assert_true(m.n1[top].x > 2 / SW_H2 * 0.85);
+    lg_model_release(&m);
+
+    /* server1's threads as one shared queue: less waiting than the two queues measured */
+    for (size_t i = 0; i < NPTS; i++)
+        o[i].sw[1].pinned = false;
+    lg_model_fit(&in, &m);
+    assert_true(m.pern[2].x > o[2].x * 1.001); /* N = 4 */
+    lg_model_release(&m);
+    for (size_t i = 0; i < NPTS; i++)
+        o[i].sw[1].pinned = true;
+
+    /* the hardware model of the same run: only the CPU, at 50%, so a plateau twice as high */
+    in.hardware_only = true;
+    lg_model_fit(&in, &m);
+    assert_true(m.ok);
+    assert_false(m.layered);
+    assert_true(m.pern[top].err > 0.5);
+    lg_model_release(&m);
+}
+
+/*
+ * The stations are busier than a request's response time at N = 1 (threads busy beside the
+ * request): the share on the path, phi, gives R(1) back, and the pool's capacity is kept.
+ */
+static void test_model_overlap(void **state)
+{
+    struct lg_model_obs o[2] = {
+        {.n = 1, .x = 2500, .r_s = 0.0004, .cpu_util = 0.3, .cpu_watched = 0.6, .nsw = 2},
+        {.n = 64, .x = 4000, .r_s = 0.016, .cpu_util = 0.6, .cpu_watched = 1.2, .nsw = 2},
+    };
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = 2};
+    struct lg_model_out m;
+
+    (void)state;
+    /* N = 1: 0.25 + 0.25 ms busy per request in 0.4 ms */
+    o[0].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 0.625, 0};
+    o[0].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 0.625, 0};
+    /* N = 64: the server2 pool busy all the time, 0.5 ms per request */
+    o[1].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 2, 0};
+    o[1].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0};
+    lg_model_fit(&in, &m);
+    assert_true(m.ok && m.layered);
+    assert_true(m.phi > 0.5 && m.phi < 0.9);
+    assert_rel(m.fixed_s + 1, 1, 1e-12);
+    assert_rel(m.pern[0].x, 2500, 1e-6);
+    assert_rel(m.pern[1].x, 4000, 0.02); /* 2 / 0.5 ms, whatever phi */
+    assert_true(m.pern[1].x <= 4000 * 1.0001);
+    lg_model_release(&m);
+}
+
+/* The planning curve of the layered model: beyond LG_MODEL_CURVE_FULL only some N. */
+static void test_model_predict_layered(void **state)
+{
+    struct lg_model_obs o[NPTS];
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = NPTS};
+    struct lg_model_out m;
+    struct lg_model_curve c;
+    const char *why = NULL;
+
+    (void)state;
+    synth_sw(o);
+    lg_model_fit(&in, &m);
+    assert_int_equal(lg_model_predict(&in, &m, 1000, &c, &why), 0);
+    assert_rel(c.fit[0].x, o[0].x, 1e-6);
+    for (unsigned n = 2; n <= LG_MODEL_CURVE_FULL; n++)
+        assert_true(c.fit[n - 1].x >= c.fit[n - 2].x * (1 - 1e-9));
+    assert_true(isfinite(c.fit[95].x));  /* 96 = 1.5 * 64 */
+    assert_true(isnan(c.fit[96].x));     /* 97: not a row */
+    assert_true(isfinite(c.fit[999].x)); /* nmax */
+    /* the pool is the limit, not the CPU (2 / 0.15 ms); these points' running time has no
+     * wait for a core in it, so the fit (which takes some of it for one) lets X pass the
+     * pool's limit a little */
+    assert_true(c.fit[999].x < 2 / SW_H2 * 1.1);
+    assert_true(c.knee_fit >= 1 && c.knee_fit <= 1000 && isfinite(c.fit[c.knee_fit - 1].x));
+    assert_true(c.fit[c.knee_fit - 1].x >= 0.95 * c.fit[999].x);
+    assert_true(c.knee_fit == 1 || c.fit[c.knee_fit - 2].x < 0.95 * c.fit[999].x);
+    lg_model_curve_release(&c);
+    lg_model_release(&m);
+}
+
 static const char *run_json =
     "{\"tool\": \"loadgen\", \"run_id\": \"abc\", \"config\": {\"think_ms\": 2, \"rate\": 0},"
     " \"machine\": {\"ncpu\": 2}, \"points\": ["
     "{\"users\": 1, \"all\": {\"x_rps\": 400, \"r_mean_ms\": 0.5}, \"resources\": ["
     "{\"name\": \"cpu\", \"util\": 0.3}, {\"name\": \"cpu:server1\", \"util\": 0.2},"
     " {\"name\": \"disk:vda\", \"util\": 0.1}, {\"name\": \"redis\", \"util\": null}]},"
-    "{\"users\": 4, \"all\": {\"x_rps\": 1200, \"r_mean_ms\": 1.3}, \"resources\": []}]}";
+    "{\"users\": 4, \"all\": {\"x_rps\": 1200, \"r_mean_ms\": 1.3}, \"resources\": [],"
+    " \"monitor\": {\"processes\": [{\"name\": \"loadgen\", \"cpu_cores\": 0.25},"
+    " {\"name\": \"server2\", \"cpu_cores\": 0.5}], \"threads\": {\"stations\": ["
+    "{\"name\": \"s2-wrk\", \"nested\": false, \"pinned\": false, \"threads\": 2,"
+    " \"run\": 0.5, \"blocked\": 1.2},"
+    " {\"name\": \"redis-server\", \"nested\": true, \"pinned\": false, \"threads\": 1,"
+    " \"run\": 0.3,"
+    " \"blocked\": 0}]}}}]}";
 
 static void test_runjson_parse(void **state)
 {
@@ -255,6 +399,13 @@ static void test_runjson_parse(void **state)
     assert_string_equal(r.pts[0].qname[0], "disk:vda");
     assert_true(isnan(r.pts[0].qutil[1]));
     assert_true(isnan(r.pts[1].cpu_util)); /* no samples */
+    assert_true(isnan(r.pts[0].cpu_watched));
+    assert_int_equal(r.pts[0].nsw, 0);
+    assert_rel(r.pts[1].cpu_watched, 0.75, 1e-12);
+    assert_int_equal(r.pts[1].nsw, 1); /* the nested station is not the model's */
+    assert_string_equal(r.pts[1].sw[0].name, "s2-wrk");
+    assert_int_equal(r.pts[1].sw[0].k, 2);
+    assert_rel(r.pts[1].sw[0].blocked, 1.2, 1e-12);
     lg_runjson_release(&r);
 }
 
@@ -294,6 +445,21 @@ static void test_runjson_errors(void **state)
                  "\"r_mean_ms\": 1}, \"resources\": [{\"util\": 1}]}]}",
                  "resource 1 lacks");
     expect_error("{\"tool\": \"loadgen\", \"tool\": \"loadgen\"}", "not JSON"); /* duplicates */
+    expect_error("{\"tool\": \"loadgen\", \"machine\": {\"ncpu\": 2}, \"config\": {\"think_ms\": "
+                 "0, \"rate\": 0}, \"points\": [{\"users\": 1, \"all\": {\"x_rps\": 1, "
+                 "\"r_mean_ms\": 1}, \"resources\": [], \"monitor\": {\"threads\": {}}}]}",
+                 "point 1: \"threads\" lacks");
+    expect_error("{\"tool\": \"loadgen\", \"machine\": {\"ncpu\": 2}, \"config\": {\"think_ms\": "
+                 "0, \"rate\": 0}, \"points\": [{\"users\": 1, \"all\": {\"x_rps\": 1, "
+                 "\"r_mean_ms\": 1}, \"resources\": [], \"monitor\": {\"threads\": {\"stations\": "
+                 "[{\"name\": \"a\", \"nested\": false, \"pinned\": true, \"threads\": 2, "
+                 "\"run\": 3, \"blocked\": 0}]}}}]}",
+                 "station 'a' lacks run or blocked");
+    expect_error("{\"tool\": \"loadgen\", \"machine\": {\"ncpu\": 2}, \"config\": {\"think_ms\": "
+                 "0, \"rate\": 0}, \"points\": [{\"users\": 1, \"all\": {\"x_rps\": 1, "
+                 "\"r_mean_ms\": 1}, \"resources\": [], \"monitor\": {\"threads\": {\"stations\": "
+                 "[{\"name\": \"a\", \"nested\": false, \"threads\": 2}]}}}]}",
+                 "station 1 lacks a name, nested, pinned");
 }
 
 static void test_runjson_open_loop(void **state)
@@ -321,6 +487,9 @@ int main(void)
         cmocka_unit_test(test_model_unusable),
         cmocka_unit_test(test_model_predict_curve),
         cmocka_unit_test(test_model_predict_steep),
+        cmocka_unit_test(test_model_software_limit),
+        cmocka_unit_test(test_model_overlap),
+        cmocka_unit_test(test_model_predict_layered),
         cmocka_unit_test(test_runjson_parse),
         cmocka_unit_test(test_runjson_errors),
         cmocka_unit_test(test_runjson_open_loop),

@@ -347,6 +347,9 @@ static void test_config_errors(void **state)
         {"loadgen", "--expect-length", "1k"},
         {"loadgen", "--timeout"},
         {"loadgen", "extra"},
+        {"loadgen", "--thread-hz", "5001"}, /* LG_THREAD_HZ_MAX */
+        {"loadgen", "--thread-hz", "-1"},
+        {"loadgen", "--hardware-model"},    /* only with --predict-only */
         {"loadgen", "--type", "get", "--file", "a,,b"},
         {"loadgen", "--type", "get", "--file", "a,"},
         {"loadgen", "--type", "get", "--file", "a,b c"},

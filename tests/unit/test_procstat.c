@@ -5,8 +5,6 @@
  * The stat sample's utime/stime/num_threads were edited to non-zero values.
  */
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,32 +16,9 @@
 #include <cmocka.h>
 
 #include "procstat.h"
+#include "testdata.h"
 
-static char text[65536];
-
-/*
- * Reads tests/unit/data/NAME: relative to the working directory (the repository root, as the
- * Makefile runs tests), else relative to this executable (build/VARIANT/tests/).
- */
-static const char *sample(const char *name)
-{
-    char path[PATH_MAX + 64];
-    char exe[PATH_MAX];
-    ssize_t n;
-
-    snprintf(path, sizeof(path), "tests/unit/data/%s", name);
-    if (procstat_read_file(path, text, sizeof(text)) >= 0)
-        return text;
-    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        snprintf(path, sizeof(path), "%s/../../../tests/unit/data/%s", dirname(exe), name);
-        if (procstat_read_file(path, text, sizeof(text)) >= 0)
-            return text;
-    }
-    fail_msg("cannot read sample '%s': errno %d", name, errno);
-    return NULL;
-}
+static char text[65536]; /* the live /proc files read below */
 
 static void test_procstat_pid_stat_odd_comm(void **state)
 {
