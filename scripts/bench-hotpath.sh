@@ -7,6 +7,9 @@
 #               --auth-cache 100000 --auth-cache-ttl 60s when this server1 has it)
 #   s1-off      server1 --prefetch, caches off: every GET an argon2id verify (--hash-cost min)
 #               plus a Redis lookup
+#   s1-base     with --base DIR: s1-on from another build (DIR/server1, DIR/server2), to compare
+#               two versions of the code side by side (the ratio of each round's pair, and its
+#               median, is in the report)
 # all on 127.0.0.1, serving the same files (one temp root on disk; server1 gets hard links to
 # them), driven by wrk and by our loadgen (2 threads each; wrk 1 thread at 1 connection, as wrk
 # needs a connection per thread). Loads: 1 KB at 16 and 64 connections, 100 MB at 1 and 4.
@@ -22,13 +25,17 @@
 #
 #   scripts/bench-hotpath.sh [--rounds N] [--seconds S] [--gen wrk,loadgen] [--sizes 1KB,100MB]
 #                            [--loads 1KB:16,1KB:64,100MB:1,100MB:4] [--servers LIST]
-#                            [--out DIR] [--keep]
+#                            [--base BUILD_DIR] [--out DIR] [--keep]
 #     --rounds N     rounds; medians over them (default 3)
 #     --seconds S    measured seconds per window (default 5; plus a 1 s warm-up)
 #     --gen LIST     generators: wrk, loadgen or both (default wrk,loadgen)
 #     --sizes LIST   keep the default loads of these files only (1KB, 100MB)
 #     --loads LIST   FILE:CONNECTIONS cells, overriding --sizes (FILE: 1KB or 100MB)
-#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off (default all)
+#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off,s1-base (default all but s1-base)
+#     --base DIR     a build directory of another version (server1, server2): the server
+#                    s1-base, added to the list (e.g. `--base /tmp/old/build/release --servers
+#                    s1-on --gen loadgen --sizes 1KB`: this build against that one, in pairs
+#                    whose order alternates from round to round)
 #     --out DIR      report.md, raw.tsv, medians.tsv, machine.md, configs
 #                    (default results/<YYYYMMDD-HHMM>-hotpath-<host>)
 #     --keep         keep the temp dir (logs, configs, files) instead of removing it
@@ -51,13 +58,13 @@ S2_CACHE=100000
 declare -A FILE_BYTES=([1KB]=1024 [100MB]=104857600)
 ALL_SERVERS=(h2o nginx nginx-auth s1-on s1-off)
 declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx auth_basic {SHA}"
-    [s1-on]="server1 caches on" [s1-off]="server1 caches off")
+    [s1-on]="server1 caches on" [s1-off]="server1 caches off" [s1-base]="server1 caches on, base build")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
-usage() { header_usage "${BASH_SOURCE[0]}" 23 34 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 26 41 "${1:-2}"; }
 
 ARGS="$*"
-ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP=""
+ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP="" BASE=""
 while (($# > 0)); do
     case $1 in
     --rounds) ROUNDS=${2:-}; shift 2 || usage ;;
@@ -67,6 +74,7 @@ while (($# > 0)); do
     --loads) LOADS=${2:-}; shift 2 || usage ;;
     --servers) SERVERS_ARG=${2:-}; shift 2 || usage ;;
     --out) OUT=${2:-}; shift 2 || usage ;;
+    --base) BASE=${2:-}; shift 2 || usage ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage 0 ;;
     *) usage ;;
@@ -86,8 +94,14 @@ IFS=, read -ra SERVERS <<<"${SERVERS_ARG:-$(
     echo "${ALL_SERVERS[*]}"
 )}"
 ((${#SERVERS[@]} > 0)) || die "--servers: empty list"
+if [[ -n $BASE ]]; then
+    [[ -x $BASE/server1 && -x $BASE/server2 ]] || die "--base: no server1 and server2 in '$BASE'"
+    BASE=$(cd "$BASE" && pwd)
+    [[ " ${SERVERS[*]} " == *" s1-base "* ]] || SERVERS+=(s1-base)
+fi
 for s in "${SERVERS[@]}"; do
-    [[ -n ${LABEL[$s]:-} ]] || die "--servers: unknown server '$s' (any of ${ALL_SERVERS[*]})"
+    [[ -n ${LABEL[$s]:-} ]] || die "--servers: unknown server '$s' (any of ${ALL_SERVERS[*]} s1-base)"
+    [[ $s != s1-base || -n $BASE ]] || die "--servers: s1-base needs --base BUILD_DIR"
 done
 if [[ -z $LOADS ]]; then
     LOADS=$DEFAULT_LOADS
@@ -128,7 +142,7 @@ if has_server nginx || has_server nginx-auth; then
     [[ -x $NGINX ]] || die "nginx not installed (scripts/setup.sh installs nginx-light)"
 fi
 S1_HAS_CACHE=""
-if has_server s1-on || has_server s1-off; then
+if has_server s1-on || has_server s1-off || has_server s1-base; then
     require_cmd redis-server redis-cli
     for p in server1 server2; do
         [[ -x $BIN_DIR/$p ]] || die "no $p in $BIN_DIR: run make"
@@ -139,6 +153,9 @@ if has_server s1-on || has_server s1-off; then
         log "warning: this server1 has no --auth-cache: left out ${S1_CACHE_FLAGS[*]} / ${S1_NOCACHE_FLAGS[*]} (server2's cache only)"
         S1_CACHE_FLAGS=()
         S1_NOCACHE_FLAGS=()
+    fi
+    if [[ -n $BASE ]] && ! grep -q -- '--auth-cache' <<<"$("$BASE/server1" --help 2>&1)"; then
+        die "--base: that server1 has no --auth-cache flag: the pair would not compare like with like"
     fi
 fi
 CLK_TCK=$(getconf CLK_TCK)
@@ -151,6 +168,10 @@ VER[wrk]=$(ver wrk -v | awk '{ print $1, $2 }')
 VER[loadgen]=$(ver "$BIN_DIR/loadgen" --version | awk '{ print $2 }')
 VER[server1]=$(ver "$BIN_DIR/server1" --version | awk '{ print $2 }')
 VER[server2]=$(ver "$BIN_DIR/server2" --version | awk '{ print $2 }')
+if [[ -n $BASE ]]; then
+    VER[base1]=$(ver "$BASE/server1" --version | awk '{ print $2 }')
+    VER[base2]=$(ver "$BASE/server2" --version | awk '{ print $2 }')
+fi
 VER[redis]=$(ver redis-server --version | awk '{ print $3 }' | sed 's/v=//')
 
 # ---- temp dir (on a disk: server1 prefetches with O_DIRECT) and output dir ----------------
@@ -169,7 +190,7 @@ STARTED=() # "pid comm" of every process started here (besides the stacks)
 cleanup() {
     local rc=$? e pid comm
     trap - INT TERM
-    for d in on off; do
+    for d in on off base; do
         [[ ! -d $RUN/$d ]] || "$TOP/scripts/stack.sh" stop "$RUN/$d" >/dev/null 2>&1 || true
     done
     # the roots first (nginx's master: QUIT = graceful), then whatever of theirs is left
@@ -302,13 +323,13 @@ if has_server nginx || has_server nginx-auth; then
     PIDS[nginx-auth]=${PIDS[nginx]}
 fi
 # start_stack NAME DIRNAME S2_CACHE S1_FLAGS...: server1 + server2 + a throw-away Redis, server1's
-# root hard links to the shared files, one account
+# root hard links to the shared files, one account; the programs of $STACK_BIN
 start_stack() {
     local s=$1 d=$RUN/$2 root=$RUN/root-$2 cache=$3 f got
     shift 3
     mkdir -p "$root"
     for f in "${!NEED_FILE[@]}"; do ln "$FILES/$f" "$root/$f" || die "cannot hard-link $FILES/$f"; done
-    URL[$s]=$("$TOP/scripts/stack.sh" start "$d" --backend redis --mode threads --workers 2 \
+    URL[$s]=$(BIN_DIR=${STACK_BIN:-$BIN_DIR} "$TOP/scripts/stack.sh" start "$d" --backend redis --mode threads --workers 2 \
         --hash-cost min --auth-cache "$cache" --root "$root" --port 0 -- "${S1_COMMON[@]}" "$@" \
         2>>"$RUN/stack.log") || die "$s: the stack did not start: $(tail -n 3 "$RUN/stack.log" | tr '\n' ' ')"
     got=$(http_code "${URL[$s]}/users" -X POST --data-binary "@$RUN/signup.form")
@@ -322,6 +343,9 @@ if has_server s1-on; then
 fi
 if has_server s1-off; then
     start_stack s1-off off 0 "${S1_NOCACHE_FLAGS[@]}"
+fi
+if has_server s1-base; then
+    STACK_BIN=$BASE start_stack s1-base base "$S2_CACHE" "${S1_CACHE_FLAGS[@]}"
 fi
 for s in "${SERVERS[@]}"; do check "$s"; done
 log "servers up: $(for s in "${SERVERS[@]}"; do printf '%s %s  ' "$s" "${URL[$s]}"; done)"
@@ -490,6 +514,9 @@ fi
             what="server1 ${VER[server1]} \`${S1_COMMON[*]}${fl[*]:+ ${fl[*]}}\` → server2 ${VER[server2]} \`--mode threads --workers 2 --hash-cost min --auth-cache $cache\` → Redis ${VER[redis]}"
             [[ -n $S1_HAS_CACHE ]] || what+="; this server1 has no --auth-cache flag: server1's own cache flags left out"
             ;;
+        s1-base)
+            what="the same as server1 caches on, from the build in \`$BASE\`: server1 ${VER[base1]}, server2 ${VER[base2]}"
+            ;;
         esac
         echo "| ${LABEL[$s]} ($s) | $what |"
     done
@@ -511,8 +538,8 @@ fi
     echo "(slightly negative values: the generator's time is exact, /proc/stat counts clock ticks)."
     echo "Generator, servers and Redis share the machine's $(nproc) CPUs."
     echo
-    if has_server s1-on || has_server s1-off; then
-        for d in on off; do
+    if has_server s1-on || has_server s1-off || has_server s1-base; then
+        for d in on off base; do
             [[ -f $RUN/$d/server1.log ]] || continue
             grep -h 'config:' "$RUN/$d/server1.log" "$RUN/$d/server2.log" 2>/dev/null | sed "s/^/    s1-$d /"
         done
@@ -525,7 +552,8 @@ raw, medout = sys.argv[1], sys.argv[2]
 servers, gens = sys.argv[3].split(), sys.argv[4].split()
 cells = [(c.split(":")[0], int(c.split(":")[1])) for c in sys.argv[5].split(",")]
 label = {"h2o": "h2o static", "nginx": "nginx static", "nginx-auth": "nginx auth_basic {SHA}",
-         "s1-on": "server1 caches on", "s1-off": "server1 caches off"}
+         "s1-on": "server1 caches on", "s1-off": "server1 caches off",
+         "s1-base": "server1 caches on, base build"}
 rows = list(csv.DictReader(open(raw), delimiter="\t"))
 cols = ["req_s", "MB_s", "p50_ms", "p99_ms", "gen_cpu_cores", "server_cpu_cores",
         "server_cpu_us_per_req", "ctxsw_per_req", "other_cpu_cores"]
@@ -603,6 +631,24 @@ if big:
                   for s in ("s1-on", "s1-off", "h2o", "nginx")]
             print("| %d | %s | " % (c, g) + " | ".join(mb) + " | " +
                   " | ".join(ratio(f, c, g, a, b, "MB_s") for a, b in pairs) + " |")
+if "s1-base" in servers and "s1-on" in servers:
+    # each round's pair (s1-on, s1-base) ran back to back, in an order that alternates
+    print("\n## This build ÷ the base build, pair by pair\n")
+    print("| file | conns | gen | req/s ratio of each round's pair | median of the ratios | "
+          "server CPU µs/req, medians: this / base |")
+    print("|---|---|---|---|---|---|")
+    for f, c in cells:
+        for g in gens:
+            pick = lambda s: {r["round"]: r for r in rows if r["file"] == f and int(r["conns"]) == c
+                              and r["gen"] == g and r["server"] == s}
+            a, b = pick("s1-on"), pick("s1-base")
+            rs = [float(a[k]["req_s"]) / float(b[k]["req_s"]) for k in sorted(a, key=int)
+                  if k in b and float(b[k]["req_s"]) > 0]
+            if not rs:
+                continue
+            cpu = lambda d: statistics.median(float(r["server_cpu_us_per_req"]) for r in d.values())
+            print("| %s | %d | %s | %s | **%.3f** | %.2f / %.2f |" % (
+                f, c, g, " ".join("%.3f" % x for x in rs), statistics.median(rs), cpu(a), cpu(b)))
 if any(v[1] for v in med.values()):
     print("\n⚠: some request of that cell failed (see the errors column); its figures include failures.\n")
 PY
