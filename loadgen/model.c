@@ -30,6 +30,9 @@ struct dem {
     double run_s[LG_MODEL_MAX_SW]; /* as measured */
     double r0_s[LG_MODEL_MAX_SW];  /* run_s / s(U) at the point */
     double blk_s[LG_MODEL_MAX_SW];
+    bool batch[LG_MODEL_MAX_SW];
+    double bcpu_s[LG_MODEL_MAX_SW]; /* batch stations: CPU per request; NAN: unknown */
+    double bsize[LG_MODEL_MAX_SW];  /* batch stations: requests per cycle (1 unless set) */
     double wcpu_s; /* CPU of loadgen and the watched processes per request; 0: unknown */
 };
 
@@ -47,6 +50,8 @@ struct net {
     double phi;        /* layered: the share of a station's busy time on a request's path */
     const unsigned *k; /* layered: threads per station (d's when NULL) */
 };
+
+static int sw_index(const struct dem *d, const char *name);
 
 static bool usable(const struct lg_model_obs *p)
 {
@@ -101,6 +106,9 @@ static void demands(const struct lg_model_obs *p, unsigned ncpu, struct dem *d)
         d->run_s[d->nsw] = w->run / p->x;
         d->r0_s[d->nsw] = w->run / p->x / s;
         d->blk_s[d->nsw] = w->blocked / p->x;
+        d->batch[d->nsw] = w->batch && d->k[d->nsw] == 1;
+        d->bcpu_s[d->nsw] = isfinite(w->cpu) && w->cpu > 0 ? w->cpu / p->x : NAN;
+        d->bsize[d->nsw] = 1;
         d->nsw++;
     }
 }
@@ -150,7 +158,10 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
         if (!(left > 0))
             return -1;
         h = nt->phi * h / left;
-        if (k > 1 && d->pinned[i] && n + k + (d->nsw - i - 1) <= LG_MVA_MAX_STATIONS) {
+        if (d->batch[i]) {
+            st[n++] = (struct lg_mva_station){
+                .kind = LG_MVA_BATCH, .demand_s = h, .batch = d->bsize[i]};
+        } else if (k > 1 && d->pinned[i] && n + k + (d->nsw - i - 1) <= LG_MVA_MAX_STATIONS) {
             for (unsigned j = 0; j < k; j++)
                 st[n++] = (struct lg_mva_station){.kind = LG_MVA_QUEUE, .demand_s = h / k};
         } else if (k > 1 && nmulti < LG_MVA_MAX_MULTI) {
@@ -162,6 +173,22 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
         }
     }
     return n;
+}
+
+/*
+ * The requests per cycle of d's batch stations: the CPU per request of the same station in
+ * base (where a cycle holds one request) over d's, at least 1 (model.h).
+ */
+static void batch_sizes(const struct dem *base, struct dem *d)
+{
+    for (unsigned i = 0; i < d->nsw; i++) {
+        int j;
+        d->bsize[i] = 1;
+        if (!d->batch[i] || (j = sw_index(base, d->swname[i])) < 0)
+            continue;
+        if (base->bcpu_s[j] > 0 && d->bcpu_s[i] > 0)
+            d->bsize[i] = fmax(1, base->bcpu_s[j] / d->bcpu_s[i]);
+    }
 }
 
 /* X and the residence at population n of the network at assumed throughput xa; -1 if invalid. */
@@ -384,6 +411,7 @@ void lg_model_fit(const struct lg_model_in *in, struct lg_model_out *out)
                           .ncpu = in->ncpu, .per_job = out->per_job, .phi = out->phi};
         if (out->layered && di.nsw == 0)
             continue; /* no thread samples at this point */
+        batch_sizes(&db, &di);
         predict(in, out, &nb, i, &out->n1[i]);
         predict(in, out, &ni, i, &out->pern[i]);
         if (!isfinite(out->pern[i].x) || !isfinite(out->n1[i].x))
@@ -497,6 +525,9 @@ static void fitted(const struct dem *d1, unsigned n1, const struct dem *d2, unsi
         out->r0_s[out->nsw] = fit_d(d1->r0_s[i], n1, j >= 0 ? d2->r0_s[j] : 0, n2, n);
         out->blk_s[out->nsw] = fit_d(d1->blk_s[i], n1, j >= 0 ? d2->blk_s[j] : 0, n2, n);
         out->run_s[out->nsw] = out->r0_s[out->nsw];
+        out->batch[out->nsw] = d1->batch[i];
+        out->bcpu_s[out->nsw] = j >= 0 ? fit_d(d1->bcpu_s[i], n1, d2->bcpu_s[j], n2, n) : NAN;
+        out->bsize[out->nsw] = 1;
         out->nsw++;
     }
 }
@@ -521,6 +552,7 @@ static void curve_at(const struct curve_ctx *cx, bool fitted_d, unsigned n, stru
 
     if (fitted_d) {
         fitted(&cx->d1, cx->n1, &cx->d2, cx->n2, n, &dn);
+        batch_sizes(&cx->d1, &dn);
         nt.d = &dn;
     }
     if (solve_at(&nt, cx->in->z_s + f->fixed_s, n, &x, &r) == 0)

@@ -24,10 +24,17 @@
  * point (then the fixed latency is 0); the rest keeps the threads busy beside the request and
  * leaves them less capacity: the path is served at demand phi h_p / (1 - X (1 - phi) h_p / k),
  * which saturates the station at X = k / h_p whatever phi is.
+ * A batch station (server1's committer, swstation.h) is a batch centre of MVA (mva.h): a
+ * request waits for the cycle running, if any, then for its own, which takes every request
+ * waiting; a cycle lasts b h_p, b the requests per cycle at the point. How many cycles ran is
+ * not recorded; b comes from the station's CPU per request: a cycle's CPU (one flush, the
+ * wake-ups) is taken not to depend on how many requests it holds, and at the base point each
+ * cycle holds one, so b(N) = (CPU per request at the base point) / (CPU per request at N), at
+ * least 1. Where the work per request dominates (large uploads) the CPU per request does not
+ * fall, b stays near 1 and the station is the single-server queue it then is.
  * A flat product-form network of threads is an approximation: a pool is one k-server queue
  * although each thread serves its own connections, a request's visits to a station are merged
- * into one, and a group commit (one flush for a batch) is served as if request by request,
- * which makes its queue too short.
+ * into one, and the batch centre's residence is an approximate MVA step.
  *
  * The hardware model, for runs without thread samples (and with --hardware-model). Stations,
  * from a point's own resources:
@@ -74,6 +81,8 @@ struct lg_model_sw {
     bool pinned;    /* a queue per thread (swstation.h), else one k-server queue */
     double run;     /* mean threads running or waiting for a core */
     double blocked; /* mean threads blocked other than waiting for work */
+    bool batch;     /* a batch station (swstation.h): a lone thread serving in cycles */
+    double cpu;     /* cores its threads used; 0 or NAN: unknown */
 };
 
 /* One measured point as the model sees it. */
