@@ -34,6 +34,7 @@ struct dem {
     double bcpu_s[LG_MODEL_MAX_SW]; /* batch stations: CPU per request; NAN: unknown */
     double bsize[LG_MODEL_MAX_SW];  /* batch stations: requests per cycle (1 unless set) */
     double wcpu_s; /* CPU of loadgen and the watched processes per request; 0: unknown */
+    double u_other; /* the machine's CPU beyond that, 0..1 of all cores (model.h) */
 };
 
 enum net_kind {
@@ -94,7 +95,9 @@ static void demands(const struct lg_model_obs *p, unsigned ncpu, struct dem *d)
         d->q_s[d->nq++] = p->qutil[i] / p->x;
     }
     d->wcpu_s = isfinite(p->cpu_watched) && p->cpu_watched > 0 ? p->cpu_watched / p->x : 0;
-    u = fmin(d->wcpu_s * p->x / ncpu, 0.99); /* at 100% the stretch says nothing */
+    u = d->wcpu_s * p->x / ncpu;
+    d->u_other = d->wcpu_s > 0 ? fmax(0, p->cpu_util - u) : 0;
+    u = fmin(u + d->u_other, 0.99); /* at 100% the stretch says nothing */
     s = stretch(ncpu, u);
     for (unsigned i = 0; i < p->nsw && i < LG_MODEL_MAX_SW; i++) {
         const struct lg_model_sw *w = &p->sw[i];
@@ -128,11 +131,11 @@ static size_t hw_stations(const struct dem *d, unsigned ncpu, double per_job,
 
 /*
  * The upper layer at throughput x: station p's threads are held h_p = run_p + b_p per request
- * (run_p = s(x D_cpu / m) r_p when the wait for a core is modelled). phi h_p of it lies on the
- * request's path; the rest keeps the threads busy beside it, so the path part is served by
- * what that leaves: demand phi h_p / (1 - x (1 - phi) h_p / k), which saturates the station
- * at x = k / h_p whatever phi is. A pinned pool is k single servers, each with 1/k of the
- * demand (a request visits one of them); a shared one a k-server centre, or, beyond
+ * (run_p = s(x D_cpu / m + U_other) r_p when the wait for a core is modelled). phi h_p of it
+ * lies on the request's path; the rest keeps the threads busy beside it, so the path part is
+ * served by what that leaves: demand phi h_p / (1 - x (1 - phi) h_p / k), which saturates the
+ * station at x = k / h_p whatever phi is. A pinned pool is k single servers, each with 1/k of
+ * the demand (a request visits one of them); a shared one a k-server centre, or, beyond
  * LG_MVA_MAX_MULTI of them or when the k queues would not fit, one server k times as fast.
  * Returns the number of stations, or -1 when x is beyond a station's capacity or the CPU's
  * (s infinite).
@@ -145,7 +148,7 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
     int n = 0;
 
     if (nt->kind == NET_STRETCHED && d->wcpu_s > 0)
-        s = stretch(nt->ncpu, x * d->wcpu_s / nt->ncpu);
+        s = stretch(nt->ncpu, x * d->wcpu_s / nt->ncpu + d->u_other);
     if (!isfinite(s))
         return -1;
     for (unsigned i = 0; i < d->nsw; i++) {
@@ -517,6 +520,7 @@ static void fitted(const struct dem *d1, unsigned n1, const struct dem *d2, unsi
         out->q_s[out->nq++] = fit_d(0, n1, d2->q_s[i], n2, n);
     }
     out->wcpu_s = fit_d(d1->wcpu_s, n1, d2->wcpu_s, n2, n);
+    out->u_other = d1->u_other;
     for (unsigned i = 0; i < d1->nsw; i++) {
         int j = sw_index(d2, d1->swname[i]);
         snprintf(out->swname[out->nsw], sizeof(out->swname[out->nsw]), "%s", d1->swname[i]);

@@ -13,11 +13,15 @@
  * server2's workers, the disk behind server1's), so neither the CPU nor the disks nor Redis is
  * a station of this layer. Lower layer: the CPU, m cores shared by every thread; it stretches
  * run_p = r_p s(U): r_p = run_p / s(U) at the point it was measured, s(U) = 1 + C(m, mU) /
- * (m (1 - U)) the residence of an m-server queue per unit of demand (Erlang C), U = X D_cpu /
- * m with D_cpu the CPU of loadgen and the watched processes per request (not the machine's:
- * other work on a shared machine is no demand of the stack). The wait for a core follows the
- * predicted X, not the measured one: X is the fixed point of the upper layer's solution
- * (found by bisection), for both demand sets.
+ * (m (1 - U)) the residence of an m-server queue per unit of demand (Erlang C). A thread waits
+ * for a core behind every runnable thread, the stack's or not: U = X D_cpu / m + U_other, with
+ * D_cpu the CPU of loadgen and the watched processes per request and U_other the rest of the
+ * machine's CPU at the point (the kernel's softirq work, which no process is charged with:
+ * the loopback copies of large responses; kworkers; other programs on a shared machine). U at
+ * the point is the machine's measured utilisation; U_other is taken not to grow with X (other
+ * work is no demand of the stack). The wait for a core follows the predicted X, not the
+ * measured one: X is the fixed point of the upper layer's solution (found by bisection), for
+ * both demand sets.
  * Overlap: at N = 1 the stations are often busier than the request's response time (a loop
  * finishing its turn after handing the request on, kernel work after a send): only a share
  * phi of h_p lies on the request's path. phi (<= 1) is the share that gives R back at the base

@@ -405,6 +405,46 @@ static void test_model_group_commit(void **state)
     lg_model_release(&m);
 }
 
+/*
+ * Other work on the CPU: a thread waits for a core behind it too. Two cores, one pool of two
+ * threads that only run (r0 = 0.255 ms per request), the stack 0.2 ms of CPU per request and
+ * the rest of the machine half of it (U_other = 0.5); for m = 2, s(U) = 1 / (1 - U^2). N = 1:
+ * X = 2000/s, U = 0.2 + 0.5 = 0.7, h = r0 s = 0.5 ms. With the N = 1 demands at N = 2 (two
+ * threads, no queue: X = 2 / h), X = 2 (1 - U^2) / r0 with U = 0.5 + X 0.1 ms: y = X 0.1 ms
+ * solves y^2 + 2.275 y - 0.75 = 0, X = 2922/s. Had the other work been left out (U = 0.2 at
+ * N = 1, r0 = 0.48 ms, U = X 0.1 ms): y^2 + 2.4 y - 1 = 0, X = 3620/s.
+ */
+static void test_model_other_cpu(void **state)
+{
+    double y = (-2.275 + sqrt(2.275 * 2.275 + 3)) / 2;
+    double x2 = y * 1e4;
+    struct lg_model_obs o[2] = {
+        {.n = 1, .x = 2000, .r_s = 0.0005, .cpu_util = 0.7, .cpu_watched = 0.4, .nsw = 1},
+        {.n = 2, .x = x2, .r_s = 2 / x2, .cpu_util = 0.5 + y, .cpu_watched = 2 * y, .nsw = 1},
+    };
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = 2};
+    struct lg_model_out m;
+
+    (void)state;
+    o[0].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0, false, NAN};
+    o[1].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 2, 0, false, NAN};
+    lg_model_fit(&in, &m);
+    assert_true(m.ok && m.layered);
+    assert_rel(m.phi, 1, 1e-6);
+    assert_rel(m.n1[0].x, 2000, 1e-6);
+    assert_rel(m.n1[1].x, x2, 1e-6);
+    assert_rel(m.pern[1].x, x2, 1e-6); /* the point's own demands give it back */
+    assert_true(x2 > 2921 && x2 < 2922);
+    lg_model_release(&m);
+
+    /* the same run on a machine with nothing else: U_other = 0, X(2) = 3620/s */
+    o[0].cpu_util = 0.2;
+    o[0].sw[0].run = 1;
+    lg_model_fit(&in, &m);
+    assert_rel(m.n1[1].x, (-2.4 + sqrt(2.4 * 2.4 + 4)) / 2 * 1e4, 1e-6);
+    lg_model_release(&m);
+}
+
 /* The planning curve of the layered model: beyond LG_MODEL_CURVE_FULL only some N. */
 static void test_model_predict_layered(void **state)
 {
@@ -568,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_model_software_limit),
         cmocka_unit_test(test_model_overlap),
         cmocka_unit_test(test_model_group_commit),
+        cmocka_unit_test(test_model_other_cpu),
         cmocka_unit_test(test_model_predict_layered),
         cmocka_unit_test(test_runjson_parse),
         cmocka_unit_test(test_runjson_errors),
