@@ -95,8 +95,10 @@ static void model_sw(const struct lg_monitor_result *m, struct lg_model_obs *o)
         snprintf(w->name, sizeof(w->name), "%s", s->name);
         w->k = s->threads;
         w->pinned = s->pinned;
+        w->batch = lg_sw_is_batch(s->name);
         w->run = s->run;
         w->blocked = s->blocked;
+        w->cpu = s->cpu_cores;
     }
 }
 

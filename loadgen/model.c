@@ -30,7 +30,11 @@ struct dem {
     double run_s[LG_MODEL_MAX_SW]; /* as measured */
     double r0_s[LG_MODEL_MAX_SW];  /* run_s / s(U) at the point */
     double blk_s[LG_MODEL_MAX_SW];
+    bool batch[LG_MODEL_MAX_SW];
+    double bcpu_s[LG_MODEL_MAX_SW]; /* batch stations: CPU per request; NAN: unknown */
+    double bsize[LG_MODEL_MAX_SW];  /* batch stations: requests per cycle (1 unless set) */
     double wcpu_s; /* CPU of loadgen and the watched processes per request; 0: unknown */
+    double u_other; /* the machine's CPU beyond that, 0..1 of all cores (model.h) */
 };
 
 enum net_kind {
@@ -47,6 +51,8 @@ struct net {
     double phi;        /* layered: the share of a station's busy time on a request's path */
     const unsigned *k; /* layered: threads per station (d's when NULL) */
 };
+
+static int sw_index(const struct dem *d, const char *name);
 
 static bool usable(const struct lg_model_obs *p)
 {
@@ -89,7 +95,9 @@ static void demands(const struct lg_model_obs *p, unsigned ncpu, struct dem *d)
         d->q_s[d->nq++] = p->qutil[i] / p->x;
     }
     d->wcpu_s = isfinite(p->cpu_watched) && p->cpu_watched > 0 ? p->cpu_watched / p->x : 0;
-    u = fmin(d->wcpu_s * p->x / ncpu, 0.99); /* at 100% the stretch says nothing */
+    u = d->wcpu_s * p->x / ncpu;
+    d->u_other = d->wcpu_s > 0 ? fmax(0, p->cpu_util - u) : 0;
+    u = fmin(u + d->u_other, 0.99); /* at 100% the stretch says nothing */
     s = stretch(ncpu, u);
     for (unsigned i = 0; i < p->nsw && i < LG_MODEL_MAX_SW; i++) {
         const struct lg_model_sw *w = &p->sw[i];
@@ -101,6 +109,9 @@ static void demands(const struct lg_model_obs *p, unsigned ncpu, struct dem *d)
         d->run_s[d->nsw] = w->run / p->x;
         d->r0_s[d->nsw] = w->run / p->x / s;
         d->blk_s[d->nsw] = w->blocked / p->x;
+        d->batch[d->nsw] = w->batch && d->k[d->nsw] == 1;
+        d->bcpu_s[d->nsw] = isfinite(w->cpu) && w->cpu > 0 ? w->cpu / p->x : NAN;
+        d->bsize[d->nsw] = 1;
         d->nsw++;
     }
 }
@@ -120,11 +131,11 @@ static size_t hw_stations(const struct dem *d, unsigned ncpu, double per_job,
 
 /*
  * The upper layer at throughput x: station p's threads are held h_p = run_p + b_p per request
- * (run_p = s(x D_cpu / m) r_p when the wait for a core is modelled). phi h_p of it lies on the
- * request's path; the rest keeps the threads busy beside it, so the path part is served by
- * what that leaves: demand phi h_p / (1 - x (1 - phi) h_p / k), which saturates the station
- * at x = k / h_p whatever phi is. A pinned pool is k single servers, each with 1/k of the
- * demand (a request visits one of them); a shared one a k-server centre, or, beyond
+ * (run_p = s(x D_cpu / m + U_other) r_p when the wait for a core is modelled). phi h_p of it
+ * lies on the request's path; the rest keeps the threads busy beside it, so the path part is
+ * served by what that leaves: demand phi h_p / (1 - x (1 - phi) h_p / k), which saturates the
+ * station at x = k / h_p whatever phi is. A pinned pool is k single servers, each with 1/k of
+ * the demand (a request visits one of them); a shared one a k-server centre, or, beyond
  * LG_MVA_MAX_MULTI of them or when the k queues would not fit, one server k times as fast.
  * Returns the number of stations, or -1 when x is beyond a station's capacity or the CPU's
  * (s infinite).
@@ -137,7 +148,7 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
     int n = 0;
 
     if (nt->kind == NET_STRETCHED && d->wcpu_s > 0)
-        s = stretch(nt->ncpu, x * d->wcpu_s / nt->ncpu);
+        s = stretch(nt->ncpu, x * d->wcpu_s / nt->ncpu + d->u_other);
     if (!isfinite(s))
         return -1;
     for (unsigned i = 0; i < d->nsw; i++) {
@@ -150,7 +161,10 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
         if (!(left > 0))
             return -1;
         h = nt->phi * h / left;
-        if (k > 1 && d->pinned[i] && n + k + (d->nsw - i - 1) <= LG_MVA_MAX_STATIONS) {
+        if (d->batch[i]) {
+            st[n++] = (struct lg_mva_station){
+                .kind = LG_MVA_BATCH, .demand_s = h, .batch = d->bsize[i]};
+        } else if (k > 1 && d->pinned[i] && n + k + (d->nsw - i - 1) <= LG_MVA_MAX_STATIONS) {
             for (unsigned j = 0; j < k; j++)
                 st[n++] = (struct lg_mva_station){.kind = LG_MVA_QUEUE, .demand_s = h / k};
         } else if (k > 1 && nmulti < LG_MVA_MAX_MULTI) {
@@ -162,6 +176,22 @@ static int sw_stations(const struct net *nt, double x, struct lg_mva_station *st
         }
     }
     return n;
+}
+
+/*
+ * The requests per cycle of d's batch stations: the CPU per request of the same station in
+ * base (where a cycle holds one request) over d's, at least 1 (model.h).
+ */
+static void batch_sizes(const struct dem *base, struct dem *d)
+{
+    for (unsigned i = 0; i < d->nsw; i++) {
+        int j;
+        d->bsize[i] = 1;
+        if (!d->batch[i] || (j = sw_index(base, d->swname[i])) < 0)
+            continue;
+        if (base->bcpu_s[j] > 0 && d->bcpu_s[i] > 0)
+            d->bsize[i] = fmax(1, base->bcpu_s[j] / d->bcpu_s[i]);
+    }
 }
 
 /* X and the residence at population n of the network at assumed throughput xa; -1 if invalid. */
@@ -384,6 +414,7 @@ void lg_model_fit(const struct lg_model_in *in, struct lg_model_out *out)
                           .ncpu = in->ncpu, .per_job = out->per_job, .phi = out->phi};
         if (out->layered && di.nsw == 0)
             continue; /* no thread samples at this point */
+        batch_sizes(&db, &di);
         predict(in, out, &nb, i, &out->n1[i]);
         predict(in, out, &ni, i, &out->pern[i]);
         if (!isfinite(out->pern[i].x) || !isfinite(out->n1[i].x))
@@ -489,6 +520,7 @@ static void fitted(const struct dem *d1, unsigned n1, const struct dem *d2, unsi
         out->q_s[out->nq++] = fit_d(0, n1, d2->q_s[i], n2, n);
     }
     out->wcpu_s = fit_d(d1->wcpu_s, n1, d2->wcpu_s, n2, n);
+    out->u_other = d1->u_other;
     for (unsigned i = 0; i < d1->nsw; i++) {
         int j = sw_index(d2, d1->swname[i]);
         snprintf(out->swname[out->nsw], sizeof(out->swname[out->nsw]), "%s", d1->swname[i]);
@@ -497,6 +529,9 @@ static void fitted(const struct dem *d1, unsigned n1, const struct dem *d2, unsi
         out->r0_s[out->nsw] = fit_d(d1->r0_s[i], n1, j >= 0 ? d2->r0_s[j] : 0, n2, n);
         out->blk_s[out->nsw] = fit_d(d1->blk_s[i], n1, j >= 0 ? d2->blk_s[j] : 0, n2, n);
         out->run_s[out->nsw] = out->r0_s[out->nsw];
+        out->batch[out->nsw] = d1->batch[i];
+        out->bcpu_s[out->nsw] = j >= 0 ? fit_d(d1->bcpu_s[i], n1, d2->bcpu_s[j], n2, n) : NAN;
+        out->bsize[out->nsw] = 1;
         out->nsw++;
     }
 }
@@ -521,6 +556,7 @@ static void curve_at(const struct curve_ctx *cx, bool fitted_d, unsigned n, stru
 
     if (fitted_d) {
         fitted(&cx->d1, cx->n1, &cx->d2, cx->n2, n, &dn);
+        batch_sizes(&cx->d1, &dn);
         nt.d = &dn;
     }
     if (solve_at(&nt, cx->in->z_s + f->fixed_s, n, &x, &r) == 0)

@@ -13,21 +13,32 @@
  * server2's workers, the disk behind server1's), so neither the CPU nor the disks nor Redis is
  * a station of this layer. Lower layer: the CPU, m cores shared by every thread; it stretches
  * run_p = r_p s(U): r_p = run_p / s(U) at the point it was measured, s(U) = 1 + C(m, mU) /
- * (m (1 - U)) the residence of an m-server queue per unit of demand (Erlang C), U = X D_cpu /
- * m with D_cpu the CPU of loadgen and the watched processes per request (not the machine's:
- * other work on a shared machine is no demand of the stack). The wait for a core follows the
- * predicted X, not the measured one: X is the fixed point of the upper layer's solution
- * (found by bisection), for both demand sets.
+ * (m (1 - U)) the residence of an m-server queue per unit of demand (Erlang C). A thread waits
+ * for a core behind every runnable thread, the stack's or not: U = X D_cpu / m + U_other, with
+ * D_cpu the CPU of loadgen and the watched processes per request and U_other the rest of the
+ * machine's CPU at the point (the kernel's softirq work, which no process is charged with:
+ * the loopback copies of large responses; kworkers; other programs on a shared machine). U at
+ * the point is the machine's measured utilisation; U_other is taken not to grow with X (other
+ * work is no demand of the stack). The wait for a core follows the predicted X, not the
+ * measured one: X is the fixed point of the upper layer's solution (found by bisection), for
+ * both demand sets.
  * Overlap: at N = 1 the stations are often busier than the request's response time (a loop
  * finishing its turn after handing the request on, kernel work after a send): only a share
  * phi of h_p lies on the request's path. phi (<= 1) is the share that gives R back at the base
  * point (then the fixed latency is 0); the rest keeps the threads busy beside the request and
  * leaves them less capacity: the path is served at demand phi h_p / (1 - X (1 - phi) h_p / k),
  * which saturates the station at X = k / h_p whatever phi is.
+ * A batch station (server1's committer, swstation.h) is a batch centre of MVA (mva.h): a
+ * request waits for the cycle running, if any, then for its own, which takes every request
+ * waiting; a cycle lasts b h_p, b the requests per cycle at the point. How many cycles ran is
+ * not recorded; b comes from the station's CPU per request: a cycle's CPU (one flush, the
+ * wake-ups) is taken not to depend on how many requests it holds, and at the base point each
+ * cycle holds one, so b(N) = (CPU per request at the base point) / (CPU per request at N), at
+ * least 1. Where the work per request dominates (large uploads) the CPU per request does not
+ * fall, b stays near 1 and the station is the single-server queue it then is.
  * A flat product-form network of threads is an approximation: a pool is one k-server queue
  * although each thread serves its own connections, a request's visits to a station are merged
- * into one, and a group commit (one flush for a batch) is served as if request by request,
- * which makes its queue too short.
+ * into one, and the batch centre's residence is an approximate MVA step.
  *
  * The hardware model, for runs without thread samples (and with --hardware-model). Stations,
  * from a point's own resources:
@@ -74,6 +85,8 @@ struct lg_model_sw {
     bool pinned;    /* a queue per thread (swstation.h), else one k-server queue */
     double run;     /* mean threads running or waiting for a core */
     double blocked; /* mean threads blocked other than waiting for work */
+    bool batch;     /* a batch station (swstation.h): a lone thread serving in cycles */
+    double cpu;     /* cores its threads used; 0 or NAN: unknown */
 };
 
 /* One measured point as the model sees it. */

@@ -7,6 +7,8 @@
  *   p_k(0 | n) = G_without_k(n) / G(n) = p_k(0 | n-1) X(n) / X_without_k(n),
  * where X_without_k is the throughput of the same network without centre k (solved first, by
  * this same function): only J marginal probabilities are kept, all computed by products.
+ * A batch centre's residence (mva.h) needs X(n - 1) and Q(n - 1), both at hand in the
+ * recursion.
  */
 #include "mva.h"
 
@@ -35,6 +37,17 @@ static unsigned first_full(const struct lg_mva_station *s)
 
 static int solve(const struct lg_mva_station *st, size_t nst, double z, unsigned n, double *x,
                  double *rsum, double *q);
+
+/* A batch centre's residence at population n from X(n - 1) and its Q(n - 1) (mva.h). */
+static double batch_residence(const struct lg_mva_station *s, double xprev, double qprev)
+{
+    double d = s->demand_s;
+    double b = s->batch;
+    double u = isfinite(xprev) ? fmin(1, xprev * d) : 1;
+    double beyond = qprev - u * b - (b - 1);
+
+    return b * d * (1 + u) + (beyond > 0 ? beyond * d : 0);
+}
 
 /* X per population of the network without station k, or NULL when it has nothing to hold a
  * request (no demand, no think time): then station k always holds every request. */
@@ -65,6 +78,7 @@ static int solve(const struct lg_mva_station *st, size_t nst, double z, unsigned
     struct multi mu[LG_MVA_MAX_MULTI];
     double qn[LG_MVA_MAX_STATIONS] = {0};
     double res[LG_MVA_MAX_STATIONS];
+    double xprev = 0; /* X(pop - 1) */
     size_t nmu = 0;
 
     for (size_t k = 0; k < nst; k++) {
@@ -89,6 +103,8 @@ static int solve(const struct lg_mva_station *st, size_t nst, double z, unsigned
                 res[k] = s->demand_s;
             } else if (s->kind == LG_MVA_QUEUE) {
                 res[k] = s->demand_s * (1 + qn[k]);
+            } else if (s->kind == LG_MVA_BATCH) {
+                res[k] = batch_residence(s, xprev, qn[k]);
             } else {
                 const struct multi *m = &mu[im++];
                 double extra = 0;
@@ -100,6 +116,7 @@ static int solve(const struct lg_mva_station *st, size_t nst, double z, unsigned
         }
         xp = z + r > 0 ? pop / (z + r) : INFINITY;
         x[pop - 1] = xp;
+        xprev = xp;
         if (rsum != NULL)
             rsum[pop - 1] = r;
         for (size_t k = 0; k < nst; k++)
@@ -137,6 +154,9 @@ static bool valid(const struct lg_mva_station *st, size_t nst, double z, unsigne
             if (++nmulti > LG_MVA_MAX_MULTI || s->servers < 1 ||
                 s->servers > LG_MVA_MAX_SERVERS || !(s->per_job >= 1) ||
                 s->per_job > s->servers)
+                return false;
+        } else if (s->kind == LG_MVA_BATCH) {
+            if (!isfinite(s->batch) || !(s->batch >= 1))
                 return false;
         } else if (s->kind != LG_MVA_DELAY && s->kind != LG_MVA_QUEUE) {
             return false;

@@ -66,8 +66,10 @@ static void print_model(FILE *out, const char *path, const struct lg_runjson *r,
         for (unsigned i = 0; i < m->nsw; i++)
             fprintf(out, "%s %s k = %u: %.4f + %.4f ms", i ? "," : "", m->sw[i].name, m->sw[i].k,
                     m->sw[i].run / b->x * 1e3, m->sw[i].blocked / b->x * 1e3);
-        fprintf(out, "; CPU of the stack %.4f ms (core-seconds)\n",
-                isfinite(b->cpu_watched) ? b->cpu_watched / b->x * 1e3 : NAN);
+        fprintf(out, "; CPU of the stack %.4f ms (core-seconds); the machine's other CPU %.0f%%\n",
+                isfinite(b->cpu_watched) ? b->cpu_watched / b->x * 1e3 : NAN,
+                isfinite(b->cpu_watched) ? fmax(0, b->cpu_util - b->cpu_watched / m->ncpu) * 100
+                                         : NAN);
         return;
     }
     fprintf(out,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swstation.h"
 #include "xalloc.h"
 
 /* A finite number (null, as run.json writes what was not measured, gives NAN). */
@@ -74,6 +75,9 @@ static int monitor(json_t *mon, unsigned i, struct lg_model_obs *o, char *err, s
         snprintf(w->name, sizeof(w->name), "%s", name);
         w->k = (unsigned)json_integer_value(threads);
         w->pinned = json_is_true(pinned);
+        w->batch = lg_sw_is_batch(name);
+        if (num(e, "cpu_cores", &w->cpu, true) < 0 || w->cpu < 0)
+            w->cpu = NAN; /* (older runs may lack it: the station is then served unbatched) */
         if (num(e, "run", &w->run, false) < 0 || w->run < 0 || w->run > w->k * 1.01 ||
             num(e, "blocked", &w->blocked, false) < 0 || w->blocked < 0 ||
             w->blocked > w->k * 1.01) {

@@ -12,12 +12,12 @@
 #include <sys/syscall.h>
 
 static const struct lg_sw_rule rules[] = {
-    {"lg-wrk-", LG_SW_IDLE_EPOLL, false, true},
-    {"s1-wrk-", LG_SW_IDLE_EPOLL, false, true},
-    {"s1-commit", LG_SW_IDLE_FUTEX, false, false},
-    {"s2-wrk-", LG_SW_IDLE_EPOLL, false, false},
-    {"s2-proc-", LG_SW_IDLE_EPOLL, false, false},
-    {"redis-server", LG_SW_IDLE_EPOLL, true, false},
+    {"lg-wrk-", LG_SW_IDLE_EPOLL, false, true, false},
+    {"s1-wrk-", LG_SW_IDLE_EPOLL, false, true, false},
+    {"s1-commit", LG_SW_IDLE_FUTEX, false, false, true},
+    {"s2-wrk-", LG_SW_IDLE_EPOLL, false, false, false},
+    {"s2-proc-", LG_SW_IDLE_EPOLL, false, false, false},
+    {"redis-server", LG_SW_IDLE_EPOLL, true, false, false},
 };
 
 static const char *const epoll_waits[] = {"do_epoll_wait", "do_epoll_pwait", "ep_poll"};
@@ -32,6 +32,18 @@ const struct lg_sw_rule *lg_sw_rule_of(const char *comm)
             return &rules[i];
     }
     return NULL;
+}
+
+bool lg_sw_is_batch(const char *station)
+{
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        size_t len = strlen(rules[i].name);
+        if (rules[i].name[len - 1] == '-')
+            len--;
+        if (strlen(station) == len && strncmp(station, rules[i].name, len) == 0)
+            return rules[i].batch;
+    }
+    return false;
 }
 
 static bool starts_any(const char *s, const char *const *prefixes, size_t n)

@@ -18,7 +18,9 @@
  * one thread each ("pinned": k queues, one per thread), while server1 deals its requests to
  * server2 round-robin over connections to every worker (one k-server queue). Redis's main
  * thread is "nested": it answers server2's workers, whose blocked time already holds it, so it
- * is reported but not a station of the model. Pure: text in, figures out.
+ * is reported but not a station of the model. server1's committer is a batch station: it makes
+ * every upload waiting when it starts a cycle durable with one flush (group commit), and
+ * answers them together. Pure: text in, figures out.
  */
 #ifndef LG_SWSTATION_H
 #define LG_SWSTATION_H
@@ -48,10 +50,13 @@ struct lg_sw_rule {
     enum lg_sw_idle idle;
     bool nested; /* serves another station's blocking calls: reported, not modelled */
     bool pinned; /* each connection stays on one thread: a queue per thread */
+    bool batch;  /* serves what is waiting in cycles, one flush each (model.h) */
 };
 
 /* The rule of a thread name, or NULL when such threads are not sampled. */
 const struct lg_sw_rule *lg_sw_rule_of(const char *comm);
+/* Whether the station of that name (a thread name without its number) is a batch station. */
+bool lg_sw_is_batch(const char *station);
 /*
  * One sample of a thread's wait channel as read from /proc (trailing newline allowed; "0" or
  * empty: the thread is running or runnable).

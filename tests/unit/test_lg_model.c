@@ -334,6 +334,117 @@ static void test_model_overlap(void **state)
     lg_model_release(&m);
 }
 
+/*
+ * A group commit: server1's committer, a batch station, flushes in cycles of 0.4 ms whatever
+ * they hold (blocked on the disk), with b(N) = (N + 1) / 2 uploads per cycle, and 0.1 ms of
+ * CPU per cycle; server1's two threads and a fixed delay as in synth_sw. Measured points are the
+ * network's own solution; the model finds b from the CPU per request and gives them back.
+ */
+#define GC_CYCLE 0.0004
+static double gc_b(unsigned n)
+{
+    return (n + 1) / 2.0;
+}
+
+static void synth_gc(struct lg_model_obs *o)
+{
+    for (size_t i = 0; i < NPTS; i++) {
+        const struct lg_mva_station st[] = {
+            {.kind = LG_MVA_BATCH, .demand_s = GC_CYCLE / gc_b(ns[i]), .batch = gc_b(ns[i])},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
+            {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
+        };
+        struct lg_mva_point c[64];
+        double x;
+        assert_int_equal(lg_mva_solve(st, 3, 0.00005, ns[i], c, NULL), 0);
+        x = c[ns[i] - 1].x;
+        memset(&o[i], 0, sizeof(o[i]));
+        o[i].n = ns[i];
+        o[i].x = x;
+        o[i].r_s = c[ns[i] - 1].r_s + 0.00005;
+        o[i].cpu_util = 0.1;
+        o[i].nsw = 2;
+        o[i].sw[0] = (struct lg_model_sw){"s1-commit", 1, false, 0, x * GC_CYCLE / gc_b(ns[i]),
+                                          true, x * 0.0001 / gc_b(ns[i])};
+        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, true, x * 0.0001, 0, false, NAN};
+    }
+}
+
+static void test_model_group_commit(void **state)
+{
+    struct lg_model_obs o[NPTS];
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = NPTS};
+    struct lg_model_out m;
+    double x_gc16;
+
+    (void)state;
+    synth_gc(o);
+    lg_model_fit(&in, &m);
+    assert_true(m.ok && m.layered);
+    assert_rel(m.phi, 1, 1e-12);
+    assert_rel(m.fixed_s, 0.00005, 1e-9);
+    for (size_t i = 0; i < NPTS; i++)
+        assert_rel(m.pern[i].x, o[i].x, 1e-9);
+    x_gc16 = m.pern[4].x;
+    lg_model_release(&m);
+
+    /* served request by request, as a queue: too short a wait, X too high at N = 16 */
+    for (size_t i = 0; i < NPTS; i++)
+        o[i].sw[0].batch = false;
+    lg_model_fit(&in, &m);
+    assert_true(m.pern[4].x > x_gc16 * 1.1);
+    lg_model_release(&m);
+
+    /* no CPU figure: one request per cycle, the queue again */
+    for (size_t i = 0; i < NPTS; i++) {
+        o[i].sw[0].batch = true;
+        o[i].sw[0].cpu = NAN;
+    }
+    lg_model_fit(&in, &m);
+    assert_true(m.pern[4].x > x_gc16 * 1.1);
+    lg_model_release(&m);
+}
+
+/*
+ * Other work on the CPU: a thread waits for a core behind it too. Two cores, one pool of two
+ * threads that only run (r0 = 0.255 ms per request), the stack 0.2 ms of CPU per request and
+ * the rest of the machine half of it (U_other = 0.5); for m = 2, s(U) = 1 / (1 - U^2). N = 1:
+ * X = 2000/s, U = 0.2 + 0.5 = 0.7, h = r0 s = 0.5 ms. With the N = 1 demands at N = 2 (two
+ * threads, no queue: X = 2 / h), X = 2 (1 - U^2) / r0 with U = 0.5 + X 0.1 ms: y = X 0.1 ms
+ * solves y^2 + 2.275 y - 0.75 = 0, X = 2922/s. Had the other work been left out (U = 0.2 at
+ * N = 1, r0 = 0.48 ms, U = X 0.1 ms): y^2 + 2.4 y - 1 = 0, X = 3620/s.
+ */
+static void test_model_other_cpu(void **state)
+{
+    double y = (-2.275 + sqrt(2.275 * 2.275 + 3)) / 2;
+    double x2 = y * 1e4;
+    struct lg_model_obs o[2] = {
+        {.n = 1, .x = 2000, .r_s = 0.0005, .cpu_util = 0.7, .cpu_watched = 0.4, .nsw = 1},
+        {.n = 2, .x = x2, .r_s = 2 / x2, .cpu_util = 0.5 + y, .cpu_watched = 2 * y, .nsw = 1},
+    };
+    struct lg_model_in in = {.ncpu = 2, .z_s = 0, .pts = o, .npts = 2};
+    struct lg_model_out m;
+
+    (void)state;
+    o[0].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0, false, NAN};
+    o[1].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 2, 0, false, NAN};
+    lg_model_fit(&in, &m);
+    assert_true(m.ok && m.layered);
+    assert_rel(m.phi, 1, 1e-6);
+    assert_rel(m.n1[0].x, 2000, 1e-6);
+    assert_rel(m.n1[1].x, x2, 1e-6);
+    assert_rel(m.pern[1].x, x2, 1e-6); /* the point's own demands give it back */
+    assert_true(x2 > 2921 && x2 < 2922);
+    lg_model_release(&m);
+
+    /* the same run on a machine with nothing else: U_other = 0, X(2) = 3620/s */
+    o[0].cpu_util = 0.2;
+    o[0].sw[0].run = 1;
+    lg_model_fit(&in, &m);
+    assert_rel(m.n1[1].x, (-2.4 + sqrt(2.4 * 2.4 + 4)) / 2 * 1e4, 1e-6);
+    lg_model_release(&m);
+}
+
 /* The planning curve of the layered model: beyond LG_MODEL_CURVE_FULL only some N. */
 static void test_model_predict_layered(void **state)
 {
@@ -375,6 +486,8 @@ static const char *run_json =
     " {\"name\": \"server2\", \"cpu_cores\": 0.5}], \"threads\": {\"stations\": ["
     "{\"name\": \"s2-wrk\", \"nested\": false, \"pinned\": false, \"threads\": 2,"
     " \"run\": 0.5, \"blocked\": 1.2},"
+    " {\"name\": \"s1-commit\", \"nested\": false, \"pinned\": false, \"threads\": 1,"
+    " \"run\": 0.2, \"blocked\": 0.4, \"cpu_cores\": 0.15},"
     " {\"name\": \"redis-server\", \"nested\": true, \"pinned\": false, \"threads\": 1,"
     " \"run\": 0.3,"
     " \"blocked\": 0}]}}}]}";
@@ -402,7 +515,12 @@ static void test_runjson_parse(void **state)
     assert_true(isnan(r.pts[0].cpu_watched));
     assert_int_equal(r.pts[0].nsw, 0);
     assert_rel(r.pts[1].cpu_watched, 0.75, 1e-12);
-    assert_int_equal(r.pts[1].nsw, 1); /* the nested station is not the model's */
+    assert_int_equal(r.pts[1].nsw, 2); /* the nested station is not the model's */
+    assert_false(r.pts[1].sw[0].batch);
+    assert_true(isnan(r.pts[1].sw[0].cpu)); /* not written: unknown */
+    assert_string_equal(r.pts[1].sw[1].name, "s1-commit");
+    assert_true(r.pts[1].sw[1].batch); /* by its name */
+    assert_rel(r.pts[1].sw[1].cpu, 0.15, 1e-12);
     assert_string_equal(r.pts[1].sw[0].name, "s2-wrk");
     assert_int_equal(r.pts[1].sw[0].k, 2);
     assert_rel(r.pts[1].sw[0].blocked, 1.2, 1e-12);
@@ -489,6 +607,8 @@ int main(void)
         cmocka_unit_test(test_model_predict_steep),
         cmocka_unit_test(test_model_software_limit),
         cmocka_unit_test(test_model_overlap),
+        cmocka_unit_test(test_model_group_commit),
+        cmocka_unit_test(test_model_other_cpu),
         cmocka_unit_test(test_model_predict_layered),
         cmocka_unit_test(test_runjson_parse),
         cmocka_unit_test(test_runjson_errors),

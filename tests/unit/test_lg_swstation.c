@@ -103,6 +103,18 @@ static void test_sw_classify_edges(void **state)
     assert_int_equal(lg_sw_classify(loop, "00"), LG_SW_BLOCKED); /* not the running mark */
 }
 
+/* Which stations serve in batches: server1's committer only, by its station name. */
+static void test_sw_batch(void **state)
+{
+    (void)state;
+    assert_true(lg_sw_is_batch("s1-commit"));
+    assert_false(lg_sw_is_batch("s1-wrk"));
+    assert_false(lg_sw_is_batch("s2-wrk"));
+    assert_false(lg_sw_is_batch("s1-commit-1"));
+    assert_false(lg_sw_is_batch("s1-com"));
+    assert_false(lg_sw_is_batch(""));
+}
+
 /* The committer's futex waits: untimed (waiting for work) or timed (its group-commit window). */
 static void test_sw_classify_syscall(void **state)
 {
@@ -496,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_sw_classify_captured),
         cmocka_unit_test(test_sw_classify_edges),
         cmocka_unit_test(test_sw_classify_syscall),
+        cmocka_unit_test(test_sw_batch),
         cmocka_unit_test(test_sw_station_name),
         cmocka_unit_test(test_sw_count_wait),
         cmocka_unit_test(test_sw_group),

@@ -20,6 +20,7 @@
 #define Q1(d) {.kind = LG_MVA_QUEUE, .demand_s = (d)}
 #define MS(d, m, c) {.kind = LG_MVA_MULTI, .demand_s = (d), .servers = (m), .per_job = (c)}
 #define DL(d) {.kind = LG_MVA_DELAY, .demand_s = (d)}
+#define BT(d, b) {.kind = LG_MVA_BATCH, .demand_s = (d), .batch = (b)}
 
 /* got agrees with the published value to 3 significant figures (half a unit of the third). */
 static int sig3(double published, double got)
@@ -340,6 +341,57 @@ static void test_mva_two_multiservers(void **state)
     assert_rel(q[1], q1[1], 1e-12);
 }
 
+/*
+ * A batch centre by hand (mva.h): D = 1 ms per request, b = 4 per cycle (C = 4 ms), Z = 10 ms.
+ * n = 1: R = C = 4 ms, X = 1 / 14 ms. n = 2: U(1) = X(1) D = 1/14, Q(1) = X(1) R(1) = 4/14 <
+ * U b + b - 1: R = 4 (1 + 1/14) = 4.285714 ms, X = 2 / 14.285714 ms = 140/s. n = 3: U(2) =
+ * 0.14, Q(2) = 140 x 4.285714 ms = 0.6: R = 4 x 1.14 = 4.56 ms, X = 3 / 14.56 ms.
+ */
+static void test_mva_batch_by_hand(void **state)
+{
+    const struct lg_mva_station st[] = {BT(0.001, 4)};
+    struct lg_mva_point c[3];
+    double q;
+
+    (void)state;
+    assert_int_equal(lg_mva_solve(st, 1, 0.010, 3, c, &q), 0);
+    assert_rel(c[0].r_s, 0.004, 1e-12);
+    assert_rel(c[0].x, 1 / 0.014, 1e-12);
+    assert_rel(c[1].r_s, 0.004 * (1 + 1.0 / 14), 1e-12);
+    assert_rel(c[1].x, 140, 1e-12);
+    assert_rel(c[2].r_s, 0.00456, 1e-12);
+    assert_rel(c[2].x, 3 / 0.01456, 1e-12);
+    assert_rel(q, c[2].x * 0.00456, 1e-12);
+}
+
+/*
+ * With one request per cycle a batch centre is the single-server queue, in any network (the
+ * Lazowska et al. one above); with several, a request waits at most the running cycle and its
+ * own while the queue is short, and X never exceeds 1 / D: with no think time and a queue of
+ * n - 1 ahead, R = C (1 + U) + (n - 1 - U b - (b - 1)) D = n D, X = 1 / D, once n > 2 b.
+ */
+static void test_mva_batch_bounds(void **state)
+{
+    const struct lg_mva_station bq[] = {BT(121 * 0.005, 1), Q1(70 * 0.03), Q1(50 * 0.027)};
+    const struct lg_mva_station qq[] = {Q1(121 * 0.005), Q1(70 * 0.03), Q1(50 * 0.027)};
+    const struct lg_mva_station b4[] = {BT(0.001, 4)};
+    struct lg_mva_point c1[40], c2[40];
+
+    (void)state;
+    assert_int_equal(lg_mva_solve(bq, 3, 15, 40, c1, NULL), 0);
+    assert_int_equal(lg_mva_solve(qq, 3, 15, 40, c2, NULL), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_rel(c1[i].x, c2[i].x, 1e-12);
+        assert_rel(c1[i].r_s, c2[i].r_s, 1e-12);
+    }
+    assert_int_equal(lg_mva_solve(b4, 1, 0, 40, c1, NULL), 0);
+    for (int i = 0; i < 40; i++)
+        assert_true(c1[i].x <= 1000 * (1 + 1e-12));
+    assert_rel(c1[0].x, 250, 1e-12);     /* one request: one cycle */
+    assert_rel(c1[1].r_s, 0.005, 1e-12); /* U(1) = 1/4: 4 ms (1 + 1/4) */
+    assert_rel(c1[39].x, 1000, 1e-9);
+}
+
 static void test_mva_invalid(void **state)
 {
     struct lg_mva_point c[4];
@@ -353,6 +405,8 @@ static void test_mva_invalid(void **state)
                                           MS(1, 2, 1)};
     const struct lg_mva_station ok[] = {Q1(1)};
     struct lg_mva_station kind[] = {Q1(1)};
+    const struct lg_mva_station small_b[] = {BT(1, 0.5)};
+    const struct lg_mva_station nan_b[] = {BT(1, NAN)};
 
     (void)state;
     kind[0].kind = (enum lg_mva_kind)7;
@@ -364,6 +418,8 @@ static void test_mva_invalid(void **state)
     assert_int_equal(lg_mva_solve(no_srv, 1, 0, 4, c, NULL), -1);
     assert_int_equal(lg_mva_solve(five, 5, 0, 4, c, NULL), -1);
     assert_int_equal(lg_mva_solve(kind, 1, 0, 4, c, NULL), -1);
+    assert_int_equal(lg_mva_solve(small_b, 1, 0, 4, c, NULL), -1);
+    assert_int_equal(lg_mva_solve(nan_b, 1, 0, 4, c, NULL), -1);
     assert_int_equal(lg_mva_solve(ok, 1, -1, 4, c, NULL), -1);
     assert_int_equal(lg_mva_solve(ok, 1, INFINITY, 4, c, NULL), -1);
     assert_int_equal(lg_mva_solve(ok, 1, 0, LG_MVA_MAX_N + 1, c, NULL), -1);
@@ -387,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_mva_single_queue_no_think),
         cmocka_unit_test(test_mva_bounds),
         cmocka_unit_test(test_mva_two_multiservers),
+        cmocka_unit_test(test_mva_batch_by_hand),
+        cmocka_unit_test(test_mva_batch_bounds),
         cmocka_unit_test(test_mva_invalid),
     };
     return cmocka_run_group_tests_name("mva", tests, NULL, NULL);
