@@ -5,11 +5,12 @@
 #   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
 #   make test-asan / test-tsan   the tests against a sanitizer build
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each (FUZZ_ONLY=NAME: one);
-#                   make fuzz-short: 10 s each
+#                   make fuzz-short: 5 s each
 #   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
 #   make failover   scripts/cluster-failover.sh, the long run, for each of FAILOVER_BACKENDS
 #                   (redis-sentinel galera); needs root (network namespaces)
-#   V=1 shows full commands; WERROR=1 turns warnings into errors.
+#   V=1 shows full commands; WERROR=1 turns warnings into errors; the test goals compile with
+#   JOBS parallel jobs (default: the number of CPUs), then run the tests one at a time.
 
 VARIANT ?= release
 O := build/$(VARIANT)
@@ -65,6 +66,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 SOAK_MINUTES ?= 30
 
 ifneq ($(V),1)
@@ -131,7 +133,7 @@ fuzz-build:
 fuzz: fuzz-build
 	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
 fuzz-short: fuzz-build
-	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz 10
+	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz 5
 
 setup:
 	$(Q)bash scripts/setup.sh
@@ -144,15 +146,18 @@ itest: all
 	$(Q)BIN_DIR=$(O) bash tests/run-integration.sh
 
 test: setup
-	$(Q)$(MAKE) --no-print-directory build
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) build
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	$(Q)$(MAKE) --no-print-directory fuzz-short
 	$(Q)$(MAKE) --no-print-directory itest
 
 test-asan: setup
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=asan build
 	$(Q)ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 	    $(MAKE) --no-print-directory VARIANT=asan unit itest
 test-tsan: setup
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=tsan build
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
 	    $(MAKE) --no-print-directory VARIANT=tsan unit itest
 

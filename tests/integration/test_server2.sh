@@ -400,15 +400,15 @@ grep -q 'max-conns' "$S2_LOG" || itest_not_ok "limits: no --max-conns warning in
 stop_s2 limits
 
 # ---- answers per request, not per batch; unknown users cost a hash ------------------------------
-# One worker at interactive cost (~80 ms a hash): 40 pipelined verifies are answered one by
+# One worker at interactive cost (~80 ms a hash): 16 pipelined verifies are answered one by
 # one as each is hashed, so the first comes long before the last, and every right password
 # among many wrong ones is accepted. (A worker that answered its whole batch at once sent all
-# 40 together after ~3 s.)
+# 16 together after ~1.3 s.)
 for mode in threads processes; do
     start_s2 "spread-$mode" --backend "$redis_url" --backend-password-file "$redis_pw" --hash-cost interactive --workers 1 \
         --mode "$mode"
     check_eq "spread-$mode: create" "$(cl create "spread$mode" "$PW")" ok
-    out=$(cl spread 36 4 "spread$mode" "$PW")
+    out=$(cl spread 12 4 "spread$mode" "$PW")
     log "spread-$mode: $out"
     read -r _ right _ first _ last <<<"$out"
     check_eq "spread-$mode: every right password among wrong ones is ok" "$right" 4/4
