@@ -201,6 +201,26 @@ check_eq "PUT with a malformed If-Match: 412" "$(put c.txt "$ITEST_DIR/c1" \
     -H 'If-Match: nope')" 412
 check_eq "DELETE If-Match: an old ETag: 412" "$(del c.txt -H "If-Match: $E2")" 412
 check_eq "... the file stays" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" three
+# DELETE If-Unmodified-Since (13.1.4): a date before the Last-Modified refuses, at or after lets
+printf 'to delete' >"$ITEST_DIR/d1"
+check_eq "PUT d.txt: 201" "$(put d.txt "$ITEST_DIR/d1")" 201
+LM=$(curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/d.txt" | tr -d '\r' |
+    awk -F': ' 'tolower($1)=="last-modified"{print $2}')
+BEFORE=$(LC_ALL=C date -u -d "@$(($(date -u -d "$LM" +%s) - 1))" '+%a, %d %b %Y %H:%M:%S GMT')
+check_eq "DELETE If-Unmodified-Since 1994: 412" \
+    "$(del d.txt -H 'If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT')" 412
+check_eq "DELETE If-Unmodified-Since a second before its Last-Modified ($BEFORE): 412" \
+    "$(del d.txt -H "If-Unmodified-Since: $BEFORE")" 412
+check_eq "... nothing deleted" "$(curl -s "${AUTH[@]}" "$S1/files/d.txt")" "to delete"
+check_eq "DELETE If-Unmodified-Since its Last-Modified ($LM): 204" \
+    "$(del d.txt -H "If-Unmodified-Since: $LM")" 204
+check_eq "... gone" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/d.txt")" 404
+check_eq "PUT d.txt again: 201" "$(put d.txt "$ITEST_DIR/d1")" 201
+check_eq "DELETE If-Unmodified-Since 2050: 204" \
+    "$(del d.txt -H 'If-Unmodified-Since: Sun, 06 Nov 2050 08:49:37 GMT')" 204
+check_eq "... gone" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/d.txt")" 404
 check_eq "PUT of an operator's file with its own ETag: still 403 (owner first)" \
     "$(put f4097.bin "$ITEST_DIR/c1" -H "If-Match: $(etag_of f4097.bin)")" 403
 check_eq "DELETE If-Match of a missing name: 404 (not 412)" \
