@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """check-includes.py - fails on an include circle among the modules of each program.
 
-  scripts/check-includes.py [DIR...]      (default: server1 server2 loadgen common)
+  scripts/check-includes.py [DIR...]          (default: server1 server2 loadgen common)
+  scripts/check-includes.py --graph [DIR...]  (default: server1)
 
 A module is a .c file and its .h (conn.c + conn.h = conn). Module A depends on module B when
 A.c or A.h has #include "B.h" (quoted includes only; a name found in no scanned directory,
 such as common's headers seen from server1, is another program's and ends the path). Prints
 each circle found as "server1: conn -> handler -> conn" and exits 1; prints the number of
 modules and dependencies checked and exits 0 when there is none.
+
+--graph prints, for each DIR without a circle, who includes whom, top to bottom: a module's
+height is 0 when it includes none of its directory's modules, else one more than the highest
+it includes; modules are listed by height (highest first), each with what it includes in the
+same order, then the modules that include none.
 """
 import os
 import re
 import sys
+import textwrap
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
 
@@ -45,7 +52,39 @@ def circles(deps):
     return found
 
 
+def heights(deps):
+    """Each module's height (see --graph); deps must have no circle."""
+    h = {}
+
+    def height(m):
+        if m not in h:
+            h[m] = 1 + max((height(n) for n in deps[m]), default=-1)
+        return h[m]
+
+    for m in deps:
+        height(m)
+    return h
+
+
+def print_graph(d, deps):
+    h = heights(deps)
+    order = sorted(deps, key=lambda m: (-h[m], m))
+    width = max(len(m) for m in order)
+    print(f"{d}:")
+    for m in order:
+        if deps[m]:
+            ds = ", ".join(sorted(deps[m], key=lambda n: (-h[n], n)))
+            print(textwrap.fill(ds, 96, initial_indent=f"  {m:<{width}} -> ",
+                                subsequent_indent=" " * (width + 6)))
+    print(textwrap.fill(" ".join(m for m in order if not deps[m]), 96,
+                        initial_indent=f"  {'(none)':<{width}}    ",
+                        subsequent_indent=" " * (width + 6)))
+
+
 def main(argv):
+    graph = argv[:1] == ["--graph"]
+    if graph:
+        argv = argv[1:] or ["server1"]
     dirs = argv or ["server1", "server2", "loadgen", "common"]
     bad = 0
     nmod = nedge = 0
@@ -56,13 +95,17 @@ def main(argv):
         deps = modules_of(d)
         nmod += len(deps)
         nedge += sum(len(v) for v in deps.values())
-        for c in circles(deps):
+        found = circles(deps)
+        for c in found:
             print(f"{d}: {' -> '.join(c)}")
             bad += 1
+        if graph and not found:
+            print_graph(d, deps)
     if bad:
         print(f"check-includes: {bad} include circle(s)", file=sys.stderr)
         return 1
-    print(f"check-includes: {nmod} modules, {nedge} dependencies, no circle")
+    if not graph:
+        print(f"check-includes: {nmod} modules, {nedge} dependencies, no circle")
     return 0
 
 

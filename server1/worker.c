@@ -40,10 +40,20 @@ static struct timeval tv_us(uint64_t us)
     return tv;
 }
 
-/* A canned 503 sent (if the socket takes it at once) to a connection that is then closed. */
-static void reject(int fd, const char *msg, size_t len, _Atomic uint64_t *counter)
+/*
+ * A 503 with body (and, as every answer has, a Date from the worker's cache) sent, if the socket
+ * takes it at once, to a connection that is then closed.
+ */
+static void reject(struct s1_worker *w, int fd, const char *body, _Atomic uint64_t *counter)
 {
-    if (send(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+    char msg[256];
+    int n = snprintf(msg, sizeof(msg),
+                     "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\nDate: %s\r\n"
+                     "Retry-After: 1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     httpdate_cached(&w->home.date, clock_wall_s()), strlen(body), body);
+
+    if (n > 0 && (size_t)n < sizeof(msg) &&
+        send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
         log_debug("503 to rejected connection: %d", errno);
     close(fd);
     metrics_add(counter, 1);
@@ -52,19 +62,14 @@ static void reject(int fd, const char *msg, size_t len, _Atomic uint64_t *counte
 /* Over --max-conns. */
 static void reject_busy(struct s1_worker *w, int fd)
 {
-    static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
-                              "Retry-After: 1\r\nContent-Length: 20\r\nConnection: close\r\n\r\n"
-                              "too many connections";
-    reject(fd, msg, sizeof(msg) - 1, &w->metrics.connections_rejected);
+    reject(w, fd, "too many connections", &w->metrics.connections_rejected);
 }
 
 /* Over --max-conns-per-ip. */
 static void reject_per_ip(struct s1_worker *w, int fd)
 {
-    static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nServer: server1\r\n"
-                              "Retry-After: 1\r\nContent-Length: 40\r\nConnection: close\r\n\r\n"
-                              "too many connections from your address\r\n";
-    reject(fd, msg, sizeof(msg) - 1, &w->metrics.connections_rejected_per_ip);
+    reject(w, fd, "too many connections from your address\r\n",
+           &w->metrics.connections_rejected_per_ip);
 }
 
 static void on_accept_resume(evutil_socket_t fd, short what, void *arg)

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """rangecheck.py - Range and conditional GETs of one file with Python's urllib, against the
-local copy of its bytes.
+local copy of its bytes; every 200 and 206 must also carry the headers of a file's answer
+(Content-Type TYPE, X-Content-Type-Options: nosniff, a current Date, Accept-Ranges: bytes, and
+the ETag and Last-Modified of the first answer).
 
-  rangecheck.py URL USER PASS FILE
+  rangecheck.py URL USER PASS FILE [--type TYPE]   (TYPE: application/octet-stream)
 
 Prints one line per case ("ok - ..." or "FAIL - ...") and exits 1 if any failed.
 """
 import base64
 import email.utils
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -25,6 +28,11 @@ def fetch(url, auth, headers=None, method="GET"):
 
 def main():
     url, user, pw, path = sys.argv[1:5]
+    ctype = "application/octet-stream"
+    if sys.argv[5:6] == ["--type"] and len(sys.argv) == 7:
+        ctype = sys.argv[6]
+    elif len(sys.argv) != 5:
+        sys.exit(__doc__)
     auth = "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
     data = open(path, "rb").read()
     n = len(data)
@@ -38,30 +46,55 @@ def main():
             fails += 1
             print(f"FAIL - {desc} {detail}")
 
+    def date_ok(v):
+        try:
+            return abs(email.utils.parsedate_to_datetime(v).timestamp() - time.time()) < 60
+        except (TypeError, ValueError):
+            return False
+
+    def wrong_headers(h):
+        """The headers of a 200 or 206 that are missing or wrong, as "name=value" strings."""
+        want = {"Content-Type": ctype, "X-Content-Type-Options": "nosniff",
+                "Accept-Ranges": "bytes", "ETag": etag, "Last-Modified": lm}
+        bad = [f"{k}={h.get(k)!r}" for k, v in want.items() if h.get(k) != v]
+        if not date_ok(h.get("Date")):
+            bad.append(f"Date={h.get('Date')!r}")
+        return bad
+
     st, h, body = fetch(url, auth)
     check("200 whole", st == 200 and body == data, f"status {st}, {len(body)} bytes")
-    check("Accept-Ranges: bytes", h.get("Accept-Ranges") == "bytes", repr(h.get("Accept-Ranges")))
     etag, lm = h.get("ETag"), h.get("Last-Modified")
     check("a strong ETag", etag is not None and etag.startswith('"'), repr(etag))
     check("Last-Modified", lm is not None and email.utils.parsedate_to_datetime(lm), repr(lm))
+    bad = wrong_headers(h)
+    check(f"the 200's headers (Content-Type: {ctype}, nosniff, Date, Accept-Ranges, ETag, "
+          "Last-Modified)", not bad, " ".join(bad))
 
     def rng(spec, want_status, want=None, cr=None):
         st, h, body = fetch(url, auth, {"Range": spec})
         desc = f"Range {spec} -> {want_status}"
+        bad = []
         if want_status == 206:
             a, b = want
+            bad = wrong_headers(h)
             ok = st == 206 and body == data[a:b + 1] and \
                 h.get("Content-Range") == f"bytes {a}-{b}/{n}" and \
-                h.get("Content-Length") == str(b - a + 1)
+                h.get("Content-Length") == str(b - a + 1) and not bad
         elif want_status == 416:
             ok = st == 416 and h.get("Content-Range") == f"bytes */{n}"
         else:
-            ok = st == 200 and body == data and h.get("Content-Range") is None
-        check(desc, ok, f"got {st} {h.get('Content-Range')} {len(body)} bytes")
+            bad = wrong_headers(h)
+            ok = st == 200 and body == data and h.get("Content-Range") is None and not bad
+        check(desc, ok, f"got {st} {h.get('Content-Range')} {len(body)} bytes {' '.join(bad)}")
 
     if n == 0:
-        rng("bytes=0-0", 200)
+        # RFC 9110 14.1.1: only a non-zero suffix-range is satisfiable, and it selects nothing
+        rng("bytes=0-0", 416)
+        rng("bytes=0-", 416)
+        rng("bytes=5-10", 416)
+        rng("bytes=-0", 416)
         rng("bytes=-5", 200)
+        rng("bytes=0-0,-1", 200)
     else:
         rng("bytes=0-0", 206, (0, 0))
         rng(f"bytes={n - 1}-{n - 1}", 206, (n - 1, n - 1))
@@ -82,10 +115,11 @@ def main():
             rng(f"bytes=1000-{n - 1000}", 206, (1000, n - 1000))
             rng("bytes=1-300000" if n > 300001 else "bytes=1-", 206,
                 (1, min(300000, n - 1)))
-        st, h, body = fetch(url, auth, {"Range": "bytes=0-0"}, method="HEAD")
-        check("HEAD with a Range: 200, no body",
-              st == 200 and body == b"" and h.get("Content-Length") == str(n),
-              f"{st} {h.get('Content-Length')}")
+    st, h, body = fetch(url, auth, {"Range": "bytes=0-0"}, method="HEAD")
+    bad = wrong_headers(h)
+    check("HEAD with a Range: 200, no body, the 200's headers",
+          st == 200 and body == b"" and h.get("Content-Length") == str(n) and not bad,
+          f"{st} {h.get('Content-Length')} {' '.join(bad)}")
 
     st, h, body = fetch(url, auth, {"If-None-Match": etag})
     check("If-None-Match: its ETag -> 304 without a body",

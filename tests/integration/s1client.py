@@ -17,8 +17,10 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       first bytes, creates STARTED and waits (at most 60 s) for GO to exist, then reads to the
       end, writes the body to OUT and prints the status code.
   maxconns PORT N
-      open N connections and prove each is served, then one more: prints "rejected" if that one
-      got a 503 or was closed without an answer, "accepted" otherwise.
+      open N connections and prove each is served, then one more, which sends nothing: prints
+      "rejected, dated" if that one got a 503 with a current Date (within 60 s), "rejected, no
+      Date" if the 503 had none, "rejected, closed" if it was closed without an answer,
+      "accepted" otherwise.
   spread PORT N THREADS
       open N connections one after another, each served before the next, and hold them; then
       ask /metrics on the first and print how many connections each worker thread holds,
@@ -29,6 +31,7 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       series name with labels; 0 if absent).
 """
 import base64
+import email.utils
 import os
 import re
 import socket
@@ -225,6 +228,20 @@ def cmd_pausedget(argv):
     return 0
 
 
+def has_current_date(data):
+    """Whether the response head in data has a Date field within 60 s of now."""
+    head = data.partition(b"\r\n\r\n")[0].decode("latin-1")
+    for line in head.split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.lower() == "date":
+            try:
+                t = email.utils.parsedate_to_datetime(value.strip()).timestamp()
+            except (TypeError, ValueError):
+                return False
+            return abs(t - time.time()) < 60
+    return False
+
+
 def cmd_maxconns(argv):
     port, n = int(argv[0]), int(argv[1])
     held = []
@@ -239,14 +256,15 @@ def cmd_maxconns(argv):
     extra = connect(port)
     extra.settimeout(3)
     try:
-        extra.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
-        data = extra.recv(4096)
-    except (ConnectionResetError, BrokenPipeError):
+        data = extra.recv(4096)  # a rejection is sent at accept, before any request
+    except ConnectionResetError:
         data = b""
     except socket.timeout:
         data = b"<timeout>"
-    if data == b"" or data.startswith(b"HTTP/1.1 503"):
-        print("rejected")
+    if data.startswith(b"HTTP/1.1 503"):
+        print("rejected, dated" if has_current_date(data) else "rejected, no Date")
+    elif data == b"":
+        print("rejected, closed")
     else:
         print("accepted")
     for s in held:

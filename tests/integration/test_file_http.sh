@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # server1 as a file server for the clients people use: byte ranges (206, 416, If-Range) and
 # conditional requests (304, 412) on every body source - prefetched memory, O_DIRECT reads (whole
-# and streamed), the page cache with sendfile, and the upload store - checked byte for byte with
-# Python's urllib (tests/integration/rangecheck.py: every range edge case); then resuming a
-# download with `curl -C -` and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the
-# same ETag for a file whether it is prefetched or read per request, and a range of an upload
-# that is replaced while it is being read finishing on the version it started with; then the
-# preconditions of PUT and DELETE (If-Match, If-None-Match: *, If-Unmodified-Since: 412) with
-# the ETags the uploads get, kept across a restart. Runs against fake_server2.py.
+# and streamed), the page cache with sendfile, and the upload store (0 bytes, 1 byte, over
+# 1 MiB) - checked byte for byte with Python's urllib (tests/integration/rangecheck.py: every
+# range edge case, and the headers of every 200 and 206: Content-Type, for a .html file too,
+# nosniff, Date, Accept-Ranges, ETag, Last-Modified); then resuming a download with `curl -C -`
+# and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the same ETag for a file whether
+# it is prefetched or read per request, and a range of an upload that is replaced while it is
+# being read finishing on the version it started with; then the preconditions of PUT and DELETE
+# (If-Match, If-None-Match: *, If-Unmodified-Since: 412) with the ETags the uploads get, kept
+# across a restart. Runs against fake_server2.py.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -26,11 +28,17 @@ mkdir -p "$ROOT"
 printf 'x' >"$ROOT/one.bin"
 head -c 4097 /dev/urandom >"$ROOT/f4097.bin"
 head -c $((3 * 1048576 + 123)) /dev/urandom >"$ROOT/big.bin"
+printf '<!doctype html><title>t</title><p>%04096d</p>\n' 0 >"$ROOT/page.html"
+head -c 5000 /dev/urandom >"$ROOT/data.qqq" # an extension no table knows
 head -c $((1048576 + 5)) /dev/urandom >"$ITEST_DIR/upload.bin"
-touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/*.bin
+: >"$ITEST_DIR/upload0.bin"
+printf 'y' >"$ITEST_DIR/upload1.bin"
+touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/*
 AUTH=(-u alice:secret)
 
-# rangecheck NAME FILE [FLAGS]: every case of rangecheck.py, each as one line of this test
+# rangecheck NAME FILE [FLAGS]: every case of rangecheck.py, each as one line of this test;
+# every 200 and 206 also with the headers of a file's answer (Content-Type: --type TYPE, or
+# application/octet-stream)
 rangecheck() {
     local name=$1 file=$2 line
     shift 2
@@ -50,12 +58,19 @@ for MODE in prefetch direct buffered; do
     *) start_s1 "s1-$MODE" --read "$MODE" ;;
     esac
     log "$MODE"
-    for f in empty.bin one.bin f4097.bin big.bin; do
+    for f in empty.bin one.bin f4097.bin big.bin data.qqq; do
         rangecheck "$f" "$ROOT/$f"
     done
-    check_eq "$MODE: PUT an upload" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
-        -T "$ITEST_DIR/upload.bin" "$S1/files/up-$MODE.bin")" 201
-    rangecheck "up-$MODE.bin" "$ITEST_DIR/upload.bin"
+    rangecheck page.html "$ROOT/page.html" --type text/html
+    # the upload store's edges too: 0 bytes, 1 byte, and over 1 MiB
+    for up in upload0 upload1 upload; do
+        check_eq "$MODE: PUT $up.bin" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+            -T "$ITEST_DIR/$up.bin" "$S1/files/$up-$MODE.bin")" 201
+        rangecheck "$up-$MODE.bin" "$ITEST_DIR/$up.bin"
+    done
+    check_eq "$MODE: PUT an HTML upload" "$(curl -s -o /dev/null -w '%{http_code}' \
+        "${AUTH[@]}" -T "$ROOT/page.html" "$S1/files/up-$MODE.html")" 201
+    rangecheck "up-$MODE.html" "$ROOT/page.html" --type text/html
 
     # a range of an upload being replaced finishes on the version it started with
     head -c $((8 * 1048576)) /dev/urandom >"$ITEST_DIR/v1.bin"
@@ -186,6 +201,26 @@ check_eq "PUT with a malformed If-Match: 412" "$(put c.txt "$ITEST_DIR/c1" \
     -H 'If-Match: nope')" 412
 check_eq "DELETE If-Match: an old ETag: 412" "$(del c.txt -H "If-Match: $E2")" 412
 check_eq "... the file stays" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" three
+# DELETE If-Unmodified-Since (13.1.4): a date before the Last-Modified refuses, at or after lets
+printf 'to delete' >"$ITEST_DIR/d1"
+check_eq "PUT d.txt: 201" "$(put d.txt "$ITEST_DIR/d1")" 201
+LM=$(curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/d.txt" | tr -d '\r' |
+    awk -F': ' 'tolower($1)=="last-modified"{print $2}')
+BEFORE=$(LC_ALL=C date -u -d "@$(($(date -u -d "$LM" +%s) - 1))" '+%a, %d %b %Y %H:%M:%S GMT')
+check_eq "DELETE If-Unmodified-Since 1994: 412" \
+    "$(del d.txt -H 'If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT')" 412
+check_eq "DELETE If-Unmodified-Since a second before its Last-Modified ($BEFORE): 412" \
+    "$(del d.txt -H "If-Unmodified-Since: $BEFORE")" 412
+check_eq "... nothing deleted" "$(curl -s "${AUTH[@]}" "$S1/files/d.txt")" "to delete"
+check_eq "DELETE If-Unmodified-Since its Last-Modified ($LM): 204" \
+    "$(del d.txt -H "If-Unmodified-Since: $LM")" 204
+check_eq "... gone" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/d.txt")" 404
+check_eq "PUT d.txt again: 201" "$(put d.txt "$ITEST_DIR/d1")" 201
+check_eq "DELETE If-Unmodified-Since 2050: 204" \
+    "$(del d.txt -H 'If-Unmodified-Since: Sun, 06 Nov 2050 08:49:37 GMT')" 204
+check_eq "... gone" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/d.txt")" 404
 check_eq "PUT of an operator's file with its own ETag: still 403 (owner first)" \
     "$(put f4097.bin "$ITEST_DIR/c1" -H "If-Match: $(etag_of f4097.bin)")" 403
 check_eq "DELETE If-Match of a missing name: 404 (not 412)" \

@@ -4,8 +4,9 @@
 # per username (21st wrong password -> 429 + Retry-After, the right one too, another user not,
 # server2 never asked) and per client address (127.0.0.2 is another address); the lockout ends
 # once Retry-After has passed; sign-ups per address (11th -> 429, no CREATE sent);
-# --max-conns-per-ip 3 (4th connection 503 and closed, the 3 others work, a new one is accepted
-# once one closes); --private-uploads on and off, with and without --prefetch.
+# --max-conns-per-ip 3 (4th connection 503 with Retry-After and a Date, and closed; the 3 others
+# work, a new one is accepted once one closes); --private-uploads on and off, with and without
+# --prefetch.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -167,7 +168,7 @@ log "--max-conns-per-ip 3"
 start_s1 conns --read buffered --max-conns-per-ip 3
 CONNS_OUT=$ITEST_DIR/conns.out
 python3 - "$S1_PORT" >"$CONNS_OUT" 2>&1 <<'EOF' || true
-import socket, sys, time
+import email.utils, socket, sys, time
 port = int(sys.argv[1])
 REQ = b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n"
 
@@ -201,8 +202,15 @@ print("first three:", " ".join(status(s) for s in first))
 fourth = conn()
 try:
     data = fourth.recv(4096)  # answered at accept, before any request
+    date = [l[6:] for l in data.split(b"\r\n\r\n")[0].decode().split("\r\n")
+            if l.lower().startswith("date: ")]
+    try:
+        dated = abs(email.utils.parsedate_to_datetime(date[0]).timestamp() - time.time()) < 60
+    except (IndexError, TypeError, ValueError):
+        dated = False
     print("fourth:", data.split(b" ")[1].decode() if data else "closed",
-          "retry-after" if b"Retry-After: " in data else "no-retry-after")
+          "retry-after" if b"Retry-After: " in data else "no-retry-after",
+          "date" if dated else "no-date")
     rest = fourth.recv(4096)
     print("fourth then:", "closed" if not rest else "open")
 except OSError as e:
@@ -225,7 +233,8 @@ print("after one closed:", got)
 EOF
 log "$(tr '\n' ';' <"$CONNS_OUT")"
 check_ok "the first 3 connections work" grep -qx 'first three: 404 404 404' "$CONNS_OUT"
-check_ok "the 4th is answered 503 with Retry-After" grep -qx 'fourth: 503 retry-after' "$CONNS_OUT"
+check_ok "the 4th is answered 503 with Retry-After and a current Date" \
+    grep -qx 'fourth: 503 retry-after date' "$CONNS_OUT"
 check_ok "  ... and closed" grep -qx 'fourth then: closed' "$CONNS_OUT"
 check_ok "the first 3 still work after that" grep -qx 'first three again: 404 404 404' "$CONNS_OUT"
 check_ok "another address is not counted with them" grep -qx 'another address: 404' "$CONNS_OUT"

@@ -4,8 +4,9 @@
 # disk) with the uploads: an upload stands for an operator's file of its name, a deletion hides
 # it, --private-uploads hides other accounts' uploads, --max-list cuts the listing short and
 # says so; credentials as for a GET; names a client cannot ask for (the upload store, a control
-# character, a symlink out of the root) are never listed; headless Chromium shows the HTML page
-# of a directory with Basic credentials in the URL. Runs against fake_server2.py.
+# character, a symlink out of the root) are never listed; headless Chromium, with Basic
+# credentials in the URL, shows the HTML pages of /files/ and /files/sub/ (its DOM dump has the
+# names) and takes a screenshot of /files/ (a PNG). Runs against fake_server2.py.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -46,6 +47,17 @@ for e in d["entries"]:
 print("truncated=%s" % d["truncated"])'
 }
 lines() { printf '%s\n' "$@"; }
+# browse ARGS... URL: headless Chromium with ARGS (--dump-dom, --screenshot=FILE), a fresh
+# profile each time and no traffic of its own (updates, sync, QUIC); its stderr in chromium.err
+browse() {
+    local profile rc=0
+    profile=$(mktemp -d "$ITEST_DIR/chromium.XXXXXX")
+    chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" "$@" 2>>"$ITEST_DIR/chromium.err" || rc=$?
+    rm -rf "$profile"
+    return "$rc"
+}
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 # put TEXT NAME CURL-ARGS...: the status of a PUT of TEXT (from a file: curl sends stdin chunked)
 put() {
@@ -135,11 +147,20 @@ print([e["href"] for e in json.load(sys.stdin)["entries"] if e["name"].startswit
             -H 'Accept: application/json, text/html;q=0.5' "$S1/files/")" application/json
     check_eq "$MODE: HEAD: 200, no body" "$(curl -s -I -o /dev/null -w '%{http_code}' \
         "${ALICE[@]}" "$S1/files/")" 200
-    profile=$(mktemp -d "$ITEST_DIR/chromium.XXXXXX")
-    chromium --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
-        --dump-dom "http://alice:secret@127.0.0.1:$S1_PORT/files/sub/" \
-        >"$ITEST_DIR/dom.html" 2>"$ITEST_DIR/chromium.err" || true
-    rm -rf "$profile"
+    # a browser: the page it builds from /files/ and /files/sub/, credentials in the URL
+    base="http://alice:secret@127.0.0.1:$S1_PORT/files"
+    browse --dump-dom "$base/" >"$ITEST_DIR/dom-root.html" || true
+    check_ok "$MODE: Chromium shows /files/ with its names" \
+        python3 -c '
+import sys
+dom = open(sys.argv[1]).read()
+want = ["Index of /files/", ">new/</a>", ">b.bin</a>",
+        "<a href=\"sp%20ace%26%3Cx%3E.txt\">sp ace&amp;&lt;x&gt;.txt</a>"]
+want += [">%s/</a>" % d for d in sys.argv[2:]]
+missing = [w for w in want if w not in dom]
+sys.exit(0 if not missing and ">a.txt</a>" not in dom else "missing: %s" % missing)' \
+        "$ITEST_DIR/dom-root.html" "${dirs[@]#d }"
+    browse --dump-dom "$base/sub/" >"$ITEST_DIR/dom.html" || true
     check_ok "$MODE: Chromium shows /files/sub/ with its names" \
         python3 -c '
 import sys
@@ -147,6 +168,14 @@ dom = open(sys.argv[1]).read()
 want = [">deep/</a>", ">up.txt</a>", "Index of /files/sub/"]
 sys.exit(0 if all(w in dom for w in want) and ">mine.txt</a>" not in dom else 1)' \
         "$ITEST_DIR/dom.html"
+    png=$ITEST_DIR/files-$MODE.png
+    rm -f "$png"
+    browse --window-size=1024,768 --screenshot="$png" "$base/" >/dev/null || true
+    check_ok "$MODE: Chromium's screenshot of /files/ is a non-empty PNG" \
+        python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+sys.exit(0 if b[:8] == b"\x89PNG\r\n\x1a\n" and len(b) > 1000 else 1)' "$png"
     stop_s1 "$MODE"
 done
 

@@ -534,7 +534,8 @@ stop_s1 "mime-types"
 
 log "--max-conns"
 start_s1 s1-maxconns --max-conns 2 --threads 1
-check_eq "connection over --max-conns is refused" "$("${CLIENT[@]}" maxconns "$S1_PORT" 2)" rejected
+check_eq "connection over --max-conns is refused: a 503 with a Date" \
+    "$("${CLIENT[@]}" maxconns "$S1_PORT" 2)" "rejected, dated"
 check_ok "served again once under the limit" wait_until 5 code_is 404 "$S1/nope"
 m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_connections_rejected_total)
 check_eq "rejections counted" "$(tail -n1 <<<"$m")" 1
