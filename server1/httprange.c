@@ -61,10 +61,11 @@ enum httprange_result httprange_parse(const char *value, size_t len, uint64_t si
     struct span r[HTTPRANGE_MAX_PARTS];
     size_t nparts = 0;
     size_t nsat = 0;
-    bool empty_sat = false; /* a non-zero suffix of a zero-length representation */
     size_t i = 6;
     struct span cur;
 
+    if (size == 0)
+        return HTTPRANGE_IGNORE; /* no content: see httprange.h */
     if (len < 6 || strncasecmp(value, "bytes", 5) != 0 || value[5] != '=')
         return HTTPRANGE_IGNORE;
     for (;;) {
@@ -85,9 +86,7 @@ enum httprange_result httprange_parse(const char *value, size_t len, uint64_t si
             i++;
             if (!parse_pos(value, len, &i, &last))
                 return HTTPRANGE_IGNORE;
-            if (last > 0 && size == 0)
-                empty_sat = true;
-            else if (last > 0)
+            if (last > 0)
                 r[nsat++] = (struct span){size - (last < size ? last : size), size};
         } else {
             if (!parse_pos(value, len, &i, &first) || i == len || value[i] != '-')
@@ -112,8 +111,8 @@ enum httprange_result httprange_parse(const char *value, size_t len, uint64_t si
     }
     if (nparts == 0)
         return HTTPRANGE_IGNORE;
-    if (nsat == 0) /* (always so when size is 0) */
-        return empty_sat ? HTTPRANGE_IGNORE : HTTPRANGE_UNSATISFIABLE;
+    if (nsat == 0)
+        return HTTPRANGE_UNSATISFIABLE;
     sort_spans(r, nsat);
     cur = r[0];
     for (size_t k = 1; k < nsat; k++) {

@@ -17,14 +17,15 @@
  *  - More than HTTPRANGE_MAX_PARTS range-specs: ignored (a guard against many tiny ranges,
  *    §14.2 and the "overlapping ranges" attack of §17.15); counted before satisfiability.
  *  - first-last and first- are satisfiable if first < size; last >= size is clamped to size-1.
- *    -suffix is satisfiable if suffix > 0; it selects the last min(suffix, size) bytes. No
- *    satisfiable range-spec: HTTPRANGE_UNSATISFIABLE (416).
- *  - A zero-length representation, by the same rules (§14.1.1: "the only satisfiable form of
- *    range-spec is a suffix-range with a non-zero suffix-length"): an int-range ("bytes=0-0",
- *    "bytes=0-") or "-0" alone is HTTPRANGE_UNSATISFIABLE (416, "bytes *" "/0"). A non-zero
- *    suffix-range is satisfiable but selects no byte, which no 206 can describe (§14.4
- *    incl-range needs first-pos <= last-pos): a set with one is HTTPRANGE_IGNORE (200 with
- *    Content-Length: 0, which is that empty selection).
+ *    -suffix is satisfiable if suffix > 0; it selects the last min(suffix, size) bytes. No satisfiable range-spec: HTTPRANGE_UNSATISFIABLE (416).
+ *  - A zero-length representation: Range is always ignored (200 with Content-Length: 0), as
+ *    §14.2 permits ("A server that supports range requests MAY ignore a Range header field when
+ *    the selected representation has no content"). By §14.1.2 a first-pos range is then
+ *    unsatisfiable but a non-zero suffix-range is satisfiable, and it selects no byte, which no
+ *    206 can describe (§14.4 incl-range needs first-pos <= last-pos); the empty 200 is the one
+ *    answer right for both, and clients that fetch in slices ("bytes=0-N") get the file rather
+ *    than an error. Apache httpd answers so; a 416 there was reported as a bug against Go
+ *    net/http (golang/go#54794), minio (#17708), rack (#2159) and werkzeug (#1937).
  *  - Several satisfiable ranges: we never send multipart/byteranges. They are sorted by start
  *    and merged when they overlap or touch; one result is HTTPRANGE_ONE, several are IGNORED
  *    (§14.2: a server MAY ignore Range).
