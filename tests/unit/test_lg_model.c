@@ -254,8 +254,12 @@ static void synth_sw(struct lg_model_obs *o)
         o[i].cpu_util = x * 0.00015 / 2;
         o[i].cpu_watched = x * 0.00015;
         o[i].nsw = 2;
-        o[i].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, x * 0.00005, x * 0.00025};
-        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, true, x * 0.0001, 0};
+        o[i].sw[0] = (struct lg_model_sw){
+            .name = "s2-wrk", .k = 2, .pinned = false, .run = x * 0.00005, .blocked = x * 0.00025
+        };
+        o[i].sw[1] = (struct lg_model_sw){
+            .name = "s1-wrk", .k = 2, .pinned = true, .run = x * 0.0001, .blocked = 0
+        };
     }
 }
 
@@ -319,11 +323,19 @@ static void test_model_overlap(void **state)
 
     (void)state;
     /* N = 1: 0.25 + 0.25 ms busy per request in 0.4 ms */
-    o[0].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 0.625, 0};
-    o[0].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 0.625, 0};
+    o[0].sw[0] = (struct lg_model_sw){
+        .name = "s2-wrk", .k = 2, .pinned = false, .run = 0.625, .blocked = 0
+    };
+    o[0].sw[1] = (struct lg_model_sw){
+        .name = "s1-wrk", .k = 2, .pinned = false, .run = 0.625, .blocked = 0
+    };
     /* N = 64: the server2 pool busy all the time, 0.5 ms per request */
-    o[1].sw[0] = (struct lg_model_sw){"s2-wrk", 2, false, 2, 0};
-    o[1].sw[1] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0};
+    o[1].sw[0] = (struct lg_model_sw){
+        .name = "s2-wrk", .k = 2, .pinned = false, .run = 2, .blocked = 0
+    };
+    o[1].sw[1] = (struct lg_model_sw){
+        .name = "s1-wrk", .k = 2, .pinned = false, .run = 1, .blocked = 0
+    };
     lg_model_fit(&in, &m);
     assert_true(m.ok && m.layered);
     assert_true(m.phi > 0.5 && m.phi < 0.9);
@@ -364,9 +376,14 @@ static void synth_gc(struct lg_model_obs *o)
         o[i].r_s = c[ns[i] - 1].r_s + 0.00005;
         o[i].cpu_util = 0.1;
         o[i].nsw = 2;
-        o[i].sw[0] = (struct lg_model_sw){"s1-commit", 1, false, 0, x * GC_CYCLE / gc_b(ns[i]),
-                                          true, x * 0.0001 / gc_b(ns[i])};
-        o[i].sw[1] = (struct lg_model_sw){"s1-wrk", 2, true, x * 0.0001, 0, false, NAN};
+        o[i].sw[0] = (struct lg_model_sw){
+            .name = "s1-commit", .k = 1, .pinned = false, .run = 0,
+            .blocked = x * GC_CYCLE / gc_b(ns[i]), .batch = true, .cpu = x * 0.0001 / gc_b(ns[i])
+        };
+        o[i].sw[1] = (struct lg_model_sw){
+            .name = "s1-wrk", .k = 2, .pinned = true, .run = x * 0.0001, .blocked = 0,
+            .batch = false, .cpu = NAN
+        };
     }
 }
 
@@ -426,8 +443,14 @@ static void test_model_other_cpu(void **state)
     struct lg_model_out m;
 
     (void)state;
-    o[0].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 1, 0, false, NAN};
-    o[1].sw[0] = (struct lg_model_sw){"s1-wrk", 2, false, 2, 0, false, NAN};
+    o[0].sw[0] = (struct lg_model_sw){
+        .name = "s1-wrk", .k = 2, .pinned = false, .run = 1, .blocked = 0, .batch = false,
+        .cpu = NAN
+    };
+    o[1].sw[0] = (struct lg_model_sw){
+        .name = "s1-wrk", .k = 2, .pinned = false, .run = 2, .blocked = 0, .batch = false,
+        .cpu = NAN
+    };
     lg_model_fit(&in, &m);
     assert_true(m.ok && m.layered);
     assert_rel(m.phi, 1, 1e-6);
