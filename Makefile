@@ -8,7 +8,8 @@
 #                   make fuzz-short: 5 s each
 #   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
 #   make failover   scripts/cluster-failover.sh, the long run, for each of FAILOVER_BACKENDS
-#                   (redis-sentinel galera); needs root (network namespaces)
+#                   (redis-sentinel galera); needs root (network namespaces);
+#                   FAILOVER_OUT=DIR: each run's output in DIR/BACKEND.txt (--out)
 #   V=1 shows full commands; WERROR=1 turns warnings into errors; the test goals compile with
 #   JOBS parallel jobs (default: the number of CPUs), then run the tests one at a time.
 
@@ -179,13 +180,14 @@ soak: all
 FAILOVER_BACKENDS ?= redis-sentinel galera
 failover: all
 	$(Q)rc=0; for b in $(FAILOVER_BACKENDS); do echo "== failover: $$b"; \
-	    BIN_DIR=$(O) bash scripts/cluster-failover.sh --backend $$b || rc=1; \
+	    BIN_DIR=$(O) bash scripts/cluster-failover.sh --backend $$b \
+	        $(if $(FAILOVER_OUT),--out $(FAILOVER_OUT)) || rc=1; \
 	done; exit $$rc
 
 clean:
 	rm -rf build
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# //'
+	@sed -n '2,13p' Makefile | sed 's/^# //'
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -9,12 +9,15 @@
 # the pass condition. Needs root (network namespaces).
 #
 #   scripts/cluster-failover.sh [--backend redis-sentinel|galera] [--short] [--keep]
-#                               [--use DIR] [--threads N]
+#                               [--use DIR] [--threads N] [--out DIR]
 #
 # --short: each fault once, 3 s before, 3 s down, 3 s after (make test); else each fault twice
 # (the second time on s1-2 / s2-2), 10 s each (make failover). --use DIR: a cluster already up
 # under DIR (left up); otherwise one is brought up and taken down. --keep: keep the run
 # directory (journals, cluster logs) even on success. --threads: per load host (default 4).
+# --out DIR: also write everything printed to DIR/BACKEND.txt (BACKEND-short.txt with
+# --short; an existing one is refused), and DIR/machine.md (scripts/machine-info.sh) unless
+# there; the load average is printed at the start and the end.
 # Error-window targets: server1 2000 ms (HAProxy checks every 500 ms, down after 2), server2
 # 2000 ms, the Redis primary down-after-milliseconds (1000) + 2000 ms, a Galera node 2000 ms.
 # Exit status: 0 pass, 1 an account lost or a window over its target or a step failed, 2 usage.
@@ -30,14 +33,15 @@ TARGET_S2_MS=2000
 TARGET_REDIS_MS=$((1000 + 2000)) # cluster.sh's Sentinel down-after-milliseconds + 2 s
 TARGET_GALERA_MS=2000
 
-usage() { header_usage "${BASH_SOURCE[0]}" 11 20 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 11 23 "${1:-2}"; }
 
-backend=redis-sentinel short="" keep="" use="" threads=4
+backend=redis-sentinel short="" keep="" use="" threads=4 out="" TEE=""
 while (($# > 0)); do
     case $1 in
-    --backend | --use | --threads) (($# >= 2)) || usage ;;&
+    --backend | --use | --threads | --out) (($# >= 2)) || usage ;;&
     --backend) backend=$2; shift 2 ;;
     --use) use=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --short) short=1; shift ;;
     --keep) keep=1; shift ;;
@@ -50,6 +54,17 @@ done
 [[ $threads =~ ^[0-9]+$ ]] && ((threads >= 1 && threads <= 64)) || die "--threads must be 1..64"
 ((EUID == 0)) || die "needs root: the cluster's hosts are network namespaces"
 require_cmd python3
+if [[ -n $out ]]; then
+    REPORT=$out/$backend${short:+-short}.txt
+    [[ ! -e $REPORT ]] || die "--out $out: $REPORT exists"
+    mkdir -p "$out"
+    [[ -f $out/machine.md ]] || "$TOP/scripts/machine-info.sh" "${TMPDIR:-/var/tmp}" \
+        >"$out/machine.md" || die "--out $out: scripts/machine-info.sh failed"
+    exec > >(tee "$REPORT") 2>&1
+    TEE=$!
+fi
+echo "failover: --backend $backend${short:+ --short}, $(nproc) cores, load average at the" \
+    "start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [[ -n $short ]]; then
     PERIOD_S=3 DOWN_S=3 ROUNDS=1
@@ -83,6 +98,10 @@ cleanup() {
         log "run directory kept: $RUN"
     else
         rm -rf "$RUN"
+    fi
+    if [[ -n $TEE ]]; then # the report complete before the exit
+        exec >&- 2>&-
+        wait_pid_exit "$TEE" 10
     fi
     exit "$rc"
 }
@@ -151,6 +170,7 @@ python3 "$LOAD" report --faults "$RUN/faults" --period "$((PERIOD_S * 1000))" "$
     FAILED=1
 "$CLUSTER" exec "$CL" lg-1 python3 "$LOAD" verify --url "$LB" --seed-file "$RUN/seed" \
     "${JOURNALS[@]}" || FAILED=1
+echo "failover: load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -n $FAILED ]]; then
     echo "failover: FAILED"
     exit 1

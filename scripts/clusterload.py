@@ -16,12 +16,15 @@
   clusterload.py report --faults FILE [--period MS] JOURNAL...
       FILE has one line per fault: "NAME KILL_MS RESTART_MS READY_MS TARGET_MS" (the process
       was SIGKILLed at KILL_MS, started again at RESTART_MS, back in service at READY_MS; its
-      error windows may last TARGET_MS). Prints per fault the failed requests by kind and class,
-      the error window (first failed request's start to the last one's end) of the kill (failures
-      that started between KILL_MS and RESTART_MS) and of the restart (from RESTART_MS to the
-      next fault), and the throughput (answered requests/s) in the PERIOD (default 3000 ms)
-      before the kill, from the kill to READY_MS, and in the PERIOD after READY_MS. Exit 1 if a
-      window exceeds its target.
+      error windows may last TARGET_MS). A failed request belongs to the last kill or restart
+      before its end: one in flight at a kill that failed after it counts toward that kill,
+      not toward the period before (periods: after the kill = KILL_MS to RESTART_MS, after
+      the restart = RESTART_MS to the next KILL_MS). Prints per fault the failed requests by
+      kind and class, the error window of the kill and of the restart (from the first failed
+      request's start, or the kill or restart if that request was already in flight, to the
+      last one's end), and the throughput (answered requests/s) in the PERIOD (default
+      3000 ms) before the kill, from the kill to READY_MS, and in the PERIOD after READY_MS.
+      Exit 1 if a window exceeds its target.
   clusterload.py verify --url URL --seed-file F [--threads N] JOURNAL...
       Logs in (GET /files/f1k-00 with Basic credentials) with every account whose creation was
       answered 201. 200: there; 401: lost; anything else is asked again for up to 30 s. Prints
@@ -225,11 +228,32 @@ def ok(kind, st):
     return st == ("201" if kind == "new" else "200")
 
 
-def window(fails):
-    """ms from the first failed request's start to the last one's end (0: none failed)."""
+def window(fails, t_event):
+    """ms from the first failed request's start (t_event if it started before) to the last one's
+    end (0: none failed)."""
     if not fails:
         return 0
-    return int(round(max(r[1] for r in fails) - min(r[0] for r in fails)))
+    return int(round(max(r[1] for r in fails) - max(t_event, min(r[0] for r in fails))))
+
+
+def attribute(faults, fails):
+    """(failures before the first kill, [(after the kill, after the restart)] per fault): each
+    failure goes to the last kill or restart at or before its end."""
+    before = []
+    periods = [([], []) for _ in faults]
+    for r in fails:
+        end = r[1]
+        for i in range(len(faults) - 1, -1, -1):
+            kill, restart = faults[i][1], faults[i][2]
+            if end >= restart:
+                periods[i][1].append(r)
+                break
+            if end >= kill:
+                periods[i][0].append(r)
+                break
+        else:
+            before.append(r)
+    return before, periods
 
 
 def by_class(fails):
@@ -260,17 +284,15 @@ def cmd_report(a):
                 faults.append((p[0], float(p[1]), float(p[2]), float(p[3]), int(p[4])))
     fails = [r for r in rows if not ok(r[2], r[3])]
     end = rows[-1][1] + 1
-    t_first = faults[0][1] if faults else end
     bad = 0
-    before = [r for r in fails if r[0] < t_first]
+    before, periods = attribute(faults, fails)
     print("load: %d requests from %d journals, %d failed; before the first fault: %d failed "
           "(%s)" % (len(rows), len(a.journals), len(fails), len(before), by_class(before)))
     summary = []
     for i, (name, kill, restart, ready, target) in enumerate(faults):
         nxt = faults[i + 1][1] if i + 1 < len(faults) else end
-        f_kill = [r for r in fails if kill <= r[0] < restart]
-        f_rest = [r for r in fails if restart <= r[0] < nxt]
-        w_kill, w_rest = window(f_kill), window(f_rest)
+        f_kill, f_rest = periods[i]
+        w_kill, w_rest = window(f_kill, kill), window(f_rest, restart)
         over = w_kill > target or w_rest > target
         bad += over
         print("fault %d: %s (killed for %.1f s, back in service %.1f s after its restart)" % (

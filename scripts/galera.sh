@@ -28,8 +28,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PROVIDER=${GALERA_PROVIDER:-/usr/lib/galera/libgalera_smm.so}
 # Failure detection: a node silent for 1 s is suspected, for 1.5 s dropped, and the others go on
 # without it; writes wait meanwhile. (The defaults, 5 s and 15 s, are for hosts across a
-# network: on one machine a write would wait longer than server2's 2 s I/O timeout. With 0.8 s
-# and 1.2 s a busy 2-core machine split the cluster: the two nodes left suspected each other.)
+# network: on one machine a write would wait longer than server2's --backend-timeout, 2 s by
+# default, 3 s in scripts/cluster.sh. With 0.8 s and 1.2 s a busy 2-core machine split the
+# cluster: the two nodes left suspected each other.)
 EVS="evs.keepalive_period=PT0.25S;evs.suspect_timeout=PT1S;evs.inactive_check_period=PT0.25S"
 EVS+=";evs.inactive_timeout=PT1.5S;evs.install_timeout=PT1.5S"
 # As root the nodes run as mysql (Debian's mariadb-server makes that user): a joiner's rsync

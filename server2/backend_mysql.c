@@ -33,10 +33,12 @@
 #include <string.h>
 
 #include "account.h"
+#include "log.h"
 #include "record.h"
 #include "xalloc.h"
 
 #define STMT_SIZES 11 /* statements for 1, 2, 4, ... 1024 rows (S2_BATCH_MAX) */
+#define DEADLOCK_RETRIES 2 /* a statement rolled back as a deadlock is run again this often */
 
 struct mysql_conn {
     MYSQL *m;
@@ -303,6 +305,27 @@ static bool transient_error(unsigned int e)
 }
 
 /*
+ * mysql_stmt_execute, run again (DEADLOCK_RETRIES times at most) while it fails with a
+ * deadlock. With autocommit such a statement was rolled back whole, so running it again is
+ * safe: a CREATE whose row is there by then is found as its own creation, a compare-and-set
+ * sees the hash as it is. On Galera it is how a certification conflict ends, e.g. a batch sent
+ * again after its node died under it, whose first write-set the others apply at the view
+ * change before certifying the second (it reached server2 despite the server's own
+ * wsrep_retry_autocommit). 0, or non-zero as mysql_stmt_execute.
+ */
+static int execute(MYSQL_STMT *st)
+{
+    int rc = mysql_stmt_execute(st);
+
+    for (int i = 0; i < DEADLOCK_RETRIES && rc != 0 && mysql_stmt_errno(st) == ER_LOCK_DEADLOCK;
+         i++) {
+        log_info("backend statement rolled back as a deadlock: running it again");
+        rc = mysql_stmt_execute(st);
+    }
+    return rc;
+}
+
+/*
  * A statement call failed: -1 if the connection is unusable, else marks every op failed and
  * returns 0. Statement errors never quote the values (they are bound, not in the text).
  */
@@ -410,7 +433,7 @@ static int run_insert(struct mysql_conn *mc, struct backend_op *ops, size_t n, s
         bind_str(&b[2 * r], last->user, last->user_len);
         bind_str(&b[2 * r + 1], last->hash, strlen(last->hash));
     }
-    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0)
+    if (mysql_stmt_bind_param(st, b) != 0 || execute(st) != 0)
         return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
     return 0;
 }
@@ -444,7 +467,7 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     out[1].buffer = hash;
     out[1].buffer_length = sizeof(hash);
     out[1].length = &lens[1];
-    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
+    if (mysql_stmt_bind_param(st, b) != 0 || execute(st) != 0 ||
         mysql_stmt_bind_result(st, out) != 0 || mysql_stmt_store_result(st) != 0)
         return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
     while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
@@ -486,7 +509,7 @@ static int run_replace(struct mysql_conn *mc, struct backend_op *op, char *err)
     bind_str(&b[0], op->hash, strlen(op->hash));
     bind_str(&b[1], op->user, op->user_len);
     bind_str(&b[2], op->expect, strlen(op->expect));
-    if (mysql_stmt_bind_param(mc->update, b) != 0 || mysql_stmt_execute(mc->update) != 0)
+    if (mysql_stmt_bind_param(mc->update, b) != 0 || execute(mc->update) != 0)
         return fail_batch(mc->update, op, 1, err) < 0 ? -1 : 0;
     rows = mysql_stmt_affected_rows(mc->update);
     op->status = rows == 1 ? BACKEND_ST_OK : BACKEND_ST_NOTFOUND;

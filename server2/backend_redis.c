@@ -16,10 +16,12 @@
  * connection unusable, and the next connect asks the Sentinels again. With --redis-wait N a
  * batch that wrote sends WAIT N after its commands, and a write is answered OK only if at least
  * N replicas have it: the old primary of a failover cannot acknowledge what the new one lacks.
+ * With redis:// and no --redis-wait, N is 1 if the primary lists replicas at connect, else 0.
  */
 #include "backend.h"
 
 #include <hiredis.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@
 struct rconn {
     redisContext *c;
     unsigned wait;
+    bool wait_auto;   /* --redis-wait not given with redis://: wait follows the node's replicas */
     unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
 };
 
@@ -140,25 +143,72 @@ int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size
     return -1;
 }
 
-/* Whether c says it is a primary (ROLE); -1 with err if it cannot say. */
-static int is_primary(redisContext *c, char *err)
+/*
+ * ROLE: whether c's node says it is a primary, and the replicas it lists if so (connected, or
+ * connecting); 0, or -1 with err if it cannot say (c->err set: the connection failed).
+ */
+static int read_role(redisContext *c, bool *primary, unsigned *replicas, char *err)
 {
     redisReply *r = redisCommand(c, "ROLE");
-    int rc;
 
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "ROLE: %s", c->errstr);
         return -1;
     }
-    rc = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-         r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0;
     if (r->type == REDIS_REPLY_ERROR) {
         snprintf(err, BACKEND_ERR_LEN, "ROLE: %.*s", (int)(r->len > 120 ? 120 : r->len),
                  r->str);
-        rc = -1;
+        freeReplyObject(r);
+        return -1;
     }
+    *primary = r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+               r->element[0]->type == REDIS_REPLY_STRING &&
+               strcmp(r->element[0]->str, "master") == 0;
+    *replicas = *primary && r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
+                    ? (unsigned)r->element[2]->elements
+                    : 0;
     freeReplyObject(r);
-    return rc;
+    return 0;
+}
+
+/* Whether c says it is a primary (ROLE); -1 with err if it cannot say. */
+static int is_primary(redisContext *c, char *err)
+{
+    bool primary;
+    unsigned replicas;
+
+    if (read_role(c, &primary, &replicas, err) < 0)
+        return -1;
+    return primary ? 1 : 0;
+}
+
+/*
+ * redis:// without --redis-wait: WAIT for 1 replica if c's node lists any now, else none.
+ * Decided at each connect, and again after a WAIT falls short: a replica that attaches later
+ * counts from the next connect; a write while a listed replica does not answer is unavailable,
+ * and once the node no longer lists any, writes stop waiting. A node that will not answer ROLE
+ * (an ACL) gets no WAIT, with a warning. 0 with the choice in *wait, or -1 with err if the
+ * connection failed.
+ */
+static int auto_wait(redisContext *c, unsigned *wait, char *err)
+{
+    static atomic_int logged = -1; /* the last choice logged: each change is logged once */
+    bool primary;
+    unsigned replicas;
+
+    if (read_role(c, &primary, &replicas, err) < 0) {
+        if (c->err != 0)
+            return -1;
+        log_warn("cannot tell whether the primary has replicas (%s): writes do not WAIT; "
+                 "give --redis-wait", err);
+        err[0] = '\0';
+        replicas = 0;
+    }
+    *wait = replicas > 0 ? 1 : 0;
+    if (atomic_exchange(&logged, (int)*wait) != (int)*wait)
+        log_info("the primary lists %u replica%s: writes WAIT for %u (--redis-wait not given)",
+                 replicas, replicas == 1 ? "" : "s", *wait);
+    return 0;
 }
 
 /* The credentials and database of u on a new context; -1 with err. */
@@ -251,6 +301,12 @@ static void *redis_connect(const struct backend_url *u, char *err)
     }
     rc->c = c;
     rc->wait = u->redis_wait;
+    rc->wait_auto = u->redis_wait_auto;
+    if (rc->wait_auto && auto_wait(c, &rc->wait, err) < 0) {
+        redisFree(c);
+        free(rc);
+        return NULL;
+    }
     rc->wait_ms = u->io_timeout_ms / 2 < WAIT_TIMEOUT_MS ? u->io_timeout_ms / 2 : WAIT_TIMEOUT_MS;
     return rc;
 }
@@ -331,15 +387,15 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
 
 /*
  * WAIT's answer r: unless at least rc->wait replicas have the batch's writes, none of them is
- * answered OK (the primary has them, but a failover could lose them).
+ * answered OK (the primary has them, but a failover could lose them). Whether it fell short.
  */
-static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r,
+static bool confirm_writes(struct backend_op *ops, size_t n, const redisReply *r,
                            const struct rconn *rc, char *err)
 {
     long long got = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
 
     if (got >= (long long)rc->wait)
-        return;
+        return false;
     for (size_t i = 0; i < n; i++) {
         if (ops[i].kind != BACKEND_OP_LOOKUP && ops[i].status == BACKEND_ST_OK)
             ops[i].status = BACKEND_ST_UNAVAILABLE;
@@ -349,6 +405,7 @@ static void confirm_writes(struct backend_op *ops, size_t n, const redisReply *r
     else
         snprintf(err, BACKEND_ERR_LEN, "WAIT: %lld of %u replicas confirmed the writes in %u ms",
                  got, rc->wait, rc->wait_ms);
+    return true;
 }
 
 /*
@@ -429,7 +486,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     struct rconn *rc = conn;
     redisContext *c = rc->c;
     char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
-    bool writes = false, lost_primary = false;
+    bool writes = false, lost_primary = false, short_wait = false;
 
     err[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -490,13 +547,21 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         if (i < n)
             apply_reply(&ops[i], reply, err);
         else
-            confirm_writes(ops, n, reply, rc, err);
+            short_wait = confirm_writes(ops, n, reply, rc, err);
         freeReplyObject(reply);
     }
     if (lost_primary) {
         snprintf(err, BACKEND_ERR_LEN, "the node is no longer a writable primary; connecting "
                                        "anew");
         return -1;
+    }
+    if (short_wait && rc->wait_auto) {
+        /* a replica that left for good would otherwise fail every write from now on */
+        char why[BACKEND_ERR_LEN];
+        if (auto_wait(c, &rc->wait, why) < 0) {
+            snprintf(err, BACKEND_ERR_LEN, "%s", why);
+            return -1;
+        }
     }
     return rc->wait > 0 ? confirm_resent(rc, ops, n, err) : 0;
 }

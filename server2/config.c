@@ -171,8 +171,9 @@ void s2_config_usage(FILE *out)
             "                           (default %u)\n"
             "      --redis-wait N       Redis: a write is acknowledged only once N replicas\n"
             "                           have it (WAIT, 1 s or half --backend-timeout);\n"
-            "                           default 1 with redis-sentinel://,\n"
-            "                           else 0\n"
+            "                           default 1 with redis-sentinel://; with redis://, 1\n"
+            "                           if the primary lists replicas when server2 connects\n"
+            "                           (ROLE), else 0\n"
             "      --backend-timeout D  one database read or write at most, and a MySQL\n"
             "                           connect (MySQL: whole seconds, rounded up); past it the\n"
             "                           request is UNAVAILABLE and the connection made anew.\n"
@@ -430,6 +431,8 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     if (redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
         return bad(err, "--redis-wait applies to a Redis backend only");
     c->backend.redis_wait = redis_wait >= 0 ? (unsigned)redis_wait : c->backend.sentinel ? 1 : 0;
+    c->backend.redis_wait_auto = redis_wait < 0 && c->backend.kind == BACKEND_REDIS &&
+                                 !c->backend.sentinel;
     c->backend.io_timeout_ms = (unsigned)(c->backend_timeout_us / 1000);
     if (password_file != NULL) {
         if (read_password_file(password_file, &c->backend, err) < 0)
@@ -461,18 +464,23 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     char ttl[32];
     char idle[32];
     char btimeout[32];
+    char wait[16];
 
     backend_url_describe(&c->backend, url, sizeof(url));
+    if (c->backend.redis_wait_auto)
+        snprintf(wait, sizeof(wait), "auto");
+    else
+        snprintf(wait, sizeof(wait), "%u", c->backend.redis_wait);
     fmt_duration(c->auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
     fmt_duration(c->backend_timeout_us, btimeout, sizeof(btimeout));
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
-             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%u "
+             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%s "
              "backend-timeout=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
              c->max_queue, c->max_conns, idle, level_names[c->log_level],
-             c->insecure_no_secret ? "none" : "file", c->backend.redis_wait, btimeout);
+             c->insecure_no_secret ? "none" : "file", wait, btimeout);
 }

@@ -239,6 +239,41 @@ static void test_s2_config_password_file_env(void **state)
                  err);
 }
 
+/* --redis-wait: 1 with Sentinels, decided at connect with redis://, an explicit value wins */
+static void test_s2_config_redis_wait(void **state)
+{
+    struct s2_config c;
+    char err[S2_CONFIG_ERR_LEN];
+    char out[1024];
+
+    (void)state;
+    assert_int_equal(parse(&c, err, "-b", "redis-sentinel://s1,s2/m", NULL), S2_CONFIG_OK);
+    assert_int_equal(c.backend.redis_wait, 1);
+    assert_false(c.backend.redis_wait_auto);
+    assert_int_equal(parse(&c, err, "-b", "redis://h", NULL), S2_CONFIG_OK);
+    assert_true(c.backend.redis_wait_auto);
+    s2_config_describe(&c, out, sizeof(out));
+    assert_non_null(strstr(out, " redis-wait=auto "));
+    assert_int_equal(parse(&c, err, "-b", "redis:///tmp/r.sock", NULL), S2_CONFIG_OK);
+    assert_true(c.backend.redis_wait_auto);
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "--redis-wait", "0", NULL), S2_CONFIG_OK);
+    assert_false(c.backend.redis_wait_auto);
+    assert_int_equal(c.backend.redis_wait, 0);
+    s2_config_describe(&c, out, sizeof(out));
+    assert_non_null(strstr(out, " redis-wait=0 "));
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "--redis-wait", "2", NULL), S2_CONFIG_OK);
+    assert_false(c.backend.redis_wait_auto);
+    assert_int_equal(c.backend.redis_wait, 2);
+    assert_int_equal(parse(&c, err, "-b", "redis-sentinel://s1/m", "--redis-wait", "0", NULL),
+                     S2_CONFIG_OK);
+    assert_int_equal(c.backend.redis_wait, 0);
+    assert_int_equal(parse(&c, err, "-b", "mysql://u@h/db", NULL), S2_CONFIG_OK);
+    assert_false(c.backend.redis_wait_auto);
+    assert_int_equal(c.backend.redis_wait, 0);
+    expect_error("--redis-wait applies to a Redis backend only",
+                 parse(&c, err, "-b", "mysql://u@h/db", "--redis-wait", "1", NULL), err);
+}
+
 static void test_s2_config_link_secret(void **state)
 {
     struct s2_config c;
@@ -273,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_s2_config_password_hidden),
         cmocka_unit_test(test_s2_config_password_file_env),
         cmocka_unit_test(test_s2_config_link_secret),
+        cmocka_unit_test(test_s2_config_redis_wait),
     };
     return cmocka_run_group_tests_name("s2_config", tests, NULL, NULL);
 }
