@@ -145,11 +145,8 @@ static void body_discard(struct s1_body *b)
 {
     if (b->kind == S1_BODY_MEM && b->owned != NULL)
         free(b->owned);
-    if (b->kind == S1_BODY_MEM && b->blob != NULL)
-        files_blob_unref(b->blob);
     respbuf_free(b->rbuf);
     b->owned = NULL;
-    b->blob = NULL;
     b->rbuf = NULL;
     if ((b->kind == S1_BODY_FILE || b->kind == S1_BODY_STREAM) && b->fd >= 0)
         close(b->fd);
@@ -164,13 +161,6 @@ static void free_ref(const void *data, size_t len, void *owned)
     UNUSED(data);
     UNUSED(len);
     free(owned);
-}
-
-static void unref_blob(const void *data, size_t len, void *blob)
-{
-    UNUSED(data);
-    UNUSED(len);
-    files_blob_unref(blob);
 }
 
 static void free_rbuf(const void *data, size_t len, void *rbuf)
@@ -228,13 +218,11 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
         const char *p = (const char *)b->data + body_off;
         size_t n = b->len - body_off;
         int rc = b->owned  ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
-                 : b->blob ? evbuffer_add_reference(out, p, n, unref_blob, b->blob)
                  : b->rbuf ? evbuffer_add_reference(out, p, n, free_rbuf, b->rbuf)
                            : evbuffer_add_reference(out, p, n, NULL, NULL);
         if (rc < 0)
             goto fail;
         b->owned = NULL; /* the evbuffer frees it now */
-        b->blob = NULL;  /* ... or drops the reference once sent */
         b->rbuf = NULL;
     } else if (b->kind == S1_BODY_STREAM) {
         /* conn_flush reads it in, a chunk each time the output has drained */

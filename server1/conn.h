@@ -45,7 +45,6 @@
 
 struct evbuffer;
 struct files;
-struct files_blob;
 struct respbuf;
 struct s1_config;
 struct s1_conn;
@@ -60,8 +59,8 @@ enum s1_conn_state {
 
 enum s1_body_kind {
     S1_BODY_NONE,
-    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL, or
-                     blob unreferenced once sent if blob != NULL */
+    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL (else it
+                     outlives the response: static text, a prefetched file) */
     S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
     S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from off, read into rbuf one chunk at a time
                        as the socket takes them; fd closed and rbuf freed at the end */
@@ -72,7 +71,6 @@ struct s1_body {
     const void *data;
     size_t len;
     void *owned;
-    struct files_blob *blob;
     struct respbuf *rbuf; /* S1_BODY_MEM: data lies in it, freed once sent; S1_BODY_STREAM */
     int fd;
     uint64_t off; /* S1_BODY_FILE, S1_BODY_STREAM: where the bytes start in fd */

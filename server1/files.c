@@ -272,7 +272,7 @@ bool files_name_is_reserved(const char *name, size_t len)
     return false;
 }
 
-/* The slot of name, or of the empty slot where it would go. Caller holds f->lock. */
+/* The slot of name, or of the empty slot where it would go. */
 static struct files_entry *slot_of(struct files_entry *table, size_t cap, const char *name,
                                    size_t len, uint64_t h)
 {
@@ -287,36 +287,26 @@ static struct files_entry *slot_of(struct files_entry *table, size_t cap, const 
     }
 }
 
-struct files_blob *files_acquire(struct files *f, const char *name, size_t len)
+const struct files_blob *files_lookup(const struct files *f, const char *name, size_t len)
 {
-    uint64_t h = fnv1a64(name, len);
-    struct files_blob *b = NULL;
-    struct files_entry *e;
-
-    pthread_mutex_lock(&f->lock);
-    if (f->table != NULL) {
-        e = slot_of(f->table, f->table_cap, name, len, h);
-        b = e->blob;
-        if (b != NULL)
-            atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
-    }
-    pthread_mutex_unlock(&f->lock);
-    return b;
+    if (f->table == NULL)
+        return NULL;
+    return slot_of(f->table, f->table_cap, name, len, fnv1a64(name, len))->blob;
 }
 
-void files_blob_unref(struct files_blob *b)
+static void blob_free(struct files_blob *b)
 {
-    if (b == NULL || atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+    if (b == NULL)
         return;
     free((void *)b->data);
     free(b);
 }
 
-struct files_blob *files_blob_new(void *data, size_t size)
+/* A new blob holding data (aligned, malloc'd; the blob owns it). */
+static struct files_blob *blob_new(void *data, size_t size)
 {
     struct files_blob *b = xmalloc(sizeof(*b));
 
-    atomic_init(&b->refs, 1);
     b->data = data;
     b->size = size;
     b->mtime_ns = -1;
@@ -360,27 +350,23 @@ size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t n
     return (size_t)n;
 }
 
-void files_foreach(struct files *f, const char *prefix, size_t plen,
+void files_foreach(const struct files *f, const char *prefix, size_t plen,
                    void (*fn)(void *arg, const char *name, size_t len,
                               const struct files_blob *b),
                    void *arg)
 {
-    pthread_mutex_lock(&f->lock);
     for (size_t i = 0; f->table != NULL && i < f->table_cap; i++) {
         const struct files_entry *e = &f->table[i];
         if (e->name != NULL && e->blob != NULL && e->name_len >= plen &&
             memcmp(e->name, prefix, plen) == 0)
             fn(arg, e->name, e->name_len, e->blob);
     }
-    pthread_mutex_unlock(&f->lock);
 }
 
-void files_stats(struct files *f, uint64_t *count, uint64_t *bytes)
+void files_stats(const struct files *f, uint64_t *count, uint64_t *bytes)
 {
-    pthread_mutex_lock(&f->lock);
     *count = f->count;
     *bytes = f->bytes;
-    pthread_mutex_unlock(&f->lock);
 }
 
 /* The header block of a loaded file's 200 (struct files_blob's head). */
@@ -486,7 +472,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
         .name = xstrdup(rel),
         .name_len = rel_len,
         .hash = fnv1a64(rel, rel_len),
-        .blob = files_blob_new(buf, (size_t)got),
+        .blob = blob_new(buf, (size_t)got),
     };
     {
         /* what a response sends of the version, made once */
@@ -684,7 +670,6 @@ int files_init(struct files *f, const char *root, enum files_mode mode,
     int dfd;
 
     memset(f, 0, sizeof(*f));
-    pthread_mutex_init(&f->lock, NULL);
     f->root_fd = -1;
     f->mode = mode;
     f->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -731,7 +716,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode,
         if (dfd < 0 || walk(&ld, dfd, "", 0) < 0) {
             for (size_t k = 0; k < ld.n; k++) {
                 free((void *)ld.list[k].name);
-                files_blob_unref(ld.list[k].blob);
+                blob_free(ld.list[k].blob);
             }
             free(ld.list);
             f->count = 0;
@@ -750,7 +735,6 @@ int files_init(struct files *f, const char *root, enum files_mode mode,
 err:
     close(f->root_fd);
     f->root_fd = -1;
-    pthread_mutex_destroy(&f->lock);
     return -1;
 }
 
@@ -759,7 +743,7 @@ void files_release(struct files *f)
     if (f->table != NULL) {
         for (size_t i = 0; i < f->table_cap; i++) {
             free((void *)f->table[i].name);
-            files_blob_unref(f->table[i].blob);
+            blob_free(f->table[i].blob);
         }
         free(f->table);
         f->table = NULL;
@@ -767,5 +751,4 @@ void files_release(struct files *f)
     if (f->root_fd >= 0)
         close(f->root_fd);
     f->root_fd = -1;
-    pthread_mutex_destroy(&f->lock);
 }

@@ -5,17 +5,17 @@
  *
  * DESIGN: struct files is built by main before any worker starts (files_init). root_fd, mode and
  * align never change afterwards. With --prefetch it holds every regular file under the root in
- * reference-counted, posix_memalign'd blobs, in an open-addressing hash table keyed by the name
- * relative to the root ("a/b.txt"), built once at start. Uploads never enter it: they are
- * served from the upload store's segments (commit.h), which a lookup consults first. f->lock
- * is held only to look up + take a reference; a response keeps its blob referenced until sent.
+ * posix_memalign'd blobs, in an open-addressing hash table keyed by the name relative to the
+ * root ("a/b.txt"), built once at start and never changed afterwards. Uploads never enter it:
+ * they are served from the upload store's segments (commit.h), which a lookup consults first.
+ * So a lookup takes no lock and no reference (the two workers would otherwise bounce the same
+ * cache lines on every GET), and a blob lives as long as the table: main releases it after
+ * every worker has stopped, so a response may point into a blob until it is sent.
  * Names whose segments start with FILES_RESERVED_PREFIX (the upload store) are never served.
  */
 #ifndef FILES_H
 #define FILES_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,9 +54,8 @@ size_t files_etag(uint64_t ino, uint64_t size, int64_t mtime_ns, char *out);
 size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
                         char *out);
 
-/* One version of a prefetched file; freed (data and all) by the last files_blob_unref. */
+/* A prefetched file, made at start; freed (data and all) with the table (files_release). */
 struct files_blob {
-    _Atomic unsigned long refs; /* the table's reference + one per response being sent */
     const void *data;           /* aligned buffer (NULL for an empty file) */
     size_t size;
     int64_t mtime_ns;           /* the file's when it was read (st_mtim), -1 if unknown */
@@ -73,20 +72,18 @@ struct files_entry {
     const char *name; /* NULL marks an empty slot */
     size_t name_len;
     uint64_t hash;
-    struct files_blob *blob; /* NULL: the file was deleted (the slot stays, as a tombstone) */
+    struct files_blob *blob; /* the file (never NULL in a slot with a name) */
 };
 
 struct files {
     int root_fd;
     enum files_mode mode;
     size_t align;  /* O_DIRECT alignment for buffer, offset and length */
-    /* prefetch table (FILES_PREFETCH only); lock protects table, table_cap, used, count and
-     * bytes, and every entry's blob pointer. Held only for lookup+ref or one swap; no I/O. */
-    pthread_mutex_t lock;
+    /* prefetch table (FILES_PREFETCH only): written by files_init, read-only afterwards */
     struct files_entry *table;
     size_t table_cap; /* a power of two */
-    size_t used;      /* slots with a name (live or tombstone) */
-    size_t count;     /* live files */
+    size_t used;      /* slots with a name */
+    size_t count;     /* files */
     uint64_t bytes;
     double load_seconds;
 };
@@ -120,22 +117,16 @@ int files_init(struct files *f, const char *root, enum files_mode mode,
 void files_release(struct files *f);
 
 /*
- * The current version of the prefetched file called name with a reference taken (release it
- * with files_blob_unref), or NULL. Thread-safe.
+ * The prefetched file called name, or NULL. The blob is the table's: valid until
+ * files_release, nothing to give back. Thread-safe (the table does not change).
  */
-struct files_blob *files_acquire(struct files *f, const char *name, size_t len);
-/* Drops one reference; the last one frees the blob. Accepts NULL. Thread-safe. */
-void files_blob_unref(struct files_blob *b);
-/* A new blob holding data (aligned, malloc'd; the blob owns it) with one reference. */
-struct files_blob *files_blob_new(void *data, size_t size);
-/* Live prefetched files and their bytes. Thread-safe. */
-void files_stats(struct files *f, uint64_t *count, uint64_t *bytes);
+const struct files_blob *files_lookup(const struct files *f, const char *name, size_t len);
+/* Prefetched files and their bytes. Thread-safe. */
+void files_stats(const struct files *f, uint64_t *count, uint64_t *bytes);
 /*
- * Calls fn for every live prefetched file whose name starts with prefix[0..plen), under the
- * table's lock (every lookup waits meanwhile: fn must be quick and must not call into f).
- * Thread-safe.
+ * Calls fn for every prefetched file whose name starts with prefix[0..plen). Thread-safe.
  */
-void files_foreach(struct files *f, const char *prefix, size_t plen,
+void files_foreach(const struct files *f, const char *prefix, size_t plen,
                    void (*fn)(void *arg, const char *name, size_t len,
                               const struct files_blob *b),
                    void *arg);

@@ -381,10 +381,8 @@ static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_
     if (c->head_only || count == 0)
         return true; /* the length only */
     if (src->kind == SOURCE_MEM) {
-        /* the response holds the reference until sent: a concurrent change does not touch it */
+        /* a prefetched file: its memory outlives every response (files.h) */
         b->data = (const char *)src->data + off;
-        b->blob = src->blob;
-        src->blob = NULL;
         return true;
     }
     if (!src->direct) {
@@ -486,7 +484,7 @@ static void put_content_range(char *extra, size_t *n, uint64_t off, uint64_t cou
 static bool answer_prefetched(struct s1_conn *c, struct source *src)
 {
     const struct s1_request *r = c->req;
-    const struct files_blob *blob = src->blob; /* (the body takes the reference) */
+    const struct files_blob *blob = src->blob;
     struct s1_body b;
 
     if (blob == NULL || blob->head_len == 0 || r->if_match.present ||

@@ -69,7 +69,7 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
         }
     }
     if (f->mode == FILES_PREFETCH) {
-        struct files_blob *blob = files_acquire(f, name, len);
+        const struct files_blob *blob = files_lookup(f, name, len);
         if (blob == NULL)
             return -ENOENT;
         src->blob = blob;
@@ -84,7 +84,6 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
 
 void source_release(struct source *src)
 {
-    files_blob_unref(src->blob);
     src->blob = NULL;
     src->data = NULL;
     if (src->fd >= 0)

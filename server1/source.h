@@ -2,17 +2,18 @@
  * source.h - what a GET or HEAD of /files/{name} is answered from: the newest version of the
  * name, looked up in one order everywhere: the upload store (an upload, or a deletion that
  * hides an operator's file), then the prefetch table (--prefetch), then the operator's file
- * under --root. One result, whatever the place: where the bytes are (memory held by a
- * reference, or a descriptor with an offset and a length, pinned when it is a store segment),
+ * under --root. One result, whatever the place: where the bytes are (a prefetched file's
+ * memory, which lives as long as the server, or a descriptor with an offset and a length,
+ * pinned when it is a store segment),
  * their size, and what identifies the version: an operator's file's modification time and
  * inode (read at start for a prefetched one), or an upload's version (store.h: its commit time,
  * unique to it) and owner. The handler answers every GET from it in one function.
  *
- * DESIGN: a source owns what it holds (a blob reference, or a descriptor and a pin) until it
- * is released or its parts are moved into a response (conn.h's struct s1_body). The bytes of a
- * resolved source never change: an upload being replaced, a compaction or a deleted operator
- * file leave the held version as it was. Thread-safe (the store and the prefetch table lock
- * for the lookup only).
+ * DESIGN: a source owns what it holds (a descriptor and a pin) until it is released or its
+ * parts are moved into a response (conn.h's struct s1_body). The bytes of a resolved source
+ * never change: an upload being replaced, a compaction or a deleted operator file leave the
+ * held version as it was, and the prefetch table never changes. Thread-safe (the store locks
+ * for the lookup only; the prefetch table needs no lock).
  */
 #ifndef S1_SOURCE_H
 #define S1_SOURCE_H
@@ -26,7 +27,7 @@
 #include "store.h"
 
 enum source_kind {
-    SOURCE_MEM, /* data, held by blob (a prefetched file) */
+    SOURCE_MEM, /* data, a prefetched file's (blob) */
     SOURCE_FD,  /* fd from off: an upload's segment (pin) or an operator's file */
 };
 
@@ -34,7 +35,7 @@ struct source {
     enum source_kind kind;
     uint64_t size;
     const void *data;          /* SOURCE_MEM */
-    struct files_blob *blob;   /* SOURCE_MEM: the reference that keeps data */
+    const struct files_blob *blob; /* SOURCE_MEM: the prefetched file (the table's) */
     int fd;                    /* SOURCE_FD, else -1 */
     uint64_t off;              /* SOURCE_FD: where the bytes start in fd */
     struct store_segment *pin; /* SOURCE_FD of an upload, else NULL */
