@@ -97,6 +97,19 @@ itest_bg() {
 # itest_redis_start [SUBDIR [PORT]] / itest_mysql_start [SUBDIR [PORT]]:
 # start under $ITEST_DIR/SUBDIR (default redis / mysql), print the port, stop at exit.
 itest_redis_start() { _itest_server redis "${1:-redis}" "${2:-}"; }
+
+# itest_redis_shared NAME...: one password for the Redis instances NAME... under $ITEST_DIR
+# (a replica authenticates to its primary with it), before they start; it is left in PW.
+itest_redis_shared() {
+    local n
+    mkdir -p "$ITEST_DIR/$1"
+    ensure_password "$ITEST_DIR/$1/password"
+    for n in "${@:2}"; do
+        mkdir -p "$ITEST_DIR/$n"
+        cp "$ITEST_DIR/$1/password" "$ITEST_DIR/$n/password"
+    done
+    PW=$(<"$ITEST_DIR/$1/password")
+}
 itest_mysql_start() { _itest_server mysql "${1:-mysql}" "${2:-}"; }
 # itest_server2 NAME URL PASSWORD_FILE [ARGS...]: server2 ($BIN_DIR) on a free port with the
 # link secret $ITEST_DIR/link.secret (made if missing) and --hash-cost min, its log

@@ -19,10 +19,7 @@ mkdir -p "$ROOT"
 printf 'hello' >"$ROOT/f.txt"
 
 # a primary and its replica, one password
-mkdir -p "$ITEST_DIR/a" "$ITEST_DIR/b"
-ensure_password "$ITEST_DIR/a/password"
-cp "$ITEST_DIR/a/password" "$ITEST_DIR/b/password"
-PW=$(<"$ITEST_DIR/a/password")
+itest_redis_shared a b
 A=$(itest_redis_start a)
 B=$(itest_redis_start b)
 rcli() { REDISCLI_AUTH=$PW redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }

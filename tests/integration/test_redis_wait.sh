@@ -15,11 +15,7 @@ require_cmd redis-server redis-cli python3
 HERE=$ITEST_ROOT/tests/integration
 
 # a primary a with its replica b, one password; c alone
-mkdir -p "$ITEST_DIR/a" "$ITEST_DIR/b" "$ITEST_DIR/c"
-ensure_password "$ITEST_DIR/a/password"
-cp "$ITEST_DIR/a/password" "$ITEST_DIR/b/password"
-cp "$ITEST_DIR/a/password" "$ITEST_DIR/c/password"
-PW=$(<"$ITEST_DIR/a/password")
+itest_redis_shared a b c
 A=$(itest_redis_start a)
 B=$(itest_redis_start b)
 C=$(itest_redis_start c)

@@ -235,6 +235,23 @@ static void test_model_predict_steep(void **state)
  * only half busy. Measured points are the layered network's own solution.
  */
 #define SW_H2 0.0003
+
+/*
+ * A point measured on the network st[0..3) with a fixed delay of 0.05 ms (its think time) at
+ * population n: o's n, X and R (the delay in it), all else zero. Returns X.
+ */
+static double solved_point(const struct lg_mva_station *st, unsigned n, struct lg_model_obs *o)
+{
+    struct lg_mva_point c[64];
+
+    assert_int_equal(lg_mva_solve(st, 3, 0.00005, n, c, NULL), 0);
+    memset(o, 0, sizeof(*o));
+    o->n = n;
+    o->x = c[n - 1].x;
+    o->r_s = c[n - 1].r_s + 0.00005;
+    return o->x;
+}
+
 static void synth_sw(struct lg_model_obs *o)
 {
     for (size_t i = 0; i < NPTS; i++) {
@@ -243,14 +260,8 @@ static void synth_sw(struct lg_model_obs *o)
             {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
             {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
         };
-        struct lg_mva_point c[64];
-        double x;
-        assert_int_equal(lg_mva_solve(st, 3, 0.00005, ns[i], c, NULL), 0);
-        x = c[ns[i] - 1].x;
-        memset(&o[i], 0, sizeof(o[i]));
-        o[i].n = ns[i];
-        o[i].x = x;
-        o[i].r_s = c[ns[i] - 1].r_s + 0.00005;
+        double x = solved_point(st, ns[i], &o[i]);
+
         o[i].cpu_util = x * 0.00015 / 2;
         o[i].cpu_watched = x * 0.00015;
         o[i].nsw = 2;
@@ -366,14 +377,8 @@ static void synth_gc(struct lg_model_obs *o)
             {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
             {.kind = LG_MVA_QUEUE, .demand_s = 0.00005},
         };
-        struct lg_mva_point c[64];
-        double x;
-        assert_int_equal(lg_mva_solve(st, 3, 0.00005, ns[i], c, NULL), 0);
-        x = c[ns[i] - 1].x;
-        memset(&o[i], 0, sizeof(o[i]));
-        o[i].n = ns[i];
-        o[i].x = x;
-        o[i].r_s = c[ns[i] - 1].r_s + 0.00005;
+        double x = solved_point(st, ns[i], &o[i]);
+
         o[i].cpu_util = 0.1;
         o[i].nsw = 2;
         o[i].sw[0] = (struct lg_model_sw){
