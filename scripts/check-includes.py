@@ -3,6 +3,7 @@
 
   scripts/check-includes.py [DIR...]          (default: server1 server2 loadgen common)
   scripts/check-includes.py --graph [DIR...]  (default: server1)
+  scripts/check-includes.py --readme FILE     (server1's graph in FILE is the sources')
 
 A module is a .c file and its .h (conn.c + conn.h = conn). Module A depends on module B when
 A.c or A.h has #include "B.h" (quoted includes only; a name found in no scanned directory,
@@ -14,7 +15,12 @@ modules and dependencies checked and exits 0 when there is none.
 height is 0 when it includes none of its directory's modules, else one more than the highest
 it includes; modules are listed by height (highest first), each with what it includes in the
 same order, then the modules that include none.
+
+--readme FILE checks that the first ``` block after the line that starts "Who may call whom in
+server1" in FILE is server1's graph as --graph prints it (without the "server1:" line and the
+two-space indent): exits 1 with a diff when the README has drifted from the sources.
 """
+import difflib
 import os
 import re
 import sys
@@ -66,22 +72,64 @@ def heights(deps):
     return h
 
 
-def print_graph(d, deps):
+def graph_lines(deps):
+    """--graph's lines for one directory, without its header and indent."""
     h = heights(deps)
     order = sorted(deps, key=lambda m: (-h[m], m))
     width = max(len(m) for m in order)
-    print(f"{d}:")
+    out = []
     for m in order:
         if deps[m]:
             ds = ", ".join(sorted(deps[m], key=lambda n: (-h[n], n)))
-            print(textwrap.fill(ds, 96, initial_indent=f"  {m:<{width}} -> ",
-                                subsequent_indent=" " * (width + 6)))
-    print(textwrap.fill(" ".join(m for m in order if not deps[m]), 96,
-                        initial_indent=f"  {'(none)':<{width}}    ",
-                        subsequent_indent=" " * (width + 6)))
+            out += textwrap.fill(ds, 94, initial_indent=f"{m:<{width}} -> ",
+                                 subsequent_indent=" " * (width + 4)).split("\n")
+    out += textwrap.fill(" ".join(m for m in order if not deps[m]), 94,
+                         initial_indent=f"{'(none)':<{width}}    ",
+                         subsequent_indent=" " * (width + 4)).split("\n")
+    return out
+
+
+def print_graph(d, deps):
+    print(f"{d}:")
+    for line in graph_lines(deps):
+        print("  " + line)
+
+
+def check_readme(path):
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    start = next((i for i, l in enumerate(lines) if l.startswith("Who may call whom in server1")),
+                 None)
+    if start is None:
+        print(f"check-includes: {path} has no 'Who may call whom in server1' paragraph",
+              file=sys.stderr)
+        return 1
+    try:
+        a = lines.index("```", start) + 1
+        b = lines.index("```", a)
+    except ValueError:
+        print(f"check-includes: {path}: no ``` block after 'Who may call whom'", file=sys.stderr)
+        return 1
+    deps = modules_of("server1")
+    if circles(deps):
+        return main(["server1"])
+    want = graph_lines(deps)
+    if lines[a:b] != want:
+        sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(
+            lines[a:b], want, f"{path} (server1's graph)", "the sources", lineterm=""))
+        print(f"check-includes: {path}'s graph of server1 is not the sources' (above)",
+              file=sys.stderr)
+        return 1
+    print(f"check-includes: {path}'s graph of server1 is the sources'")
+    return 0
 
 
 def main(argv):
+    if argv[:1] == ["--readme"]:
+        if len(argv) != 2:
+            print("usage: check-includes.py --readme FILE", file=sys.stderr)
+            return 2
+        return check_readme(argv[1])
     graph = argv[:1] == ["--graph"]
     if graph:
         argv = argv[1:] or ["server1"]
