@@ -30,6 +30,7 @@ holder_id() {
     admin -e "SELECT trx_mysql_thread_id FROM information_schema.innodb_trx
         WHERE trx_state = 'RUNNING' LIMIT 1"
 }
+holding() { [[ -n $(holder_id) ]]; } # (asked again at each try of wait_until)
 
 ROUNDS=3
 oks=0
@@ -39,7 +40,7 @@ for ((i = 1; i <= ROUNDS; i++)); do
     as_auth -e "BEGIN; INSERT INTO users (username, hash) VALUES ('$name', 'held');
         SELECT SLEEP(60); ROLLBACK" >/dev/null 2>&1 &
     holder=$!
-    wait_until 10 test -n "$(holder_id)" || itest_fail "the holding transaction did not start"
+    wait_until 10 holding || itest_fail "the holding transaction did not start"
     senders=()
     for k in 1 2; do
         python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" \
