@@ -27,6 +27,28 @@ int net_set_nodelay(int fd)
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+void net_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[NET_ADDR_KEY_LEN])
+{
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+    memset(out, 0, NET_ADDR_KEY_LEN);
+    if (sa == NULL)
+        return;
+    if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        memcpy(out, v4_prefix, sizeof(v4_prefix));
+        memcpy(out + 12, &in->sin_addr, 4);
+    } else if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        const uint8_t *a = in6->sin6_addr.s6_addr;
+        if (memcmp(a, v4_prefix, sizeof(v4_prefix)) == 0) {
+            memcpy(out, a, 16); /* an IPv4 client of a dual-stack socket: the whole address */
+        } else {
+            memcpy(out, a, 8); /* the /64 */
+        }
+    }
+}
+
 int net_listen_tcp(const char *host, uint16_t port, bool reuseport, int backlog, char *err)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,

@@ -80,30 +80,6 @@ const char *ratelimit_rate_format(const struct ratelimit_rate *r, char *buf, siz
     return buf;
 }
 
-/* ---- address keys ---- */
-
-void ratelimit_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[RATELIMIT_ADDR_LEN])
-{
-    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-    memset(out, 0, RATELIMIT_ADDR_LEN);
-    if (sa == NULL)
-        return;
-    if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        memcpy(out, v4_prefix, sizeof(v4_prefix));
-        memcpy(out + 12, &in->sin_addr, 4);
-    } else if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        const uint8_t *a = in6->sin6_addr.s6_addr;
-        if (memcmp(a, v4_prefix, sizeof(v4_prefix)) == 0) {
-            memcpy(out, a, 16); /* an IPv4 client of a dual-stack socket: the whole address */
-        } else {
-            memcpy(out, a, 8); /* the /64 */
-        }
-    }
-}
-
 /* ---- token buckets ---- */
 
 static uint64_t fingerprint(const struct ratelimit *rl, const void *key, size_t len)

@@ -31,7 +31,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define RATELIMIT_ADDR_LEN 16 /* an address key: IPv4 as ::ffff:a.b.c.d, IPv6 its /64 */
+#include "net.h"
+
+#define RATELIMIT_ADDR_LEN NET_ADDR_KEY_LEN /* a client's address key: net_addr_key */
 #define RATELIMIT_WAYS 8      /* slots per set of the bucket table */
 #define RATELIMIT_ERR_LEN 320
 
@@ -48,12 +50,6 @@ struct ratelimit_rate {
 int ratelimit_rate_parse(const char *s, struct ratelimit_rate *r, char *err);
 /* "N/DUR" or "0" for logs and --help (buf of at least 48 bytes). Returns buf. */
 const char *ratelimit_rate_format(const struct ratelimit_rate *r, char *buf, size_t len);
-
-/*
- * The key of a client address: IPv4 (also IPv4-mapped IPv6) as ::ffff:a.b.c.d, IPv6 with its
- * last 64 bits zeroed. Anything else (a Unix socket) is all zeros.
- */
-void ratelimit_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[RATELIMIT_ADDR_LEN]);
 
 struct ratelimit_slot {
     _Atomic uint64_t fp;  /* keyed hash of the key, never 0; 0 = free */

@@ -182,7 +182,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
             reject_busy(w, fd);
             continue;
         }
-        ratelimit_addr_key((struct sockaddr *)&peer, peer_len, key);
+        net_addr_key((struct sockaddr *)&peer, peer_len, key);
         if (w->sh->svc.conns_per_ip != NULL && !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
             reject_per_ip(w, fd);

@@ -214,14 +214,14 @@ static void addr6(const char *s, uint8_t key[RATELIMIT_ADDR_LEN])
 {
     struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
     assert_int_equal(inet_pton(AF_INET6, s, &sa.sin6_addr), 1);
-    ratelimit_addr_key((struct sockaddr *)&sa, sizeof(sa), key);
+    net_addr_key((struct sockaddr *)&sa, sizeof(sa), key);
 }
 
 static void addr4(const char *s, uint8_t key[RATELIMIT_ADDR_LEN])
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
     assert_int_equal(inet_pton(AF_INET, s, &sa.sin_addr), 1);
-    ratelimit_addr_key((struct sockaddr *)&sa, sizeof(sa), key);
+    net_addr_key((struct sockaddr *)&sa, sizeof(sa), key);
 }
 
 static void test_addr_keys(void **state)
@@ -246,7 +246,7 @@ static void test_addr_keys(void **state)
     addr6("::ffff:192.0.2.8", a);
     assert_memory_equal(a, b, sizeof(a));
     /* unknown families: all zeros */
-    ratelimit_addr_key(NULL, 0, a);
+    net_addr_key(NULL, 0, a);
     memset(b, 0, sizeof(b));
     assert_memory_equal(a, b, sizeof(a));
 }
