@@ -42,6 +42,9 @@ enum {
     OPT_INSECURE_NO_SECRET,
     OPT_REDIS_WAIT,
     OPT_BACKEND_TIMEOUT,
+    OPT_HANDSHAKE_TIMEOUT,
+    OPT_MAX_UNAUTH_CONNS,
+    OPT_MAX_UNAUTH_CONNS_PER_IP,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +62,9 @@ static const struct option long_opts[] = {
     {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
     {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
     {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
+    {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT},
+    {"max-unauth-conns", required_argument, NULL, OPT_MAX_UNAUTH_CONNS},
+    {"max-unauth-conns-per-ip", required_argument, NULL, OPT_MAX_UNAUTH_CONNS_PER_IP},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"redis-wait", required_argument, NULL, OPT_REDIS_WAIT},
     {"backend-timeout", required_argument, NULL, OPT_BACKEND_TIMEOUT},
@@ -101,6 +107,9 @@ void s2_config_defaults(struct s2_config *c)
     c->max_queue = 1024;
     c->max_conns = 1024;
     c->idle_timeout_us = 300ull * 1000000;
+    c->handshake_timeout_us = 2ull * 1000000;
+    c->max_unauth_conns = 64;
+    c->max_unauth_conns_per_ip = 32;
     c->backend_timeout_us = BACKEND_URL_IO_TIMEOUT_MS * 1000ull;
     c->log_level = LOG_INFO;
 }
@@ -124,8 +133,10 @@ void s2_config_usage(FILE *out)
     char ttl[32];
     char idle[32];
     char btimeout[32];
+    char hs[32];
 
     s2_config_defaults(&d);
+    fmt_duration(d.handshake_timeout_us, hs, sizeof(hs));
     fmt_duration(d.auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(d.idle_timeout_us, idle, sizeof(idle));
     fmt_duration(d.backend_timeout_us, btimeout, sizeof(btimeout));
@@ -167,8 +178,20 @@ void s2_config_usage(FILE *out)
             "      --max-queue N        requests that may need argon2 waiting in one worker;\n"
             "                           beyond, answered UNAVAILABLE at once; verifications the\n"
             "                           --auth-cache holds skip the queue (default %u)\n"
-            "      --max-conns N        connections per worker; more are closed at once\n"
-            "                           (default %u)\n"
+            "      --max-conns N        connections per worker; beyond, one still in its\n"
+            "                           handshake gives way, else the new one is closed at\n"
+            "                           once (default %u)\n"
+            "      --handshake-timeout D\n"
+            "                           a connection must prove it holds the link secret\n"
+            "                           (HELLO..AUTH) this long after it is accepted, else it\n"
+            "                           is closed; 100ms..60s (default %s)\n"
+            "      --max-unauth-conns N connections per worker still in their handshake; a\n"
+            "                           new one beyond, or one that finds --max-conns taken,\n"
+            "                           closes the oldest of them, 1..%d (default %u)\n"
+            "      --max-unauth-conns-per-ip N\n"
+            "                           of them from one address (IPv6: per /64); a new one\n"
+            "                           beyond closes that address's oldest, 0 = no cap of its\n"
+            "                           own (default %u)\n"
             "      --redis-wait N       Redis: a write is acknowledged only once N replicas\n"
             "                           have it (WAIT, 1 s or half --backend-timeout);\n"
             "                           default 1 with redis-sentinel://; with redis://, 1\n"
@@ -194,7 +217,8 @@ void s2_config_usage(FILE *out)
             "answer every request already read, exit 0.\n",
             S2_BACKEND_PASSWORD_ENV, d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
             pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
-            d.max_inflight, d.max_queue, d.max_conns, btimeout, idle, level_names[d.log_level]);
+            d.max_inflight, d.max_queue, d.max_conns, hs, S2_MAX_UNAUTH_MAX, d.max_unauth_conns,
+            d.max_unauth_conns_per_ip, btimeout, idle, level_names[d.log_level]);
 }
 
 static void print_version(void)
@@ -372,6 +396,23 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
             if (parse_dur("idle-timeout", optarg, &c->idle_timeout_us, err) < 0)
                 return S2_CONFIG_ERROR;
             break;
+        case OPT_HANDSHAKE_TIMEOUT: {
+            char why[OPTS_ERR_LEN];
+            if (opts_parse_duration_us(optarg, 100000, 60000000, &c->handshake_timeout_us,
+                                       why) < 0)
+                return bad(err, "--handshake-timeout: %s", why);
+            break;
+        }
+        case OPT_MAX_UNAUTH_CONNS:
+            if (parse_uint("max-unauth-conns", optarg, 1, S2_MAX_UNAUTH_MAX, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->max_unauth_conns = (unsigned)v;
+            break;
+        case OPT_MAX_UNAUTH_CONNS_PER_IP:
+            if (parse_uint("max-unauth-conns-per-ip", optarg, 0, S2_MAX_UNAUTH_MAX, &v, err) < 0)
+                return S2_CONFIG_ERROR;
+            c->max_unauth_conns_per_ip = (unsigned)v;
+            break;
         case OPT_SECRET_FILE:
             if (optarg[0] == '\0')
                 return bad(err, "--secret-file: empty path");
@@ -465,6 +506,7 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     char idle[32];
     char btimeout[32];
     char wait[16];
+    char hs[32];
 
     backend_url_describe(&c->backend, url, sizeof(url));
     if (c->backend.redis_wait_auto)
@@ -474,13 +516,16 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     fmt_duration(c->auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
     fmt_duration(c->backend_timeout_us, btimeout, sizeof(btimeout));
+    fmt_duration(c->handshake_timeout_us, hs, sizeof(hs));
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
-             "max-conns=%u idle-timeout=%s log-level=%s link-secret=%s redis-wait=%s "
+             "max-conns=%u idle-timeout=%s handshake-timeout=%s max-unauth-conns=%u "
+             "max-unauth-conns-per-ip=%u log-level=%s link-secret=%s redis-wait=%s "
              "backend-timeout=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
-             c->max_queue, c->max_conns, idle, level_names[c->log_level],
+             c->max_queue, c->max_conns, idle, hs, c->max_unauth_conns,
+             c->max_unauth_conns_per_ip, level_names[c->log_level],
              c->insecure_no_secret ? "none" : "file", wait, btimeout);
 }

@@ -17,6 +17,7 @@
 #define S2_CONFIG_ERR_LEN 512
 #define S2_WORKERS_MAX 256
 #define S2_BATCH_MAX 1024
+#define S2_MAX_UNAUTH_MAX 4096 /* --max-unauth-conns: each accept scans them (per address) */
 /* Where the database password comes from when --backend-password-file is not given. */
 #define S2_BACKEND_PASSWORD_ENV "S2_BACKEND_PASSWORD"
 
@@ -40,6 +41,9 @@ struct s2_config {
     unsigned max_queue;     /* --max-queue: jobs that may need argon2 waiting (per process) */
     unsigned max_conns;
     uint64_t idle_timeout_us; /* 0 = never */
+    uint64_t handshake_timeout_us;    /* --handshake-timeout: HELLO..AUTH after the accept */
+    unsigned max_unauth_conns;        /* per worker: connections in their handshake at once */
+    unsigned max_unauth_conns_per_ip; /* ... of them from one address; 0 = no cap */
     uint64_t backend_timeout_us; /* --backend-timeout: one database read or write (and MySQL
                                   * connect) at most; also in backend.io_timeout_ms */
     enum log_level log_level;

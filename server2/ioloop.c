@@ -75,6 +75,11 @@ struct s2_conn {
     uint64_t inv_since_ns; /* when c started owing */
     uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
     uint8_t nonce_s[LINKAUTH_NONCE_SIZE];
+    uint8_t addr[NET_ADDR_KEY_LEN]; /* the peer's address key (net_addr_key) */
+    struct s2_conn *hs_prev;        /* the loop's list of connections in their handshake, */
+    struct s2_conn *hs_next;        /* oldest first (state HELLO or AUTH, or closing from them) */
+    uint64_t hs_deadline_ns;
+    bool hs_listed;
     bool reading; /* EV_READ enabled */
     bool eof;     /* the peer will send nothing more */
     char peer[64];
@@ -120,15 +125,21 @@ struct s2_ioloop {
     struct s2_job *pending; /* jobs read but not yet dispatched, all from pending_conn */
     size_t npending;
     struct s2_conn *pending_conn;
+    struct s2_conn *hs_head; /* connections in their handshake, oldest first */
+    struct s2_conn *hs_tail;
+    unsigned nhs;
+    struct event *hs_timer; /* the oldest handshake's deadline */
     bool stopping;
     struct ratelimit rl_bad;
     struct ratelimit rl_full;
     struct ratelimit rl_accept;
     struct ratelimit rl_auth;
+    struct ratelimit rl_hs;
     struct s2_ioloop_stats st;
 };
 
 static void conn_kick(struct s2_conn *c);
+static void conn_free(struct s2_conn *c, const char *why);
 static void bus_process(struct s2_ioloop *l);
 static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r);
 
@@ -300,11 +311,105 @@ static void on_balance_timer(evutil_socket_t fd, short what, void *arg)
     balance_update(arg);
 }
 
+/* ---- handshakes: deadline and caps ---- */
+
+static void hs_unlink(struct s2_conn *c)
+{
+    struct s2_ioloop *l = c->loop;
+
+    if (!c->hs_listed)
+        return;
+    if (c->hs_prev != NULL)
+        c->hs_prev->hs_next = c->hs_next;
+    else
+        l->hs_head = c->hs_next;
+    if (c->hs_next != NULL)
+        c->hs_next->hs_prev = c->hs_prev;
+    else
+        l->hs_tail = c->hs_prev;
+    c->hs_prev = c->hs_next = NULL;
+    c->hs_listed = false;
+    l->nhs--;
+}
+
+/* Arms the timer for the oldest handshake's deadline, unless it will fire before that anyway. */
+static void hs_arm(struct s2_ioloop *l)
+{
+    uint64_t now;
+    uint64_t us;
+    struct timeval tv;
+
+    if (l->hs_head == NULL || evtimer_pending(l->hs_timer, NULL))
+        return;
+    now = clock_now_ns();
+    us = l->hs_head->hs_deadline_ns > now ? (l->hs_head->hs_deadline_ns - now) / 1000 + 1 : 0;
+    tv.tv_sec = (time_t)(us / 1000000);
+    tv.tv_usec = (suseconds_t)(us % 1000000);
+    evtimer_add(l->hs_timer, &tv);
+}
+
+/* Closes c, still in its handshake, counted in *counter; warns at most once a second. */
+static void hs_close(struct s2_conn *c, uint64_t *counter, const char *why)
+{
+    struct s2_ioloop *l = c->loop;
+    unsigned skipped;
+
+    (*counter)++;
+    if (ratelimit_ok(&l->rl_hs, &skipped))
+        log_warn("closing connection from %s in its handshake: %s%s", c->peer, why,
+                 skipped ? " (more like this not logged)" : "");
+    else
+        log_debug("closing connection from %s in its handshake: %s", c->peer, why);
+    conn_free(c, why);
+}
+
+static void on_hs_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct s2_ioloop *l = arg;
+    uint64_t now = clock_now_ns();
+    UNUSED(fd);
+    UNUSED(what);
+
+    while (l->hs_head != NULL && l->hs_head->hs_deadline_ns <= now)
+        hs_close(l->hs_head, &l->st.hs_timeouts, "not authenticated within --handshake-timeout");
+    hs_arm(l);
+}
+
+/*
+ * Before a connection from addr is set up: closes the oldest handshake of addr if addr has
+ * max_unauth_per_addr, else the oldest of all if max_unauth are in their handshake or every
+ * slot is taken.
+ */
+static void hs_make_room(struct s2_ioloop *l, const uint8_t addr[NET_ADDR_KEY_LEN])
+{
+    if (l->p.max_unauth_per_addr > 0) {
+        struct s2_conn *oldest = NULL;
+        unsigned n = 0;
+        for (struct s2_conn *c = l->hs_head; c != NULL; c = c->hs_next) {
+            if (memcmp(c->addr, addr, NET_ADDR_KEY_LEN) != 0)
+                continue;
+            if (oldest == NULL)
+                oldest = c;
+            n++;
+        }
+        if (n >= l->p.max_unauth_per_addr) {
+            l->st.hs_evicted_addr++;
+            hs_close(oldest, &l->st.hs_evicted,
+                     "room for a newer one from its address (--max-unauth-conns-per-ip)");
+        }
+    }
+    if (l->hs_head != NULL && l->nhs >= l->p.max_unauth)
+        hs_close(l->hs_head, &l->st.hs_evicted, "room for a newer connection (--max-unauth-conns)");
+    else if (l->hs_head != NULL && l->nfree == 0)
+        hs_close(l->hs_head, &l->st.hs_evicted, "room for a newer connection (--max-conns)");
+}
+
 static void conn_free(struct s2_conn *c, const char *why)
 {
     struct s2_ioloop *l = c->loop;
 
     log_debug("connection %s closed: %s (%u requests unanswered)", c->peer, why, c->inflight);
+    hs_unlink(c);
     if (l->pending_conn == c) {
         sodium_memzero(l->pending, sizeof(*l->pending) * l->npending);
         l->npending = 0;
@@ -466,6 +571,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
             return -1;
         }
         c->state = CONN_READY;
+        hs_unlink(c);
         log_debug("connection %s: link authenticated", c->peer);
         return 0;
     }
@@ -639,7 +745,12 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     struct s2_conn *c;
     unsigned skipped;
 
+    uint8_t addr[NET_ADDR_KEY_LEN];
+
     UNUSED(lis);
+    net_addr_key(sa, (socklen_t)salen, addr);
+    if (!l->stopping)
+        hs_make_room(l, addr);
     if (l->nfree == 0 || l->stopping) {
         l->st.rejected++;
         if (ratelimit_ok(&l->rl_full, &skipped))
@@ -652,6 +763,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         log_debug("TCP_NODELAY failed on an accepted socket");
     c = xcalloc(1, sizeof(*c));
     c->loop = l;
+    memcpy(c->addr, addr, sizeof(addr));
     format_peer(sa, salen, c->peer, sizeof(c->peer));
     c->bev = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
     c->kick = event_new(l->base, -1, 0, on_kick, c);
@@ -683,6 +795,16 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     }
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     c->reading = true;
+    c->hs_deadline_ns = clock_now_ns() + l->p.handshake_timeout_us * 1000;
+    c->hs_prev = l->hs_tail;
+    if (l->hs_tail != NULL)
+        l->hs_tail->hs_next = c;
+    else
+        l->hs_head = c;
+    l->hs_tail = c;
+    c->hs_listed = true;
+    l->nhs++;
+    hs_arm(l);
     log_debug("connection from %s accepted (%u open)", c->peer, l->nconns);
     balance_update(l);
 }
@@ -992,6 +1114,7 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
     l->balance_timer = evtimer_new(l->base, on_balance_timer, l);
     l->drain_guard = evtimer_new(l->base, on_drain_guard, l);
     l->inv_timer = evtimer_new(l->base, on_inv_timer, l);
+    l->hs_timer = evtimer_new(l->base, on_hs_timer, l);
     l->bus_ev = event_new(l->base, invalbus_fd(p->bus, p->bus_member), EV_READ | EV_PERSIST,
                           on_bus, l);
     if (l->listener == NULL ||
@@ -999,7 +1122,8 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
                             evsignal_add(l->sig_term, NULL) < 0 ||
                             evsignal_add(l->sig_int, NULL) < 0)) ||
         l->accept_resume == NULL || l->balance_timer == NULL || l->drain_guard == NULL ||
-        l->inv_timer == NULL || l->bus_ev == NULL || event_add(l->bus_ev, NULL) < 0) {
+        l->inv_timer == NULL || l->hs_timer == NULL || l->bus_ev == NULL ||
+        event_add(l->bus_ev, NULL) < 0) {
         log_error("cannot set up the event loop");
         goto fail;
     }
@@ -1045,6 +1169,9 @@ void s2_ioloop_stats_add(struct s2_ioloop_stats *a, const struct s2_ioloop_stats
     a->invalidations += b->invalidations;
     a->ack_timeouts += b->ack_timeouts;
     a->change_timeouts += b->change_timeouts;
+    a->hs_timeouts += b->hs_timeouts;
+    a->hs_evicted += b->hs_evicted;
+    a->hs_evicted_addr += b->hs_evicted_addr;
 }
 
 void s2_ioloop_log_stats(const struct s2_ioloop_stats *st)
@@ -1055,6 +1182,11 @@ void s2_ioloop_log_stats(const struct s2_ioloop_stats *st)
              (unsigned long long)st->accepted, (unsigned long long)st->bad_input,
              (unsigned long long)st->auth_failed, (unsigned long long)st->invalidations,
              (unsigned long long)st->ack_timeouts, (unsigned long long)st->change_timeouts);
+    log_info("handshakes: %llu connections refused (every --max-conns slot authenticated), "
+             "%llu closed for not authenticating within --handshake-timeout, %llu closed to "
+             "make room for a newer connection (%llu for one from the same address)",
+             (unsigned long long)st->rejected, (unsigned long long)st->hs_timeouts,
+             (unsigned long long)st->hs_evicted, (unsigned long long)st->hs_evicted_addr);
 }
 
 void s2_ioloop_free(struct s2_ioloop *l)
@@ -1084,6 +1216,8 @@ void s2_ioloop_free(struct s2_ioloop *l)
         event_free(l->drain_guard);
     if (l->inv_timer)
         event_free(l->inv_timer);
+    if (l->hs_timer)
+        event_free(l->hs_timer);
     if (l->bus_ev) {
         event_free(l->bus_ev);
         invalbus_leave(l->p.bus, l->p.bus_member);

@@ -13,6 +13,15 @@
  *   generation, so a reply for a closed connection is dropped, never sent to a reused slot.
  * - Back-pressure: a connection with max_inflight jobs unanswered, or with too many reply
  *   bytes its peer has not read, is not read from until that drains.
+ * - The handshake (PROTOCOL.md) must be over within handshake_timeout_us of the accept, else the
+ *   connection is closed (hs_timeouts). At most max_unauth connections are in their handshake
+ *   at once, and at most max_unauth_per_addr of them from one address (net_addr_key: IPv4, or
+ *   an IPv6 /64); a new connection beyond either cap, or one that finds every slot taken while
+ *   some connection is still in its handshake, closes the oldest such connection (of that
+ *   address for the per-address cap) to take its place (hs_evicted, hs_evicted_addr), as nginx
+ *   reuses its oldest idle connection when it runs out: holding connections open without the
+ *   secret cannot keep a server1 out. Only when every slot is authenticated is a new
+ *   connection refused (rejected).
  * - Bad input (a frame frame_decode rejects, a first frame that is not HELLO, a version we do
  *   not speak, a server-to-client frame type, an id already in flight) closes that connection
  *   only; a bad version gets HELLO_ACK with status BAD_VERSION first. Logged at warn, at most
@@ -61,6 +70,9 @@ struct s2_ioloop_params {
     unsigned batch;
     uint64_t idle_timeout_us;  /* 0 = never */
     uint64_t drain_timeout_ms; /* at shutdown, give up on unanswered requests after this */
+    uint64_t handshake_timeout_us; /* HELLO..AUTH must be over this long after the accept */
+    unsigned max_unauth;           /* connections in their handshake at once; >= 1 */
+    unsigned max_unauth_per_addr;  /* of them from one address; 0 = no cap of its own */
     s2_ioloop_dispatch_cb dispatch;
     void *arg;
     /*
@@ -84,7 +96,7 @@ struct s2_ioloop_params {
 
 struct s2_ioloop_stats {
     uint64_t accepted;
-    uint64_t rejected;  /* over --max-conns */
+    uint64_t rejected;  /* refused: every one of --max-conns slots authenticated */
     uint64_t bad_input; /* connections closed for a protocol violation */
     uint64_t requests;  /* CREATE/VERIFY dispatched */
     uint64_t replies;   /* replies written */
@@ -93,6 +105,9 @@ struct s2_ioloop_stats {
     uint64_t invalidations; /* INVALIDATE frames sent */
     uint64_t ack_timeouts;  /* connections closed for not acknowledging one in time */
     uint64_t change_timeouts; /* account changes answered before every ack came */
+    uint64_t hs_timeouts;     /* closed for not finishing the handshake in time */
+    uint64_t hs_evicted;      /* closed in their handshake to make room for a newer one */
+    uint64_t hs_evicted_addr; /* ... of them, for one from the same address */
 };
 
 /*
@@ -117,7 +132,8 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n);
 void s2_ioloop_get_stats(const struct s2_ioloop *l, struct s2_ioloop_stats *out);
 /* Adds b to a. */
 void s2_ioloop_stats_add(struct s2_ioloop_stats *a, const struct s2_ioloop_stats *b);
-/* The line logged when serving ends: connections accepted, closed for bad input, ... */
+/* The lines logged when serving ends: connections accepted, refused, closed for bad input,
+ * in their handshake, ... */
 void s2_ioloop_log_stats(const struct s2_ioloop_stats *st);
 
 #endif /* S2_IOLOOP_H */

@@ -63,6 +63,20 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
                               after any failure; writes "MS STATUS NAME" per attempt to OUT
                               (MS since the start; STATUS "error" for a failed connection)
                               and prints "ok N other M"
+  hold N GOFILE [SRC]         opens N connections (from address SRC, default any) that send
+                              nothing; prints "connected N", waits (at most 120 s) until
+                              GOFILE exists, then prints "alive K" (K: still open)
+  deadline silent|hello SECONDS
+                              a connection that sends nothing, or HELLO only (HELLO_ACK read);
+                              prints "closed after N ms" (from the connect) if server2 closes
+                              it within SECONDS, else "open"
+  caps                        five connections that send nothing, in this order: a0 a1 from
+                              127.0.0.2, b0 b1 b2 from 127.0.0.1, then c0 from 127.0.0.3;
+                              prints "closed: ... open: ..." (names in that order)
+  full                        for --max-conns 2, one worker: an authenticated connection A,
+                              then silent S1 and S2; S2 finishes its handshake, then S3
+                              comes; prints "S1 closed|open, S2 STATUS, S3 closed|open, A
+                              STATUS" (STATUS: a PING's)
   verifyall OUT PASS          a VERIFY of every NAME whose CREATE got "ok" in OUT (asked
                               again for up to 30 s while the answer is unavailable); prints
                               "lost N of M" and each lost name (denied), and how many got
@@ -142,8 +156,9 @@ def echo_of(ftype, user=b""):
 
 
 class Conn:
-    def __init__(self, host, port, timeout=10.0):
-        self.s = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, host, port, timeout=10.0, source=None):
+        self.s = socket.create_connection((host, port), timeout=timeout,
+                                          source_address=(source, 0) if source else None)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
         self.invalidated = []
@@ -627,6 +642,70 @@ def cmd_churn(a):
     return 0
 
 
+def cmd_hold(a):
+    n, go = int(a.args[0]), a.args[1]
+    src = (a.args[2], 0) if len(a.args) > 2 else None
+    socks = [socket.create_connection((a.host, a.port), timeout=10, source_address=src)
+             for _ in range(n)]
+    print("connected", len(socks), flush=True)
+    end = time.monotonic() + 120
+    while not os.path.exists(go) and time.monotonic() < end:
+        time.sleep(0.1)
+    alive = 0
+    for s in socks:  # still open on the server side: nothing to read, no EOF
+        s.setblocking(False)
+        try:
+            alive += s.recv(1) != b""
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    print("alive", alive, flush=True)
+    return 0
+
+
+def cmd_deadline(a):
+    what, secs = a.args[0], float(a.args[1])
+    start = time.monotonic()
+    c = Conn(a.host, a.port)
+    if what == "hello":
+        c.hello_ack()
+    if c.closed_within(secs - (time.monotonic() - start)):
+        print("closed after %d ms" % ((time.monotonic() - start) * 1000))
+    else:
+        print("open")
+    return 0
+
+
+def cmd_caps(a):
+    order = [("a0", "127.0.0.2"), ("a1", "127.0.0.2"), ("b0", "127.0.0.1"), ("b1", "127.0.0.1"),
+             ("b2", "127.0.0.1"), ("c0", "127.0.0.3")]
+    conns = [(name, Conn(a.host, a.port, source=src)) for name, src in order]
+    closed = [name for name, c in conns if c.closed_within(0.5)]
+    print("closed: %s open: %s" % (" ".join(closed),
+                                   " ".join(n for n, _ in conns if n not in closed)))
+    return 0
+
+
+def cmd_full(a):
+    def ping(c):
+        try:
+            return status_name(c.request(PING, 1))
+        except (OSError, EOFError, RuntimeError):
+            return "closed"
+    first = Conn(a.host, a.port)
+    first.hello()
+    st_a = ping(first)
+    s1, s2 = Conn(a.host, a.port), Conn(a.host, a.port)
+    s2.hello()
+    st2 = ping(s2)
+    s3 = Conn(a.host, a.port)
+    print("S1 %s, S2 %s, S3 %s, A %s" % ("closed" if s1.closed_within(1) else "open", st2,
+                                         "closed" if s3.closed_within(1) else "open",
+                                         ping(first) if st_a == "ok" else st_a))
+    return 0
+
+
 def cmd_verifyall(a):
     out, pw = a.args[0], a.args[1]
     names = [l.split()[2] for l in open(out) if l.split()[1] == "ok"]
@@ -670,7 +749,8 @@ def main():
             "spread": cmd_spread, "timing": cmd_timing, "flood": cmd_flood,
             "unauth": cmd_unauth, "budget": cmd_budget, "setpass": cmd_simple,
             "delete": cmd_simple, "inval": cmd_inval, "churn": cmd_churn,
-            "verifyall": cmd_verifyall}
+            "verifyall": cmd_verifyall, "hold": cmd_hold, "deadline": cmd_deadline,
+            "caps": cmd_caps, "full": cmd_full}
     if a.cmd not in cmds:
         print("unknown command %s" % a.cmd, file=sys.stderr)
         return 1

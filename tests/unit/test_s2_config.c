@@ -87,6 +87,9 @@ static void test_s2_config_defaults(void **state)
     assert_int_equal(c.max_inflight, 1024);
     assert_int_equal(c.max_conns, 1024);
     assert_int_equal(c.idle_timeout_us, 300000000);
+    assert_int_equal(c.handshake_timeout_us, 2000000);
+    assert_int_equal(c.max_unauth_conns, 64);
+    assert_int_equal(c.max_unauth_conns_per_ip, 32);
     assert_int_equal(c.log_level, LOG_INFO);
     assert_int_equal(c.backend.kind, BACKEND_REDIS);
 }
@@ -125,6 +128,12 @@ static void test_s2_config_values(void **state)
     assert_int_equal(c.log_level, LOG_DEBUG);
     assert_int_equal(parse(&c, err, "--backend=redis://h", "--port=9", NULL), S2_CONFIG_OK);
     assert_int_equal(c.port, 9);
+    assert_int_equal(parse(&c, err, "-b", "redis://h", "--handshake-timeout", "100ms",
+                           "--max-unauth-conns", "4096", "--max-unauth-conns-per-ip", "0", NULL),
+                     S2_CONFIG_OK);
+    assert_int_equal(c.handshake_timeout_us, 100000);
+    assert_int_equal(c.max_unauth_conns, 4096);
+    assert_int_equal(c.max_unauth_conns_per_ip, 0);
 }
 
 static void test_s2_config_errors(void **state)
@@ -161,6 +170,16 @@ static void test_s2_config_errors(void **state)
                  parse(&c, err, "-b", "redis://h", "--auth-cache-ttl", "5 years", NULL), err);
     expect_error("--idle-timeout", parse(&c, err, "-b", "redis://h", "--idle-timeout", "-3s", NULL),
                  err);
+    expect_error("--handshake-timeout",
+                 parse(&c, err, "-b", "redis://h", "--handshake-timeout", "99ms", NULL), err);
+    expect_error("--handshake-timeout",
+                 parse(&c, err, "-b", "redis://h", "--handshake-timeout", "61s", NULL), err);
+    expect_error("--max-unauth-conns",
+                 parse(&c, err, "-b", "redis://h", "--max-unauth-conns", "0", NULL), err);
+    expect_error("--max-unauth-conns",
+                 parse(&c, err, "-b", "redis://h", "--max-unauth-conns", "4097", NULL), err);
+    expect_error("--max-unauth-conns-per-ip",
+                 parse(&c, err, "-b", "redis://h", "--max-unauth-conns-per-ip", "-1", NULL), err);
     expect_error("--log-level", parse(&c, err, "-b", "redis://h", "--log-level", "loud", NULL),
                  err);
     expect_error("--listen", parse(&c, err, "-b", "redis://h", "--listen", "", NULL), err);
