@@ -229,7 +229,10 @@ rcli() { # rcli HOST ARGS...: redis-cli to HOST's Redis (as the account database
     REDISCLI_AUTH=$(<"$dir/db-1/redis/password") \
         redis-cli -h "$(addr_of "$1")" -p "$REDIS_PORT" "${@:2}"
 }
-scli() { redis-cli -h "$(addr_of "$1")" -p "$SENTINEL_PORT" "${@:2}"; }
+scli() { # scli HOST ARGS...: redis-cli to HOST's Sentinel, with the Sentinels' password
+    REDISCLI_AUTH=$(<"$dir/db-1/sentinel/password") \
+        redis-cli -h "$(addr_of "$1")" -p "$SENTINEL_PORT" "${@:2}"
+}
 
 # sentinel_master: the address of the primary the Sentinels name (the first that answers)
 sentinel_master() {
@@ -287,6 +290,7 @@ dir $d
 sentinel resolve-hostnames no
 sentinel monitor $MASTER $(addr_of db-1) $REDIS_PORT 2
 sentinel auth-pass $MASTER $(<"$dir/db-1/redis/password")
+requirepass $(<"$dir/db-1/sentinel/password")
 sentinel down-after-milliseconds $MASTER $DOWN_AFTER_MS
 sentinel failover-timeout $MASTER 10000
 EOF
@@ -301,6 +305,10 @@ start_redis_sentinel() {
     mkdir -p "$dir/db-1/redis"
     ensure_password "$dir/db-1/redis/password"
     for k in 1 2 3; do start_redis "$k"; done
+    # the Sentinels' own password (requirepass; also how they log in to each other), one for
+    # the three, apart from the data nodes'
+    mkdir -p "$dir/db-1/sentinel"
+    ensure_password "$dir/db-1/sentinel/password"
     # what the Sentinels learnt in an earlier life of DIR (other addresses, perhaps) is forgotten
     rm -f "$dir"/db-[123]/sentinel/sentinel.conf
     for k in 1 2 3; do start_sentinel "$k"; done
@@ -355,14 +363,16 @@ backend_password_file() {
 # 1.5 s): --backend-timeout 3s lets it complete rather than fail at the default 2 s, and stays
 # below server1's --auth-timeout (5 s).
 start_server2() {
-    local k=$1 d=$dir/s2-$1 off timeout=()
+    local k=$1 d=$dir/s2-$1 off timeout=() spw=()
     mkdir -p "$d"
     off=$(log_size "$d/server2.log")
     [[ $BACKEND != galera ]] || timeout=(--backend-timeout 3s)
+    [[ $BACKEND != redis-sentinel ]] ||
+        spw=(--sentinel-password-file "$dir/db-1/sentinel/password")
     spawn "s2-$k" server2 "$d/server2.log" "$BIN_DIR/server2" --listen "$(addr_of "s2-$k")" \
         --port "$S2_PORT" --backend "$(backend_url)" \
         --backend-password-file "$(backend_password_file)" --secret-file "$dir/link.secret" \
-        --hash-cost min --workers 2 "${timeout[@]}"
+        --hash-cost min --workers 2 "${timeout[@]}" "${spw[@]}"
     wait_log "$d/server2.log" "$off" 'listening on ' 20 "$(proc_pid "s2-$k/server2")"
 }
 

@@ -113,6 +113,12 @@ void backend_mysql_library_end(void);
  */
 int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size_t cap,
                                    int *port, char *err);
+struct redisContext;
+/*
+ * Logs c, a new connection to a Sentinel, in with the Sentinels' password if u has one (AUTH):
+ * 0, or -1 with a reason in err (BACKEND_ERR_LEN bytes; never the password).
+ */
+int backend_redis_sentinel_auth(struct redisContext *c, const struct backend_url *u, char *err);
 /* The client flags backend_mysql connects with (never CLIENT_MULTI_STATEMENTS). */
 unsigned long backend_mysql_client_flags(void);
 /* The number of rows a prepared statement for n names is made for: n rounded up to 2^k. */

@@ -10,7 +10,8 @@
  * sends a write's reply, so an "OK" here is on disk.
  *
  * With redis-sentinel:// the primary is found by asking the Sentinels in turn (SENTINEL
- * get-master-addr-by-name), and checked to say it is a primary (ROLE) before it is used. A
+ * get-master-addr-by-name, after AUTH with the Sentinels' own password when server2 has one),
+ * and checked to say it is a primary (ROLE) before it is used. A
  * failover is followed by connecting anew: the batch that meets a closed connection, or a
  * READONLY or MASTERDOWN error (the node was demoted, or lost its primary), reports the
  * connection unusable, and the next connect asks the Sentinels again. With --redis-wait N a
@@ -99,6 +100,16 @@ static redisContext *open_context(const char *host, int port, const char *socket
     return c;
 }
 
+int backend_redis_sentinel_auth(struct redisContext *c, const struct backend_url *u, char *err)
+{
+    const char *argv[2] = {"AUTH", u->sentinel_password};
+    size_t lens[2] = {4, strlen(u->sentinel_password)};
+
+    if (!u->has_sentinel_password)
+        return 0;
+    return simple_command(c, 2, argv, lens, "AUTH", err);
+}
+
 /*
  * Asks the Sentinel at h for the primary of u->master: 0 with its address in host/port, or -1
  * with a reason in err.
@@ -108,13 +119,23 @@ static int ask_sentinel(const struct backend_url *u, const struct backend_host *
 {
     redisContext *c = open_context(h->host, h->port, NULL, u->io_timeout_ms, err);
     redisReply *r;
+    char why[BACKEND_ERR_LEN];
     int rc = -1;
 
     if (c == NULL)
         return -1;
+    if (backend_redis_sentinel_auth(c, u, why) < 0) {
+        snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %.160s", h->host, h->port, why);
+        redisFree(c);
+        return -1;
+    }
     r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", u->master);
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %s", h->host, h->port, c->errstr);
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        /* e.g. NOAUTH: this Sentinel wants a password (--sentinel-password-file) */
+        snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %.*s", h->host, h->port,
+                 (int)(r->len > 120 ? 120 : r->len), r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
                r->element[0]->type != REDIS_REPLY_STRING ||
                r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len >= cap) {

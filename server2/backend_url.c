@@ -609,4 +609,6 @@ void backend_url_wipe(struct backend_url *u)
 {
     explicit_bzero(u->password, sizeof(u->password));
     u->has_password = false;
+    explicit_bzero(u->sentinel_password, sizeof(u->sentinel_password));
+    u->has_sentinel_password = false;
 }

@@ -5,7 +5,8 @@
  *   redis://[[USER]:PASSWORD@]/path/to/redis.sock[?db=N]   unix socket (note the third '/')
  *   redis-sentinel://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/MASTER[?db=N]
  *                  Redis Sentinels (PORT default 26379) that name the primary of MASTER;
- *                  USER and PASSWORD are the data nodes' (the Sentinels take none)
+ *                  USER and PASSWORD are the data nodes' (the Sentinels' own password is
+ *                  sentinel_password, never in the URL: server2 reads it from a file)
  *   mysql://USER[:PASSWORD]@HOST[:PORT]/DB          TCP, PORT default 3306 (mariadb:// too)
  *   mysql://USER[:PASSWORD]@HOST[:PORT],HOST[:PORT]...]/DB   several nodes of one cluster
  *                  (Galera): tried in order, the next one on a lost connection
@@ -62,6 +63,9 @@ struct backend_url {
     char user[BACKEND_URL_USER_MAX + 1];   /* mysql: required; redis: optional ACL user */
     char password[BACKEND_URL_PASS_MAX + 1]; /* never log it */
     bool has_password;
+    char sentinel_password[BACKEND_URL_PASS_MAX + 1]; /* the Sentinels' (AUTH to each one
+                                                         before asking); never log it */
+    bool has_sentinel_password;
     char db[BACKEND_URL_DB_MAX + 1]; /* mysql database name */
     unsigned redis_db;               /* redis SELECT index */
 };
@@ -87,7 +91,7 @@ void backend_url_mask_inplace(char *s);
 /* Formats u for logs, password shown as "***", e.g. "mysql://auth:***@127.0.0.1:3306/auth". */
 void backend_url_describe(const struct backend_url *u, char *out, size_t cap);
 
-/* Zeroes the password held in u. */
+/* Zeroes the passwords held in u. */
 void backend_url_wipe(struct backend_url *u);
 
 #endif /* BACKEND_URL_H */

@@ -38,6 +38,7 @@ enum {
     OPT_IDLE_TIMEOUT,
     OPT_LOG_LEVEL,
     OPT_BACKEND_PASSWORD_FILE,
+    OPT_SENTINEL_PASSWORD_FILE,
     OPT_SECRET_FILE,
     OPT_INSECURE_NO_SECRET,
     OPT_REDIS_WAIT,
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
     {"port", required_argument, NULL, 'p'},
     {"backend", required_argument, NULL, 'b'},
     {"backend-password-file", required_argument, NULL, OPT_BACKEND_PASSWORD_FILE},
+    {"sentinel-password-file", required_argument, NULL, OPT_SENTINEL_PASSWORD_FILE},
     {"mode", required_argument, NULL, 'm'},
     {"workers", required_argument, NULL, 'w'},
     {"hash-cost", required_argument, NULL, OPT_HASH_COST},
@@ -161,6 +163,12 @@ void s2_config_usage(FILE *out)
             "                           the database password: the file's first line; if\n"
             "                           not given, the environment variable\n"
             "                           %s; default: no password\n"
+            "      --sentinel-password-file PATH\n"
+            "                           redis-sentinel://: the Sentinels' own password\n"
+            "                           (their requirepass), the file's first line; if not\n"
+            "                           given, the environment variable %s;\n"
+            "                           default: none (a warning: anyone who reaches the\n"
+            "                           Sentinels may name another primary)\n"
             "  -l, --listen ADDR        address to listen on (default %s)\n"
             "  -p, --port N             port to listen on, 0 = any (default %u)\n"
             "  -m, --mode MODE          threads | processes (default %s)\n"
@@ -215,8 +223,8 @@ void s2_config_usage(FILE *out)
             "  -h, --help               print this help, exit\n"
             "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting,\n"
             "answer every request already read, exit 0.\n",
-            S2_BACKEND_PASSWORD_ENV, d.listen_addr, d.port, s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers,
-            pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
+            S2_BACKEND_PASSWORD_ENV, S2_SENTINEL_PASSWORD_ENV, d.listen_addr, d.port,
+            s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers, pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
             d.max_inflight, d.max_queue, d.max_conns, hs, S2_MAX_UNAUTH_MAX, d.max_unauth_conns,
             d.max_unauth_conns_per_ip, btimeout, idle, level_names[d.log_level]);
 }
@@ -263,10 +271,12 @@ static int parse_dur(const char *flag, const char *s, uint64_t *out, char *err)
 }
 
 /*
- * The password from PATH (its first line, without the newline) into u. The file should be
- * readable by server2's user only; that is the operator's to set up (the scripts make it 0600).
+ * The password from PATH (its first line, without the newline) into out (BACKEND_URL_PASS_MAX
+ * + 1 bytes) for --flag, *has set. The file should be readable by server2's user only; that is
+ * the operator's to set up (the scripts make it 0600).
  */
-static int read_password_file(const char *path, struct backend_url *u, char *err)
+static int read_password_file(const char *flag, const char *path, char *out, bool *has,
+                              char *err)
 {
     char buf[BACKEND_URL_PASS_MAX + 2];
     size_t n;
@@ -274,7 +284,7 @@ static int read_password_file(const char *path, struct backend_url *u, char *err
 
     if (f == NULL) {
         char ebuf[128];
-        snprintf(err, S2_CONFIG_ERR_LEN, "--backend-password-file: cannot open %s: %s", path,
+        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: cannot open %s: %s", flag, path,
                  strerror_r(errno, ebuf, sizeof(ebuf)));
         return -1;
     }
@@ -285,13 +295,34 @@ static int read_password_file(const char *path, struct backend_url *u, char *err
     buf[n] = '\0';
     if (n > BACKEND_URL_PASS_MAX) {
         sodium_memzero(buf, sizeof(buf));
-        snprintf(err, S2_CONFIG_ERR_LEN, "--backend-password-file: %s: password longer than %d bytes",
-                 path, BACKEND_URL_PASS_MAX);
+        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: %s: password longer than %d bytes", flag, path,
+                 BACKEND_URL_PASS_MAX);
         return -1;
     }
-    memcpy(u->password, buf, n + 1);
-    u->has_password = true;
+    memcpy(out, buf, n + 1);
+    *has = true;
     sodium_memzero(buf, sizeof(buf));
+    return 0;
+}
+
+/* The password from --FLAG PATH if given, else from the environment variable env if set. */
+static int read_password(const char *flag, const char *path, const char *env, char *out,
+                         bool *has, char *err)
+{
+    const char *v;
+
+    if (path != NULL)
+        return read_password_file(flag, path, out, has, err);
+    v = getenv(env);
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    if (strlen(v) > BACKEND_URL_PASS_MAX) {
+        snprintf(err, S2_CONFIG_ERR_LEN, "%s: password longer than %d bytes", env,
+                 BACKEND_URL_PASS_MAX);
+        return -1;
+    }
+    memcpy(out, v, strlen(v) + 1);
+    *has = true;
     return 0;
 }
 
@@ -299,6 +330,7 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
 {
     enum log_level level = c->log_level;
     const char *password_file = NULL;
+    const char *sentinel_password_file = NULL;
     int redis_wait = -1; /* --redis-wait; -1: the default for the URL */
     unsigned verbose = 0;
     uint64_t v;
@@ -345,6 +377,11 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
             if (optarg[0] == '\0')
                 return bad(err, "--backend-password-file: empty path");
             password_file = optarg;
+            break;
+        case OPT_SENTINEL_PASSWORD_FILE:
+            if (optarg[0] == '\0')
+                return bad(err, "--sentinel-password-file: empty path");
+            sentinel_password_file = optarg;
             break;
         case 'm':
             if (strcmp(optarg, "threads") == 0)
@@ -475,19 +512,16 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     c->backend.redis_wait_auto = redis_wait < 0 && c->backend.kind == BACKEND_REDIS &&
                                  !c->backend.sentinel;
     c->backend.io_timeout_ms = (unsigned)(c->backend_timeout_us / 1000);
-    if (password_file != NULL) {
-        if (read_password_file(password_file, &c->backend, err) < 0)
-            return S2_CONFIG_ERROR;
-    } else {
-        const char *env = getenv(S2_BACKEND_PASSWORD_ENV);
-        if (env != NULL && env[0] != '\0') {
-            if (strlen(env) > BACKEND_URL_PASS_MAX)
-                return bad(err, "%s: password longer than %d bytes", S2_BACKEND_PASSWORD_ENV,
-                           BACKEND_URL_PASS_MAX);
-            snprintf(c->backend.password, sizeof(c->backend.password), "%s", env);
-            c->backend.has_password = true;
-        }
-    }
+    if (read_password("backend-password-file", password_file, S2_BACKEND_PASSWORD_ENV,
+                      c->backend.password, &c->backend.has_password, err) < 0)
+        return S2_CONFIG_ERROR;
+    if (sentinel_password_file != NULL && !c->backend.sentinel)
+        return bad(err, "--sentinel-password-file applies to a redis-sentinel:// backend only");
+    if (c->backend.sentinel &&
+        read_password("sentinel-password-file", sentinel_password_file,
+                      S2_SENTINEL_PASSWORD_ENV, c->backend.sentinel_password,
+                      &c->backend.has_sentinel_password, err) < 0)
+        return S2_CONFIG_ERROR;
     if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
         return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "
                         "or %s)", S2_BACKEND_PASSWORD_ENV);

@@ -20,6 +20,8 @@
 #define S2_MAX_UNAUTH_MAX 4096 /* --max-unauth-conns: each accept scans them (per address) */
 /* Where the database password comes from when --backend-password-file is not given. */
 #define S2_BACKEND_PASSWORD_ENV "S2_BACKEND_PASSWORD"
+/* Where the Sentinels' password comes from when --sentinel-password-file is not given. */
+#define S2_SENTINEL_PASSWORD_ENV "S2_SENTINEL_PASSWORD"
 
 enum s2_mode {
     S2_MODE_THREADS = 0,   /* one I/O thread + a pool of worker threads */

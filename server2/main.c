@@ -53,6 +53,10 @@ int main(int argc, char **argv)
         s2_ioloop_set_link_key(key);
         sodium_memzero(key, sizeof(key));
     }
+    if (cfg.backend.sentinel && !cfg.backend.has_sentinel_password)
+        log_warn("the Sentinels are asked without a password (no --sentinel-password-file or "
+                 "%s): whoever can reach them may name another primary, which would get the "
+                 "database password", S2_SENTINEL_PASSWORD_ENV);
     rc = s2_server_run(&cfg);
     backend_library_end();
     backend_url_wipe(&cfg.backend);

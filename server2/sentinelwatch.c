@@ -1,7 +1,7 @@
 /*
  * sentinelwatch.c - see sentinelwatch.h. The subscription runs on a blocking hiredis context
- * whose socket is polled together with an eventfd, so that stopping never waits for a
- * Sentinel to speak.
+ * (logged in with the Sentinels' password first, when server2 has one) whose socket is polled
+ * together with an eventfd, so that stopping never waits for a Sentinel to speak.
  */
 #include "sentinelwatch.h"
 
@@ -140,13 +140,19 @@ static void *sentinelwatch_thread_main(void *arg)
     for (unsigned i = 0;; i = (i + 1) % w->url->nhosts) {
         const struct backend_host *h = &w->url->hosts[i];
         char from[BACKEND_URL_HOST_MAX + 16];
+        char err[BACKEND_ERR_LEN];
         redisContext *c;
         redisReply *r;
         bool go_on = true;
 
         snprintf(from, sizeof(from), "%s:%u", h->host, h->port);
         c = redisConnectWithTimeout(h->host, h->port, tv);
-        if (c != NULL && c->err == 0 && redisSetTimeout(c, tv) == REDIS_OK) {
+        if (c == NULL || c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
+            log_debug("sentinel %s: cannot connect: %s", from,
+                      c == NULL ? "out of memory" : c->errstr);
+        } else if (backend_redis_sentinel_auth(c, w->url, err) < 0) {
+            log_debug("sentinel %s: %s", from, err);
+        } else {
             r = redisCommand(c, "SUBSCRIBE +switch-master");
             if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
                 log_debug("sentinel %s: watching +switch-master of '%s'", from, w->url->master);
@@ -156,13 +162,12 @@ static void *sentinelwatch_thread_main(void *arg)
                 go_on = listen_on(w, c, from);
             } else {
                 log_debug("sentinel %s: cannot subscribe: %s", from,
-                          r == NULL ? c->errstr : "unexpected reply");
+                          r == NULL                        ? c->errstr
+                          : r->type == REDIS_REPLY_ERROR ? r->str
+                                                           : "unexpected reply");
             }
             if (r != NULL)
                 freeReplyObject(r);
-        } else {
-            log_debug("sentinel %s: cannot connect: %s", from,
-                      c == NULL ? "out of memory" : c->errstr);
         }
         redisFree(c);
         if (!go_on || !wait_readable(w, -1, RETRY_MS))

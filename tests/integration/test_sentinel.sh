@@ -7,7 +7,10 @@
 # ok only once a replica has it), and the window in which creations failed must be within
 # down-after-milliseconds + 2 s. Then an announced failover (SENTINEL FAILOVER, the primary
 # demoted, not killed): server2 leaves the old primary on +switch-master, without waiting for a
-# write to meet READONLY. Also: a Sentinel URL naming an unknown master is reported.
+# write to meet READONLY. Also: a Sentinel URL naming an unknown master is reported. The
+# Sentinels require a password of their own (requirepass): without it SENTINEL MASTERS and
+# SENTINEL MONITOR get NOAUTH, and a server2 not given it (--sentinel-password-file) finds no
+# primary and says why; the server2 given it follows both failovers.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -31,7 +34,9 @@ linked() { rcli "$1" info replication | grep -q 'master_link_status:up'; }
 wait_until 20 linked "$B" || itest_fail "replica b did not link to the primary"
 wait_until 20 linked "$C" || itest_fail "replica c did not link to the primary"
 
-# three Sentinels
+# three Sentinels, with a password of their own (server2 reads it from a file)
+ensure_password "$ITEST_DIR/sentinel.password"
+SPW=$(<"$ITEST_DIR/sentinel.password")
 SPORTS=()
 for i in 1 2 3; do
     d=$ITEST_DIR/sentinel$i
@@ -46,6 +51,7 @@ logfile $d/sentinel.log
 sentinel resolve-hostnames no
 sentinel monitor mymaster 127.0.0.1 $A 2
 sentinel auth-pass mymaster $PW
+requirepass $SPW
 sentinel down-after-milliseconds mymaster $DOWN_AFTER_MS
 sentinel failover-timeout mymaster 10000
 EOF
@@ -54,7 +60,7 @@ EOF
     itest_bg $!
     SPORTS+=("$port")
 done
-scli() { redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
+scli() { REDISCLI_AUTH=$SPW redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
 ready() {
     local p
     for p in "${SPORTS[@]}"; do
@@ -65,9 +71,21 @@ ready() {
     done
 }
 wait_until 30 ready || itest_fail "the Sentinels did not find each other and the replica"
+# without the password (or with another one), a Sentinel takes no command
+check_ok "SENTINEL MASTERS without the password: NOAUTH" \
+    grep -q NOAUTH <<<"$(redis-cli -h 127.0.0.1 -p "${SPORTS[0]}" sentinel masters 2>&1)"
+check_ok "SENTINEL MONITOR without the password: NOAUTH" \
+    grep -q NOAUTH <<<"$(redis-cli -h 127.0.0.1 -p "${SPORTS[1]}" sentinel monitor rogue \
+        127.0.0.1 "$A" 2 2>&1)"
+check_ok "SENTINEL MONITOR with another password: NOAUTH" \
+    grep -q NOAUTH <<<"$(REDISCLI_AUTH=not-$SPW redis-cli -h 127.0.0.1 -p "${SPORTS[2]}" \
+        sentinel monitor rogue 127.0.0.1 "$A" 2 2>&1)"
+check_eq "... and no Sentinel monitors 'rogue'" \
+    "$(for p in "${SPORTS[@]}"; do scli "$p" sentinel masters; done | grep -c -x rogue || true)" 0
 
 URL="redis-sentinel://127.0.0.1:${SPORTS[0]},127.0.0.1:${SPORTS[1]},127.0.0.1:${SPORTS[2]}/mymaster"
-S2=$(itest_server2 server2 "$URL" "$ITEST_DIR/a/password" --workers 2 --log-level debug)
+S2=$(itest_server2 server2 "$URL" "$ITEST_DIR/a/password" --workers 2 --log-level debug \
+    --sentinel-password-file "$ITEST_DIR/sentinel.password")
 check_ok "server2 takes --redis-wait 1 for a Sentinel URL" \
     grep -q 'redis-wait=1' "$ITEST_DIR/server2.log"
 s2() { python3 "$HERE/s2client.py" --port "$S2" --secret-file "$ITEST_DIR/link.secret" "$@"; }
@@ -130,10 +148,24 @@ out=$(s2 until ok create second pw12345 20)
 check_ok "a CREATE after it, once the demoted node is a replica ($out)" grep -q '^ok after' <<<"$out"
 
 # a Sentinel URL with an unknown master: server2 starts, says why, answers unavailable
-P=$(itest_server2 server2-nosuch "${URL%/mymaster}/nosuch" "$ITEST_DIR/a/password" --workers 1)
+P=$(itest_server2 server2-nosuch "${URL%/mymaster}/nosuch" "$ITEST_DIR/a/password" --workers 1 \
+    --sentinel-password-file "$ITEST_DIR/sentinel.password")
 check_eq "an unknown master: CREATE unavailable" \
     "$(python3 "$HERE/s2client.py" --port "$P" --secret-file "$ITEST_DIR/link.secret" \
         create x pw12345)" unavailable
 check_ok "... and the log says the Sentinels do not know it" \
     wait_until 5 grep -q "does not know master 'nosuch'" "$ITEST_DIR/server2-nosuch.log"
+
+# a server2 not given the Sentinels' password: warned at start, no primary found, NOAUTH logged
+P=$(
+    unset S2_SENTINEL_PASSWORD
+    itest_server2 server2-nopw "$URL" "$ITEST_DIR/a/password" --workers 1
+)
+check_ok "without --sentinel-password-file: a warning at start" \
+    grep -q 'Sentinels are asked without a password' "$ITEST_DIR/server2-nopw.log"
+check_eq "... CREATE unavailable" \
+    "$(python3 "$HERE/s2client.py" --port "$P" --secret-file "$ITEST_DIR/link.secret" \
+        create y pw12345)" unavailable
+check_ok "... and the log says the Sentinel wants a password" \
+    wait_until 5 grep -q "Sentinel 127.0.0.1:[0-9]*: NOAUTH" "$ITEST_DIR/server2-nopw.log"
 itest_summary

@@ -252,9 +252,41 @@ static void test_s2_config_password_file_env(void **state)
     assert_int_equal(parse(&c, err, "-b", "redis://127.0.0.1", NULL), S2_CONFIG_OK);
     assert_false(c.backend.has_password);
 
+    /* the Sentinels' own password: from a file or S2_SENTINEL_PASSWORD, redis-sentinel:// only */
+    unsetenv(S2_SENTINEL_PASSWORD_ENV);
+    assert_int_equal(parse(&c, err, "-b", "redis-sentinel://h1,h2/m", NULL), S2_CONFIG_OK);
+    assert_false(c.backend.has_sentinel_password);
+    assert_int_equal(parse(&c, err, "-b", "redis-sentinel://h1,h2/m", "--sentinel-password-file",
+                           path, NULL),
+                     S2_CONFIG_OK);
+    assert_true(c.backend.has_sentinel_password);
+    assert_string_equal(c.backend.sentinel_password, "f1le-pw");
+    assert_false(c.backend.has_password);
+    s2_config_describe(&c, desc, sizeof(desc));
+    assert_null(strstr(desc, "f1le-pw"));
+    backend_url_wipe(&c.backend);
+    assert_false(c.backend.has_sentinel_password);
+    assert_string_equal(c.backend.sentinel_password, "");
+    setenv(S2_SENTINEL_PASSWORD_ENV, "s-env-pw", 1);
+    assert_int_equal(parse(&c, err, "-b", "redis-sentinel://h1/m", NULL), S2_CONFIG_OK);
+    assert_string_equal(c.backend.sentinel_password, "s-env-pw");
+    assert_int_equal(parse(&c, err, "-b", "redis://h", NULL), S2_CONFIG_OK); /* not used */
+    assert_false(c.backend.has_sentinel_password);
+    unsetenv(S2_SENTINEL_PASSWORD_ENV);
+    expect_error("redis-sentinel:// backend only",
+                 parse(&c, err, "-b", "redis://h", "--sentinel-password-file", path, NULL), err);
+    expect_error("--sentinel-password-file: empty path",
+                 parse(&c, err, "-b", "redis-sentinel://h/m", "--sentinel-password-file", "",
+                       NULL),
+                 err);
+
     unlink(path);
     expect_error("cannot open", parse(&c, err, "-b", "redis://h", "--backend-password-file", path,
                                       NULL),
+                 err);
+    expect_error("--sentinel-password-file: cannot open",
+                 parse(&c, err, "-b", "redis-sentinel://h/m", "--sentinel-password-file", path,
+                       NULL),
                  err);
 }
 
