@@ -93,6 +93,7 @@ struct s2_ioloop_stats {
     uint64_t invalidations; /* INVALIDATE frames sent */
     uint64_t ack_timeouts;  /* connections closed for not acknowledging one in time */
     uint64_t change_timeouts; /* account changes answered before every ack came */
+    uint64_t leases;          /* LEASE frames sent */
 };
 
 /*
