@@ -179,6 +179,15 @@ enum frame_result frame_decode(const void *buf, size_t len, struct frame *f, siz
         if (plen != 0)
             return bad(why, "PING or INVALIDATE_ACK payload is not empty");
         break;
+    case FRAME_LEASE:
+        if (plen != FRAME_LEASE_PAYLOAD)
+            return bad(why, "LEASE payload is not 4 bytes");
+        if (f->id != 0)
+            return bad(why, "LEASE with an id");
+        f->lease_ms = get32(p);
+        if (f->lease_ms > FRAME_LEASE_MAX_MS)
+            return bad(why, "LEASE longer than the limit");
+        break;
     default:
         return bad(why, "unknown frame type");
     }
@@ -227,6 +236,11 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
     case FRAME_PING:
     case FRAME_INVALIDATE_ACK:
         plen = 0;
+        break;
+    case FRAME_LEASE:
+        if (f->lease_ms > FRAME_LEASE_MAX_MS || f->id != 0)
+            return 0;
+        plen = FRAME_LEASE_PAYLOAD;
         break;
     default:
         return 0;
@@ -279,6 +293,9 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
         p[0] = f->req_type;
         p[1] = f->user_len;
         memcpy(p + 2, f->user, f->user_len);
+        break;
+    case FRAME_LEASE:
+        put32(p, f->lease_ms);
         break;
     default:
         break;
@@ -384,6 +401,17 @@ size_t frame_encode_invalidate_ack(uint64_t id, void *buf, size_t cap)
         return 0;
     put_header(buf, 0, FRAME_INVALIDATE_ACK, 0, id, 0);
     return FRAME_HEADER_SIZE;
+}
+
+size_t frame_encode_lease(uint32_t lease_ms, void *buf, size_t cap)
+{
+    uint8_t *p = buf;
+
+    if (lease_ms > FRAME_LEASE_MAX_MS || cap < FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD)
+        return 0;
+    put_header(p, FRAME_LEASE_PAYLOAD, FRAME_LEASE, 0, 0, 0);
+    put32(p + FRAME_HEADER_SIZE, lease_ms);
+    return FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD;
 }
 
 const char *frame_status_name(enum frame_status st)

@@ -1,8 +1,9 @@
 /*
- * frame.h - the server1 <-> server2 wire format, version 4: binary, length-prefixed frames
+ * frame.h - the server1 <-> server2 wire format, version 5: binary, length-prefixed frames
  * carrying a 64-bit request id and a time budget, pipelined on persistent connections that
  * start with a mutual challenge-response handshake; server2 may also send an unsolicited
- * INVALIDATE, which server1 acknowledges. The full description, with the limits and
+ * INVALIDATE, which server1 acknowledges, and LEASE, the time for which server1 may answer
+ * from credentials it cached. The full description, with the limits and
  * the rules for bad input, is in common/PROTOCOL.md. Pure functions, thread-safe.
  */
 #ifndef FRAME_H
@@ -14,7 +15,7 @@
 #include "account.h"
 #include "linkauth.h"
 
-#define FRAME_VERSION 4
+#define FRAME_VERSION 5
 #define FRAME_MAGIC 0x41555448u /* "AUTH", first four payload bytes of HELLO */
 #define FRAME_HEADER_SIZE 20
 #define FRAME_MAX_PAYLOAD 640 /* hard limit on the payload of any frame */
@@ -25,6 +26,8 @@
 #define FRAME_HELLO_ACK_PAYLOAD (2 + FRAME_NONCE_SIZE + FRAME_MAC_SIZE) /* 66 */
 #define FRAME_AUTH_PAYLOAD FRAME_MAC_SIZE                               /* 32 */
 #define FRAME_TOKEN_SIZE 16 /* a CREATE's creation token: random, the same when sent again */
+#define FRAME_LEASE_PAYLOAD 4
+#define FRAME_LEASE_MAX_MS 60000 /* the longest lease a LEASE may grant */
 
 enum frame_type {
     FRAME_HELLO = 1,     /* client -> server, first frame: magic, version, client nonce */
@@ -38,6 +41,8 @@ enum frame_type {
     FRAME_DELETE = 9,    /* client -> server: delete account (user, password) */
     FRAME_INVALIDATE = 10,     /* server -> client, unsolicited: forget what you cached of user */
     FRAME_INVALIDATE_ACK = 11, /* client -> server: done, same id; empty payload */
+    FRAME_LEASE = 12,          /* server -> client, unsolicited: cached credentials may be used
+                                * for lease_ms from now (PROTOCOL.md, "Leases"); id 0 */
 };
 
 /* Whether t is a request server2 answers with a REPLY (what a REPLY may echo). */
@@ -74,6 +79,7 @@ struct frame {
     uint8_t user_len;   /* requests with credentials, REPLY (echo), INVALIDATE */
     uint16_t pass_len;  /* requests with credentials */
     uint16_t new_len;   /* SETPASS only */
+    uint32_t lease_ms;  /* LEASE only: 0..FRAME_LEASE_MAX_MS */
     char user[ACCOUNT_USER_MAX + 1]; /* NUL-terminated copy */
     char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated copy; never log it */
     char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: NUL-terminated copy; never log it */
@@ -121,6 +127,8 @@ size_t frame_encode_setpass(uint64_t id, uint32_t budget_ms, const char *user, s
 size_t frame_encode_invalidate(uint64_t id, const char *user, size_t user_len, void *buf,
                                size_t cap);
 size_t frame_encode_invalidate_ack(uint64_t id, void *buf, size_t cap);
+/* LEASE for lease_ms (at most FRAME_LEASE_MAX_MS). */
+size_t frame_encode_lease(uint32_t lease_ms, void *buf, size_t cap);
 
 const char *frame_status_name(enum frame_status st);
 

@@ -217,7 +217,9 @@ innodb_flush_log_at_trx_commit = 1
 CONF
 }
 
-# auth_schema_sql PASSWORD [HOST...]: the SQL that makes the account database and the user `auth`
+# auth_schema_sql PASSWORD [HOST...]: the SQL that makes the account database (the accounts, and
+# the account changes every server2 follows: README, "Running against your own Redis or MySQL")
+# and the user `auth`
 # with PASSWORD (letters and digits: ensure_password's), for mariadb on stdin, never in argv.
 # `auth` may connect from localhost and 127.0.0.1, and from each HOST (a MariaDB host name or
 # pattern such as 10.201.7.%).
@@ -228,6 +230,21 @@ CREATE DATABASE IF NOT EXISTS auth;
 CREATE TABLE IF NOT EXISTS auth.users (
     username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
     hash VARCHAR(255) CHARACTER SET ascii NOT NULL
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS auth.account_seq (
+    id TINYINT UNSIGNED NOT NULL PRIMARY KEY,
+    seq BIGINT UNSIGNED NOT NULL
+) ENGINE=InnoDB;
+INSERT IGNORE INTO auth.account_seq (id, seq) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS auth.account_changes (
+    seq BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+    username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS auth.server2_peers (
+    id CHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY,
+    applied BIGINT UNSIGNED NOT NULL,
+    expires DATETIME(3) NOT NULL
 ) ENGINE=InnoDB;
 SQL
     for h in "${hosts[@]}"; do

@@ -75,6 +75,7 @@ struct ac_conn {
     bool dirty;            /* has unsent output and is on the flush list */
     bool ever_up;
     bool warned;           /* a connect failure was logged since the last time it was up */
+    uint64_t lease_until_ns; /* its server2's last LEASE runs out then; 0 = none */
     uint64_t backoff_ms;
     /* output: out[out_off..out_len) not yet written */
     char *out;
@@ -118,6 +119,7 @@ struct authclient {
     struct event flush_ev; /* activated when output is queued; runs late in the iteration */
     bool flush_pending;
     struct authclient_events ev;
+    uint64_t lease_until_ns; /* the latest lease of any connection that is up; 0 = never had */
 };
 
 static void conn_connect(struct ac_conn *c);
@@ -125,6 +127,7 @@ static void conn_fail(struct ac_conn *c, const char *what, int err);
 static void slot_fail(struct ac_conn *c, uint32_t i);
 static void server_shun(struct ac_conn *c);
 static void server_answered(struct ac_conn *c);
+static void lease_recompute(struct authclient *ac);
 
 static struct timeval tv_from_us(uint64_t us)
 {
@@ -411,6 +414,9 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
         log_debug("auth: connection %u to %s failed (%s)", c->idx, c->server->addr_str, what);
     }
     c->suspect = false;
+    c->lease_until_ns = 0;
+    if (was_up)
+        lease_recompute(ac);
     if (was_up && ac->ev.lost)
         ac->ev.lost(ac->ev.arg); /* an INVALIDATE may have been lost with it */
     /* every request in flight fails, or goes to another server2; callbacks may submit
@@ -494,6 +500,46 @@ static void handle_hello_ack(struct ac_conn *c, const struct frame *f)
     set_up(c);
 }
 
+/* The latest lease of any connection that is up, after one went down or was cut short. */
+static void lease_recompute(struct authclient *ac)
+{
+    uint64_t until = 0;
+
+    for (unsigned i = 0; i < ac->nconns; i++)
+        if (ac->conns[i].state == AC_UP && ac->conns[i].lease_until_ns > until)
+            until = ac->conns[i].lease_until_ns;
+    ac->lease_until_ns = until ? until : (ac->lease_until_ns ? 1 : 0);
+}
+
+/*
+ * LEASE: this thread may answer from its cache for lease_ms more. If every lease had run out
+ * before, an INVALIDATE may have gone by unheard meanwhile (its server2 went on without us):
+ * the cache is emptied first.
+ */
+static void handle_lease(struct ac_conn *c, uint32_t lease_ms)
+{
+    struct authclient *ac = c->ac;
+    uint64_t now = clock_now_ns();
+
+    metrics_add(&ac->m->auth_leases, 1);
+    if (ac->lease_until_ns != 0 && ac->lease_until_ns <= now) {
+        metrics_add(&ac->m->auth_lease_lapses, 1);
+        log_debug("auth: the lease had run out; the credential cache is emptied");
+        if (ac->ev.lost)
+            ac->ev.lost(ac->ev.arg);
+    }
+    c->lease_until_ns = now + (uint64_t)lease_ms * 1000000ull;
+    if (c->lease_until_ns > ac->lease_until_ns)
+        ac->lease_until_ns = c->lease_until_ns;
+    else if (lease_ms == 0)
+        lease_recompute(ac);
+}
+
+bool authclient_lease_valid(const struct authclient *ac, uint64_t now_ns)
+{
+    return now_ns < ac->lease_until_ns;
+}
+
 static void handle_frame(struct ac_conn *c, const struct frame *f)
 {
     struct authclient *ac = c->ac;
@@ -514,6 +560,10 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
         p = out_reserve(c, FRAME_HEADER_SIZE);
         c->out_len += frame_encode_invalidate_ack(f->id, p, FRAME_HEADER_SIZE);
         schedule_flush(c);
+        return;
+    }
+    if (f->type == FRAME_LEASE) {
+        handle_lease(c, f->lease_ms);
         return;
     }
     if (f->type != FRAME_REPLY) {

@@ -27,7 +27,10 @@
  * client calls events.invalidated before it reads another byte, then acknowledges it
  * (INVALIDATE_ACK, same id), so server2 knows the user's cached credentials are gone. A
  * connection that was up and goes down calls events.lost: an INVALIDATE may have been lost
- * with it.
+ * with it. server2 also sends LEASE while it hears every account change (PROTOCOL.md,
+ * "Leases"): the owner may answer from its cache only while authclient_lease_valid, and a
+ * LEASE that comes after every lease had run out calls events.lost first (while none was
+ * valid, a change may have been made that no server2 told us about).
  */
 #ifndef AUTHCLIENT_H
 #define AUTHCLIENT_H
@@ -98,5 +101,7 @@ int authclient_submit_setpass(struct authclient *ac, const char *user, size_t us
 void authclient_cancel(struct authclient *ac, uint64_t handle);
 /* True if at least one connection has completed its HELLO. */
 bool authclient_is_up(const struct authclient *ac);
+/* Whether a connection that is up holds a lease at now_ns: cached credentials may be used. */
+bool authclient_lease_valid(const struct authclient *ac, uint64_t now_ns);
 
 #endif /* AUTHCLIENT_H */

@@ -18,7 +18,8 @@
  * Retry-After and server2 never sees the request. Only failures and creations write to the
  * tables; the check before each login is a lock-free read.
  * With --auth-cache, a GET or HEAD whose (user, password) this thread's cache holds (credcache.h)
- * is answered at once, without server2; uploads, deletions and account changes always ask it.
+ * is answered at once, without server2, while a server2 leases this thread (authclient.h);
+ * uploads, deletions and account changes always ask it.
  * PUT and DELETE /users/{name} change or delete the account the credentials are for (only
  * one's own: 403 otherwise).
  */
@@ -658,13 +659,17 @@ static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
                           void (*hit)(struct s1_conn *))
 {
     struct s1_handler_env *env = env_of(c);
+    uint64_t now;
     bool found;
 
     c->req->cred_cacheable = false;
     if (hit == NULL || !env->cache_on || cred->user_len > ACCOUNT_USER_MAX)
         return false;
     credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->req->cred_key);
-    found = credcache_hit(&env->cache, &c->req->cred_key, clock_now_ns());
+    now = clock_now_ns();
+    /* only under a lease: while none holds, a change may go by that no server2 tells us */
+    found = authclient_lease_valid(env->auth, now) &&
+            credcache_hit(&env->cache, &c->req->cred_key, now);
     metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
     if (found) {
         metrics_add(&c->home->metrics->auth_cache_hits, 1);

@@ -218,6 +218,12 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_auth_invalidations_total",
                 "INVALIDATE frames from server2 (an account changed), each acknowledged.",
                 sum_counter(all, n, offsetof(struct metrics, auth_invalidations)));
+    put_counter(out, "server1_auth_leases_total",
+                "LEASE frames from server2: it hears every account change, caches may be used.",
+                sum_counter(all, n, offsetof(struct metrics, auth_leases)));
+    put_counter(out, "server1_auth_lease_lapses_total",
+                "Times a worker's every lease had run out (its cache emptied when one came back).",
+                sum_counter(all, n, offsetof(struct metrics, auth_lease_lapses)));
     put_counter(out, "server1_auth_cache_hits_total",
                 "GETs whose credentials --auth-cache held: no message to server2.",
                 sum_counter(all, n, offsetof(struct metrics, auth_cache_hits)));

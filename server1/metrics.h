@@ -67,6 +67,8 @@ struct metrics {
     _Atomic uint64_t auth_link_failures;   /* handshakes in which server2 failed to prove the key */
     _Atomic int64_t auth_conns_up;
     _Atomic uint64_t auth_invalidations;   /* INVALIDATE frames from server2 */
+    _Atomic uint64_t auth_leases;          /* LEASE frames from server2 */
+    _Atomic uint64_t auth_lease_lapses;    /* times every lease had run out (cache emptied) */
     _Atomic uint64_t auth_cache_hits;      /* GETs answered without asking server2 */
     _Atomic uint64_t auth_cache_misses;    /* GETs the cache could not answer (cache on) */
     _Atomic int64_t auth_cache_entries;    /* entries in this worker's cache */

@@ -292,6 +292,7 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
 
     a->batch_no++;
     j->status = PENDING;
+    j->change_seq = 0;
     if (j->flags & S2_JOB_REJECTED) { /* over --max-queue */
         settle(a, j, FRAME_ST_UNAVAILABLE);
         return;
@@ -346,6 +347,7 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
         st = FRAME_ST_DENIED; /* changed or deleted meanwhile */
     else
         st = status_of_op(op.status);
+    j->change_seq = st == FRAME_ST_OK ? op.change_seq : 0;
     if (a->cache)
         authcache_invalidate_user(a->cache, j->user, j->user_len);
     a->st.changes += st == FRAME_ST_OK;

@@ -28,6 +28,11 @@
  *   ping. A batch that still fails on its connection is retried once on a new one (a create
  *   applied before the failure is then found as its own creation, record.h), unless it holds
  *   a REPLACE (a compare-and-set applied before the failure would fail when sent again).
+ * - Account changes are announced through the database (PROTOCOL.md, "Invalidation"): a
+ *   REPLACE that writes also appends the user to the database's change feed in the same atomic
+ *   operation and returns the change's number (consecutive from 1, in the order the changes
+ *   were made); the feed_* ops let every server2's change feed (changefeed.h) read the feed,
+ *   keep this server2's registration alive, and ask whether a live server2 is behind a change.
  */
 #ifndef BACKEND_H
 #define BACKEND_H
@@ -38,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "account.h"
 #include "backend_url.h"
 
 #define BACKEND_ERR_LEN 256
@@ -73,9 +79,19 @@ struct backend_op {
     const char *hash;              /* CREATE, REPLACE: the string to store, NUL-terminated */
     const char *expect;            /* REPLACE: the hash the row must still hold */
     enum backend_op_status status; /* out */
+    uint64_t change_seq;           /* out, REPLACE OK: the change's number in the feed */
     char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: the record, NUL-terminated ("" if it
                                     * did not fit) */
 };
+
+/* One entry of the change feed: the account that changed and the change's number. */
+struct backend_change {
+    uint64_t seq;
+    uint8_t user_len;
+    char user[ACCOUNT_USER_MAX];
+};
+
+#define BACKEND_PEER_ID_MAX 32
 
 struct backend_ops {
     const char *name;
@@ -92,6 +108,24 @@ struct backend_ops {
     void (*close)(void *conn);
     /* Optional cheap liveness check (PING / mysql_ping): 0 if the connection works. */
     int (*ping)(void *conn);
+    /*
+     * The change feed, on a connection of its own (NULL in a backend without one). Each returns
+     * -1 with a reason in err when the connection is unusable or the feed's keys or tables are
+     * not there.
+     * feed_head: the newest change's number (0: none yet).
+     * feed_read: up to cap changes after number `after`, in order; waits up to wait_ms for the
+     *   first where the database can (Redis), else returns at once; their count, or -1.
+     * feed_renew: this server2 (peer, BACKEND_PEER_ID_MAX chars) is alive and has applied every
+     *   change <= applied, for lease_ms from now on the database's clock (0: it leaves).
+     * feed_behind: how many live server2s (their lease not run out) have not applied `seq`.
+     */
+    int (*feed_head)(void *conn, uint64_t *seq, char *err);
+    int (*feed_read)(void *conn, uint64_t after, unsigned wait_ms, struct backend_change *out,
+                     size_t cap, char *err);
+    int (*feed_renew)(void *conn, const char *peer, uint64_t applied, unsigned lease_ms,
+                      char *err);
+    int (*feed_behind)(void *conn, uint64_t seq, unsigned *count, char *err);
+    bool feed_blocks; /* feed_read waits in the database for a change (else the caller polls) */
 };
 
 extern const struct backend_ops backend_redis_ops;

@@ -18,6 +18,16 @@
  * sending of the same creation can have stored it); any other row means the name was taken
  * (INSERT IGNORE's affected-rows count could not say which rows were ours; this can).
  * The caller never puts the same name in two CREATEs of one batch.
+ * An account change is one transaction (account changes are rare; each pays a few round
+ * trips): the compare-and-set above, then, if it changed the row, the next number of the
+ * one-row counter account_seq (its row lock orders the changes: the numbers are consecutive in
+ * commit order, on one server as on Galera, where a second writer of the counter fails
+ * certification and is run again) and a row of account_changes with that number and the user;
+ * COMMIT. The change feed (backend.h) reads account_changes, and each server2 registers in
+ * server2_peers (id, applied, expires), the expiry on the database's clock (NOW(3)).
+ * On Galera (wsrep_on), every session reads with wsrep_sync_wait = 1: a read waits until its
+ * node has applied every transaction the cluster committed before it, so a server2 on another
+ * node never verifies against a hash a change already replaced.
  * Client errors (CR_*, lost connection, timeouts, a statement the server no longer knows)
  * make the connection unusable (-1); server errors fail the batch's ops on a connection that
  * stays usable.
@@ -33,18 +43,52 @@
 #include <string.h>
 
 #include "account.h"
+#include "compat.h"
 #include "log.h"
 #include "record.h"
 #include "xalloc.h"
 
 #define STMT_SIZES 11 /* statements for 1, 2, 4, ... 1024 rows (S2_BATCH_MAX) */
 #define DEADLOCK_RETRIES 2 /* a statement rolled back as a deadlock is run again this often */
+#define CHANGE_RETRIES 4   /* an account change's transaction rolled back as a deadlock */
+#define PRUNE_EVERY 120    /* renewals between two prunings of the registry and the feed */
+
+/* The feed's statements, by index in mysql_conn.feed. */
+enum feed_stmt {
+    FS_BUMP,   /* the counter: its next number */
+    FS_LOG,    /* the change's row */
+    FS_HEAD,   /* the newest number */
+    FS_READ,   /* changes after a number */
+    FS_RENEW,  /* this server2's registration */
+    FS_LEAVE,  /* its removal */
+    FS_BEHIND, /* live server2s behind a number */
+    FS_PRUNE_PEERS,
+    FS_PRUNE_CHANGES,
+    FS_COUNT,
+};
+
+static const char *const feed_sql[FS_COUNT] = {
+    [FS_BUMP] = "UPDATE account_seq SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1",
+    [FS_LOG] = "INSERT INTO account_changes (seq, username) VALUES (?, ?)",
+    [FS_HEAD] = "SELECT seq FROM account_seq WHERE id = 1",
+    [FS_READ] = "SELECT seq, username FROM account_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+    [FS_RENEW] = "INSERT INTO server2_peers (id, applied, expires) VALUES "
+                 "(?, ?, NOW(3) + INTERVAL ? MICROSECOND) ON DUPLICATE KEY UPDATE "
+                 "applied = VALUES(applied), expires = VALUES(expires)",
+    [FS_LEAVE] = "DELETE FROM server2_peers WHERE id = ?",
+    [FS_BEHIND] = "SELECT COUNT(*) FROM server2_peers WHERE applied < ? AND expires > NOW(3)",
+    [FS_PRUNE_PEERS] = "DELETE FROM server2_peers WHERE expires < NOW(3) - INTERVAL 60 SECOND",
+    [FS_PRUNE_CHANGES] = "DELETE FROM account_changes WHERE at < NOW(3) - INTERVAL 1 DAY "
+                         "LIMIT 1000",
+};
 
 struct mysql_conn {
     MYSQL *m;
     MYSQL_STMT *select[STMT_SIZES]; /* by log2 of the number of names; NULL until used */
     MYSQL_STMT *insert[STMT_SIZES];
     MYSQL_STMT *update; /* REPLACE; NULL until used */
+    MYSQL_STMT *feed[FS_COUNT]; /* the change feed's; NULL until used */
+    unsigned renewals;          /* feed_renew calls, for the pruning */
     MYSQL_BIND *params; /* grown as needed */
     size_t params_cap;
     char *q; /* SQL text buffer for a prepare */
@@ -144,6 +188,31 @@ static bool node_ready(MYSQL *m, char *err)
 }
 
 /*
+ * On a Galera node (wsrep_on), makes every read of the session wait for the node to apply what
+ * the cluster committed before it (wsrep_sync_wait = 1). 0, or -1 with err.
+ */
+static int read_after_commit(MYSQL *m, char *err)
+{
+    MYSQL_RES *res;
+    MYSQL_ROW row;
+    bool galera = false;
+
+    if (mysql_query(m, "SHOW VARIABLES LIKE 'wsrep_on'") != 0 ||
+        (res = mysql_store_result(m)) == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "wsrep_on: %s", mysql_error(m));
+        return -1;
+    }
+    row = mysql_fetch_row(res);
+    galera = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+    mysql_free_result(res);
+    if (galera && mysql_query(m, "SET SESSION wsrep_sync_wait = 1") != 0) {
+        snprintf(err, BACKEND_ERR_LEN, "wsrep_sync_wait: %s", mysql_error(m));
+        return -1;
+    }
+    return 0;
+}
+
+/*
  * The node that answered last is tried first; with several (a Galera cluster), the others in
  * the URL's order after it, so a lost node's connections move to the next one.
  */
@@ -169,6 +238,10 @@ static void *my_connect(const struct backend_url *u, char *err)
     }
     if (m == NULL)
         return NULL;
+    if (read_after_commit(m, err) < 0) {
+        mysql_close(m);
+        return NULL;
+    }
     mc = xcalloc(1, sizeof(*mc));
     mc->m = m;
     return mc;
@@ -187,6 +260,9 @@ static void my_close(void *conn)
     }
     if (mc->update)
         mysql_stmt_close(mc->update);
+    for (int i = 0; i < FS_COUNT; i++)
+        if (mc->feed[i])
+            mysql_stmt_close(mc->feed[i]);
     mysql_close(mc->m);
     free(mc->params);
     free(mc->q);
@@ -485,35 +561,303 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
 
 #define UPDATE_SQL "UPDATE users SET hash = ? WHERE username = ? AND hash = ?"
 
-/* The one REPLACE of a batch: 0, or -1 (connection unusable). */
-static int run_replace(struct mysql_conn *mc, struct backend_op *op, char *err)
+/* The feed's statement i, prepared now if it is not yet; NULL with err (the statement's error
+ * number in *e, 0 if none). */
+static MYSQL_STMT *feed_stmt(struct mysql_conn *mc, enum feed_stmt i, char *err, unsigned *e)
+{
+    MYSQL_STMT *st = mc->feed[i];
+
+    *e = 0;
+    if (st != NULL)
+        return st;
+    st = mysql_stmt_init(mc->m);
+    if (st == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "mysql_stmt_init: out of memory");
+        return NULL;
+    }
+    if (mysql_stmt_prepare(st, feed_sql[i], (unsigned long)strlen(feed_sql[i])) != 0) {
+        *e = mysql_stmt_errno(st);
+        snprintf(err, BACKEND_ERR_LEN, "prepare: %s (error %u)", mysql_stmt_error(st), *e);
+        mysql_stmt_close(st);
+        return NULL;
+    }
+    mc->feed[i] = st;
+    return st;
+}
+
+static void bind_u64(MYSQL_BIND *b, uint64_t *v)
+{
+    b->buffer_type = MYSQL_TYPE_LONGLONG;
+    b->buffer = v;
+    b->is_unsigned = 1;
+}
+
+/* What became of a change's transaction. */
+enum change_outcome {
+    CHANGE_DONE = 0,     /* op->status says what */
+    CHANGE_UNUSABLE = 1, /* the connection is unusable */
+    CHANGE_DEADLOCK = 2, /* rolled back as a deadlock (or a failed certification): run again */
+};
+
+/* A statement of the change failed (error e): rolled back, and what that means. */
+static enum change_outcome change_failed(struct mysql_conn *mc, struct backend_op *op,
+                                         unsigned e, const char *msg, char *err)
+{
+    char why[BACKEND_ERR_LEN];
+
+    snprintf(why, sizeof(why), "%s", msg); /* msg may be err itself */
+    snprintf(err, BACKEND_ERR_LEN, "account change: %.200s (error %u)", why, e);
+    if (e == 0 || connection_error(e))
+        return CHANGE_UNUSABLE;
+    mysql_rollback(mc->m);
+    if (e == ER_LOCK_DEADLOCK)
+        return CHANGE_DEADLOCK;
+    op->status = transient_error(e) ? BACKEND_ST_UNAVAILABLE : BACKEND_ST_ERROR;
+    return CHANGE_DONE;
+}
+
+static enum change_outcome stmt_change_failed(struct mysql_conn *mc, MYSQL_STMT *st,
+                                              struct backend_op *op, char *err)
+{
+    enum change_outcome o = change_failed(mc, op, mysql_stmt_errno(st), mysql_stmt_error(st), err);
+    mysql_stmt_reset(st);
+    return o;
+}
+
+/* One try of the change's transaction (see the top of this file). */
+static enum change_outcome change_once(struct mysql_conn *mc, struct backend_op *op, char *err)
 {
     MYSQL_BIND b[3];
-    my_ulonglong rows;
+    MYSQL_STMT *st;
+    uint64_t seq;
+    unsigned e;
 
+    op->change_seq = 0;
+    if (mysql_query(mc->m, "START TRANSACTION") != 0)
+        return change_failed(mc, op, mysql_errno(mc->m), mysql_error(mc->m), err);
     if (mc->update == NULL) {
         mc->update = mysql_stmt_init(mc->m);
         if (mc->update == NULL) {
             snprintf(err, BACKEND_ERR_LEN, "mysql_stmt_init: out of memory");
-            return -1;
+            return CHANGE_UNUSABLE;
         }
         if (mysql_stmt_prepare(mc->update, UPDATE_SQL, sizeof(UPDATE_SQL) - 1) != 0) {
-            snprintf(err, BACKEND_ERR_LEN, "prepare: %s (error %u)", mysql_stmt_error(mc->update),
-                     mysql_stmt_errno(mc->update));
+            enum change_outcome o = stmt_change_failed(mc, mc->update, op, err);
             mysql_stmt_close(mc->update);
             mc->update = NULL;
-            return -1;
+            return o;
         }
     }
     memset(b, 0, sizeof(b));
     bind_str(&b[0], op->hash, strlen(op->hash));
     bind_str(&b[1], op->user, op->user_len);
     bind_str(&b[2], op->expect, strlen(op->expect));
-    if (mysql_stmt_bind_param(mc->update, b) != 0 || execute(mc->update) != 0)
-        return fail_batch(mc->update, op, 1, err) < 0 ? -1 : 0;
-    rows = mysql_stmt_affected_rows(mc->update);
-    op->status = rows == 1 ? BACKEND_ST_OK : BACKEND_ST_NOTFOUND;
+    if (mysql_stmt_bind_param(mc->update, b) != 0 || mysql_stmt_execute(mc->update) != 0)
+        return stmt_change_failed(mc, mc->update, op, err);
+    if (mysql_stmt_affected_rows(mc->update) != 1) {
+        mysql_stmt_reset(mc->update);
+        mysql_rollback(mc->m);
+        op->status = BACKEND_ST_NOTFOUND; /* gone, or changed meanwhile */
+        return CHANGE_DONE;
+    }
     mysql_stmt_reset(mc->update);
+    st = feed_stmt(mc, FS_BUMP, err, &e);
+    if (st == NULL)
+        return change_failed(mc, op, e, err, err);
+    if (mysql_stmt_execute(st) != 0)
+        return stmt_change_failed(mc, st, op, err);
+    if (mysql_stmt_affected_rows(st) != 1) {
+        mysql_stmt_reset(st);
+        return change_failed(mc, op, ER_NO_SUCH_TABLE, "account_seq has no row with id 1", err);
+    }
+    seq = mysql_stmt_insert_id(st); /* LAST_INSERT_ID(seq + 1) */
+    mysql_stmt_reset(st);
+    st = feed_stmt(mc, FS_LOG, err, &e);
+    if (st == NULL)
+        return change_failed(mc, op, e, err, err);
+    memset(b, 0, sizeof(b));
+    bind_u64(&b[0], &seq);
+    bind_str(&b[1], op->user, op->user_len);
+    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0)
+        return stmt_change_failed(mc, st, op, err);
+    mysql_stmt_reset(st);
+    if (mysql_commit(mc->m) != 0)
+        return change_failed(mc, op, mysql_errno(mc->m), mysql_error(mc->m), err);
+    op->status = BACKEND_ST_OK;
+    op->change_seq = seq;
+    return CHANGE_DONE;
+}
+
+/*
+ * The one REPLACE of a batch, as a transaction run again (CHANGE_RETRIES times at most) while
+ * it is rolled back as a deadlock: 0, or -1 (connection unusable).
+ */
+static int run_replace(struct mysql_conn *mc, struct backend_op *op, char *err)
+{
+    for (int i = 0;; i++) {
+        enum change_outcome o = change_once(mc, op, err);
+        if (o == CHANGE_UNUSABLE)
+            return -1;
+        if (o == CHANGE_DONE)
+            return 0;
+        if (i == CHANGE_RETRIES) {
+            op->status = BACKEND_ST_UNAVAILABLE;
+            return 0;
+        }
+        log_info("an account change was rolled back as a deadlock: running it again");
+    }
+}
+
+/* ---- the change feed ---- */
+
+/* A feed statement failed: -1 with the reason. */
+static int feed_failed(MYSQL_STMT *st, const char *what, char *err)
+{
+    snprintf(err, BACKEND_ERR_LEN, "%s: %s (error %u)", what, mysql_stmt_error(st),
+             mysql_stmt_errno(st));
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return -1;
+}
+
+static int my_feed_head(void *conn, uint64_t *seq, char *err)
+{
+    struct mysql_conn *mc = conn;
+    MYSQL_BIND out[1];
+    unsigned e;
+    MYSQL_STMT *st = feed_stmt(mc, FS_HEAD, err, &e);
+    int rc;
+
+    if (st == NULL)
+        return -1;
+    memset(out, 0, sizeof(out));
+    bind_u64(&out[0], seq);
+    if (mysql_stmt_execute(st) != 0 || mysql_stmt_bind_result(st, out) != 0 ||
+        mysql_stmt_store_result(st) != 0)
+        return feed_failed(st, "the feed's head", err);
+    rc = mysql_stmt_fetch(st);
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    if (rc != 0) {
+        snprintf(err, BACKEND_ERR_LEN, "account_seq has no row with id 1");
+        return -1;
+    }
+    return 0;
+}
+
+static int my_feed_read(void *conn, uint64_t after, unsigned wait_ms, struct backend_change *out,
+                        size_t cap, char *err)
+{
+    struct mysql_conn *mc = conn;
+    MYSQL_BIND b[2];
+    MYSQL_BIND r[2];
+    uint64_t limit = cap;
+    uint64_t seq;
+    char user[ACCOUNT_USER_MAX + 1];
+    unsigned long ulen;
+    unsigned e;
+    MYSQL_STMT *st = feed_stmt(mc, FS_READ, err, &e);
+    int n = 0;
+    int rc;
+
+    UNUSED(wait_ms); /* a poll: the caller waits between two reads */
+    if (st == NULL)
+        return -1;
+    memset(b, 0, sizeof(b));
+    bind_u64(&b[0], &after);
+    bind_u64(&b[1], &limit);
+    memset(r, 0, sizeof(r));
+    bind_u64(&r[0], &seq);
+    r[1].buffer_type = MYSQL_TYPE_STRING;
+    r[1].buffer = user;
+    r[1].buffer_length = sizeof(user);
+    r[1].length = &ulen;
+    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
+        mysql_stmt_bind_result(st, r) != 0 || mysql_stmt_store_result(st) != 0)
+        return feed_failed(st, "the feed", err);
+    while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+        if ((size_t)n == cap)
+            break;
+        if (rc != 0 || ulen == 0 || ulen > ACCOUNT_USER_MAX) {
+            snprintf(err, BACKEND_ERR_LEN, "account_changes holds a row that is not a username");
+            mysql_stmt_free_result(st);
+            mysql_stmt_reset(st);
+            return -1;
+        }
+        out[n].seq = seq;
+        out[n].user_len = (uint8_t)ulen;
+        memcpy(out[n].user, user, ulen);
+        n++;
+    }
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return n;
+}
+
+/* Runs a feed statement that returns no rows, with params b (may be NULL); 0 or -1. */
+static int feed_exec(struct mysql_conn *mc, enum feed_stmt i, MYSQL_BIND *b, const char *what,
+                     char *err)
+{
+    unsigned e;
+    MYSQL_STMT *st = feed_stmt(mc, i, err, &e);
+
+    if (st == NULL)
+        return -1;
+    if ((b != NULL && mysql_stmt_bind_param(st, b) != 0) || mysql_stmt_execute(st) != 0)
+        return feed_failed(st, what, err);
+    mysql_stmt_reset(st);
+    return 0;
+}
+
+static int my_feed_renew(void *conn, const char *peer, uint64_t applied, unsigned lease_ms,
+                         char *err)
+{
+    struct mysql_conn *mc = conn;
+    MYSQL_BIND b[3];
+    uint64_t lease_us = (uint64_t)lease_ms * 1000;
+
+    memset(b, 0, sizeof(b));
+    bind_str(&b[0], peer, strlen(peer));
+    if (lease_ms == 0)
+        return feed_exec(mc, FS_LEAVE, b, "leaving the registry", err);
+    bind_u64(&b[1], &applied);
+    bind_u64(&b[2], &lease_us);
+    if (feed_exec(mc, FS_RENEW, b, "the registry's renewal", err) < 0)
+        return -1;
+    if (mc->renewals++ % PRUNE_EVERY == 0 &&
+        (feed_exec(mc, FS_PRUNE_PEERS, NULL, "pruning the registry", err) < 0 ||
+         feed_exec(mc, FS_PRUNE_CHANGES, NULL, "pruning the feed", err) < 0))
+        return -1;
+    return 0;
+}
+
+static int my_feed_behind(void *conn, uint64_t seq, unsigned *count, char *err)
+{
+    struct mysql_conn *mc = conn;
+    MYSQL_BIND b[1];
+    MYSQL_BIND r[1];
+    uint64_t n = 0;
+    unsigned e;
+    MYSQL_STMT *st = feed_stmt(mc, FS_BEHIND, err, &e);
+    int rc;
+
+    if (st == NULL)
+        return -1;
+    memset(b, 0, sizeof(b));
+    bind_u64(&b[0], &seq);
+    memset(r, 0, sizeof(r));
+    bind_u64(&r[0], &n);
+    if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
+        mysql_stmt_bind_result(st, r) != 0 || mysql_stmt_store_result(st) != 0)
+        return feed_failed(st, "the registry's check", err);
+    rc = mysql_stmt_fetch(st);
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    if (rc != 0) {
+        snprintf(err, BACKEND_ERR_LEN, "the registry's check returned no row");
+        return -1;
+    }
+    *count = (unsigned)n;
     return 0;
 }
 
@@ -562,4 +906,9 @@ const struct backend_ops backend_mysql_ops = {
     .batch = my_batch,
     .close = my_close,
     .ping = my_ping,
+    .feed_head = my_feed_head,
+    .feed_read = my_feed_read,
+    .feed_renew = my_feed_renew,
+    .feed_behind = my_feed_behind,
+    .feed_blocks = false,
 };

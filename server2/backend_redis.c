@@ -18,6 +18,13 @@
  * batch that wrote sends WAIT N after its commands, and a write is answered OK only if at least
  * N replicas have it: the old primary of a failover cannot acknowledge what the new one lacks.
  * With redis:// and no --redis-wait, N is 1 if the primary lists replicas at connect, else 0.
+ *
+ * The change feed (backend.h): a REPLACE is a Lua script that, if the record is still the
+ * expected one, appends the user to the stream "s2:changes" (XADD with the id "0-*": Redis
+ * numbers the entries 0-1, 0-2, ... so an entry's sequence part is the change's number) and
+ * then writes the record; it returns the entry's id. Each server2 is a field of the hash
+ * "s2:peers": its name -> "APPLIED EXPIRES_MS", the expiry on the Redis server's own clock
+ * (TIME), written and judged inside scripts so that one clock decides every lease.
  */
 #include "backend.h"
 
@@ -37,10 +44,44 @@
 #define REPLACE_SCRIPT                                                                             \
     "if redis.call('GET', KEYS[1]) == ARGV[1] then "                                              \
     "redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0"
+#define FEED_KEY "s2:changes"
+#define PEERS_KEY "s2:peers"
+#define FEED_MAXLEN "100000" /* entries kept (about); a reader further behind forgets all */
+/* KEYS: the user's key, the feed; ARGV: expected record, new record, user. Returns the
+ * feed entry's id ("0-N"), or 0 if the record was not the expected one. */
+#define CHANGE_SCRIPT                                                                              \
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "                                 \
+    "local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', '" FEED_MAXLEN "', '0-*', 'u', "      \
+    "ARGV[3]) "                                                                                    \
+    "redis.call('SET', KEYS[1], ARGV[2]) return id"
+#define NOW_MS_LUA                                                                                 \
+    "local t = redis.call('TIME') "                                                                \
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+/* KEYS: the registry; ARGV: peer, applied, lease_ms (0: leave). Also forgets registrations
+ * that ran out a minute ago. */
+#define RENEW_SCRIPT                                                                               \
+    NOW_MS_LUA                                                                                     \
+    "if tonumber(ARGV[3]) == 0 then redis.call('HDEL', KEYS[1], ARGV[1]) return now end "        \
+    "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[3]))) "         \
+    "local all = redis.call('HGETALL', KEYS[1]) "                                                  \
+    "for i = 1, #all, 2 do "                                                                       \
+    "local e = tonumber(string.match(all[i + 1], ' (%d+)$')) "                                     \
+    "if e == nil or e + 60000 < now then redis.call('HDEL', KEYS[1], all[i]) end end "            \
+    "return now"
+/* KEYS: the registry; ARGV: a change number. The live peers that have not applied it. */
+#define BEHIND_SCRIPT                                                                              \
+    NOW_MS_LUA                                                                                     \
+    "local seq = tonumber(ARGV[1]) local n = 0 "                                                   \
+    "local all = redis.call('HGETALL', KEYS[1]) "                                                  \
+    "for i = 1, #all, 2 do "                                                                       \
+    "local a, e = string.match(all[i + 1], '^(%d+) (%d+)$') "                                      \
+    "if a == nil or (tonumber(e) > now and tonumber(a) < seq) then n = n + 1 end end "            \
+    "return n"
 
 /* One connection: its context and how many replicas a write must reach (--redis-wait). */
 struct rconn {
     redisContext *c;
+    unsigned io_ms;   /* reads and writes are bounded by this (a blocking XREAD must end first) */
     unsigned wait;
     bool wait_auto;   /* --redis-wait not given with redis://: wait follows the node's replicas */
     unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
@@ -321,6 +362,7 @@ static void *redis_connect(const struct backend_url *u, char *err)
         return NULL;
     }
     rc->c = c;
+    rc->io_ms = u->io_timeout_ms;
     rc->wait = u->redis_wait;
     rc->wait_auto = u->redis_wait_auto;
     if (rc->wait_auto && auto_wait(c, &rc->wait, err) < 0) {
@@ -353,6 +395,24 @@ static bool transient_error(const redisReply *r)
     return false;
 }
 
+/* A feed entry's id "0-N": 0 with N in *seq (N >= 1), or -1 if it is not one of ours. */
+static int parse_feed_id(const char *s, size_t len, uint64_t *seq)
+{
+    uint64_t v = 0;
+
+    if (len < 3 || len > 22 || s[0] != '0' || s[1] != '-')
+        return -1;
+    for (size_t i = 2; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v == 0)
+        return -1;
+    *seq = v;
+    return 0;
+}
+
 static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
 {
     if (r->type == REDIS_REPLY_ERROR) {
@@ -362,11 +422,16 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
         return;
     }
     if (op->kind == BACKEND_OP_REPLACE) {
-        if (r->type == REDIS_REPLY_INTEGER) {
-            op->status = r->integer == 1 ? BACKEND_ST_OK : BACKEND_ST_NOTFOUND;
+        op->change_seq = 0;
+        if (r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
+            op->status = BACKEND_ST_NOTFOUND;
+        } else if (r->type == REDIS_REPLY_STRING && parse_feed_id(r->str, r->len,
+                                                                    &op->change_seq) == 0) {
+            op->status = BACKEND_ST_OK;
         } else {
             op->status = BACKEND_ST_ERROR;
-            snprintf(err, BACKEND_ERR_LEN, "unexpected reply type %d to EVAL", r->type);
+            snprintf(err, BACKEND_ERR_LEN, "unexpected reply to the change script (type %d)",
+                     r->type);
         }
         return;
     }
@@ -444,6 +509,29 @@ static int append_cas(redisContext *c, const char *user, size_t user_len, const 
     memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
     memcpy(key + KEY_PREFIX_LEN, user, user_len);
     return redisAppendCommandArgv(c, 6, argv, lens) == REDIS_OK ? 0 : -1;
+}
+
+/*
+ * Appends an account change (CHANGE_SCRIPT): op->hash stored iff the record still is
+ * op->expect, and the user appended to the feed in the same script. 0, or -1 (out of memory).
+ */
+static int append_change(redisContext *c, const struct backend_op *op)
+{
+    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    const char *argv[8] = {"EVAL", CHANGE_SCRIPT, "2", key, FEED_KEY, op->expect, op->hash,
+                           op->user};
+    size_t lens[8] = {4,
+                      sizeof(CHANGE_SCRIPT) - 1,
+                      1,
+                      KEY_PREFIX_LEN + op->user_len,
+                      sizeof(FEED_KEY) - 1,
+                      strlen(op->expect),
+                      strlen(op->hash),
+                      op->user_len};
+
+    memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
+    memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
+    return redisAppendCommandArgv(c, 8, argv, lens) == REDIS_OK ? 0 : -1;
 }
 
 /* A CREATE answered OK because an earlier sending of it had stored its record. */
@@ -524,7 +612,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
         writes = writes || op->kind != BACKEND_OP_LOOKUP;
         if (op->kind == BACKEND_OP_REPLACE) {
-            if (append_cas(c, op->user, op->user_len, op->expect, op->hash) < 0) {
+            if (append_change(c, op) < 0) {
                 snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
                 return -1;
             }
@@ -605,6 +693,166 @@ static int redis_ping(void *conn)
     return ok;
 }
 
+/* ---- the change feed ---- */
+
+/* A reply that is not an error: else -1 with err (c->err set: the connection failed). */
+static redisReply *feed_command(struct rconn *rc, int argc, const char **argv, const size_t *lens,
+                                const char *what, char *err)
+{
+    redisReply *r = redisCommandArgv(rc->c, argc, argv, lens);
+
+    if (r == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "%s: %s", what, rc->c->errstr);
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(err, BACKEND_ERR_LEN, "%s: %.*s", what, (int)(r->len > 120 ? 120 : r->len),
+                 r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Entry e of a stream reply ([id, [field, value, ...]]) into out; -1 if malformed. */
+static int parse_entry(const redisReply *e, struct backend_change *out)
+{
+    const redisReply *f;
+
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+        return -1;
+    if (parse_feed_id(e->element[0]->str, e->element[0]->len, &out->seq) < 0)
+        return -1;
+    f = e->element[1];
+    for (size_t i = 0; i + 1 < f->elements; i += 2) {
+        const redisReply *k = f->element[i], *v = f->element[i + 1];
+        if (k->type == REDIS_REPLY_STRING && k->len == 1 && k->str[0] == 'u' &&
+            v->type == REDIS_REPLY_STRING && v->len >= 1 && v->len <= ACCOUNT_USER_MAX) {
+            out->user_len = (uint8_t)v->len;
+            memcpy(out->user, v->str, v->len);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int redis_feed_head(void *conn, uint64_t *seq, char *err)
+{
+    const char *argv[6] = {"XREVRANGE", FEED_KEY, "+", "-", "COUNT", "1"};
+    size_t lens[6] = {9, sizeof(FEED_KEY) - 1, 1, 1, 5, 1};
+    struct backend_change ch;
+    redisReply *r = feed_command(conn, 6, argv, lens, "XREVRANGE", err);
+    int rc = 0;
+
+    if (r == NULL)
+        return -1;
+    *seq = 0;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        snprintf(err, BACKEND_ERR_LEN, "XREVRANGE: unexpected reply type %d", r->type);
+        rc = -1;
+    } else if (r->elements > 0) {
+        if (parse_entry(r->element[0], &ch) < 0) {
+            snprintf(err, BACKEND_ERR_LEN, "the stream %s holds an entry server2 did not write",
+                     FEED_KEY);
+            rc = -1;
+        } else {
+            *seq = ch.seq;
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static int redis_feed_read(void *conn, uint64_t after, unsigned wait_ms,
+                           struct backend_change *out, size_t cap, char *err)
+{
+    struct rconn *rc = conn;
+    char count[24], block[24], from[32];
+    /* XREAD COUNT n [BLOCK ms] STREAMS key id; without BLOCK when wait_ms is 0 (BLOCK 0 would
+     * wait for ever) */
+    const char *argv[8] = {"XREAD", "COUNT", count, "BLOCK", block, "STREAMS", FEED_KEY, from};
+    size_t lens[8] = {5, 5, 0, 5, 0, 7, sizeof(FEED_KEY) - 1, 0};
+    redisReply *r;
+    const redisReply *entries;
+    int n = 0;
+
+    if (wait_ms > rc->io_ms / 2)
+        wait_ms = rc->io_ms / 2; /* answered before the read times out */
+    lens[2] = (size_t)snprintf(count, sizeof(count), "%zu", cap);
+    lens[4] = (size_t)snprintf(block, sizeof(block), "%u", wait_ms);
+    lens[7] = (size_t)snprintf(from, sizeof(from), "0-%llu", (unsigned long long)after);
+    if (wait_ms == 0) { /* the last three move over BLOCK ms */
+        memmove(&argv[3], &argv[5], 3 * sizeof(argv[0]));
+        memmove(&lens[3], &lens[5], 3 * sizeof(lens[0]));
+    }
+    r = feed_command(rc, wait_ms == 0 ? 6 : 8, argv, lens, "XREAD", err);
+    if (r == NULL)
+        return -1;
+    if (r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return 0;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
+        r->element[0]->type != REDIS_REPLY_ARRAY || r->element[0]->elements != 2 ||
+        r->element[0]->element[1]->type != REDIS_REPLY_ARRAY) {
+        snprintf(err, BACKEND_ERR_LEN, "XREAD: unexpected reply");
+        freeReplyObject(r);
+        return -1;
+    }
+    entries = r->element[0]->element[1];
+    for (size_t i = 0; i < entries->elements && (size_t)n < cap; i++) {
+        if (parse_entry(entries->element[i], &out[n]) < 0) {
+            snprintf(err, BACKEND_ERR_LEN, "the stream %s holds an entry server2 did not write",
+                     FEED_KEY);
+            freeReplyObject(r);
+            return -1;
+        }
+        n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+static int redis_feed_renew(void *conn, const char *peer, uint64_t applied, unsigned lease_ms,
+                            char *err)
+{
+    char a[24], l[16];
+    const char *argv[7] = {"EVAL", RENEW_SCRIPT, "1", PEERS_KEY, peer, a, l};
+    size_t lens[7] = {4, sizeof(RENEW_SCRIPT) - 1, 1, sizeof(PEERS_KEY) - 1, strlen(peer), 0, 0};
+    redisReply *r;
+
+    lens[5] = (size_t)snprintf(a, sizeof(a), "%llu", (unsigned long long)applied);
+    lens[6] = (size_t)snprintf(l, sizeof(l), "%u", lease_ms);
+    r = feed_command(conn, 7, argv, lens, "the registry's renewal", err);
+    if (r == NULL)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+static int redis_feed_behind(void *conn, uint64_t seq, unsigned *count, char *err)
+{
+    char q[24];
+    const char *argv[5] = {"EVAL", BEHIND_SCRIPT, "1", PEERS_KEY, q};
+    size_t lens[5] = {4, sizeof(BEHIND_SCRIPT) - 1, 1, sizeof(PEERS_KEY) - 1, 0};
+    redisReply *r;
+    int rc = 0;
+
+    lens[4] = (size_t)snprintf(q, sizeof(q), "%llu", (unsigned long long)seq);
+    r = feed_command(conn, 5, argv, lens, "the registry's check", err);
+    if (r == NULL)
+        return -1;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0) {
+        *count = (unsigned)r->integer;
+    } else {
+        snprintf(err, BACKEND_ERR_LEN, "the registry's check: unexpected reply type %d", r->type);
+        rc = -1;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 const struct backend_ops backend_redis_ops = {
     .name = "redis",
     .thread_init = NULL,
@@ -613,4 +861,9 @@ const struct backend_ops backend_redis_ops = {
     .batch = redis_batch,
     .close = redis_close,
     .ping = redis_ping,
+    .feed_head = redis_feed_head,
+    .feed_read = redis_feed_read,
+    .feed_renew = redis_feed_renew,
+    .feed_behind = redis_feed_behind,
+    .feed_blocks = true,
 };

@@ -94,8 +94,9 @@ struct ratelimit {
 /* A reply to an account change, held until every server1 has dropped that user (or later). */
 struct parked {
     struct s2_reply r;
-    uint64_t seq;         /* its number on the bus */
-    uint64_t deadline_ns; /* answered anyway then */
+    uint64_t seq;         /* feed: the change's number in the database's feed; else on the bus */
+    bool feed;            /* a change made: held until no live server2 is behind it */
+    uint64_t deadline_ns; /* answered then anyway: UNAVAILABLE if feed, else as it is */
 };
 
 struct s2_ioloop {
@@ -110,6 +111,7 @@ struct s2_ioloop {
     struct event *drain_guard;
     struct event *bus_ev;    /* our bus eventfd: another member published or applied */
     struct event *inv_timer; /* ack timeouts and held replies */
+    struct event *lease_timer; /* LEASE to every ready connection while the feed allows */
     uint64_t bus_cursor;     /* the last bus number we sent to our connections */
     uint64_t bus_applied;    /* what we last told the bus */
     struct parked *parked;
@@ -141,6 +143,7 @@ struct s2_ioloop {
 static void conn_kick(struct s2_conn *c);
 static void conn_free(struct s2_conn *c, const char *why);
 static void bus_process(struct s2_ioloop *l);
+static void send_lease(struct s2_conn *c);
 static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r);
 
 /* The link key (linkauth.h); all zero until s2_ioloop_set_link_key. */
@@ -573,6 +576,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
         c->state = CONN_READY;
         hs_unlink(c);
         log_debug("connection %s: link authenticated", c->peer);
+        send_lease(c); /* a new server1 may use its cache at once */
         return 0;
     }
     switch (f->type) {
@@ -606,6 +610,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
         j->type = f->type;
         j->status = FRAME_ST_INTERNAL;
         j->flags = 0;
+        j->change_seq = 0;
         j->user_len = f->user_len;
         j->pass_len = f->pass_len;
         memcpy(j->user, f->user, sizeof(j->user));
@@ -867,6 +872,7 @@ void s2_ioloop_stop(struct s2_ioloop *l)
     }
     evtimer_del(l->accept_resume);
     evtimer_del(l->balance_timer);
+    event_del(l->lease_timer); /* the connections close: no new lease */
     for (uint32_t i = 0; i < l->p.max_conns; i++) {
         struct s2_conn *c = l->conns[i];
         if (c == NULL)
@@ -897,14 +903,14 @@ static bool change_may_be_applied(uint8_t status)
            status == FRAME_ST_INTERNAL;
 }
 
-static void park(struct s2_ioloop *l, const struct s2_reply *r, uint64_t seq)
+static void park(struct s2_ioloop *l, const struct s2_reply *r, uint64_t seq, bool feed)
 {
     if (l->nparked == l->parked_cap) {
         l->parked_cap = l->parked_cap ? l->parked_cap * 2 : 8;
         l->parked = xrealloc(l->parked, l->parked_cap * sizeof(*l->parked));
     }
     l->parked[l->nparked++] = (struct parked){
-        .r = *r, .seq = seq, .deadline_ns = clock_now_ns() + INVAL_WAIT_MS * 1000000ull};
+        .r = *r, .seq = seq, .feed = feed, .deadline_ns = clock_now_ns() + INVAL_WAIT_MS * 1000000ull};
 }
 
 /* The request r answers, and its connection; NULL (counted as dropped) if either is gone. */
@@ -953,10 +959,19 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
         struct echo *e = reply_echo(l, &r[i], &c);
         if (e == NULL)
             continue;
+        if ((e->type == FRAME_SETPASS || e->type == FRAME_DELETE) && r[i].status == FRAME_ST_OK &&
+            r[i].change_seq > 0) {
+            /* made: every server2 learns it from the database's feed, ours included */
+            park(l, &r[i], r[i].change_seq, true);
+            invalbus_want(l->p.bus, r[i].change_seq);
+            published = true;
+            continue;
+        }
         if ((e->type == FRAME_SETPASS || e->type == FRAME_DELETE) &&
             change_may_be_applied(r[i].status)) {
-            park(l, &r[i],
-                 invalbus_publish(l->p.bus, l->p.bus_member, e->user, e->user_len));
+            /* outcome unknown: at least our own server1s forget the user now */
+            park(l, &r[i], invalbus_publish(l->p.bus, l->p.bus_member, e->user, e->user_len),
+                 false);
             published = true;
             continue;
         }
@@ -966,7 +981,34 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
         bus_process(l);
 }
 
-/* ---- invalidation ---- */
+/* ---- invalidation and leases ---- */
+
+/* LEASE on c if the feed allows it now (changefeed.h); recorded on the bus. */
+static void send_lease(struct s2_conn *c)
+{
+    struct s2_ioloop *l = c->loop;
+    uint8_t buf[FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD];
+    uint64_t now = clock_now_ns();
+    size_t n;
+
+    if (l->stopping || !invalbus_may_lease(l->p.bus, now))
+        return;
+    n = frame_encode_lease(INVALBUS_LEASE_MS, buf, sizeof(buf));
+    invalbus_lease_sent(l->p.bus, l->p.bus_member, now); /* (before it can arrive) */
+    bufferevent_write(c->bev, buf, n);
+    l->st.leases++;
+}
+
+static void on_lease_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct s2_ioloop *l = arg;
+
+    UNUSED(fd);
+    UNUSED(what);
+    for (uint32_t i = 0; i < l->p.max_conns; i++)
+        if (l->conns[i] != NULL && l->conns[i]->state == CONN_READY)
+            send_lease(l->conns[i]);
+}
 
 /* INVALIDATE for bus number seq on every connection that is serving requests. */
 static void broadcast(struct s2_ioloop *l, uint64_t seq, const char *user, uint8_t len)
@@ -1003,15 +1045,18 @@ static void bus_process(struct s2_ioloop *l)
     int rc;
 
     while ((rc = invalbus_next(l->p.bus, &l->bus_cursor, user, &len)) != 0) {
-        if (rc > 0) {
+        if (rc > 0 && len > 0) {
             log_debug("account change %llu: INVALIDATE to every connection",
                       (unsigned long long)l->bus_cursor);
             broadcast(l, l->bus_cursor, user, len);
             continue;
         }
         /* lost entries: we cannot say whom to forget, so every server1 forgets everything */
-        log_warn("missed account changes (more than %d at once); closing every connection",
-                 INVALBUS_RING);
+        if (rc > 0)
+            log_debug("account changes missed by the feed: closing every connection");
+        else
+            log_warn("missed account changes (more than %d at once); closing every connection",
+                     INVALBUS_RING);
         for (uint32_t i = 0; i < l->p.max_conns; i++)
             if (l->conns[i] != NULL && l->conns[i]->state == CONN_READY)
                 conn_free(l->conns[i], "missed account changes");
@@ -1041,19 +1086,30 @@ static void bus_process(struct s2_ioloop *l)
     }
     for (size_t i = 0; i < l->nparked;) {
         struct parked *pk = &l->parked[i];
-        if (!invalbus_done(l->p.bus, pk->seq)) {
+        struct s2_reply r = pk->r;
+        bool done = pk->feed ? invalbus_feed_done(l->p.bus) >= pk->seq
+                             : invalbus_done(l->p.bus, pk->seq, now);
+        if (!done) {
             if (now < pk->deadline_ns) {
                 i++;
                 continue;
             }
             l->st.change_timeouts++;
-            log_warn("an account change is answered before every server1 acknowledged it "
-                     "(waited %d ms)",
-                     INVAL_WAIT_MS);
+            if (pk->feed) {
+                /* made, but some server1 may still accept the old password: not an "ok" */
+                log_warn("an account change is answered UNAVAILABLE: after %d ms a live server2 "
+                         "still had not told its server1s",
+                         INVAL_WAIT_MS);
+                r.status = FRAME_ST_UNAVAILABLE;
+            } else {
+                log_warn("an account change is answered before every server1 acknowledged it "
+                         "(waited %d ms)",
+                         INVAL_WAIT_MS);
+            }
+        } else {
+            log_debug("account change %llu answered once every server1 forgot it",
+                      (unsigned long long)pk->seq);
         }
-        log_debug("account change %llu answered once every connection forgot it",
-                  (unsigned long long)pk->seq);
-        struct s2_reply r = pk->r;
         l->parked[i] = l->parked[--l->nparked];
         send_reply_now(l, &r);
     }
@@ -1085,6 +1141,7 @@ static void on_inv_timer(evutil_socket_t fd, short what, void *arg)
 struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
 {
     struct s2_ioloop *l = xcalloc(1, sizeof(*l));
+    struct timeval lease_every = {.tv_sec = 0, .tv_usec = INVALBUS_LEASE_EVERY_MS * 1000};
 
     l->p = *p;
     if (l->p.batch == 0)
@@ -1115,6 +1172,7 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
     l->drain_guard = evtimer_new(l->base, on_drain_guard, l);
     l->inv_timer = evtimer_new(l->base, on_inv_timer, l);
     l->hs_timer = evtimer_new(l->base, on_hs_timer, l);
+    l->lease_timer = event_new(l->base, -1, EV_PERSIST, on_lease_timer, l);
     l->bus_ev = event_new(l->base, invalbus_fd(p->bus, p->bus_member), EV_READ | EV_PERSIST,
                           on_bus, l);
     if (l->listener == NULL ||
@@ -1123,7 +1181,8 @@ struct s2_ioloop *s2_ioloop_new(const struct s2_ioloop_params *p)
                             evsignal_add(l->sig_int, NULL) < 0)) ||
         l->accept_resume == NULL || l->balance_timer == NULL || l->drain_guard == NULL ||
         l->inv_timer == NULL || l->hs_timer == NULL || l->bus_ev == NULL ||
-        event_add(l->bus_ev, NULL) < 0) {
+        event_add(l->bus_ev, NULL) < 0 || l->lease_timer == NULL ||
+        event_add(l->lease_timer, &lease_every) < 0) {
         log_error("cannot set up the event loop");
         goto fail;
     }
@@ -1169,6 +1228,7 @@ void s2_ioloop_stats_add(struct s2_ioloop_stats *a, const struct s2_ioloop_stats
     a->invalidations += b->invalidations;
     a->ack_timeouts += b->ack_timeouts;
     a->change_timeouts += b->change_timeouts;
+    a->leases += b->leases;
     a->hs_timeouts += b->hs_timeouts;
     a->hs_evicted += b->hs_evicted;
     a->hs_evicted_addr += b->hs_evicted_addr;
@@ -1178,10 +1238,12 @@ void s2_ioloop_log_stats(const struct s2_ioloop_stats *st)
 {
     log_info("connections: %llu accepted, %llu closed for bad input, %llu of them for failing "
              "link authentication; %llu INVALIDATEs sent, %llu connections closed for not "
-             "acknowledging one, %llu account changes answered before every acknowledgement",
+             "acknowledging one, %llu account changes answered before every acknowledgement; "
+             "%llu LEASEs sent",
              (unsigned long long)st->accepted, (unsigned long long)st->bad_input,
              (unsigned long long)st->auth_failed, (unsigned long long)st->invalidations,
-             (unsigned long long)st->ack_timeouts, (unsigned long long)st->change_timeouts);
+             (unsigned long long)st->ack_timeouts, (unsigned long long)st->change_timeouts,
+             (unsigned long long)st->leases);
     log_info("handshakes: %llu connections refused (every --max-conns slot authenticated), "
              "%llu closed for not authenticating within --handshake-timeout, %llu closed to "
              "make room for a newer connection (%llu for one from the same address)",
@@ -1218,6 +1280,8 @@ void s2_ioloop_free(struct s2_ioloop *l)
         event_free(l->inv_timer);
     if (l->hs_timer)
         event_free(l->hs_timer);
+    if (l->lease_timer)
+        event_free(l->lease_timer);
     if (l->bus_ev) {
         event_free(l->bus_ev);
         invalbus_leave(l->p.bus, l->p.bus_member);

@@ -105,6 +105,7 @@ struct s2_ioloop_stats {
     uint64_t invalidations; /* INVALIDATE frames sent */
     uint64_t ack_timeouts;  /* connections closed for not acknowledging one in time */
     uint64_t change_timeouts; /* account changes answered before every ack came */
+    uint64_t leases;          /* LEASE frames sent */
     uint64_t hs_timeouts;     /* closed for not finishing the handshake in time */
     uint64_t hs_evicted;      /* closed in their handshake to make room for a newer one */
     uint64_t hs_evicted_addr; /* ... of them, for one from the same address */

@@ -27,6 +27,7 @@ struct s2_job {
     char pass[ACCOUNT_PASS_MAX + 1]; /* NUL-terminated; never log it; wiped after use */
     char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: the new password; same care */
     uint8_t token[FRAME_TOKEN_SIZE];     /* CREATE: its creation token */
+    uint64_t change_seq; /* out, SETPASS/DELETE ok: the change's number in the database's feed */
 };
 
 /* An account change: SETPASS or DELETE. */
@@ -42,14 +43,18 @@ struct s2_reply {
     uint32_t conn_slot;
     uint32_t conn_gen;
     uint64_t id;
-    uint8_t status; /* enum frame_status */
+    uint8_t status;      /* enum frame_status */
+    uint64_t change_seq; /* see s2_job */
 };
 
 /* The reply to j, once j->status is set. */
 static inline struct s2_reply s2_reply_of(const struct s2_job *j)
 {
-    return (struct s2_reply){
-        .conn_slot = j->conn_slot, .conn_gen = j->conn_gen, .id = j->id, .status = j->status};
+    return (struct s2_reply){.conn_slot = j->conn_slot,
+                             .conn_gen = j->conn_gen,
+                             .id = j->id,
+                             .status = j->status,
+                             .change_seq = j->change_seq};
 }
 
 #endif /* JOB_H */

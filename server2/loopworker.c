@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "changefeed.h"
 #include "ioloop.h"
 #include "log.h"
 #include "sentinelwatch.h"
@@ -104,6 +105,7 @@ int s2_loopworker_run(const struct s2_loopworker_params *p, struct s2_auth_stats
     struct worker w = {.cfg = cfg, .cache = p->cache};
     struct event *reconnect = NULL;
     struct sentinelwatch *watch = NULL;
+    struct changefeed *feed = NULL;
     struct timeval every = {.tv_sec = IDLE_RECONNECT_MS / 1000,
                             .tv_usec = (IDLE_RECONNECT_MS % 1000) * 1000};
     struct s2_ioloop_params lp = {
@@ -159,6 +161,11 @@ int s2_loopworker_run(const struct s2_loopworker_params *p, struct s2_auth_stats
     s2_auth_connect(w.auth);
     if (p->index == 0 && cfg->backend.sentinel)
         watch = sentinelwatch_start(&cfg->backend, p->health);
+    if (p->index == 0) {
+        const struct changefeed_params fp = {
+            .ops = ops, .url = &cfg->backend, .health = p->health, .bus = p->bus};
+        feed = changefeed_start(&fp); /* NULL: no leases, so no server1 answers from its cache */
+    }
     rc = s2_ioloop_run(w.loop) == 0 ? 0 : 1;
     sentinelwatch_stop(watch);
     s2_auth_get_stats(w.auth, stats);
@@ -172,7 +179,8 @@ out:
         event_free(reconnect);
     if (w.work)
         event_free(w.work);
-    s2_ioloop_free(w.loop);
+    s2_ioloop_free(w.loop); /* (leaves the bus) */
+    changefeed_stop(feed);  /* after: it leaves the registry once every loop is gone */
     s2_auth_free(w.auth);
     s2_workq_release(&w.queue);
     free(w.jobs);

@@ -15,8 +15,9 @@
  * - Connections are spread over the workers by the shared counts (ioloop.h): a worker accepts
  *   only while it has no more connections than the least loaded other.
  * - A worker whose database is down probes it once a second, so "backend up" is noticed and
- *   logged without traffic. With a redis-sentinel:// backend, worker 0 also runs the
- *   server2's one Sentinel watcher (sentinelwatch.h) for as long as its loop runs.
+ *   logged without traffic. Worker 0 also runs the server2's one change feed (changefeed.h)
+ *   and, with a redis-sentinel:// backend, its one Sentinel watcher (sentinelwatch.h), for as
+ *   long as its loop runs.
  * - Stopping: in processes mode the loop takes SIGTERM/SIGINT itself; in threads mode the main
  *   thread takes them and writes each worker's stop descriptor.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 4), for
+"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 5), for
 deterministic tests of server1 alone.
 
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")
@@ -36,7 +36,7 @@ HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 ST_OK, ST_EXISTS, ST_DENIED, ST_INVALID, ST_UNAVAILABLE = 0, 1, 2, 3, 4
 ST_BAD_VERSION, ST_EXPIRED = 6, 7
 MAGIC = 0x41555448
-VERSION = 4
+VERSION = 5
 HDR = struct.Struct(">IBBHQI")
 USER_RE = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
 

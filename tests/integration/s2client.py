@@ -96,9 +96,9 @@ import sys
 import time
 
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
-SETPASS, DELETE, INVALIDATE, INVALIDATE_ACK = 8, 9, 10, 11
+SETPASS, DELETE, INVALIDATE, INVALIDATE_ACK, LEASE = 8, 9, 10, 11, 12
 MAGIC = 0x41555448
-VERSION = 4
+VERSION = 5
 HDR = struct.Struct(">IBBHQI")
 STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
           "expired"]
@@ -162,6 +162,7 @@ class Conn:
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
         self.invalidated = []
+        self.leases = 0
 
     def close(self):
         self.s.close()
@@ -179,10 +180,14 @@ class Conn:
         return out
 
     def read_frame(self):
-        hdr = self.read_exact(HDR.size)
-        n, ftype, st, _res, fid, _budget = HDR.unpack(hdr)
-        payload = self.read_exact(n) if n else b""
-        return ftype, st, fid, payload
+        """The next frame other than LEASE (server2 sends those unasked; counted)."""
+        while True:
+            hdr = self.read_exact(HDR.size)
+            n, ftype, st, _res, fid, _budget = HDR.unpack(hdr)
+            payload = self.read_exact(n) if n else b""
+            if ftype != LEASE:
+                return ftype, st, fid, payload
+            self.leases += 1
 
     def hello_ack(self):
         """Sends HELLO, reads HELLO_ACK: (status, server nonce, proof ok, client nonce)."""
@@ -229,10 +234,15 @@ class Conn:
         return st
 
     def closed_within(self, seconds):
-        """True if the server closes (EOF or reset) within `seconds`; skips any frames."""
-        self.s.settimeout(seconds)
+        """True if the server closes (EOF or reset) within `seconds`; skips any frames (LEASEs
+        keep coming on a connection that is up)."""
+        deadline = time.monotonic() + seconds
         try:
             while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.s.settimeout(left)
                 if not self.s.recv(65536):
                     return True
         except socket.timeout:

@@ -4,13 +4,15 @@
 # account's own Basic credentials; two server1 processes on one server2 (threads mode, then
 # processes mode), both caching, hammered with the old password while one of them changes it:
 # no request sent after the 204 is received gets 200 (revoke.py measures it), and the 204 waits
-# for a server1 that is frozen meanwhile. Then the cache's
+# for a server1 that is frozen meanwhile. Then several server2s on one database (Redis, then
+# MariaDB): a change made through one reaches the server1s of every other, also one whose link
+# to it is not up yet, and one whose server2 hangs or dies. Then the cache's
 # own rules: a lost connection to server2 (server2 killed) empties it, --auth-cache-ttl bounds
 # an entry's life, --auth-cache-ttl 0 turns it off, and the HTTP errors of the two routes.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init accounts
-itest_timeout 300
+itest_timeout 480
 require_cmd curl python3
 
 PASS=old-horse-$$ # must never appear in any log
@@ -112,6 +114,98 @@ for mode in threads processes; do
     stop_pid "$mode: server1 B" "$B_PID"
     stop_pid "$mode: server2" "$S2_PID"
 done
+
+# ---- several server2s on one database ------------------------------------------------------------
+# Every account change reaches every server2 on the database through its change feed, and a
+# server1 answers from its cache only under a lease: X caches through server2 A only, the
+# change goes through server2 B (Y); then X also lists a server2 it is not yet connected to; then
+# A hangs (SIGSTOP) while the change is made, and dies. No request sent after the 204 gets 200.
+# start_s2_on NAME MODE URL PASSWORD_FILE [PORT]: sets S2_PORT, S2_PID.
+start_s2_on() {
+    itest_start "$1" server2 --port "${5:-0}" --backend "$3" --backend-password-file "$4" \
+        --mode "$2" --workers 2 --hash-cost min --secret-file "$SECRET" ||
+        itest_fail "$1: server2 did not start"
+    S2_PORT=$ITEST_PORT
+    S2_PID=$ITEST_PID_LAST
+}
+leased() {
+    local v
+    v=$(metric "$1" server1_auth_leases_total)
+    [[ ${v:-0} -ge 1 ]]
+}
+# revoke_check LABEL REVOKE_ARGS...: runs revoke.py; 204 and no 200 after it
+revoke_check() {
+    local label=$1 out st sent okafter okbefore last took
+    shift
+    out=$(python3 "$REVOKE" "$@")
+    log "$label: $out"
+    read -r st sent okafter okbefore last took <<<"$out"
+    check_eq "$label: 204" "$st" 204
+    check_eq "$label: no 200 for the old password after the 204 (${sent#*=} sent, ${took})" \
+        "$okafter" ok-after=0
+    TOOK=${took#took=}
+    TOOK=${TOOK%ms}
+}
+several_server2s() {
+    local b=$1 url=$2 pwf=$3 u=dave-$1 n=0 SA SA_PID SB X X_PID Y Y_PID bport
+    start_s2_on "$b-s2a" threads "$url" "$pwf"
+    SA=$S2_PORT SA_PID=$S2_PID
+    start_s2_on "$b-s2b" processes "$url" "$pwf"
+    SB=$S2_PORT
+    start_s1 "$b-x" --auth "127.0.0.1:$SA" --auth-cache 1000 --auth-cache-ttl 60s \
+        --auth-timeout 1s
+    X=$URL X_PID=$PID
+    start_s1 "$b-y" --auth "127.0.0.1:$SB"
+    Y=$URL Y_PID=$PID
+    check_ok "$b: X holds a lease from server2 A" wait_until 10 leased "$X"
+    check_eq "$b: create through Y (server2 B)" "$(code -d "username=$u&password=$PASS" "$Y/users")" 201
+    revoke_check "$b: X caches through A, the change goes through B" --watch "${X#http://}" \
+        --changer "${Y#http://}" --user "$u" --old "$PASS" --new "${NEWPASS}1" --file f1k
+    check_ok "$b: ... X answered from its cache before ($(metric "$X" server1_auth_cache_hits_total))" \
+        test "$(metric "$X" server1_auth_cache_hits_total)" -gt 10
+    check_eq "$b: the new password through X" "$(code -u "$u:${NEWPASS}1" "$X/files/f1k")" 200
+
+    # X2 lists A and a server2 not yet up; that one starts, and takes the change at once
+    bport=$(free_port)
+    start_s1 "$b-x2" --auth "127.0.0.1:$SA,127.0.0.1:$bport" --auth-cache 1000 \
+        --auth-cache-ttl 60s
+    X2=$URL
+    check_ok "$b: X2 holds a lease" wait_until 10 leased "$X2"
+    start_s2_on "$b-s2c" threads "$url" "$pwf" "$bport"
+    start_s1 "$b-y2" --auth "127.0.0.1:$bport"
+    revoke_check "$b: X2 caches through A; its link to C is not up when C takes the change" \
+        --watch "${X2#http://}" --changer "${URL#http://}" --user "$u" --old "${NEWPASS}1" \
+        --new "${NEWPASS}2" --file f1k --warmup 0.3
+
+    # A hangs for 5 s while the change is made through B: the 204 waits for A's registration
+    # to run out (changefeed.h: 3.5 s), X has stopped using its cache before, and when A is
+    # back X does not take the old password from its cache
+    check_eq "$b: cached again through X" "$(code -u "$u:${NEWPASS}2" "$X/files/f1k")" 200
+    revoke_check "$b: server2 A hangs (SIGSTOP, 5 s) while the change goes through B" \
+        --watch "${X#http://}" --changer "${Y#http://}" --user "$u" --old "${NEWPASS}2" \
+        --new "${NEWPASS}3" --file f1k --freeze "$SA_PID" 5000 --after 2
+    check_ok "$b: ... the 204 did not wait for A to come back (${TOOK} ms < 5000)" \
+        test "$TOOK" -lt 5000
+    check_ok "$b: X answers again once A is back" \
+        wait_until 10 status_is 200 -u "$u:${NEWPASS}3" "$X/files/f1k"
+    check_eq "$b: ... and refuses the old password" "$(code -u "$u:${NEWPASS}2" "$X/files/f1k")" 401
+
+    # A dies: B's changes wait for its registration to run out, then go on
+    kill -KILL "$SA_PID"
+    wait "$SA_PID" 2>/dev/null || true
+    check_eq "$b: a change through B after A died: 204" "$(code -X PUT -u "$u:${NEWPASS}3" \
+        -H 'Content-Type: application/x-www-form-urlencoded' --data "password=${NEWPASS}4" \
+        "$Y/users/$u")" 204
+    check_eq "$b: X, without a server2, does not answer from its cache" \
+        "$(code -u "$u:${NEWPASS}3" "$X/files/f1k")" 503
+    stop_pid "$b: server1 X" "$X_PID"
+    stop_pid "$b: server1 Y" "$Y_PID"
+    n=$(cat "$ITEST_DIR/$b"-s2*.log | grep -c 'account change is answered' || true)
+    check_eq "$b: no account change answered before every server2 had told its server1s" "$n" 0
+}
+several_server2s redis "$REDIS_URL" "$ITEST_DIR/redis/password"
+mysql_port=$(itest_mysql_start)
+several_server2s mysql "mysql://auth@127.0.0.1:$mysql_port/auth" "$ITEST_DIR/mysql/password"
 
 # ---- reconnect = forget -----------------------------------------------------------------------
 s2port=$(free_port)

@@ -6,6 +6,10 @@
 # before it returns), and the killed node, started again, rejoins with every account. The
 # window in which creations failed is the cluster's failure detection (scripts/galera.sh: 1 s
 # to suspect, 1.5 s to drop a node) plus server2's reconnect: it must stay within 2.5 s.
+# Around that failover, password changes go through server2 B (node 1 first, then node 3)
+# while server1 X caches and server1 Z verifies through server2 A on node 2: no request sent
+# after a 204 gets 200 (from X's cache through the change feed and leases, from A's node
+# through wsrep_sync_wait), before node 1 dies and after B moved to node 3.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -31,6 +35,47 @@ check_eq "a CREATE on the cluster" "$(s2 create first pw12345)" ok
 check_eq "... replicated to node 3" \
     "$(node_sql 3 -e "SELECT COUNT(*) FROM auth.users WHERE username = 'first'")" 1
 
+PASS=old-pw-$$
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
+metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+leased() {
+    local v
+    v=$(metric "$1" server1_auth_leases_total)
+    [[ ${v:-0} -ge 1 ]]
+}
+mkdir -p "$ITEST_DIR/root"
+head -c 1024 /dev/urandom >"$ITEST_DIR/root/f1k"
+SA=$(itest_server2 s2a "mysql://auth@127.0.0.1:$P2/auth" "$G/password" --workers 2)
+SB=$(itest_server2 s2b "$URL" "$G/password" --workers 2)
+s1() {
+    local name=$1
+    shift
+    itest_start "$name" server1 --port 0 --threads 2 --root "$ITEST_DIR/root" --read-only \
+        --auth-secret-file "$ITEST_DIR/link.secret" --login-fail-limit 0 \
+        --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 "$@" ||
+        itest_fail "$name: server1 did not start"
+    echo "127.0.0.1:$ITEST_PORT"
+}
+X=$(s1 x --auth "127.0.0.1:$SA" --auth-cache 1000 --auth-cache-ttl 60s)
+Z=$(s1 z --auth "127.0.0.1:$SA")
+Y=$(s1 y --auth "127.0.0.1:$SB")
+check_ok "X holds a lease from A" wait_until 10 leased "http://$X"
+check_eq "create erin through B" "$(code -d "username=erin&password=${PASS}0" "http://$Y/users")" 201
+# change_round N: erin's password N-1 -> N through B while X and Z are hammered
+change_round() {
+    local out st sent okafter
+    out=$(python3 "$HERE/revoke.py" --watch "$X" --watch "$Z" --changer "$Y" --user erin \
+        --old "$PASS$(($1 - 1))" --new "$PASS$1" --file f1k)
+    log "change $1: through B, X and Z hammered through A: $out"
+    read -r st sent okafter _ <<<"$out"
+    check_eq "change $1: 204" "$st" 204
+    check_eq "change $1: no 200 for the old password after the 204 (${sent#*=} sent)" \
+        "$okafter" ok-after=0
+    check_eq "change $1: the new password through Z" \
+        "$(code -u "erin:$PASS$1" "http://$Z/files/f1k")" 200
+}
+change_round 1
+
 # which node server2 writes to: the first of the URL that answered
 s2 churn 10 acct pw12345 "$ITEST_DIR/churn.txt" >"$ITEST_DIR/churn.out" &
 CHURN=$!
@@ -48,6 +93,9 @@ check_ok "creations went on after node 1 died ($(cat "$ITEST_DIR/churn.out"))" \
 check_ok "error window ${window} ms <= 2500" test "$window" -le 2500
 check_eq "every acknowledged account verifies" \
     "$(s2 verifyall "$ITEST_DIR/churn.txt" pw12345 | cut -d' ' -f1,2)" "lost 0"
+check_ok "B answers from node 3" \
+    wait_until 20 test "$(code -u "erin:${PASS}1" "http://$Y/files/f1k")" = 200
+change_round 2
 "$ITEST_ROOT/scripts/galera.sh" rejoin "$G" 1
 n2=$(node_sql 2 -e 'SELECT COUNT(*) FROM auth.users')
 check_eq "node 1 rejoined with every account ($n2)" \

@@ -161,6 +161,7 @@ load_stop() {
     rm -f "$ITEST_DIR"/load.codes.*
 }
 
+port_closed() { ! _port_open 127.0.0.1 "$1"; }
 # server2_outage NAME URL MODE: kill server2, expect 503, start it on the same port, expect 200.
 server2_outage() {
     local name=$1 url=$2 mode=$3 user=u-$1
@@ -168,6 +169,8 @@ server2_outage() {
     wait_until 10 status_is 503 -u "$user:$PASS" "$S1/files/f1" ||
         itest_not_ok "$name: no 503 after server2 was killed"
     check_eq "$name: /healthz 503 without server2" "$(http_code "$S1/healthz")" 503
+    # (in processes mode the killed parent's workers drain and leave before the port is free)
+    wait_until 10 port_closed "$S2_PORT" || itest_not_ok "$name: port $S2_PORT still taken"
     itest_start "$name-server2b" server2 --port "$S2_PORT" --backend "$url" \
         --backend-password-file "$(pwfile "$url")" --mode "$mode" \
         --workers 2 --hash-cost min --secret-file "$SECRET"

@@ -1,5 +1,5 @@
 /*
- * test_frame.c - the server1 <-> server2 frame codec, version 4: round trips of every frame,
+ * test_frame.c - the server1 <-> server2 frame codec, version 5: round trips of every frame,
  * truncation at every length, every limit at the limit and one past it, 64-bit ids and budgets
  * at their edges, the REPLY echo, HELLO/HELLO_ACK/AUTH sizes, malformed headers; and the link
  * authentication (linkauth.h): MACs, secret files.
@@ -140,9 +140,9 @@ static void test_frame_roundtrip_handshake(void **state)
         in.nonce[i] = (uint8_t)(i * 7 + 1);
     n = frame_encode(&in, buf, sizeof(buf));
     assert_int_equal(n, FRAME_HEADER_SIZE + 38);
-    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x04", 6);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x05", 6);
     assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.version, 4);
+    assert_int_equal(out.version, 5);
     assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
 
     memset(&in, 0, sizeof(in));
@@ -325,6 +325,41 @@ static void test_frame_account_changes(void **state)
     buf[3] = 1; /* a payload byte: refused */
     buf[FRAME_HEADER_SIZE] = 0;
     assert_int_equal(frame_decode(buf, n + 1, &out, &used, NULL), FRAME_BAD);
+}
+
+/* LEASE: 4 bytes of milliseconds, id 0, at most FRAME_LEASE_MAX_MS; anything else refused. */
+static void test_frame_lease(void **state)
+{
+    uint8_t buf[FRAME_MAX_SIZE];
+    uint8_t again[FRAME_MAX_SIZE];
+    struct frame out;
+    size_t used;
+    size_t n;
+
+    (void)state;
+    n = frame_encode_lease(1000, buf, sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD);
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(used, n);
+    assert_int_equal(out.type, FRAME_LEASE);
+    assert_int_equal(out.id, 0);
+    assert_int_equal(out.lease_ms, 1000);
+    assert_int_equal(frame_encode(&out, again, sizeof(again)), n);
+    assert_memory_equal(again, buf, n);
+    assert_int_equal(frame_encode_lease(0, buf, sizeof(buf)), n); /* 0: the lease ends now */
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
+    assert_int_equal(out.lease_ms, 0);
+    assert_int_equal(frame_encode_lease(FRAME_LEASE_MAX_MS + 1, buf, sizeof(buf)), 0);
+    assert_int_equal(frame_encode_lease(1000, buf, n - 1), 0);
+    n = frame_encode_lease(FRAME_LEASE_MAX_MS, buf, sizeof(buf));
+    buf[FRAME_HEADER_SIZE + 3] += 1; /* one over the limit */
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+    n = frame_encode_lease(5, buf, sizeof(buf));
+    buf[15] = 1; /* an id */
+    assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_BAD);
+    n = frame_encode_lease(5, buf, sizeof(buf));
+    buf[3] = 3; /* a payload of 3 bytes */
+    assert_int_equal(frame_decode(buf, n - 1, &out, &used, NULL), FRAME_BAD);
 }
 
 static void test_frame_truncated_needs_more(void **state)
@@ -549,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_frame_roundtrip_handshake),
         cmocka_unit_test(test_frame_reply_echo),
         cmocka_unit_test(test_frame_account_changes),
+        cmocka_unit_test(test_frame_lease),
         cmocka_unit_test(test_frame_truncated_needs_more),
         cmocka_unit_test(test_frame_two_in_one_buffer),
         cmocka_unit_test(test_frame_limits),
