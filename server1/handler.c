@@ -438,7 +438,7 @@ static size_t validators(const struct source *src, char *out)
         memcpy(out, src->blob->validators, src->blob->validators_len + 1);
         return src->blob->validators_len;
     }
-    return files_validators(src->ino, src->size, src->mtime_ns, clock_wall_s(), out);
+    return files_validators(src->ino, src->size, src->mtime_ns, src->last_modified, out);
 }
 
 /* Field f as httpcond.h takes it, its value in hv (r->hv, or a copy of it). */
@@ -451,17 +451,18 @@ static struct httpcond_list cond_list(const struct hfield *f, const char *hv)
 
 /*
  * Whether the Range of a GET applies to this version (RFC 9110 13.1.5): with no If-Range, yes;
- * with one, only if it names this version (a strong ETag, or the exact Last-Modified).
+ * with one, only if it names this version: a strong ETag, or the Last-Modified sent when it
+ * is a strong validator (strong_date, httpcond_strong_date; -1: no date names it).
  */
 static bool range_applies(const struct s1_request *r, const char *etag, size_t etag_len,
-                          int64_t lm)
+                          int64_t strong_date)
 {
     if (!r->if_range.present)
         return true;
-    if (r->if_range.bad || (etag == NULL && lm < 0))
+    if (r->if_range.bad || (etag == NULL && strong_date < 0))
         return false;
     return httpcond_if_range(r->hv + r->if_range.off, r->if_range.len, etag, etag_len,
-                             r->if_range_date_valid && lm >= 0, r->if_range_date, lm);
+                             r->if_range_date_valid, r->if_range_date, strong_date);
 }
 
 /* Appends "Content-Range: ...\r\n" to extra at *n: a range, or (count 0) the unsatisfied form. */
@@ -500,7 +501,9 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
 /*
  * Answers a GET or HEAD from src (and releases it): the one place a file's answer is built.
  * Preconditions first (RFC 9110 13.2.2: 412, 304), then the Range of a GET (206, 416), else
- * 200. Every answer names the version (ETag, Last-Modified) when it is known.
+ * 200. Every answer names the version: its ETag when it is known, its Last-Modified once it
+ * is a validator (httpcond.h); If-Modified-Since and If-Unmodified-Since compare with the
+ * modification time whether it is sent or not (a weak comparison is enough for them).
  */
 static void answer_get(struct s1_conn *c, struct source *src)
 {
@@ -545,7 +548,7 @@ static void answer_get(struct s1_conn *c, struct source *src)
     memcpy(extra + n, accept_ranges, sizeof(accept_ranges));
     n += sizeof(accept_ranges) - 1;
     if (r->range.present && !r->range.bad && !c->head_only &&
-        range_applies(r, etag, etag_len, lm)) {
+        range_applies(r, etag, etag_len, src->strong_date)) {
         switch (httprange_parse(r->hv + r->range.off, r->range.len, src->size, &off, &count)) {
         case HTTPRANGE_ONE:
             status = 206;
@@ -895,11 +898,12 @@ static enum s1_dispatch list_dir(struct s1_conn *c, const char *buf,
 
 static void respond_commit(struct s1_conn *c, const struct commit_job *job)
 {
-    /* a stored PUT names its version (the bytes are stored as sent: RFC 9110 9.3.4) */
+    /* a stored PUT names its version (the bytes are stored as sent: RFC 9110 9.3.4) by its
+     * ETag; its Last-Modified only comes with a GET once its second is over (httpcond.h) */
     char extra[FILES_VALIDATORS_MAX + 1] = "";
 
     if (job->op == COMMIT_PUT && job->version > 0)
-        files_validators(0, job->body.len, (int64_t)job->version, clock_wall_s(), extra);
+        files_validators(0, job->body.len, (int64_t)job->version, -1, extra);
     switch (job->status) {
     case 201:
         s1_conn_respond_text(c, 201, extra, "created\n");
