@@ -40,6 +40,7 @@ touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/* # (ctime now: their dates are weak 
 head -c 3000 /dev/urandom >"$ROOT/fresh.bin"  # modified and in place within one second
 made=$(date +%s)
 # a Last-Modified is sent once its second is over when the file is read: for --prefetch, at load
+# shellcheck disable=SC2317  # called through wait_until
 after_second() { (($(date +%s) > $1)); }
 wait_until 5 after_second "$made" || itest_fail "the clock did not move on"
 AUTH=(-u alice:secret)
@@ -230,6 +231,7 @@ lm_of() {
         awk -F': ' 'tolower($1)=="last-modified"{print $2}'
 }
 # (sent once the second it names is over)
+# shellcheck disable=SC2317  # called through wait_until
 has_lm() { [[ -n $(lm_of "$1") ]]; }
 wait_until 5 has_lm d.txt || itest_not_ok "d.txt: no Last-Modified"
 LM=$(lm_of d.txt)
