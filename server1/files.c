@@ -314,6 +314,7 @@ static struct files_blob *blob_new(void *data, size_t size)
     b->ino = 0;
     b->last_modified = -1;
     b->strong_date = -1;
+    b->active = false;
     b->validators[0] = '\0';
     b->validators_len = 0;
     b->head[0] = '\0';
@@ -385,6 +386,8 @@ static void blob_head(struct files_blob *b, const struct mimetypes *types, const
                      "X-Content-Type-Options: nosniff\r\nContent-Type: %s\r\n%sAccept-Ranges: "
                      "bytes\r\n",
                      type != NULL ? type : "application/octet-stream", b->validators);
+
+    b->active = type != NULL && mimetypes_is_active(type);
 
     _Static_assert(MIMETYPES_TYPE_MAX + FILES_VALIDATORS_MAX + 80 < FILES_HEAD_MAX, "fits");
     b->head_len = n > 0 && (size_t)n < sizeof(b->head) ? (size_t)n : 0;

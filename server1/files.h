@@ -64,6 +64,7 @@ struct files_blob {
      * of its mtime) and the date an If-Range must equal (-1: none), httpcond.h */
     int64_t last_modified;
     int64_t strong_date;
+    bool active; /* its Content-Type can run script (mimetypes_is_active): --sandbox-root */
     char validators[FILES_VALIDATORS_MAX + 1]; /* its ETag and Last-Modified header lines */
     size_t validators_len;
     /* the header lines of its whole 200 after Content-Length, made at load: nosniff, its

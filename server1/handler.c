@@ -7,7 +7,10 @@
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
  * (source.h), by answer_get; one of a path ending in '/' gets the directory's listing
- * (listing.h), JSON or HTML by the Accept field. PUT and DELETE /files/{name} follow the same
+ * (listing.h), JSON or HTML by the Accept field. An upload of an active type
+ * (mimetypes_is_active: HTML, XML, script), or any file of one with --sandbox-root, is sent as
+ * an attachment in a CSP sandbox (HDR_SANDBOX): it must not run as the site, whose Basic
+ * credentials the reader's browser holds; the HTML listing has a CSP without script. PUT and DELETE /files/{name} follow the same
  * rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
  * If-Unmodified-Since: it judges them against the name's version when it makes the change),
  * whose answer (commit_done, through the thread's mailbox) completes the request. A PUT comes
@@ -50,6 +53,15 @@
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define HDR_ALLOW_READ "Allow: GET, HEAD\r\n" /* --read-only: no PUT, no DELETE */
+/* a file that could run script in the server's origin: a download, and if it is opened
+ * anyway, a document of its own opaque origin that runs nothing and loads nothing */
+#define HDR_SANDBOX                                                                            \
+    "Content-Disposition: attachment\r\n"                                                      \
+    "Content-Security-Policy: sandbox; default-src 'none'\r\n"
+/* the HTML listing is server1's own page: no script, nothing loaded, not framed */
+#define HDR_LISTING_CSP                                                                        \
+    "Content-Security-Policy: default-src 'none'; base-uri 'none'; form-action 'none'; "      \
+    "frame-ancestors 'none'\r\n"
 #define FILES_PREFIX "/files/"
 #define USERS_PREFIX "/users/"
 #define TEXT_READ_ONLY "uploads are disabled (--read-only)\n"
@@ -431,6 +443,16 @@ static const char *type_of(const struct s1_conn *c)
     return t != NULL ? t : "application/octet-stream";
 }
 
+/*
+ * Whether src of this type is served with HDR_SANDBOX: an upload (anyone's, read by anyone
+ * whose browser holds credentials for this origin), or with --sandbox-root an operator's file,
+ * whose type can run script (mimetypes_is_active).
+ */
+static bool sandboxed(const struct s1_conn *c, const struct source *src, const char *type)
+{
+    return (src->upload || env_of(c)->svc->cfg->sandbox_root) && mimetypes_is_active(type);
+}
+
 /* The version's ETag and Last-Modified lines, if it has them (files_validators). */
 static size_t validators(const struct source *src, char *out)
 {
@@ -488,7 +510,8 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
     const struct files_blob *blob = src->blob;
     struct s1_body b;
 
-    if (blob == NULL || blob->head_len == 0 || r->if_match.present ||
+    if (blob == NULL || blob->head_len == 0 ||
+        (blob->active && env_of(c)->svc->cfg->sandbox_root) || r->if_match.present ||
         r->if_none_match.present || r->if_modified_since.valid ||
         r->if_unmodified_since.valid || (r->range.present && !c->head_only))
         return false;
@@ -509,9 +532,11 @@ static void answer_get(struct s1_conn *c, struct source *src)
 {
     static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
     const struct s1_request *r = c->req;
-    /* the validators, Accept-Ranges, and "Content-Range: " + its value + "\r\n" + NUL */
-    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof("Content-Range: ") - 1 +
-               HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
+    const char *type = type_of(c);
+    /* the validators, Accept-Ranges, HDR_SANDBOX, and "Content-Range: " + its value + "\r\n"
+     * + NUL */
+    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof(HDR_SANDBOX) - 1 +
+               sizeof("Content-Range: ") - 1 + HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
     size_t n = validators(src, extra);
     const char *etag = n > 0 ? extra + 6 : NULL; /* after "ETag: " */
     size_t etag_len = n > 0 ? (size_t)(strchr(extra, '\r') - etag) : 0;
@@ -547,6 +572,10 @@ static void answer_get(struct s1_conn *c, struct source *src)
     }
     memcpy(extra + n, accept_ranges, sizeof(accept_ranges));
     n += sizeof(accept_ranges) - 1;
+    if (sandboxed(c, src, type)) {
+        memcpy(extra + n, HDR_SANDBOX, sizeof(HDR_SANDBOX));
+        n += sizeof(HDR_SANDBOX) - 1;
+    }
     if (r->range.present && !r->range.bad && !c->head_only &&
         range_applies(r, etag, etag_len, src->strong_date)) {
         switch (httprange_parse(r->hv + r->range.off, r->range.len, src->size, &off, &count)) {
@@ -566,7 +595,7 @@ static void answer_get(struct s1_conn *c, struct source *src)
         }
     }
     if (body_of(c, src, off, count, &b))
-        s1_conn_respond(c, status, type_of(c), extra, &b);
+        s1_conn_respond(c, status, type, extra, &b);
     source_release(src);
 }
 
@@ -844,8 +873,11 @@ static void list_verified(struct s1_conn *c)
                            : listing_json(&l, r->name, r->name_len, &b.len);
     b.data = b.owned;
     listing_free(&l);
-    s1_conn_respond(c, 200, r->want_html ? "text/html; charset=utf-8" : "application/json",
-                    "Vary: Accept\r\n", &b);
+    if (r->want_html)
+        s1_conn_respond(c, 200, "text/html; charset=utf-8", "Vary: Accept\r\n" HDR_LISTING_CSP,
+                        &b);
+    else
+        s1_conn_respond(c, 200, "application/json", "Vary: Accept\r\n", &b);
 }
 
 static void on_list_verify(void *arg, enum frame_status st)
