@@ -281,7 +281,9 @@ void s1_config_usage(FILE *out)
             "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
     fprintf(out,
             "\nPer-client limits (N/DUR: a burst of N, then N per DUR; 0 turns one off; beyond,\n"
-            "429 + Retry-After without asking server2; IPv6 clients count by their /64):\n"
+            "429 + Retry-After without asking server2; IPv6 clients count by their /64; a\n"
+            "login waiting for server2 holds a token of both login limits, kept if the\n"
+            "password was wrong):\n"
             "      --login-fail-limit N/DUR       failed logins per username; once over, every\n"
             "                                     login as that user waits (default %s)\n"
             "      --login-fail-addr-limit N/DUR  failed logins per client address (default %s)\n"

@@ -18,8 +18,10 @@
  * (commit_quota_check) are accepted, and comes back in upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
- * Retry-After and server2 never sees the request. Only failures and creations write to the
- * tables; the check before each login is a lock-free read.
+ * Retry-After and server2 never sees the request. The check before each login (also one the
+ * credential cache answers) is a lock-free read; a login sent to server2 first takes a token
+ * of both (login_reserve), which it gives back unless the password was wrong
+ * (login_answered), so that guesses sent at once cannot outnumber the tokens left.
  * With --auth-cache, a GET or HEAD whose (user, password) this thread's cache holds (credcache.h)
  * is answered at once, without server2; uploads, deletions and account changes always ask it.
  * PUT and DELETE /users/{name} change or delete the account the credentials are for (only
@@ -97,6 +99,8 @@ struct s1_request {
     uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
     bool cred_cacheable;           /* cred_key is set: a success may be cached */
     bool auth_pending;             /* auth_handle is a server2 request in flight */
+    bool login_held;               /* its login holds a failed-login token of the username and
+                                      of the address (login_reserve) until server2 answers */
     uint64_t auth_handle;
     /* PUT /files/{name} */
     uint64_t up_len;               /* Content-Length */
@@ -230,16 +234,61 @@ static bool login_limited(struct s1_conn *c)
     return true;
 }
 
-/* server2 refused c->req->user's credentials: one token less for the user and the address. */
-static void login_failed(struct s1_conn *c)
+/*
+ * Just before server2 is asked to check c->req->user's password: takes a failed-login token of
+ * the username and one of the client address, as if the password were wrong, so that no more
+ * logins wait for server2 at once than tokens are left (checking first and counting failures
+ * as they came back let a burst of guesses sent together all through). False after answering
+ * 429 if one of them has none (nothing is held then). login_answered settles them.
+ */
+static bool login_reserve(struct s1_conn *c)
 {
     const struct s1_service *sh = env_of(c)->svc;
     uint64_t now = clock_now_ns();
+    uint64_t wait;
 
+    if (sh->login_fail_user != NULL) {
+        wait = ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        if (wait > 0) {
+            respond_limited(c, METRICS_LIMIT_LOGIN_USER, wait,
+                            "too many failed logins for this user, retry later\n");
+            return false;
+        }
+    }
+    if (sh->login_fail_addr != NULL) {
+        wait = ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        if (wait > 0) {
+            if (sh->login_fail_user != NULL)
+                ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+            respond_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait,
+                            "too many failed logins from your address, retry later\n");
+            return false;
+        }
+    }
+    c->req->login_held = true;
+    return true;
+}
+
+/*
+ * server2 answered c's login (or it was never sent): a wrong password (wrong) keeps the tokens
+ * login_reserve took; anything else gives them back: an accepted password, and an answer that
+ * says nothing about it (unavailable, expired, timed out, the link lost), so that an outage
+ * does not lock out the users who retry through it. (A request whose client goes away first
+ * keeps them: release.)
+ */
+static void login_answered(struct s1_conn *c, bool wrong)
+{
+    const struct s1_service *sh = env_of(c)->svc;
+
+    if (!c->req->login_held)
+        return;
+    c->req->login_held = false;
+    if (wrong)
+        return;
     if (sh->login_fail_user != NULL)
-        ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
     if (sh->login_fail_addr != NULL)
-        ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        ratelimit_refund(sh->login_fail_addr, c->peer, sizeof(c->peer));
 }
 
 /* Before a CREATE: takes a token of the address; false after answering 429 if it had none. */
@@ -639,6 +688,7 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
     struct s1_handler_env *env = env_of(c);
 
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
     case FRAME_ST_OK:
         if (c->req->cred_cacheable) {
@@ -649,7 +699,6 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
         break;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         break;
     default:
@@ -737,12 +786,17 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
     ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
     memcpy(c->req->user, cred.user, ulen); /* longer names are refused by server2 anyway */
     c->req->user[ulen] = '\0';
-    if (login_limited(c))
+    if (login_limited(c)) /* (a lockout holds the cached credentials too) */
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
+    if (!login_reserve(c)) {
+        c->req->cred_cacheable = false;
+        goto out;
+    }
     if (authclient_submit(env_of(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
+        login_answered(c, false);
         c->req->cred_cacheable = false;
         respond_unavailable(c);
         goto out;
@@ -1092,6 +1146,7 @@ static void put_accepted(struct s1_conn *c)
 static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
 {
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
     case FRAME_ST_OK:
         if (op == COMMIT_PUT) {
@@ -1104,7 +1159,6 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
         return;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         s1_conn_resume(c);
         return;
@@ -1147,12 +1201,12 @@ static void on_account_change(void *arg, enum frame_status st)
     struct s1_conn *c = arg;
 
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED); /* (INVALID: the new password is not valid) */
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
         break;
     case FRAME_ST_DENIED:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         break;
     case FRAME_ST_INVALID:
@@ -1221,7 +1275,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
             goto out;
         }
     }
-    if (login_limited(c))
+    if (!login_reserve(c))
         goto out;
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(env_of(c)->auth, cred.user, cred.user_len, cred.pass,
@@ -1231,6 +1285,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
         rc = authclient_submit(env_of(c)->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
                                cred.pass_len, on_account_change, c, &c->req->auth_handle);
     if (rc < 0) {
+        login_answered(c, false);
         respond_unavailable(c);
         goto out;
     }
@@ -1411,6 +1466,7 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     c->req->user[0] = '\0';
     c->req->cred_cacheable = false;
     c->req->auth_pending = false;
+    c->req->login_held = false;
     c->req->up_len = 0;
     c->req->up_open = false;
     c->req->uploading = false;
@@ -1426,13 +1482,18 @@ static void answered(struct s1_conn *c)
     upload_drop(c); /* an upload refused before or while its body came */
 }
 
-/* The conn goes away: an answer pending, when it comes, finds nobody. */
+/*
+ * The conn goes away: an answer pending, when it comes, finds nobody. Its login keeps its
+ * tokens: server2 may be checking the password all the same (else a client that closes
+ * right after each guess would have it hashed for free).
+ */
 static void release(struct s1_conn *c)
 {
     struct s1_request *r = c->req;
 
     if (r->auth_pending)
         authclient_cancel(env_of(c)->auth, r->auth_handle);
+    r->login_held = false;
     if (r->job != NULL)
         r->job->c = NULL;
     upload_drop(c);
