@@ -502,6 +502,7 @@ static void run_batch(struct committer *cm, struct batch *b)
         if (job->op == COMMIT_PUT)
             body_release(cm, &job->body);
     }
+    store_settle(&cm->store); /* the batch's versions are visible, or dropped */
     record_batch(cm, b->n, clock_now_ns() - t0);
     answer(b);
     b->n = 0;

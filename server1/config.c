@@ -42,6 +42,7 @@ enum {
     OPT_MAX_UPLOAD,
     OPT_UPLOAD_MEMORY,
     OPT_WRITABLE_ROOT,
+    OPT_SANDBOX_ROOT,
     OPT_GROUP_COMMIT,
     OPT_COMMIT_WINDOW,
     OPT_LOGIN_FAIL_LIMIT,
@@ -88,6 +89,7 @@ static const struct option long_opts[] = {
     {"max-upload", required_argument, NULL, OPT_MAX_UPLOAD},
     {"upload-memory", required_argument, NULL, OPT_UPLOAD_MEMORY},
     {"writable-root", no_argument, NULL, OPT_WRITABLE_ROOT},
+    {"sandbox-root", no_argument, NULL, OPT_SANDBOX_ROOT},
     {"group-commit", required_argument, NULL, OPT_GROUP_COMMIT},
     {"commit-window", required_argument, NULL, OPT_COMMIT_WINDOW},
     {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
@@ -153,6 +155,7 @@ void s1_config_defaults(struct s1_config *c)
     c->store_max = 0;
     c->response_memory = 64u << 20;
     c->writable_root = false;
+    c->sandbox_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
     c->login_fail_user = (struct ratelimit_rate){20, 60000000};
@@ -254,6 +257,9 @@ void s1_config_usage(FILE *out)
             "                             worker thread; beyond, 503 (default 64M)\n"
             "      --writable-root        let uploads replace/delete files without an owner\n"
             "                             (the operator's files under --root; default: 403)\n"
+            "      --sandbox-root         serve the operator's own HTML, SVG, XML and JavaScript\n"
+            "                             as uploads always are: a download, in a CSP sandbox\n"
+            "                             (default: shown as their type says)\n"
             "      --group-commit on|off  make concurrent uploads durable with one flush\n"
             "                             (default %s)\n"
             "      --commit-window DUR    with group commit, wait at most this long for uploads\n"
@@ -275,7 +281,9 @@ void s1_config_usage(FILE *out)
             "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
     fprintf(out,
             "\nPer-client limits (N/DUR: a burst of N, then N per DUR; 0 turns one off; beyond,\n"
-            "429 + Retry-After without asking server2; IPv6 clients count by their /64):\n"
+            "429 + Retry-After without asking server2; IPv6 clients count by their /64; a\n"
+            "login waiting for server2 holds a token of both login limits, kept if the\n"
+            "password was wrong):\n"
             "      --login-fail-limit N/DUR       failed logins per username; once over, every\n"
             "                                     login as that user waits (default %s)\n"
             "      --login-fail-addr-limit N/DUR  failed logins per client address (default %s)\n"
@@ -537,6 +545,9 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
         case OPT_WRITABLE_ROOT:
             c->writable_root = true;
             break;
+        case OPT_SANDBOX_ROOT:
+            c->sandbox_root = true;
+            break;
         case OPT_GROUP_COMMIT:
             if (strcmp(optarg, "on") == 0)
                 c->group_commit = true;
@@ -702,8 +713,8 @@ void s1_config_log(const struct s1_config *c)
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
              "max-conns=%u header-timeout=%s idle-timeout=%s drain-timeout=%s uploads=%s "
-             "max-upload=%llu upload-memory=%llu writable-root=%s group-commit=%s "
-             "commit-window=%s",
+             "max-upload=%llu upload-memory=%llu writable-root=%s sandbox-root=%s "
+             "group-commit=%s commit-window=%s",
              c->listen, c->port, c->root,
              c->prefetch ? "prefetch"
                          : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
@@ -712,7 +723,7 @@ void s1_config_log(const struct s1_config *c)
              dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
              dur(c->drain_timeout_us, t4, sizeof(t4)), c->read_only ? "off" : "on",
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
-             c->writable_root ? "yes" : "no",
+             c->writable_root ? "yes" : "no", c->sandbox_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
     log_info("config: upload-temp-max=%llu upload-timeout=%s send-timeout=%s min-rate=%llu "
              "user-quota=%llu store-max=%llu response-memory=%llu",

@@ -53,6 +53,7 @@ struct s1_config {
     uint64_t store_max;          /* --store-max: live upload bytes in all (0: none) */
     uint64_t response_memory;    /* --response-memory: direct-read buffers per worker */
     bool writable_root;          /* --writable-root: files without owner may be replaced */
+    bool sandbox_root;           /* --sandbox-root: the operator's active files as uploads' */
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */
     /* per-client limits (ratelimit.h); a count of 0 turns one off */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "httpcond.h"
 #include "httpdate.h"
 #include "log.h"
 #include "mimetypes.h"
@@ -311,6 +312,9 @@ static struct files_blob *blob_new(void *data, size_t size)
     b->size = size;
     b->mtime_ns = -1;
     b->ino = 0;
+    b->last_modified = -1;
+    b->strong_date = -1;
+    b->active = false;
     b->validators[0] = '\0';
     b->validators_len = 0;
     b->head[0] = '\0';
@@ -330,19 +334,23 @@ size_t files_etag(uint64_t ino, uint64_t size, int64_t mtime_ns, char *out)
     return n > 0 && n <= FILES_ETAG_MAX ? (size_t)n : 0; /* (always fits) */
 }
 
-size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
+size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t last_modified,
                         char *out)
 {
     char date[HTTPDATE_LEN + 1];
     char etag[FILES_ETAG_MAX + 1];
-    int64_t lm = mtime_ns / 1000000000;
     int n;
 
     out[0] = '\0';
     if (files_etag(ino, size, mtime_ns, etag) == 0)
         return 0;
-    httpdate_format(lm < now_s ? lm : now_s, date);
-    n = snprintf(out, FILES_VALIDATORS_MAX + 1, "ETag: %s\r\nLast-Modified: %s\r\n", etag, date);
+    if (last_modified < 0) {
+        n = snprintf(out, FILES_VALIDATORS_MAX + 1, "ETag: %s\r\n", etag);
+    } else {
+        httpdate_format(last_modified, date);
+        n = snprintf(out, FILES_VALIDATORS_MAX + 1, "ETag: %s\r\nLast-Modified: %s\r\n", etag,
+                     date);
+    }
     if (n < 0 || n > FILES_VALIDATORS_MAX) {
         out[0] = '\0';
         return 0;
@@ -378,6 +386,8 @@ static void blob_head(struct files_blob *b, const struct mimetypes *types, const
                      "X-Content-Type-Options: nosniff\r\nContent-Type: %s\r\n%sAccept-Ranges: "
                      "bytes\r\n",
                      type != NULL ? type : "application/octet-stream", b->validators);
+
+    b->active = type != NULL && mimetypes_is_active(type);
 
     _Static_assert(MIMETYPES_TYPE_MAX + FILES_VALIDATORS_MAX + 80 < FILES_HEAD_MAX, "fits");
     b->head_len = n > 0 && (size_t)n < sizeof(b->head) ? (size_t)n : 0;
@@ -416,6 +426,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
     struct stat st;
     void *buf = NULL;
     char ebuf[128];
+    int64_t loaded_s;
     long got;
     int fd;
 
@@ -453,6 +464,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
         log_debug("prefetch: skipping '%s': not a regular file", rel);
         return 0;
     }
+    loaded_s = clock_wall_s(); /* before the read: its bytes are read at this time or later */
     got = files_read_direct(f, fd, (size_t)st.st_size, &buf);
     close(fd);
     if (got == -EINVAL) {
@@ -477,10 +489,18 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
     {
         /* what a response sends of the version, made once */
         struct files_blob *b = ld->list[ld->n - 1].blob;
-        b->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        struct httpcond_stamp stamp = {
+            .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+            .read_s = loaded_s,
+            .pending_ns = INT64_MAX, /* an upload made later is dated after the load */
+            .since_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
+        };
+        b->mtime_ns = stamp.mtime_ns;
         b->ino = (uint64_t)st.st_ino;
-        b->validators_len =
-            files_validators(b->ino, b->size, b->mtime_ns, clock_wall_s(), b->validators);
+        b->last_modified = httpcond_last_modified(&stamp);
+        b->strong_date = httpcond_strong_date(&stamp);
+        b->validators_len = files_validators(b->ino, b->size, b->mtime_ns, b->last_modified,
+                                             b->validators);
         blob_head(b, ld->types, rel, rel_len);
     }
     f->count++;

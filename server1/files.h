@@ -47,11 +47,11 @@ size_t files_etag(uint64_t ino, uint64_t size, int64_t mtime_ns, char *out);
 
 /*
  * The validator header lines of a file version ("ETag: ...\r\nLast-Modified: ...\r\n"): the
- * ETag of files_etag, and the modification time as an HTTP date, never later than now_s.
- * Returns the length written to out (FILES_VALIDATORS_MAX + 1 bytes, NUL-terminated); 0 when
- * mtime_ns < 0. Pure.
+ * ETag of files_etag, and last_modified (seconds: httpcond_last_modified) as an HTTP date, or
+ * no Last-Modified line when it is < 0. Returns the length written to out
+ * (FILES_VALIDATORS_MAX + 1 bytes, NUL-terminated); 0 when mtime_ns < 0. Pure.
  */
-size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t now_s,
+size_t files_validators(uint64_t ino, uint64_t size, int64_t mtime_ns, int64_t last_modified,
                         char *out);
 
 /* A prefetched file, made at start; freed (data and all) with the table (files_release). */
@@ -60,6 +60,11 @@ struct files_blob {
     size_t size;
     int64_t mtime_ns;           /* the file's when it was read (st_mtim), -1 if unknown */
     uint64_t ino;               /* its inode number */
+    /* the Last-Modified it is sent with (seconds, -1: none, as it was loaded within the second
+     * of its mtime) and the date an If-Range must equal (-1: none), httpcond.h */
+    int64_t last_modified;
+    int64_t strong_date;
+    bool active; /* its Content-Type can run script (mimetypes_is_active): --sandbox-root */
     char validators[FILES_VALIDATORS_MAX + 1]; /* its ETag and Last-Modified header lines */
     size_t validators_len;
     /* the header lines of its whole 200 after Content-Length, made at load: nosniff, its

@@ -7,7 +7,10 @@
  * filesystem when invalid. Names in the reserved namespace (FILES_RESERVED_PREFIX: upload temp
  * files) count as invalid. A GET or HEAD is answered from the one source source_resolve finds
  * (source.h), by answer_get; one of a path ending in '/' gets the directory's listing
- * (listing.h), JSON or HTML by the Accept field. PUT and DELETE /files/{name} follow the same
+ * (listing.h), JSON or HTML by the Accept field. An upload of an active type
+ * (mimetypes_is_active: HTML, XML, script), or any file of one with --sandbox-root, is sent as
+ * an attachment in a CSP sandbox (HDR_SANDBOX): it must not run as the site, whose Basic
+ * credentials the reader's browser holds; the HTML listing has a CSP without script. PUT and DELETE /files/{name} follow the same
  * rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
  * If-Unmodified-Since: it judges them against the name's version when it makes the change),
  * whose answer (commit_done, through the thread's mailbox) completes the request. A PUT comes
@@ -15,8 +18,10 @@
  * (commit_quota_check) are accepted, and comes back in upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
- * Retry-After and server2 never sees the request. Only failures and creations write to the
- * tables; the check before each login is a lock-free read.
+ * Retry-After and server2 never sees the request. The check before each login (also one the
+ * credential cache answers) is a lock-free read; a login sent to server2 first takes a token
+ * of both (login_reserve), which it gives back unless the password was wrong
+ * (login_answered), so that guesses sent at once cannot outnumber the tokens left.
  * With --auth-cache, a GET or HEAD whose (user, password) this thread's cache holds (credcache.h)
  * is answered at once, without server2, while a server2 leases this thread (authclient.h);
  * uploads, deletions and account changes always ask it.
@@ -51,6 +56,15 @@
 #define HDR_RETRY "Retry-After: 1\r\n"
 #define HDR_AUTHN "WWW-Authenticate: Basic realm=\"files\"\r\n"
 #define HDR_ALLOW_READ "Allow: GET, HEAD\r\n" /* --read-only: no PUT, no DELETE */
+/* a file that could run script in the server's origin: a download, and if it is opened
+ * anyway, a document of its own opaque origin that runs nothing and loads nothing */
+#define HDR_SANDBOX                                                                            \
+    "Content-Disposition: attachment\r\n"                                                      \
+    "Content-Security-Policy: sandbox; default-src 'none'\r\n"
+/* the HTML listing is server1's own page: no script, nothing loaded, not framed */
+#define HDR_LISTING_CSP                                                                        \
+    "Content-Security-Policy: default-src 'none'; base-uri 'none'; form-action 'none'; "      \
+    "frame-ancestors 'none'\r\n"
 #define FILES_PREFIX "/files/"
 #define USERS_PREFIX "/users/"
 #define TEXT_READ_ONLY "uploads are disabled (--read-only)\n"
@@ -86,6 +100,8 @@ struct s1_request {
     uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
     bool cred_cacheable;           /* cred_key is set: a success may be cached */
     bool auth_pending;             /* auth_handle is a server2 request in flight */
+    bool login_held;               /* its login holds a failed-login token of the username and
+                                      of the address (login_reserve) until server2 answers */
     uint64_t auth_handle;
     /* PUT /files/{name} */
     uint64_t up_len;               /* Content-Length */
@@ -219,16 +235,61 @@ static bool login_limited(struct s1_conn *c)
     return true;
 }
 
-/* server2 refused c->req->user's credentials: one token less for the user and the address. */
-static void login_failed(struct s1_conn *c)
+/*
+ * Just before server2 is asked to check c->req->user's password: takes a failed-login token of
+ * the username and one of the client address, as if the password were wrong, so that no more
+ * logins wait for server2 at once than tokens are left (checking first and counting failures
+ * as they came back let a burst of guesses sent together all through). False after answering
+ * 429 if one of them has none (nothing is held then). login_answered settles them.
+ */
+static bool login_reserve(struct s1_conn *c)
 {
     const struct s1_service *sh = env_of(c)->svc;
     uint64_t now = clock_now_ns();
+    uint64_t wait;
 
+    if (sh->login_fail_user != NULL) {
+        wait = ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        if (wait > 0) {
+            respond_limited(c, METRICS_LIMIT_LOGIN_USER, wait,
+                            "too many failed logins for this user, retry later\n");
+            return false;
+        }
+    }
+    if (sh->login_fail_addr != NULL) {
+        wait = ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        if (wait > 0) {
+            if (sh->login_fail_user != NULL)
+                ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+            respond_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait,
+                            "too many failed logins from your address, retry later\n");
+            return false;
+        }
+    }
+    c->req->login_held = true;
+    return true;
+}
+
+/*
+ * server2 answered c's login (or it was never sent): a wrong password (wrong) keeps the tokens
+ * login_reserve took; anything else gives them back: an accepted password, and an answer that
+ * says nothing about it (unavailable, expired, timed out, the link lost), so that an outage
+ * does not lock out the users who retry through it. (A request whose client goes away first
+ * keeps them: release.)
+ */
+static void login_answered(struct s1_conn *c, bool wrong)
+{
+    const struct s1_service *sh = env_of(c)->svc;
+
+    if (!c->req->login_held)
+        return;
+    c->req->login_held = false;
+    if (wrong)
+        return;
     if (sh->login_fail_user != NULL)
-        ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
     if (sh->login_fail_addr != NULL)
-        ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        ratelimit_refund(sh->login_fail_addr, c->peer, sizeof(c->peer));
 }
 
 /* Before a CREATE: takes a token of the address; false after answering 429 if it had none. */
@@ -432,6 +493,16 @@ static const char *type_of(const struct s1_conn *c)
     return t != NULL ? t : "application/octet-stream";
 }
 
+/*
+ * Whether src of this type is served with HDR_SANDBOX: an upload (anyone's, read by anyone
+ * whose browser holds credentials for this origin), or with --sandbox-root an operator's file,
+ * whose type can run script (mimetypes_is_active).
+ */
+static bool sandboxed(const struct s1_conn *c, const struct source *src, const char *type)
+{
+    return (src->upload || env_of(c)->svc->cfg->sandbox_root) && mimetypes_is_active(type);
+}
+
 /* The version's ETag and Last-Modified lines, if it has them (files_validators). */
 static size_t validators(const struct source *src, char *out)
 {
@@ -439,7 +510,7 @@ static size_t validators(const struct source *src, char *out)
         memcpy(out, src->blob->validators, src->blob->validators_len + 1);
         return src->blob->validators_len;
     }
-    return files_validators(src->ino, src->size, src->mtime_ns, clock_wall_s(), out);
+    return files_validators(src->ino, src->size, src->mtime_ns, src->last_modified, out);
 }
 
 /* Field f as httpcond.h takes it, its value in hv (r->hv, or a copy of it). */
@@ -452,17 +523,18 @@ static struct httpcond_list cond_list(const struct hfield *f, const char *hv)
 
 /*
  * Whether the Range of a GET applies to this version (RFC 9110 13.1.5): with no If-Range, yes;
- * with one, only if it names this version (a strong ETag, or the exact Last-Modified).
+ * with one, only if it names this version: a strong ETag, or the Last-Modified sent when it
+ * is a strong validator (strong_date, httpcond_strong_date; -1: no date names it).
  */
 static bool range_applies(const struct s1_request *r, const char *etag, size_t etag_len,
-                          int64_t lm)
+                          int64_t strong_date)
 {
     if (!r->if_range.present)
         return true;
-    if (r->if_range.bad || (etag == NULL && lm < 0))
+    if (r->if_range.bad || (etag == NULL && strong_date < 0))
         return false;
     return httpcond_if_range(r->hv + r->if_range.off, r->if_range.len, etag, etag_len,
-                             r->if_range_date_valid && lm >= 0, r->if_range_date, lm);
+                             r->if_range_date_valid, r->if_range_date, strong_date);
 }
 
 /* Appends "Content-Range: ...\r\n" to extra at *n: a range, or (count 0) the unsatisfied form. */
@@ -488,7 +560,8 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
     const struct files_blob *blob = src->blob;
     struct s1_body b;
 
-    if (blob == NULL || blob->head_len == 0 || r->if_match.present ||
+    if (blob == NULL || blob->head_len == 0 ||
+        (blob->active && env_of(c)->svc->cfg->sandbox_root) || r->if_match.present ||
         r->if_none_match.present || r->if_modified_since.valid ||
         r->if_unmodified_since.valid || (r->range.present && !c->head_only))
         return false;
@@ -501,15 +574,19 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
 /*
  * Answers a GET or HEAD from src (and releases it): the one place a file's answer is built.
  * Preconditions first (RFC 9110 13.2.2: 412, 304), then the Range of a GET (206, 416), else
- * 200. Every answer names the version (ETag, Last-Modified) when it is known.
+ * 200. Every answer names the version: its ETag when it is known, its Last-Modified once it
+ * is a validator (httpcond.h); If-Modified-Since and If-Unmodified-Since compare with the
+ * modification time whether it is sent or not (a weak comparison is enough for them).
  */
 static void answer_get(struct s1_conn *c, struct source *src)
 {
     static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
     const struct s1_request *r = c->req;
-    /* the validators, Accept-Ranges, and "Content-Range: " + its value + "\r\n" + NUL */
-    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof("Content-Range: ") - 1 +
-               HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
+    const char *type = type_of(c);
+    /* the validators, Accept-Ranges, HDR_SANDBOX, and "Content-Range: " + its value + "\r\n"
+     * + NUL */
+    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof(HDR_SANDBOX) - 1 +
+               sizeof("Content-Range: ") - 1 + HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
     size_t n = validators(src, extra);
     const char *etag = n > 0 ? extra + 6 : NULL; /* after "ETag: " */
     size_t etag_len = n > 0 ? (size_t)(strchr(extra, '\r') - etag) : 0;
@@ -545,8 +622,12 @@ static void answer_get(struct s1_conn *c, struct source *src)
     }
     memcpy(extra + n, accept_ranges, sizeof(accept_ranges));
     n += sizeof(accept_ranges) - 1;
+    if (sandboxed(c, src, type)) {
+        memcpy(extra + n, HDR_SANDBOX, sizeof(HDR_SANDBOX));
+        n += sizeof(HDR_SANDBOX) - 1;
+    }
     if (r->range.present && !r->range.bad && !c->head_only &&
-        range_applies(r, etag, etag_len, lm)) {
+        range_applies(r, etag, etag_len, src->strong_date)) {
         switch (httprange_parse(r->hv + r->range.off, r->range.len, src->size, &off, &count)) {
         case HTTPRANGE_ONE:
             status = 206;
@@ -564,7 +645,7 @@ static void answer_get(struct s1_conn *c, struct source *src)
         }
     }
     if (body_of(c, src, off, count, &b))
-        s1_conn_respond(c, status, type_of(c), extra, &b);
+        s1_conn_respond(c, status, type, extra, &b);
     source_release(src);
 }
 
@@ -608,6 +689,7 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
     struct s1_handler_env *env = env_of(c);
 
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
     case FRAME_ST_OK:
         if (c->req->cred_cacheable) {
@@ -618,7 +700,6 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
         break;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         break;
     default:
@@ -710,12 +791,17 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
     ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
     memcpy(c->req->user, cred.user, ulen); /* longer names are refused by server2 anyway */
     c->req->user[ulen] = '\0';
-    if (login_limited(c))
+    if (login_limited(c)) /* (a lockout holds the cached credentials too) */
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
+    if (!login_reserve(c)) {
+        c->req->cred_cacheable = false;
+        goto out;
+    }
     if (authclient_submit(env_of(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
+        login_answered(c, false);
         c->req->cred_cacheable = false;
         respond_unavailable(c);
         goto out;
@@ -846,8 +932,11 @@ static void list_verified(struct s1_conn *c)
                            : listing_json(&l, r->name, r->name_len, &b.len);
     b.data = b.owned;
     listing_free(&l);
-    s1_conn_respond(c, 200, r->want_html ? "text/html; charset=utf-8" : "application/json",
-                    "Vary: Accept\r\n", &b);
+    if (r->want_html)
+        s1_conn_respond(c, 200, "text/html; charset=utf-8", "Vary: Accept\r\n" HDR_LISTING_CSP,
+                        &b);
+    else
+        s1_conn_respond(c, 200, "application/json", "Vary: Accept\r\n", &b);
 }
 
 static void on_list_verify(void *arg, enum frame_status st)
@@ -900,11 +989,12 @@ static enum s1_dispatch list_dir(struct s1_conn *c, const char *buf,
 
 static void respond_commit(struct s1_conn *c, const struct commit_job *job)
 {
-    /* a stored PUT names its version (the bytes are stored as sent: RFC 9110 9.3.4) */
+    /* a stored PUT names its version (the bytes are stored as sent: RFC 9110 9.3.4) by its
+     * ETag; its Last-Modified only comes with a GET once its second is over (httpcond.h) */
     char extra[FILES_VALIDATORS_MAX + 1] = "";
 
     if (job->op == COMMIT_PUT && job->version > 0)
-        files_validators(0, job->body.len, (int64_t)job->version, clock_wall_s(), extra);
+        files_validators(0, job->body.len, (int64_t)job->version, -1, extra);
     switch (job->status) {
     case 201:
         s1_conn_respond_text(c, 201, extra, "created\n");
@@ -1061,6 +1151,7 @@ static void put_accepted(struct s1_conn *c)
 static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
 {
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
     case FRAME_ST_OK:
         if (op == COMMIT_PUT) {
@@ -1073,7 +1164,6 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
         return;
     case FRAME_ST_DENIED:
     case FRAME_ST_INVALID:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         s1_conn_resume(c);
         return;
@@ -1116,12 +1206,12 @@ static void on_account_change(void *arg, enum frame_status st)
     struct s1_conn *c = arg;
 
     c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED); /* (INVALID: the new password is not valid) */
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
         break;
     case FRAME_ST_DENIED:
-        login_failed(c);
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
         break;
     case FRAME_ST_INVALID:
@@ -1190,7 +1280,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
             goto out;
         }
     }
-    if (login_limited(c))
+    if (!login_reserve(c))
         goto out;
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(env_of(c)->auth, cred.user, cred.user_len, cred.pass,
@@ -1200,6 +1290,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
         rc = authclient_submit(env_of(c)->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
                                cred.pass_len, on_account_change, c, &c->req->auth_handle);
     if (rc < 0) {
+        login_answered(c, false);
         respond_unavailable(c);
         goto out;
     }
@@ -1380,6 +1471,7 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     c->req->user[0] = '\0';
     c->req->cred_cacheable = false;
     c->req->auth_pending = false;
+    c->req->login_held = false;
     c->req->up_len = 0;
     c->req->up_open = false;
     c->req->uploading = false;
@@ -1395,13 +1487,18 @@ static void answered(struct s1_conn *c)
     upload_drop(c); /* an upload refused before or while its body came */
 }
 
-/* The conn goes away: an answer pending, when it comes, finds nobody. */
+/*
+ * The conn goes away: an answer pending, when it comes, finds nobody. Its login keeps its
+ * tokens: server2 may be checking the password all the same (else a client that closes
+ * right after each guess would have it hashed for free).
+ */
 static void release(struct s1_conn *c)
 {
     struct s1_request *r = c->req;
 
     if (r->auth_pending)
         authclient_cancel(env_of(c)->auth, r->auth_handle);
+    r->login_held = false;
     if (r->job != NULL)
         r->job->c = NULL;
     upload_drop(c);

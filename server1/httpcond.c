@@ -171,6 +171,29 @@ enum httpcond_outcome httpcond_evaluate(const struct httpcond_request *req,
     return HTTPCOND_PROCEED;
 }
 
+int64_t httpcond_last_modified(const struct httpcond_stamp *s)
+{
+    int64_t d;
+
+    if (s->mtime_ns < 0)
+        return -1;
+    d = s->mtime_ns / 1000000000;
+    /* in seconds, so that the end of the second cannot overflow: pending_ns >= (d + 1) s */
+    if (s->read_s <= d || (s->pending_ns != INT64_MAX && s->pending_ns / 1000000000 <= d))
+        return -1;
+    return d;
+}
+
+int64_t httpcond_strong_date(const struct httpcond_stamp *s)
+{
+    int64_t d = httpcond_last_modified(s);
+
+    /* since_ns < (d + 1) s; a negative since_ns (before 1970) is in place too */
+    if (d < 0 || (s->since_ns >= 0 && s->since_ns / 1000000000 > d))
+        return -1;
+    return d;
+}
+
 bool httpcond_if_range_is_etag(const char *value, size_t len)
 {
     for (size_t i = 0; i < len && i < 3; i++) {
@@ -187,7 +210,7 @@ bool httpcond_if_range(const char *value, size_t len, const char *etag, size_t e
     struct etag ours;
 
     if (!httpcond_if_range_is_etag(value, len))
-        return date_valid && date == last_modified;
+        return date_valid && last_modified >= 0 && date == last_modified;
     return parse_one_etag(value, len, &theirs) && parse_one_etag(etag, etag_len, &ours) &&
            etag_eq(&theirs, &ours, false);
 }

@@ -29,6 +29,21 @@
  *  - §13.2.1: preconditions are evaluated only if the response without them would be 2xx or
  *    412. The caller skips httpcond_evaluate when it would send e.g. 404 for a GET, HEAD or
  *    DELETE of a missing file, and calls it with exists = false for a PUT that creates one.
+ *  - Last-Modified names whole seconds, so two versions made within one second share it: as a
+ *    validator it is weak unless the server can tell that the second it names held one version
+ *    only (§8.8.2.2), and an If-Range date must be strong (§13.1.5), or a client resuming a
+ *    download gets the rest of a newer version after the start of an older one. The server
+ *    makes sure of it from both ends (httpcond_last_modified, httpcond_strong_date):
+ *    a response carries Last-Modified only once the second it names was over when the version
+ *    was looked up, and no change still being made is dated within that second: any later
+ *    change then gets a later second, so every date sent names one version (for the client,
+ *    §8.8.2.2 asks the same: a Date at least one second after the Last-Modified). An If-Range
+ *    date holds only if it equals the Last-Modified this response would carry, and the
+ *    version was in place before the end of its second (an operator's file's ctime: a file
+ *    renamed into place, or given an old date by touch -d, tar, cp -p or rsync -t, may share
+ *    its date with an older one that was served after that second); else the whole file.
+ *    Apache keeps a date weak for 60 s after the change at comparison only, and nginx takes
+ *    any equal date; neither stops a client that got the older date within its second.
  */
 #ifndef HTTPCOND_H
 #define HTTPCOND_H
@@ -104,6 +119,33 @@ enum httpcond_outcome httpcond_evaluate(const struct httpcond_request *req,
                                         const struct httpcond_repr *rep);
 
 /*
+ * What makes a version's Last-Modified a validator, all times on the wall clock (the kernel's
+ * file times and CLOCK_REALTIME_COARSE share one timebase; a clock set back is not covered).
+ */
+struct httpcond_stamp {
+    int64_t mtime_ns;   /* the version's modification time, ns since the epoch; < 0: unknown */
+    int64_t read_s;     /* when it was looked up (its bytes read from then on), seconds */
+    int64_t pending_ns; /* the earliest date of a change still being made that could become
+                           a newer version of it (an upload being committed); INT64_MAX: none */
+    int64_t since_ns;   /* when it became the version served under its name, at the latest:
+                           an operator's file's ctime; an upload's own date */
+};
+
+/*
+ * The Last-Modified a response sends for s, in seconds since the epoch, or -1 for none: the
+ * second of mtime_ns once that second was over at read_s and pending_ns lies after it (no
+ * change being made can get that second). Pure.
+ */
+int64_t httpcond_last_modified(const struct httpcond_stamp *s);
+
+/*
+ * The date an If-Range must equal (httpcond_if_range's last_modified): the Last-Modified sent
+ * (httpcond_last_modified) if the version was in place before the end of its second (since_ns),
+ * else -1: no date validates it. Pure.
+ */
+int64_t httpcond_strong_date(const struct httpcond_stamp *s);
+
+/*
  * True if the If-Range value value[0..len) is an entity-tag rather than an HTTP-date: it has a
  * DQUOTE among its first three characters (§13.1.5), as in "x" and W/"x". If not, the caller
  * parses it as an HTTP-date for httpcond_if_range.
@@ -116,9 +158,9 @@ bool httpcond_if_range_is_etag(const char *value, size_t len);
  * An entity-tag value (httpcond_if_range_is_etag) must be exactly one strong tag equal to
  * etag[0..etag_len) under the strong comparison: a weak or malformed tag is false. Otherwise
  * the value is a date, which the caller parsed: true only if date_valid and date equals
- * last_modified exactly. (§13.1.5 also wants the date to be a strong validator, §8.8.2.2; a
- * caller whose file changed within the second before the earlier response can pass
- * date_valid = false.) Never reads past len or etag_len.
+ * last_modified exactly, which is the strong date of the version (httpcond_strong_date: the
+ * Last-Modified this response carries if it is a strong validator, §8.8.2.2), or -1 when
+ * there is none: then no date holds. Never reads past len or etag_len.
  */
 bool httpcond_if_range(const char *value, size_t len, const char *etag, size_t etag_len,
                        bool date_valid, int64_t date, int64_t last_modified);

@@ -364,3 +364,35 @@ void mimetypes_release(struct mimetypes *m)
     free(m->_pool);
     memset(m, 0, sizeof(*m));
 }
+
+bool mimetypes_is_active(const char *type)
+{
+    static const char *const exact[] = {
+        "text/html", "text/xsl", "text/x-component", "multipart/x-mixed-replace",
+        "application/x-shockwave-flash", "application/futuresplash",
+    };
+    char t[MIMETYPES_TYPE_MAX + 1];
+    const char *sub;
+    size_t n = 0, sublen;
+
+    /* the essence, lowercased: up to a parameter or whitespace */
+    while (type[n] != '\0' && type[n] != ';' && type[n] != ' ' && type[n] != '\t') {
+        if (n == MIMETYPES_TYPE_MAX)
+            return true;
+        t[n] = (char)(type[n] >= 'A' && type[n] <= 'Z' ? type[n] - 'A' + 'a' : type[n]);
+        n++;
+    }
+    t[n] = '\0';
+    sub = memchr(t, '/', n);
+    if (sub == NULL || sub == t || sub == t + n - 1)
+        return true;
+    sub++;
+    sublen = (size_t)(t + n - sub);
+    for (size_t i = 0; i < ARRAY_SIZE(exact); i++) {
+        if (strcmp(t, exact[i]) == 0)
+            return true;
+    }
+    return strcmp(sub, "xml") == 0 || (sublen >= 4 && strcmp(sub + sublen - 4, "+xml") == 0) ||
+           strstr(sub, "javascript") != NULL || strstr(sub, "ecmascript") != NULL ||
+           strstr(sub, "vbscript") != NULL;
+}

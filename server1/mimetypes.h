@@ -24,6 +24,7 @@
 #ifndef MIMETYPES_H
 #define MIMETYPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MIMETYPES_FILE_MAX (1024 * 1024) /* bytes mimetypes_load_file reads at most */
@@ -76,6 +77,18 @@ void mimetypes_init_builtin(struct mimetypes *m);
  * The string belongs to m and lives until mimetypes_release. Thread-safe on a built table.
  */
 const char *mimetypes_lookup(const struct mimetypes *m, const char *name, size_t len);
+
+/*
+ * True if a document of this Content-Type can run script, or load a document that does, when a
+ * browser opens it: "text/html"; XML of any kind (a subtype "xml" or "...+xml": XHTML, SVG,
+ * XSLT, MathML, RSS, Atom...), which may hold XHTML script elements; any subtype naming
+ * "javascript", "ecmascript" or "vbscript"; "text/xsl", "text/x-component" (HTC),
+ * "multipart/x-mixed-replace" (parts of any type), "application/x-shockwave-flash",
+ * "application/futuresplash". Compared case-insensitively on the essence (parameters after
+ * ';' do not count). PDF, images, audio, video, text/plain, CSS and JSON are passive. A type
+ * that is not type/subtype, or longer than MIMETYPES_TYPE_MAX, counts as active. Pure.
+ */
+bool mimetypes_is_active(const char *type);
 
 /* Frees what m holds and leaves it empty; a released table may be released again. */
 void mimetypes_release(struct mimetypes *m);

@@ -230,6 +230,25 @@ uint64_t ratelimit_take(struct ratelimit *rl, const void *key, size_t len, uint6
     return wait;
 }
 
+void ratelimit_refund(struct ratelimit *rl, const void *key, size_t len)
+{
+    uint64_t fp = fingerprint(rl, key, len);
+    struct ratelimit_set *set = &rl->sets[fp & rl->mask];
+    uint64_t seq = set_lock(set);
+
+    for (int i = 0; i < RATELIMIT_WAYS; i++) {
+        struct ratelimit_slot *sl = &set->slot[i];
+        if (atomic_load_explicit(&sl->fp, memory_order_relaxed) == fp) {
+            /* a time before now is a full bucket: ratelimit_take starts from now then */
+            uint64_t t = atomic_load_explicit(&sl->tat, memory_order_relaxed);
+            atomic_store_explicit(&sl->tat, t > rl->interval_ns ? t - rl->interval_ns : 0,
+                                  memory_order_relaxed);
+            break;
+        }
+    }
+    set_unlock(set, seq);
+}
+
 uint64_t ratelimit_retry_after_s(uint64_t wait)
 {
     uint64_t s = (wait + 999999999ull) / 1000000000ull;

@@ -13,10 +13,12 @@
  * memory is bounded and nothing is ever allocated after start. A key that finds its set full
  * evicts the least useful slot: a full bucket first (it is the same as no entry), else the one
  * closest to full, so a flood of fresh keys pushes out the nearly forgotten ones long before a
- * locked-out key. Shared by every worker thread: writers (a failure or a creation only) take
- * a per-set spin lock (the set's sequence number made odd) held for a few nanoseconds; readers
- * (the check before every login, i.e. on every authenticated request) take no lock: a seqlock
- * read of one 192-byte set, retried if a writer was inside.
+ * locked-out key. Shared by every worker thread: writers (a login or a creation about to reach
+ * server2 takes a token, a login that was not a wrong password gives it back) take a per-set
+ * spin lock (the set's sequence number made odd) held for a few nanoseconds; readers (the
+ * check before every login, i.e. on every authenticated request, also those the credential
+ * cache answers) take no lock: a seqlock read of one 192-byte set, retried if a writer was
+ * inside.
  *
  * struct connlimit counts open connections per address under one mutex, taken only when a
  * connection is accepted or closed (not per request), for a probe of an open-addressed table
@@ -87,6 +89,11 @@ uint64_t ratelimit_check(struct ratelimit *rl, const void *key, size_t len, uint
  * changes) the ns until one returns. Thread-safe.
  */
 uint64_t ratelimit_take(struct ratelimit *rl, const void *key, size_t len, uint64_t now_ns);
+/*
+ * Gives back one token that ratelimit_take took for key (a reservation that was not used):
+ * nothing if key is no longer in the table, and never more than a full bucket. Thread-safe.
+ */
+void ratelimit_refund(struct ratelimit *rl, const void *key, size_t len);
 /* Seconds for Retry-After: wait_ns rounded up, at least 1. */
 uint64_t ratelimit_retry_after_s(uint64_t wait_ns);
 

@@ -7,7 +7,11 @@
  * pinned when it is a store segment),
  * their size, and what identifies the version: an operator's file's modification time and
  * inode (read at start for a prefetched one), or an upload's version (store.h: its commit time,
- * unique to it) and owner. The handler answers every GET from it in one function.
+ * unique to it) and owner. The handler answers every GET from it in one function. Which
+ * Last-Modified it may be sent with, and which If-Range date names it, is decided here for
+ * every place alike (httpcond_last_modified, httpcond_strong_date): the time is read before
+ * the lookup, a store lookup reports the uploads being committed, an operator's file's ctime
+ * says since when it is in place (a prefetched file's were decided when it was loaded).
  *
  * DESIGN: a source owns what it holds (a descriptor and a pin) until it is released or its
  * parts are moved into a response (conn.h's struct s1_body). The bytes of a resolved source
@@ -44,6 +48,10 @@ struct source {
     char owner[STORE_OWNER_MAX + 1]; /* an upload's uploader, else "" */
     int64_t mtime_ns;          /* the version's modification time, -1 if unknown */
     uint64_t ino;              /* an operator's file's inode number; 0 for an upload */
+    /* the Last-Modified to send (seconds, -1: none yet) and the date an If-Range must equal
+     * (-1: none), httpcond.h, as of the lookup */
+    int64_t last_modified;
+    int64_t strong_date;
 };
 
 /*

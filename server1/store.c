@@ -580,13 +580,31 @@ int store_append_delete(struct store *s, const char *name, size_t len, struct st
 
 uint64_t store_next_version(struct store *s)
 {
+    bool first = s->pending_version == UINT64_MAX; /* of a batch: the lock once per batch */
     struct timespec ts;
     uint64_t now;
 
+    /* the clock is read under the lock: a lookup either sees this version pending or ended
+     * before the clock was read (and its caller read the time before it: httpcond.h) */
+    if (first)
+        pthread_rwlock_wrlock(&s->lock);
     clock_gettime(CLOCK_REALTIME, &ts);
     now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     s->last_version = now > s->last_version ? now : s->last_version + 1;
+    if (first) {
+        s->pending_version = s->last_version;
+        pthread_rwlock_unlock(&s->lock);
+    }
     return s->last_version;
+}
+
+void store_settle(struct store *s)
+{
+    if (s->pending_version == UINT64_MAX)
+        return;
+    pthread_rwlock_wrlock(&s->lock);
+    s->pending_version = UINT64_MAX;
+    pthread_rwlock_unlock(&s->lock);
 }
 
 uint64_t store_tail(struct store *s)
@@ -693,6 +711,8 @@ int store_lookup(struct store *s, const char *name, size_t len, bool want_fd,
         f->pin = NULL;
     }
     pthread_rwlock_rdlock(&s->lock);
+    if (f != NULL)
+        f->pending = s->pending_version; /* with the index: a version published since is seen */
     e = *find_slot(s, name, len, h);
     if (e != NULL) {
         rc = e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE;
@@ -1229,6 +1249,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
     s->root_fd = root_fd;
     s->dir_fd = -1;
     s->segment_bytes = segment_bytes;
+    s->pending_version = UINT64_MAX;
     s->nbuckets = 1024;
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
     s->nowner_buckets = 64;

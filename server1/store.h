@@ -94,6 +94,9 @@ struct store {
     uint64_t batch_off;              /* where their batch header goes */
     uint32_t batch_nrec;
     uint64_t last_version;           /* the highest version in the log (writer thread) */
+    /* the first version handed out (store_next_version) since the last store_settle,
+     * UINT64_MAX if none: a change that may still become visible (written under lock) */
+    uint64_t pending_version;
 };
 
 /* Where a record's data lies: set by store_append_*, passed on to store_publish. */
@@ -155,6 +158,7 @@ struct store_found {
     char owner[STORE_OWNER_MAX + 1]; /* the uploader ("" for a whiteout) */
     uint64_t off, size;              /* where the bytes lie in the segment */
     uint64_t version;                /* an upload's version, 0 if unknown */
+    uint64_t pending;                /* the store's pending_version then (for any state) */
     int fd;                          /* with want_fd: a new descriptor of the segment, else -1 */
     struct store_segment *pin;       /* with want_fd: the pin on the segment, else NULL */
 };
@@ -198,9 +202,16 @@ int store_rewind(struct store *s, uint64_t tail);
 int store_release_spares(struct store *s);
 /*
  * A new upload's version: the wall-clock time in nanoseconds, but always above every version
- * in the log (a clock set back cannot give a name an old version again). Writer thread.
+ * in the log (a clock set back cannot give a name an old version again). Until store_settle,
+ * lookups report the first one handed out as pending (store_found): a response must not date
+ * an older version within that version's second (httpcond.h). Writer thread.
  */
 uint64_t store_next_version(struct store *s);
+/*
+ * After the versions handed out have been published, or dropped with their batch: nothing is
+ * pending any more. Writer thread.
+ */
+void store_settle(struct store *s);
 /* Makes every record appended so far durable (one fdatasync). 0 or -errno. */
 int store_sync(struct store *s);
 /* Makes a synced record the newest version of name (owner: the uploader). */

@@ -6,7 +6,7 @@
  * with and without a representation; httpcond_evaluate agrees with httpcond_etag_list_match for
  * If-Match and If-None-Match alone and gives 304 only to GET/HEAD; an If-Range entity-tag that
  * holds is a strong match, and an If-Range date holds only when equal; a formatted tag matches
- * itself.
+ * itself; a Last-Modified is only sent after its second, and a strong date is the one sent.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,6 +94,28 @@ static void check(const char *v, size_t len, const char *tag, size_t tag_len, un
     }
 }
 
+/*
+ * Dates from the input's bytes: a Last-Modified is sent only after its second, and the date
+ * an If-Range must equal is either none or the one sent.
+ */
+static void check_stamp(const uint8_t *data, size_t size)
+{
+    int64_t t[4] = {0};
+    struct httpcond_stamp st;
+    int64_t lm, strong;
+
+    for (size_t i = 0; i < size && i < sizeof(t); i++)
+        ((uint8_t *)t)[i] = data[i];
+    st = (struct httpcond_stamp){.mtime_ns = t[0], .read_s = t[1], .pending_ns = t[2],
+                                 .since_ns = t[3]};
+    lm = httpcond_last_modified(&st);
+    strong = httpcond_strong_date(&st);
+    if (lm >= 0 && (st.mtime_ns < 0 || lm != st.mtime_ns / 1000000000 || st.read_s <= lm))
+        abort();
+    if (lm < -1 || (strong != -1 && strong != lm))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char made[HTTPCOND_ETAG_MAX];
@@ -126,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (v != NULL && tag != NULL)
         check(v, vlen, tag, tag_len, flags);
+    check_stamp(data, size);
     free(v);
     free(tag);
     return 0;

@@ -3,7 +3,8 @@
  * bytes, then lookups of names made from the input's own tokens. Properties: nothing crashes or
  * reads past its length (every buffer is an exact-size heap copy); every type returned is
  * non-empty and holds a '/'; lookups ignore ASCII case; a failed load leaves an empty table;
- * the counters stay within the limits.
+ * the counters stay within the limits; mimetypes_is_active of a type ignores case and
+ * parameters.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,20 @@ static void check_type(const char *type)
     if (type != NULL && (type[0] == '\0' || strchr(type, '/') == NULL ||
                          strlen(type) > MIMETYPES_TYPE_MAX))
         abort();
+    /* whether it is active does not depend on case or parameters */
+    if (type != NULL && strlen(type) + 16 <= MIMETYPES_TYPE_MAX) {
+        char with[MIMETYPES_TYPE_MAX + 1];
+        char upper[MIMETYPES_TYPE_MAX + 1];
+        size_t n = strlen(type);
+
+        memcpy(with, type, n);
+        memcpy(with + n, "; charset=utf-8", 16);
+        for (size_t i = 0; i <= n; i++)
+            upper[i] = type[i] >= 'a' && type[i] <= 'z' ? (char)(type[i] - 'a' + 'A') : type[i];
+        if (mimetypes_is_active(type) != mimetypes_is_active(with) ||
+            mimetypes_is_active(type) != mimetypes_is_active(upper))
+            abort();
+    }
 }
 
 /* Looks up "f." + tok and "F." + TOK (ASCII upper case): both give the same answer. */

@@ -15,6 +15,8 @@ that fails it is closed. Knobs for tests:
   --slow-delay SECONDS      VERIFY for "slowpoke" is answered after this delay (default 2), for
                             "sloth" after twice as long, so answers come back out of order
   --log-requests            print "request CREATE|VERIFY USER" on stderr for each one received
+  --verify-delay SECONDS    a VERIFY no knob above concerns is answered after this delay
+                            (default 0), so that requests sent together are in flight at once
   --replay-user NAME        the first VERIFY of NAME is held, never answered; the next VERIFY
                             of NAME (on any connection) gets first a late OK for the held id
                             (echo correct), then an OK for its own id that echoes "alice"
@@ -170,6 +172,9 @@ async def serve(reader, writer):
             elif user in (b"slowpoke", b"sloth"):
                 delay = args.slow_delay * (2 if user == b"sloth" else 1)
                 asyncio.ensure_future(answer_later(writer, fid, st, ftype, user, delay))
+            elif args.verify_delay > 0:
+                asyncio.ensure_future(answer_later(writer, fid, st, ftype, user,
+                                                   args.verify_delay))
             else:
                 writer.write(reply(fid, st, ftype, user))
     except (asyncio.IncompleteReadError, ConnectionError):
@@ -188,6 +193,7 @@ async def main():
     ap.add_argument("--blackhole-file")
     ap.add_argument("--slow-delay", type=float, default=2.0)
     ap.add_argument("--log-requests", action="store_true")
+    ap.add_argument("--verify-delay", type=float, default=0.0)
     ap.add_argument("--replay-user")
     ap.add_argument("--ghost-user")
     ap.add_argument("--expire-user")

@@ -2,14 +2,24 @@
 """rangecheck.py - Range and conditional GETs of one file with Python's urllib, against the
 local copy of its bytes; every 200 and 206 must also carry the headers of a file's answer
 (Content-Type TYPE, X-Content-Type-Options: nosniff, a current Date, Accept-Ranges: bytes, and
-the ETag and Last-Modified of the first answer).
+the ETag and Last-Modified of the first answer). The first answer is asked for again until it
+has a Last-Modified (sent once the second it names is over: RFC 9110 8.8.2.2), for at most 10 s.
 
-  rangecheck.py URL USER PASS FILE [--type TYPE]   (TYPE: application/octet-stream)
+  rangecheck.py URL USER PASS FILE [--type TYPE] [--weak-date]
+      TYPE: application/octet-stream. --weak-date: an If-Range with the file's Last-Modified
+      gets the whole file (its ctime is after the second of its mtime: touch -d).
+  rangecheck.py splice URL USER PASS [ROOT_FILE]
+      a download resumed with If-Range: <date> after the file changed twice within one
+      second: of an upload (PUT to URL), or of an operator's file (ROOT_FILE, served as URL)
+      rewritten in place, and renamed into place after that second; the client must get the
+      whole new version, never the end of it after the start of the old one. A date that
+      names the file still gets 206.
 
 Prints one line per case ("ok - ..." or "FAIL - ...") and exits 1 if any failed.
 """
 import base64
 import email.utils
+import os
 import sys
 import time
 import urllib.error
@@ -26,25 +36,57 @@ def fetch(url, auth, headers=None, method="GET"):
         return e.code, e.headers, e.read()
 
 
+FAILS = 0
+
+
+def check(desc, cond, detail=""):
+    global FAILS
+    if cond:
+        print(f"ok - {desc}")
+    else:
+        FAILS += 1
+        print(f"FAIL - {desc} {detail}")
+
+
+def basic(user, pw):
+    return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+
+
+def fetch_dated(url, auth, timeout=10.0):
+    """The first GET that carries a Last-Modified (asked for again for at most timeout s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st, h, body = fetch(url, auth)
+        if h.get("Last-Modified") is not None or time.monotonic() > deadline:
+            return st, h, body
+        time.sleep(0.05)
+
+
+def http_date(secs):
+    return email.utils.formatdate(secs, usegmt=True)
+
+
+def date_secs(value):
+    return int(email.utils.parsedate_to_datetime(value).timestamp())
+
+
 def main():
+    if sys.argv[1:2] == ["splice"]:
+        return splice(sys.argv[2:])
     url, user, pw, path = sys.argv[1:5]
     ctype = "application/octet-stream"
-    if sys.argv[5:6] == ["--type"] and len(sys.argv) == 7:
-        ctype = sys.argv[6]
-    elif len(sys.argv) != 5:
-        sys.exit(__doc__)
-    auth = "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+    weak_date = False
+    rest = sys.argv[5:]
+    while rest:
+        if rest[0] == "--type" and len(rest) > 1:
+            ctype, rest = rest[1], rest[2:]
+        elif rest[0] == "--weak-date":
+            weak_date, rest = True, rest[1:]
+        else:
+            sys.exit(__doc__)
+    auth = basic(user, pw)
     data = open(path, "rb").read()
     n = len(data)
-    fails = 0
-
-    def check(desc, cond, detail=""):
-        nonlocal fails
-        if cond:
-            print(f"ok - {desc}")
-        else:
-            fails += 1
-            print(f"FAIL - {desc} {detail}")
 
     def date_ok(v):
         try:
@@ -61,7 +103,7 @@ def main():
             bad.append(f"Date={h.get('Date')!r}")
         return bad
 
-    st, h, body = fetch(url, auth)
+    st, h, body = fetch_dated(url, auth)
     check("200 whole", st == 200 and body == data, f"status {st}, {len(body)} bytes")
     etag, lm = h.get("ETag"), h.get("Last-Modified")
     check("a strong ETag", etag is not None and etag.startswith('"'), repr(etag))
@@ -146,9 +188,128 @@ def main():
         st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": "W/" + etag}))
         check("If-Range: a weak ETag -> 200 whole", st == 200 and body == data, str(st))
         st, _, body = fetch(url, auth, dict(rng_h, **{"If-Range": lm}))
-        check("If-Range: its Last-Modified -> 206", st == 206 and body == data[1:2],
-              str(st))
-    return 1 if fails else 0
+        if weak_date:
+            check("If-Range: its Last-Modified, a weak date (ctime after it) -> 200 whole",
+                  st == 200 and body == data, str(st))
+        else:
+            check("If-Range: its Last-Modified -> 206", st == 206 and body == data[1:2],
+                  str(st))
+    return 1 if FAILS else 0
+
+
+def put(url, auth, data):
+    st, h, _ = fetch_req(url, auth, data)
+    return st, h
+
+
+def fetch_req(url, auth, data):
+    req = urllib.request.Request(url, method="PUT", data=data)
+    req.add_header("Authorization", auth)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def upload_version_ns(etag):
+    """An upload's version from its ETag ("0-<size hex>-<version hex>": server1/files.h)."""
+    return int(etag.strip('"').split("-")[2], 16)
+
+
+def write_file(path, data):
+    with open(path, "r+b" if os.path.exists(path) else "wb") as f:
+        f.truncate(0)
+        f.write(data)
+    return os.stat(path).st_mtime_ns
+
+
+def resumed(kind, url, auth, old, new, sent_lm, old_s, new_s):
+    """The resumed download after old (its first half fetched) became new: 200 with all of new,
+    or, only when the client holds a date naming new, a 206 of new."""
+    half = len(old) // 2
+    # the client sends back the date it was given; given none, the date old had (as the
+    # server sent before it kept dates weak), which it must not have been able to use
+    date = sent_lm if sent_lm is not None else http_date(old_s)
+    st, h, body = fetch(url, auth, {"Range": f"bytes={half}-", "If-Range": date})
+    mixed = st == 206 and body == new[half:]
+    answered_s = date_secs(h["Date"]) if h.get("Date") else None
+    if sent_lm is not None:
+        check(f"{kind}: If-Range with the old version's Last-Modified ({sent_lm}) -> 200 with "
+              "the whole new version",
+              st == 200 and body == new, f"got {st}, {len(body)} bytes" +
+              (" (the end of the new version after the start of the old one)" if mixed else ""))
+    elif answered_s == new_s:
+        check(f"{kind}: no Last-Modified within its second; If-Range with that second "
+              "-> 200 with the whole new version", st == 200 and body == new,
+              f"got {st}, {len(body)} bytes" + (" (spliced)" if mixed else ""))
+    else:
+        print(f"# {kind}: answered after the second (no date was sent to use)")
+
+
+def splice(args):
+    """See the module's help: rangecheck.py splice URL USER PASS [ROOT_FILE]."""
+    if len(args) not in (3, 4):
+        sys.exit(__doc__)
+    url, user, pw = args[:3]
+    root_file = args[3] if len(args) == 4 else None
+    auth = basic(user, pw)
+    a, b = b"A" * 1000, b"B" * 1000
+    kind = "operator's file rewritten in place" if root_file else "upload"
+    for attempt in range(20):
+        # A then B within one second: the client fetched the first half of A in between
+        if root_file:
+            a_ns = write_file(root_file, a)
+        else:
+            st, h = put(url, auth, a)
+            check(f"{kind}: PUT A", st in (201, 204), str(st))
+            a_ns = upload_version_ns(h["ETag"])
+        st, h, body = fetch(url, auth, {"Range": "bytes=0-499"})
+        first = st == 206 and body == a[:500]
+        sent_lm = h.get("Last-Modified")
+        if root_file:
+            b_ns = write_file(root_file, b)
+        else:
+            st, h = put(url, auth, b)
+            b_ns = upload_version_ns(h["ETag"])
+        if a_ns // 10**9 == b_ns // 10**9:
+            break
+    else:
+        check(f"{kind}: two versions within one second in 20 tries", False)
+        return 1
+    check(f"{kind}: the first half of A (206), try {attempt + 1}", first, str(st))
+    resumed(kind, url, auth, a, b, sent_lm, a_ns // 10**9, b_ns // 10**9)
+
+    # a date that names the version still resumes
+    st, h, body = fetch_dated(url, auth)
+    lm = h.get("Last-Modified")
+    check(f"{kind}: B gets a Last-Modified once its second is over ({lm})",
+          st == 200 and body == b and lm is not None and date_secs(lm) == b_ns // 10**9, str(st))
+    st, h, body = fetch(url, auth, {"Range": "bytes=500-", "If-Range": lm or "x"})
+    check(f"{kind}: If-Range with B's Last-Modified -> 206 of B", st == 206 and body == b[500:],
+          f"got {st}, {len(body)} bytes")
+
+    if root_file:
+        # B written within A's second but renamed into place after it, as rsync, editors and
+        # deploy tools do: A's date, sent after its second, must not name B
+        kind = "operator's file renamed into place"
+        tmp = root_file + ".new"
+        for attempt in range(20):
+            a_ns = write_file(root_file, a)
+            b_ns = write_file(tmp, b)
+            if a_ns // 10**9 == b_ns // 10**9:
+                break
+            os.unlink(tmp)
+        else:
+            check(f"{kind}: two versions within one second in 20 tries", False)
+            return 1
+        st, h, body = fetch_dated(url, auth)
+        sent_lm = h.get("Last-Modified")
+        check(f"{kind}: A has its Last-Modified after its second ({sent_lm})",
+              st == 200 and body == a and sent_lm is not None, str(st))
+        os.rename(tmp, root_file)
+        resumed(kind, url, auth, a, b, sent_lm, a_ns // 10**9, b_ns // 10**9)
+    return 1 if FAILS else 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,11 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       open N connections one after another, each served before the next, and hold them; then
       ask /metrics on the first and print how many connections each worker thread holds,
       least first (e.g. "4 4").
+  burst PORT N USER PASS
+      open N connections, then send on each at once (after all are open) a GET /files/pub.txt
+      with Basic USER:PASS (a "{i}" in USER is the connection's number, 1..N), and read every
+      answer; prints the count of each status, sorted ("401=3 429=27"), then
+      "retry-after=K": how many 429s carried a Retry-After of at least 1 s.
   metrics PORT [NAME...]
       GET /metrics, check the whole text against the Prometheus text format (histograms
       cumulative, _count == +Inf bucket); print "valid", then the value of each NAME (a full
@@ -353,9 +358,32 @@ def cmd_metrics(argv):
     return 0
 
 
+def cmd_burst(argv):
+    port, n, user, pw = int(argv[0]), int(argv[1]), argv[2], argv[3]
+    socks = [connect(port) for _ in range(n)]
+    reqs = [(f"GET /files/pub.txt HTTP/1.1\r\nHost: t\r\nAuthorization: "
+             f"{auth_header(user.replace('{i}', str(i + 1)), pw)}\r\n\r\n").encode()
+            for i in range(n)]
+    for s, req in zip(socks, reqs):  # one after another, none waiting for an answer
+        s.sendall(req)
+    counts, retry = {}, 0
+    for s in socks:
+        s.settimeout(30)
+        resp = read_response(s.makefile("rb"))
+        counts[resp.status] = counts.get(resp.status, 0) + 1
+        ra = resp.headers.get("retry-after", "")
+        if resp.status == 429 and ra.isdigit() and int(ra) >= 1:
+            retry += 1
+        s.close()
+    print(" ".join(f"{k}={counts[k]}" for k in sorted(counts)))
+    print(f"retry-after={retry}")
+    return 0
+
+
 def main():
     cmds = {"raw": cmd_raw, "fetch": cmd_fetch, "slowget": cmd_slowget,
-            "pausedget": cmd_pausedget, "maxconns": cmd_maxconns, "spread": cmd_spread, "metrics": cmd_metrics}
+            "pausedget": cmd_pausedget, "maxconns": cmd_maxconns, "spread": cmd_spread,
+            "burst": cmd_burst, "metrics": cmd_metrics}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

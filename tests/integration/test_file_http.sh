@@ -4,7 +4,10 @@
 # and streamed), the page cache with sendfile, and the upload store (0 bytes, 1 byte, over
 # 1 MiB) - checked byte for byte with Python's urllib (tests/integration/rangecheck.py: every
 # range edge case, and the headers of every 200 and 206: Content-Type, for a .html file too,
-# nosniff, Date, Accept-Ranges, ETag, Last-Modified); then resuming a download with `curl -C -`
+# nosniff, Date, Accept-Ranges, ETag, Last-Modified); If-Range with a date after the file
+# changed twice within one second (an upload, an operator's file rewritten in place or renamed
+# into place): the whole new version, never its end after the old one's start, while a date that
+# names the file still gets 206; then resuming a download with `curl -C -`
 # and `wget -c`, `curl -z` (If-Modified-Since) getting 304, and the same ETag for a file whether
 # it is prefetched or read per request, and a range of an upload that is replaced while it is
 # being read finishing on the version it started with; then the preconditions of PUT and DELETE
@@ -33,21 +36,30 @@ head -c 5000 /dev/urandom >"$ROOT/data.qqq" # an extension no table knows
 head -c $((1048576 + 5)) /dev/urandom >"$ITEST_DIR/upload.bin"
 : >"$ITEST_DIR/upload0.bin"
 printf 'y' >"$ITEST_DIR/upload1.bin"
-touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/*
+touch -d '2026-01-02 03:04:05 UTC' "$ROOT"/* # (ctime now: their dates are weak validators)
+head -c 3000 /dev/urandom >"$ROOT/fresh.bin"  # modified and in place within one second
+made=$(date +%s)
+# a Last-Modified is sent once its second is over when the file is read: for --prefetch, at load
+# shellcheck disable=SC2317  # called through wait_until
+after_second() { (($(date +%s) > $1)); }
+wait_until 5 after_second "$made" || itest_fail "the clock did not move on"
 AUTH=(-u alice:secret)
 
 # rangecheck NAME FILE [FLAGS]: every case of rangecheck.py, each as one line of this test;
 # every 200 and 206 also with the headers of a file's answer (Content-Type: --type TYPE, or
-# application/octet-stream)
+# application/octet-stream). rangecheck NAME - splice [ROOT_FILE]: its If-Range date cases.
 rangecheck() {
-    local name=$1 file=$2 line
+    local name=$1 file=$2 line args
     shift 2
+    args=("$S1/files/$name" alice secret "$file" "$@")
+    [[ ${1:-} == splice ]] && args=(splice "$S1/files/$name" alice secret "${@:2}")
     while IFS= read -r line; do
         case $line in
         "ok - "*) itest_ok "$MODE $name: ${line#ok - }" ;;
+        "# "*) log "$MODE $name: ${line#\# }" ;;
         *) itest_not_ok "$MODE $name: ${line#FAIL - }" ;;
         esac
-    done < <(python3 "$HERE/rangecheck.py" "$S1/files/$name" alice secret "$file" "$@" 2>&1)
+    done < <(python3 "$HERE/rangecheck.py" "${args[@]}" 2>&1)
 }
 
 declare -A ETAG
@@ -59,18 +71,28 @@ for MODE in prefetch direct buffered; do
     esac
     log "$MODE"
     for f in empty.bin one.bin f4097.bin big.bin data.qqq; do
-        rangecheck "$f" "$ROOT/$f"
+        rangecheck "$f" "$ROOT/$f" --weak-date
     done
-    rangecheck page.html "$ROOT/page.html" --type text/html
-    # the upload store's edges too: 0 bytes, 1 byte, and over 1 MiB
+    rangecheck page.html "$ROOT/page.html" --type text/html --weak-date
+    rangecheck fresh.bin "$ROOT/fresh.bin"
+    # the upload store's edges too: 0 bytes, 1 byte, and over 1 MiB (all put first: each gets
+    # its Last-Modified once the second of its version is over)
     for up in upload0 upload1 upload; do
         check_eq "$MODE: PUT $up.bin" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
             -T "$ITEST_DIR/$up.bin" "$S1/files/$up-$MODE.bin")" 201
-        rangecheck "$up-$MODE.bin" "$ITEST_DIR/$up.bin"
     done
     check_eq "$MODE: PUT an HTML upload" "$(curl -s -o /dev/null -w '%{http_code}' \
         "${AUTH[@]}" -T "$ROOT/page.html" "$S1/files/up-$MODE.html")" 201
+    for up in upload0 upload1 upload; do
+        rangecheck "$up-$MODE.bin" "$ITEST_DIR/$up.bin"
+    done
     rangecheck "up-$MODE.html" "$ROOT/page.html" --type text/html
+    # If-Range with a date after two versions within one second: of an upload, and (read per
+    # request) of an operator's file
+    rangecheck "splice-$MODE.bin" "$ITEST_DIR/none" splice
+    if [[ $MODE != prefetch ]]; then
+        rangecheck "sp-$MODE.bin" "$ITEST_DIR/none" splice "$ROOT/sp-$MODE.bin"
+    fi
 
     # a range of an upload being replaced finishes on the version it started with
     head -c $((8 * 1048576)) /dev/urandom >"$ITEST_DIR/v1.bin"
@@ -204,8 +226,15 @@ check_eq "... the file stays" "$(curl -s "${AUTH[@]}" "$S1/files/c.txt")" three
 # DELETE If-Unmodified-Since (13.1.4): a date before the Last-Modified refuses, at or after lets
 printf 'to delete' >"$ITEST_DIR/d1"
 check_eq "PUT d.txt: 201" "$(put d.txt "$ITEST_DIR/d1")" 201
-LM=$(curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/d.txt" | tr -d '\r' |
-    awk -F': ' 'tolower($1)=="last-modified"{print $2}')
+lm_of() {
+    curl -s -D - -o /dev/null "${AUTH[@]}" "$S1/files/$1" | tr -d '\r' |
+        awk -F': ' 'tolower($1)=="last-modified"{print $2}'
+}
+# (sent once the second it names is over)
+# shellcheck disable=SC2317  # called through wait_until
+has_lm() { [[ -n $(lm_of "$1") ]]; }
+wait_until 5 has_lm d.txt || itest_not_ok "d.txt: no Last-Modified"
+LM=$(lm_of d.txt)
 BEFORE=$(LC_ALL=C date -u -d "@$(($(date -u -d "$LM" +%s) - 1))" '+%a, %d %b %Y %H:%M:%S GMT')
 check_eq "DELETE If-Unmodified-Since 1994: 412" \
     "$(del d.txt -H 'If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT')" 412

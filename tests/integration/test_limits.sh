@@ -3,7 +3,10 @@
 # (which logs every CREATE/VERIFY it receives): the flags, --help and bad values; failed logins
 # per username (21st wrong password -> 429 + Retry-After, the right one too, another user not,
 # server2 never asked) and per client address (127.0.0.2 is another address); the lockout ends
-# once Retry-After has passed; sign-ups per address (11th -> 429, no CREATE sent);
+# once Retry-After has passed; 30 wrong passwords sent at once on 30 connections, for one user
+# and from one address, reach server2 only 3 times with a limit of 3 (the rest 429 with
+# Retry-After), after right, cached and unanswered (503) logins that cost no token;
+# sign-ups per address (11th -> 429, no CREATE sent);
 # --max-conns-per-ip 3 (4th connection 503 with Retry-After and a Date, and closed; the 3 others
 # work, a new one is accepted once one closes); --private-uploads on and off, with and without
 # --prefetch.
@@ -162,6 +165,51 @@ sleep "${retry:-1}"
 check_eq "after Retry-After seconds the right password works" \
     "$(code -u sloth2:right "$S1/files/pub.txt")" 200
 stop_s1 "window"
+
+# ---- guesses sent at once ----------------------------------------------------------------------
+# A login sent to server2 holds a token of the username and of the address until it is answered:
+# 30 wrong passwords on 30 connections at once (each VERIFY answered 1 s late, so all would be in
+# flight together) reach server2 only as often as there are tokens. A right password, a cached
+# one and an answer that is not about the password (503) leave the tokens where they were.
+log "guesses sent at once"
+start_fake 0 --log-requests --verify-delay 1 --unavailable-file "$ITEST_DIR/unavailable"
+start_s1 burst-user --read buffered --login-fail-limit 3/60m --login-fail-addr-limit 0 \
+    --auth-cache 100
+check_eq "a right password (sent to server2)" "$(code -u alice:secret "$S1/files/pub.txt")" 200
+codes=""
+for i in $(seq 1 10); do
+    codes+="$(code -u alice:secret "$S1/files/pub.txt") "
+done
+check_eq "  ... then 10 more" "$codes" "$(printf '200 %.0s' $(seq 1 10))"
+right=$(fake_seen VERIFY alice)
+check_ok "  ... answered from the credential cache (server2 asked $right times: once per thread)" \
+    test "$right" -ge 1 -a "$right" -le 2
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 alice wrong)
+check_eq "then 30 wrong passwords for that user at once (--login-fail-limit 3/60m)" \
+    "$(head -1 <<<"$out")" "401=3 429=27"
+check_eq "  ... each 429 with Retry-After" "$(sed -n 2p <<<"$out")" "retry-after=27"
+check_eq "  ... server2 asked 3 times for the guesses" "$(($(fake_seen VERIFY alice) - right))" 3
+touch "$ITEST_DIR/unavailable"
+codes=""
+for i in 1 2 3 4 5; do
+    codes+="$(code -u ghost:wrong "$S1/files/pub.txt") "
+done
+rm "$ITEST_DIR/unavailable"
+check_eq "5 logins while server2 is unavailable: 503 each" "$codes" "503 503 503 503 503 "
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 ghost wrong)
+check_eq "  ... then 30 wrong passwords at once: still 3 tokens" "$(head -1 <<<"$out")" \
+    "401=3 429=27"
+check_eq "metrics: 54 answered 429 for the user" \
+    "$(metric 'server1_ratelimited_total{kind="login_user"}')" 54
+stop_s1 "burst-user"
+start_s1 burst-addr --read buffered --login-fail-limit 0 --login-fail-addr-limit 3/60m
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 'many{i}' wrong)
+check_eq "30 wrong passwords for 30 names from one address at once (3/60m)" \
+    "$(head -1 <<<"$out")" "401=3 429=27"
+check_eq "  ... each 429 with Retry-After" "$(sed -n 2p <<<"$out")" "retry-after=27"
+check_eq "  ... server2 asked 3 times" \
+    "$(grep -c '^request VERIFY many[0-9]*$' "$ITEST_DIR/fake_server2.log" || true)" 3
+stop_s1 "burst-addr"
 
 # ---- connections per address ---------------------------------------------------------------------
 log "--max-conns-per-ip 3"

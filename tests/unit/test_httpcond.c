@@ -1,6 +1,7 @@
 /*
  * test_httpcond.c - cmocka tests for server1/httpcond: entity-tag lists, the precedence of
- * preconditions (RFC 9110 §13.2.2), If-Range and the ETag format.
+ * preconditions (RFC 9110 §13.2.2), If-Range, when Last-Modified is a strong validator
+ * (§8.8.2.2), and the ETag format.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -382,6 +383,78 @@ static void test_httpcond_if_range(void **state)
     assert_false(httpcond_if_range("", 0, OURS, 9, false, 0, 0));
 }
 
+#define S 1000000000LL /* ns in a second */
+#define D 1700000000LL /* a second */
+
+static int64_t lm_of(int64_t mtime_ns, int64_t read_s, int64_t pending_ns)
+{
+    struct httpcond_stamp st = {.mtime_ns = mtime_ns, .read_s = read_s,
+                                .pending_ns = pending_ns, .since_ns = mtime_ns};
+    return httpcond_last_modified(&st);
+}
+
+static int64_t strong_of(int64_t mtime_ns, int64_t read_s, int64_t since_ns)
+{
+    struct httpcond_stamp st = {.mtime_ns = mtime_ns, .read_s = read_s,
+                                .pending_ns = INT64_MAX, .since_ns = since_ns};
+    return httpcond_strong_date(&st);
+}
+
+/* Last-Modified is sent once its second was over at the lookup, and no change pends in it. */
+static void test_httpcond_last_modified(void **state)
+{
+    (void)state;
+    assert_int_equal(lm_of(-1, D + 5, INT64_MAX), -1); /* no modification time */
+    assert_int_equal(lm_of(D * S + S / 2, D, INT64_MAX), -1); /* its second is not over */
+    assert_int_equal(lm_of(D * S, D, INT64_MAX), -1);         /* at its very start neither */
+    assert_int_equal(lm_of(D * S + S - 1, D + 1, INT64_MAX), D);
+    assert_int_equal(lm_of(D * S + S / 2, D + 100, INT64_MAX), D);
+    assert_int_equal(lm_of(D * S + S / 2, D - 5, INT64_MAX), -1); /* a date in the future */
+    /* a change being made, dated within that second: none; dated after it: sent */
+    assert_int_equal(lm_of(D * S + 1, D + 1, D * S + S - 1), -1);
+    assert_int_equal(lm_of(D * S + 1, D + 1, D * S + 2), -1);
+    assert_int_equal(lm_of(D * S + 1, D + 1, D * S + S), D);
+    /* the last second there is: no overflow, and INT64_MAX is "nothing pending" */
+    assert_int_equal(lm_of(INT64_MAX, INT64_MAX / S + 1, INT64_MAX), INT64_MAX / S);
+    assert_int_equal(lm_of(INT64_MAX, INT64_MAX / S, INT64_MAX), -1);
+    assert_int_equal(lm_of(0, 1, INT64_MAX), 0);
+}
+
+/* The date an If-Range must equal: the one sent, if the version was in place within it. */
+static void test_httpcond_strong_date(void **state)
+{
+    (void)state;
+    assert_int_equal(strong_of(D * S + 5, D + 1, D * S + 5), D);   /* ctime = mtime */
+    assert_int_equal(strong_of(D * S + 5, D + 1, D * S + S - 1), D); /* later, same second */
+    assert_int_equal(strong_of(D * S + 5, D + 1, D * S + 1), D);  /* ctime before mtime */
+    assert_int_equal(strong_of(D * S + 5, D + 1, -1), D);         /* (before 1970) */
+    /* renamed into place, or dated back (touch -d, tar, cp -p, rsync -t) after its second */
+    assert_int_equal(strong_of(D * S + 5, D + 9, D * S + S), -1);
+    assert_int_equal(strong_of(D * S + 5, D + 9, (D + 3600) * S), -1);
+    /* no Last-Modified sent: no strong date either */
+    assert_int_equal(strong_of(D * S + 5, D, D * S + 5), -1);
+    assert_int_equal(strong_of(-1, D + 1, D * S), -1);
+}
+
+/*
+ * Two versions within one second: the older one's date was never sent; the newer one's date
+ * is sent once the second is over and then names it alone; a date the response would not
+ * carry (yet) validates nothing.
+ */
+static void test_httpcond_if_range_date_one_second(void **state)
+{
+    const char *date = "Tue, 14 Nov 2023 22:13:20 GMT"; /* D, as the client sends it back */
+    int64_t a = D * S + S / 10, b = D * S + S / 2;
+
+    (void)state;
+    assert_int_equal(lm_of(a, D, INT64_MAX), -1);    /* A looked up within its second */
+    assert_int_equal(lm_of(a, D + 1, b), -1);        /* ... or after it, while B is pending */
+    assert_false(httpcond_if_range(date, 29, OURS, 9, true, D, strong_of(b, D, b)));
+    assert_true(httpcond_if_range(date, 29, OURS, 9, true, D, strong_of(b, D + 1, b)));
+    assert_false(httpcond_if_range(date, 29, OURS, 9, true, D, -1));
+    assert_false(httpcond_if_range(date, 29, OURS, 9, true, -1, -1));
+}
+
 static void test_httpcond_etag_format(void **state)
 {
     char out[HTTPCOND_ETAG_MAX];
@@ -422,6 +495,9 @@ int main(void)
         cmocka_unit_test(test_httpcond_evaluate_precedence),
         cmocka_unit_test(test_httpcond_if_range_is_etag),
         cmocka_unit_test(test_httpcond_if_range),
+        cmocka_unit_test(test_httpcond_last_modified),
+        cmocka_unit_test(test_httpcond_strong_date),
+        cmocka_unit_test(test_httpcond_if_range_date_one_second),
         cmocka_unit_test(test_httpcond_etag_format),
     };
     return cmocka_run_group_tests_name("httpcond", tests, NULL, NULL);

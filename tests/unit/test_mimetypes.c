@@ -1,7 +1,7 @@
 /*
  * test_mimetypes.c - cmocka tests for server1/mimetypes: the mime.types parser and its limits,
  * the built-in table, extension rules of lookups, loading a file, and the machine's own
- * /etc/mime.types when there is one.
+ * /etc/mime.types when there is one; which types are active (can run script).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -302,6 +302,48 @@ static void test_mimetypes_system_file(void **state)
     mimetypes_release(&M);
 }
 
+/* The types a browser would run script in, whatever their case and parameters. */
+static void test_mimetypes_is_active(void **state)
+{
+    static const char *const active[] = {
+        "text/html", "TEXT/HTML", "text/html; charset=utf-8", "text/html;charset=utf-8",
+        "image/svg+xml", "application/xhtml+xml", "application/xml", "text/xml",
+        "application/xslt+xml", "application/rss+xml", "application/atom+xml",
+        "application/mathml+xml", "application/vnd.wap.xhtml+xml", "Image/SVG+XML",
+        "text/javascript", "application/javascript", "application/x-javascript",
+        "application/ecmascript", "text/ecmascript", "text/vbscript", "text/xsl",
+        "text/x-component", "multipart/x-mixed-replace", "application/x-shockwave-flash",
+        "application/futuresplash",
+        /* not type/subtype: counted as active */
+        "", "html", "text/", "/html",
+    };
+    static const char *const passive[] = {
+        "text/plain", "text/plain; charset=utf-8", "image/png", "image/jpeg", "image/gif",
+        "application/pdf", "application/json", "text/css", "text/csv", "text/markdown",
+        "application/octet-stream", "application/zip", "video/mp4", "audio/mpeg",
+        "application/wasm", "application/xml-dtd", "text/xml-external-parsed-entity",
+        "application/xmlx", "text/htmlx", "application/manifest+json",
+    };
+    char long_type[MIMETYPES_TYPE_MAX + 8];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(active) / sizeof(active[0]); i++) {
+        if (!mimetypes_is_active(active[i]))
+            fail_msg("'%s' should be active", active[i]);
+    }
+    for (size_t i = 0; i < sizeof(passive) / sizeof(passive[0]); i++) {
+        if (mimetypes_is_active(passive[i]))
+            fail_msg("'%s' should be passive", passive[i]);
+    }
+    /* over MIMETYPES_TYPE_MAX bytes: active, whatever it says */
+    memset(long_type, 'a', sizeof(long_type) - 1);
+    long_type[sizeof(long_type) - 1] = '\0';
+    memcpy(long_type, "text/plain", 10);
+    assert_true(mimetypes_is_active(long_type));
+    long_type[MIMETYPES_TYPE_MAX] = '\0'; /* exactly the longest a table holds */
+    assert_false(mimetypes_is_active(long_type));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_mimetypes_lookup_names),
         cmocka_unit_test(test_mimetypes_load_file),
         cmocka_unit_test(test_mimetypes_system_file),
+        cmocka_unit_test(test_mimetypes_is_active),
     };
     return cmocka_run_group_tests_name("mimetypes", tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * test_ratelimit.c - cmocka tests for server1/ratelimit: rate parsing, token buckets (burst,
- * refill, a key over its limit stays there, keys apart), eviction from a full set, address keys
+ * refill, a key over its limit stays there, keys apart, a reservation given back, also from
+ * several threads), eviction from a full set, address keys
  * (IPv4, IPv4-mapped, IPv6 by /64), 0 = off, and the per-address connection count (limit,
  * release, many addresses coming and going through one small table).
  */
@@ -115,6 +116,85 @@ static void test_refill(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(ratelimit_take(rl, "k", 1, T0 + 1000 * SEC), 0);
     assert_true(ratelimit_take(rl, "k", 1, T0 + 1000 * SEC) > 0);
+    ratelimit_free(rl);
+}
+
+/*
+ * A reservation given back: the token is there again, as if never taken; never more than a
+ * full bucket; a key no longer in the table is left alone.
+ */
+static void test_refund(void **state)
+{
+    struct ratelimit *rl = table(3, 60, 1024); /* a token every 20 s */
+    (void)state;
+
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ratelimit_take(rl, "k", 1, T0), 0);
+    assert_int_equal(ratelimit_take(rl, "k", 1, T0), 20 * SEC);
+    ratelimit_refund(rl, "k", 1); /* one of the three given back */
+    assert_int_equal(ratelimit_check(rl, "k", 1, T0), 0);
+    assert_int_equal(ratelimit_take(rl, "k", 1, T0), 0);
+    assert_int_equal(ratelimit_take(rl, "k", 1, T0), 20 * SEC);
+    /* three given back: full again, and more refunds do not make it fuller than full */
+    for (int i = 0; i < 10; i++)
+        ratelimit_refund(rl, "k", 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ratelimit_take(rl, "k", 1, T0), 0);
+    assert_int_equal(ratelimit_take(rl, "k", 1, T0), 20 * SEC);
+    /* a token given back after it came back anyway: still a burst of 3, not 4 */
+    ratelimit_refund(rl, "k", 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ratelimit_take(rl, "k", 1, T0 + 3600 * SEC), 0);
+    assert_true(ratelimit_take(rl, "k", 1, T0 + 3600 * SEC) > 0);
+    /* a key never seen: nothing happens to it or to others */
+    ratelimit_refund(rl, "never", 5);
+    assert_int_equal(ratelimit_check(rl, "never", 5, T0), 0);
+    assert_true(ratelimit_check(rl, "k", 1, T0 + 3600 * SEC) > 0);
+    ratelimit_free(rl);
+}
+
+struct reserver {
+    struct ratelimit *rl;
+    int kept;
+};
+
+/* Takes a token and gives it back, over and over: the failed half keeps it. */
+static void *reserve_many(void *arg)
+{
+    struct reserver *t = arg;
+    for (int i = 0; i < 20000; i++) {
+        if (ratelimit_take(t->rl, "user", 4, T0) != 0)
+            continue;
+        if (i % 2 == 0)
+            ratelimit_refund(t->rl, "user", 4);
+        else
+            t->kept++;
+    }
+    return NULL;
+}
+
+/*
+ * Four threads reserve and give back at once: a token is never handed out twice, so the ones
+ * kept add up to the burst exactly.
+ */
+static void test_concurrent_reservations(void **state)
+{
+    struct ratelimit *rl = table(100, 3600, 1);
+    struct reserver t[4];
+    pthread_t th[4];
+    int kept = 0;
+    (void)state;
+
+    for (int i = 0; i < 4; i++) {
+        t[i] = (struct reserver){.rl = rl};
+        assert_int_equal(pthread_create(&th[i], NULL, reserve_many, &t[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        kept += t[i].kept;
+    }
+    assert_int_equal(kept, 100);
+    assert_true(ratelimit_take(rl, "user", 4, T0) > 0);
     ratelimit_free(rl);
 }
 
@@ -340,6 +420,8 @@ int main(void)
         cmocka_unit_test(test_rate_off_table),
         cmocka_unit_test(test_burst_then_limited),
         cmocka_unit_test(test_refill),
+        cmocka_unit_test(test_refund),
+        cmocka_unit_test(test_concurrent_reservations),
         cmocka_unit_test(test_eviction_keeps_limited_keys),
         cmocka_unit_test(test_full_buckets_are_free_slots),
         cmocka_unit_test(test_concurrent_takes),

@@ -1471,6 +1471,45 @@ static void test_store_versions(void **state)
     assert_int_equal(version_of(&f->s, "legacy"), 0);
 }
 
+/* What a lookup reports as pending (store_found.pending), for a name that exists or not. */
+static uint64_t pending_of(struct store *s, const char *name)
+{
+    struct store_found found;
+
+    store_lookup(s, name, strlen(name), false, &found);
+    return found.pending;
+}
+
+/*
+ * A version handed out is pending for every lookup, the first of a batch for the whole batch,
+ * until store_settle; after it, nothing is.
+ */
+static void test_store_pending_versions(void **state)
+{
+    struct fx *f = *state;
+    uint64_t v1, v2;
+
+    fx_open(f, SMALL_SEG);
+    assert_true(pending_of(&f->s, "a") == UINT64_MAX);
+    v1 = store_next_version(&f->s);
+    assert_true(pending_of(&f->s, "a") == v1);
+    assert_true(pending_of(&f->s, "nothing here") == v1);
+    v2 = store_next_version(&f->s);
+    assert_true(v2 > v1);
+    put_version(&f->s, "a", "one", v1);
+    assert_true(pending_of(&f->s, "a") == v1); /* published, but the batch is not settled */
+    put_version(&f->s, "b", "two", v2);
+    store_settle(&f->s);
+    assert_true(pending_of(&f->s, "a") == UINT64_MAX);
+    assert_true(pending_of(&f->s, "b") == UINT64_MAX);
+    store_settle(&f->s); /* nothing pending: nothing to do */
+    v1 = store_next_version(&f->s); /* the next batch */
+    assert_true(v1 > v2);
+    assert_true(pending_of(&f->s, "b") == v1);
+    store_settle(&f->s);
+    assert_true(pending_of(&f->s, "b") == UINT64_MAX);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1499,6 +1538,7 @@ int main(void)
         T(test_store_foreach),
         T(test_store_many_names),
         T(test_store_versions),
+        T(test_store_pending_versions),
         /* last: with the double free in store_open's error path this one aborts the run */
         T(test_store_foreign_file),
     };
