@@ -177,6 +177,10 @@ void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a)
         } else {
             pa->little_n = lg_little_n(all->x, all->r_mean_s, 0);
         }
+        pa->window_goal_s =
+            lg_window_goal_s(all->ok + all->errors, all->r_mean_s, a->z_s, p->window_s);
+        pa->window_rule = lg_window_rule_of(p->window_s, p->window_max_s, all->ok + all->errors,
+                                            all->r_mean_s, a->z_s);
         resources(p, pa);
         lg_demands(pa->res, pa->nres, all->x);
         pa->bottleneck = lg_bottleneck(pa->res, pa->nres);

@@ -1,6 +1,7 @@
 /*
  * analysis.h - turns a run's raw points into the figures the reports print: throughput X,
- * response time R (mean and percentiles), errors, Little's-law check, the resources with their
+ * response time R (mean and percentiles), errors, Little's-law check with the window's rule
+ * (window.h: the window it asks for, and whether it held), the resources with their
  * utilization U and demand D = U / X, the bottleneck (largest D), the asymptotic bounds, and
  * for the sweep N*, R at N*, X max, the textbook law N*_law = (D + Z) / D_max, and the
  * queueing model of the sweep (model.h: exact MVA, its predicted X, R and knee beside the
@@ -21,6 +22,7 @@
 #include "laws.h"
 #include "model.h"
 #include "run.h"
+#include "window.h"
 
 #define LG_ANA_RES (2 + LG_MON_GROUPS + LG_MON_DISKS)
 
@@ -37,6 +39,9 @@ struct lg_point_analysis {
     struct lg_figures f[LG_REQ_TYPES + 1]; /* per type, [LG_REQ_ALL] = all */
     double little_n;   /* X * (R + Z) (open loop: X * R, the mean number in the system) */
     double little_rel; /* (X * (R + Z) - N) / N; closed loop only */
+    double window_goal_s;                /* the window the rule asks for (window.h), from the
+                                          * point's own R and X; INFINITY with no success */
+    enum lg_window_rule window_rule;     /* how the window came out against it */
     struct lg_resource res[LG_ANA_RES];
     unsigned nres;
     int bottleneck; /* index in res, -1 when nothing was sampled */

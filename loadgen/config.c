@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "opts.h"
+#include "window.h"
 
 #define LG_DEFAULT_URL "http://127.0.0.1:8080"
 #define LG_DEFAULT_PASSWORD "lg-secret-1"
@@ -48,6 +49,7 @@ enum {
     OPT_START_AT,
     OPT_THREAD_HZ,
     OPT_HARDWARE_MODEL,
+    OPT_WINDOW_MAX,
 };
 
 static const struct option lg_longopts[] = {
@@ -65,6 +67,7 @@ static const struct option lg_longopts[] = {
     {"think", required_argument, NULL, OPT_THINK},
     {"duration", required_argument, NULL, 'd'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"window-max", required_argument, NULL, OPT_WINDOW_MAX},
     {"requests-per-user", required_argument, NULL, OPT_RPU},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"type", required_argument, NULL, OPT_TYPE},
@@ -138,7 +141,14 @@ void lg_config_usage(FILE *out)
         "                          threads: one thread per user, blocking, as in the report\n"
         "  --think MS              think time Z between a response and the next request\n"
         "                          (default %" PRIu64 " ms; a unit like 1s is accepted)\n"
-        "  -d, --duration S        measured time of each point (default %" PRIu64 " s)\n"
+        "  -d, --duration S        measured time of each point, at least (default %" PRIu64
+        " s)\n"
+        "  --window-max S          the longest a point's measured window may grow to hold\n"
+        "                          %u x (R + Z) and %u completions, so that Little's law\n"
+        "                          holds to about 5%% (R: measured in the window; the window\n"
+        "                          grows before its end until the rule holds or it reaches S);\n"
+        "                          0: exactly --duration (default %u x --duration; none with\n"
+        "                          --start-at or --requests-per-user)\n"
         "  --warmup S              time before each point's measurement, not counted\n"
         "                          (default %" PRIu64 " s)\n"
         "  --requests-per-user K   instead of --duration: each user sends K requests\n"
@@ -227,7 +237,8 @@ void lg_config_usage(FILE *out)
         "\n"
         "Closed-loop latency is service time under coordinated omission: always read it with\n"
         "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
-        d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, d.warmup_us / 1000000,
+        d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, LG_WINDOW_CYCLES,
+        LG_WINDOW_OK, LG_WINDOW_MAX_FACTOR, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, LG_FILES_MAX, d.put_size, d.seed,
         d.max_users, (unsigned long long)LG_START_GAP_MS, d.sample_ms, d.thread_hz,
         LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX, LG_MODEL_LAYERED_MAX_N);
@@ -539,6 +550,12 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
                              "--duration", e, err);
             cfg->duration_set = true;
             break;
+        case OPT_WINDOW_MAX:
+            rc = flag_result(opts_parse_duration_us(optarg, 0, 30ull * 86400 * 1000000,
+                                                    &cfg->window_max_us, e),
+                             "--window-max", e, err);
+            cfg->window_max_set = true;
+            break;
         case OPT_WARMUP:
             rc = flag_result(
                 opts_parse_duration_us(optarg, 0, 86400ull * 1000000, &cfg->warmup_us, e),
@@ -821,6 +838,33 @@ static int check_start_at(const struct lg_config *cfg, char *err)
     return 0;
 }
 
+/*
+ * --window-max: at least --duration, or 0; the default LG_WINDOW_MAX_FACTOR x --duration.
+ * A window bounded by request counts, or by a --start-at schedule that other hosts share, is
+ * not sized.
+ */
+static int check_window_max(struct lg_config *cfg, char *err)
+{
+    bool fixed = cfg->requests_per_user > 0 || cfg->start_at_ms > 0;
+
+    if (cfg->window_max_set && cfg->window_max_us > 0 && fixed) {
+        snprintf(err, LG_ERR_LEN,
+                 "--window-max: the window is fixed by %s (give 0 or leave it out)",
+                 cfg->start_at_ms > 0 ? "--start-at's schedule" : "--requests-per-user");
+        return -1;
+    }
+    if (cfg->window_max_set && cfg->window_max_us > 0 && cfg->window_max_us < cfg->duration_us) {
+        snprintf(err, LG_ERR_LEN,
+                 "--window-max: %.3f s is shorter than --duration %.3f s (0 keeps the window at "
+                 "--duration)",
+                 (double)cfg->window_max_us / 1e6, (double)cfg->duration_us / 1e6);
+        return -1;
+    }
+    if (!cfg->window_max_set)
+        cfg->window_max_us = fixed ? 0 : LG_WINDOW_MAX_FACTOR * cfg->duration_us;
+    return 0;
+}
+
 int lg_config_validate(struct lg_config *cfg, char *err)
 {
     char terr[LG_TARGET_ERR_LEN];
@@ -895,6 +939,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         }
     }
     if (cfg->start_at_ms > 0 && check_start_at(cfg, err) < 0)
+        return -1;
+    if (check_window_max(cfg, err) < 0)
         return -1;
     if (cfg->sweep_auto && cfg->max_users < 1) {
         snprintf(err, LG_ERR_LEN, "--max-users must be at least 1");

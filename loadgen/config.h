@@ -28,6 +28,7 @@
 #define LG_START_AHEAD_MAX_MS (24ull * 3600 * 1000) /* --start-at: at most a day ahead */
 #define LG_THREAD_HZ_DEFAULT 200        /* --thread-hz: thread-state samples per second */
 #define LG_THREAD_HZ_MAX 5000
+#define LG_WINDOW_MAX_FACTOR 2 /* --window-max defaults to this many --duration */
 
 enum lg_model {
     LG_MODEL_EVENTS = 0,  /* --threads event loops, users spread across them */
@@ -58,6 +59,8 @@ struct lg_config {
     uint64_t think_us; /* Z */
     uint64_t duration_us;
     bool duration_set;
+    uint64_t window_max_us; /* --window-max: longest window (window.h); 0: not sized */
+    bool window_max_set;
     uint64_t warmup_us;
     uint64_t requests_per_user; /* 0: run for --duration */
     uint64_t timeout_us;

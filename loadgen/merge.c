@@ -395,6 +395,7 @@ static void merge_config(const struct lg_runfile *ins, unsigned n, struct lg_mer
             c->start_at_ms = 0; /* not one schedule */
     }
     c->users = out->run.points[0].users;
+    c->window_max_us = 0; /* the common window was not sized */
     c->sweep_auto = false;
     c->nsweep = ins[0].cfg.nsweep > 0 || ins[0].cfg.sweep_auto ? out->run.npoints : 0;
     for (unsigned k = 0; k < c->nsweep; k++)
@@ -447,7 +448,8 @@ int lg_merge_combine(const struct lg_runfile *ins, unsigned n, struct lg_merged 
             const struct lg_point *q = &ins[i].points[k];
             p->users += q->users;
             p->threads += q->threads;
-            /* X = all successes / the window, which is the same one in every input */
+            /* X = all successes / the window, which is the same one in every input; the
+             * common window was not sized (window.h): window_max_s stays 0 */
             p->window_s += q->window_s / n;
             p->unsent += q->unsent;
             p->abandoned += q->abandoned;

@@ -88,7 +88,7 @@ struct lg_monitor {
     uint64_t t_last;
     unsigned nsamples;
     uint64_t first_ns;
-    uint64_t end_ns;
+    struct lg_window *win;
     struct lg_thrsample *thr;
     pthread_t tid;
     bool running;         /* main thread only */
@@ -457,18 +457,18 @@ static void *monitor_thread_main(void *arg)
         uint64_t next = m->t_last + interval;
         uint64_t now;
 
-        if (next > m->end_ns)
-            next = m->end_ns;
+        if (next > lg_window_end(m->win))
+            next = lg_window_end(m->win);
         stopped = wait_until(m, next);
         now = clock_now_ns();
         sample(m, now);
-        if (now >= m->end_ns)
+        if (now >= lg_window_end_at(m->win, now))
             break;
     }
     return NULL;
 }
 
-int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, uint64_t end_ns)
+int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, struct lg_window *win)
 {
     sigset_t all;
     sigset_t old;
@@ -484,7 +484,7 @@ int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, uint64_t end_ns)
     }
     m->nsamples = 0;
     m->first_ns = first_ns;
-    m->end_ns = end_ns;
+    m->win = win;
     m->stop = false;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -496,7 +496,7 @@ int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, uint64_t end_ns)
     }
     pthread_setname_np(m->tid, "lg-monitor");
     m->running = true;
-    if (lg_thrsample_start(m->thr, first_ns, end_ns) < 0) {
+    if (lg_thrsample_start(m->thr, first_ns, win) < 0) {
         struct lg_monitor_result unused;
         lg_monitor_stop(m, &unused);
         return -1;

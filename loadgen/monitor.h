@@ -6,8 +6,9 @@
  * with --redis-port, Redis's command count and busy time from INFO commandstats; and, with
  * --thread-hz, the software stations of the stack's worker threads (thrsample.h).
  * DESIGN: lg_monitor_start() spawns the thread; it owns all sampling state. The main thread
- * talks to it only through the mutex-protected stop flag; lg_monitor_stop() joins it and only
- * then reads the results. The thread sampler is a second thread with the same window.
+ * talks to it only through the mutex-protected stop flag and the window's end (window.h: the
+ * monitor ends at it and seals it); lg_monitor_stop() joins it and only then reads the results.
+ * The thread sampler is a second thread with the same window.
  */
 #ifndef LG_MONITOR_H
 #define LG_MONITOR_H
@@ -17,6 +18,7 @@
 
 #include "config.h"
 #include "thrsample.h"
+#include "window.h"
 
 #define LG_MON_GROUPS (1 + 2 * LG_WATCH_MAX)
 #define LG_MON_DISKS 16
@@ -62,11 +64,12 @@ struct lg_monitor;
 
 struct lg_monitor *lg_monitor_new(const struct lg_config *cfg);
 /*
- * Starts sampling: first sample at first_ns, then every --sample-ms, the last at end_ns or when
- * stopped, whichever comes first (CLOCK_MONOTONIC). Returns 0, or -1 if the thread could not
- * start.
+ * Starts sampling: first sample at first_ns, then every --sample-ms, the last at the window's
+ * end (which may move later while the point runs) or when stopped, whichever comes first
+ * (CLOCK_MONOTONIC). win must outlive lg_monitor_stop(). Returns 0, or -1 if the thread could
+ * not start.
  */
-int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, uint64_t end_ns);
+int lg_monitor_start(struct lg_monitor *m, uint64_t first_ns, struct lg_window *win);
 /* Takes a last sample if the window is still open, joins the thread, computes *out. */
 void lg_monitor_stop(struct lg_monitor *m, struct lg_monitor_result *out);
 void lg_monitor_free(struct lg_monitor *m);

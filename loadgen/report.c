@@ -21,7 +21,8 @@
 #include "xalloc.h"
 
 #define LG_COLS LG_ANA_RES
-#define LG_LITTLE_WARN 0.10 /* |relative difference| above which Little's law flags a point */
+#define LG_LITTLE_WARN 0.05 /* |relative difference| above which Little's law flags a point:
+                              * a window of LG_WINDOW_CYCLES (R + Z) holds it to about this */
 
 struct lg_colset {
     char names[LG_COLS][LG_RES_NAME];
@@ -103,6 +104,44 @@ static void fnum(FILE *f, int prec, double v)
 static const char *bottleneck_name(const struct lg_point_analysis *pa)
 {
     return pa->bottleneck >= 0 ? pa->res[pa->bottleneck].name : "";
+}
+
+/* Little's law off by more than LG_LITTLE_WARN at a point that completed anything. */
+static bool little_off(const struct lg_run_analysis *a, const struct lg_point_analysis *pa)
+{
+    return a->closed_loop && pa->f[LG_REQ_ALL].ok > 0 && fabs(pa->little_rel) > LG_LITTLE_WARN;
+}
+
+/*
+ * "window 8.00 s = 7.9 (R + Z), 56 completions; the rule asks 20 (R + Z) and 200: capped at
+ * --window-max 8.00 s": the window of a point against the rule (window.h).
+ */
+static void window_desc(char *out, size_t cap, const struct lg_run_analysis *a,
+                        const struct lg_point *p, const struct lg_point_analysis *pa)
+{
+    const struct lg_figures *x = &pa->f[LG_REQ_ALL];
+    double cycle = x->r_mean_s + a->z_s;
+    size_t len;
+
+    len = (size_t)snprintf(out, cap, "window %.2f s", p->window_s);
+    if (len < cap && x->ok > 0 && cycle > 0)
+        len += (size_t)snprintf(out + len, cap - len, " = %.1f (R + Z)", p->window_s / cycle);
+    if (len < cap)
+        len += (size_t)snprintf(out + len, cap - len, ", %" PRIu64 " completions",
+                                x->ok + x->errors);
+    if (len >= cap || pa->window_rule == LG_WINDOW_MET)
+        return;
+    len += (size_t)snprintf(out + len, cap - len, "; the rule asks %u (R + Z) and %u",
+                            LG_WINDOW_CYCLES, LG_WINDOW_OK);
+    if (len >= cap)
+        return;
+    if (pa->window_rule == LG_WINDOW_CAPPED)
+        snprintf(out + len, cap - len, ": capped at --window-max %.2f s", p->window_max_s);
+    else if (pa->window_rule == LG_WINDOW_SHORT)
+        snprintf(out + len, cap - len, ": short of it below --window-max %.2f s",
+                 p->window_max_s);
+    else
+        snprintf(out + len, cap - len, ": the window was not sized");
 }
 
 /* ---- stdout ---------------------------------------------------------------------------- */
@@ -406,11 +445,14 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     "WARNING: at N = %u the bottleneck is the load generator itself (%s): "
                     "these figures measure loadgen, not the server\n",
                     run->points[i].users, bottleneck_name(pa));
-        if (a->closed_loop && pa->f[LG_REQ_ALL].ok > 0 && fabs(pa->little_rel) > LG_LITTLE_WARN)
+        if (little_off(a, pa)) {
+            char wd[192];
+            window_desc(wd, sizeof(wd), a, &run->points[i], pa);
             fprintf(out,
-                    "WARNING: at N = %u Little's law is off by %+.0f%% (X*(R+Z) = %.2f): "
+                    "WARNING: at N = %u Little's law is off by %+.1f%% (X*(R+Z) = %.2f; %s): "
                     "the measurement is suspect (errors? window too short?)\n",
-                    run->points[i].users, pa->little_rel * 100, pa->little_n);
+                    run->points[i].users, pa->little_rel * 100, pa->little_n, wd);
+        }
         if (pa->f[LG_REQ_ALL].errors > 0)
             fprintf(out,
                     "WARNING: at N = %u, %" PRIu64 " requests failed (see errors by class "
@@ -451,7 +493,8 @@ static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run
                "r_mean_ms,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,errors");
     for (int e = 0; e < LG_ERR_COUNT; e++)
         fprintf(f, ",err_%s", lg_err_name((enum lg_err)e));
-    fprintf(f, ",body_MBps,unsent,abandoned,little_n,little_rel_diff,d_ms,d_source,bottleneck,"
+    fprintf(f, ",body_MBps,unsent,abandoned,little_n,little_rel_diff,window_goal_s,window_rule,"
+               "d_ms,d_source,bottleneck,"
                "d_max_ms,lg_bottleneck,x_upper_rps,r_lower_ms,is_nstar,x_model_rps,r_model_ms,"
                "err_model,x_model_n1_rps,r_model_n1_ms,err_model_n1,is_knee_model,"
                "is_knee_model_n1");
@@ -494,7 +537,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     fprintf(f, ",%.3f", x->body_Bps / 1e6);
     if (!all) {
         /* per-type rows carry only the request figures */
-        fprintf(f, ",,,,,,,,,,,,,,,,,,,,"); /* unsent .. is_knee_model_n1 */
+        fprintf(f, ",,,,,,,,,,,,,,,,,,,,,,"); /* unsent .. is_knee_model_n1 */
         for (unsigned r = 0; r < res->n; r++)
             fprintf(f, ",,");
         for (unsigned r = 0; r < ngroups; r++)
@@ -507,6 +550,9 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.3f,", p->unsent, p->abandoned, pa->little_n);
     if (a->closed_loop)
         fprintf(f, "%.4f", pa->little_rel);
+    fprintf(f, ",");
+    fnum(f, 3, pa->window_goal_s);
+    fprintf(f, ",%s", lg_window_rule_name(pa->window_rule));
     fprintf(f, ",%.4f,%s,%s,", a->d_s * 1e3, a->d_source, bottleneck_name(pa));
     if (pa->bottleneck >= 0)
         fprintf(f, "%.5f", pa->dmax_s * 1e3);
@@ -764,6 +810,8 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
 
     fprintf(f, "    {\"users\": %u, \"threads\": %u, \"window_s\": ", p->users, p->threads);
     json_num(f, p->window_s);
+    fprintf(f, ", \"window_max_s\": ");
+    json_num(f, p->window_max_s > 0 ? p->window_max_s : NAN);
     fprintf(f, ", \"window_start_ms\": ");
     json_epoch_ms(f, p->window_start_ms);
     fprintf(f, ", \"window_end_ms\": ");
@@ -785,6 +833,9 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         json_num(f, pa->little_rel);
     else
         fprintf(f, "null");
+    fprintf(f, ", \"window_goal_s\": ");
+    json_num(f, pa->window_goal_s);
+    fprintf(f, ", \"window_rule\": \"%s\"", lg_window_rule_name(pa->window_rule));
     fprintf(f, "},\n     \"resources\": [");
     for (unsigned r = 0; r < pa->nres; r++) {
         fprintf(f, "%s{\"name\": ", r ? ", " : "");
@@ -941,6 +992,8 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     json_num(f, (double)c->think_us / 1e3);
     fprintf(f, ", \"duration_s\": ");
     json_num(f, c->requests_per_user ? NAN : (double)c->duration_us / 1e6);
+    fprintf(f, ", \"window_max_s\": ");
+    json_num(f, c->window_max_us > 0 ? (double)c->window_max_us / 1e6 : NAN);
     fprintf(f, ", \"warmup_s\": ");
     json_num(f, (double)c->warmup_us / 1e6);
     fprintf(f, ", \"requests_per_user\": %" PRIu64 ", \"timeout_s\": ", c->requests_per_user);
@@ -1077,6 +1130,35 @@ static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
             m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->base));
 }
 
+/* Little's law at every point of a closed loop: each one off by more than LG_LITTLE_WARN. */
+static void little_md(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    unsigned off = 0;
+
+    if (!a->closed_loop)
+        return;
+    for (unsigned i = 0; i < run->npoints; i++) {
+        const struct lg_point_analysis *pa = &a->pts[i];
+        char wd[192];
+
+        if (!little_off(a, pa))
+            continue;
+        window_desc(wd, sizeof(wd), a, &run->points[i], pa);
+        fprintf(f, "- **Little's law off by %+.1f%% at N = %u** (X (R + Z) = %.2f): %s\n",
+                pa->little_rel * 100, run->points[i].users, pa->little_n, wd);
+        off++;
+    }
+    if (off == 0)
+        fprintf(f, "- Little's law, |X (R + Z) / N - 1|, within %.0f%% at every point\n",
+                LG_LITTLE_WARN * 100);
+    fprintf(f,
+            "- window rule: each window holds %u (R + Z) and %u completions at least, up to "
+            "--window-max (`window_goal_s` and `window_rule` in points.csv: met, capped, short, "
+            "off); a request cut by each edge of a shorter window bends Little's law by up to "
+            "(R + Z) / window\n",
+            LG_WINDOW_CYCLES, LG_WINDOW_OK);
+}
+
 /* A merged run: which processes it combines and how. */
 static void md_inputs(FILE *f, const struct lg_run *run)
 {
@@ -1127,9 +1209,9 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         md_inputs(f, run);
 
     fprintf(f, "| N | X (req/s) | R (ms) | p99 (ms) | errors | bottleneck | D_max (ms) | "
-               "X bound (req/s) | R bound (ms) | Little X(R+Z) | X model per-N (error) | "
-               "X model N=1 (error) |\n");
-    fprintf(f, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+               "X bound (req/s) | R bound (ms) | Little X(R+Z) | window (s, rule) | "
+               "X model per-N (error) | X model N=1 (error) |\n");
+    fprintf(f, "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
         const struct lg_figures *x = &pa->f[LG_REQ_ALL];
@@ -1144,9 +1226,11 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fnum(f, 1, pa->bounds.x_upper);
         fprintf(f, " | ");
         fnum(f, 3, pa->bounds.r_lower_s * 1e3);
-        fprintf(f, " | %.2f", pa->little_n);
+        fprintf(f, " | %s%.2f", little_off(a, pa) ? "**" : "", pa->little_n);
         if (a->closed_loop)
             fprintf(f, " (%+.1f%%)", pa->little_rel * 100);
+        fprintf(f, "%s | %.2f %s", little_off(a, pa) ? "**" : "", run->points[i].window_s,
+                lg_window_rule_name(pa->window_rule));
         md_pred(f, pred_at(a->model.pern, i), (int)i == a->model.knee_pern);
         md_pred(f, pred_at(a->model.n1, i), (int)i == a->model.knee_n1);
         fprintf(f, " |\n");
@@ -1176,6 +1260,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         }
     }
     model_md(f, run, a);
+    little_md(f, run, a);
     sw_md(f, run);
     for (unsigned i = 0; i < run->npoints; i++) {
         if (a->pts[i].lg_bottleneck)

@@ -1,7 +1,7 @@
 /*
  * run.c - see run.h. One point = start the monitor, start the workers, wait for them on an
- * eventfd (and for SIGINT/SIGTERM on a signalfd) while redrawing the progress line, join,
- * stop the monitor, merge the per-thread results.
+ * eventfd (and for SIGINT/SIGTERM on a signalfd) while redrawing the progress line and sizing
+ * the window (size_window), join, stop the monitor, merge the per-thread results.
  */
 #include "run.h"
 
@@ -25,6 +25,7 @@
 #include "xalloc.h"
 
 #define LG_PREPARE_USERS 32 /* connections creating --prepare-users accounts */
+#define LG_POLL_MS 250       /* progress redraw */
 
 struct lg_runner {
     struct lg_run *run;
@@ -35,6 +36,14 @@ struct lg_runner {
     int sigfd;
     bool tty;
     uint64_t stop_ns; /* when the stop was requested */
+};
+
+/* Sizing one point's window (window.h). */
+struct lg_sizing {
+    struct lg_window *win;
+    uint64_t from_ns;  /* the window's start */
+    double max_s;      /* --window-max; 0: not sized */
+    uint64_t check_ns; /* when to look next at the completions; 0: never again */
 };
 
 static void make_run_id(char *out)
@@ -68,9 +77,9 @@ static void progress(struct lg_runner *r, struct lg_worker *ws, unsigned n,
                 (double)(now - pp->start_ns) / 1e9, (double)(pp->warm_end_ns - pp->start_ns) / 1e9);
     } else {
         double el = (double)(now - pp->warm_end_ns) / 1e9;
-        if (pp->end_ns != UINT64_MAX)
+        if (pp->per_user == 0)
             fprintf(stderr, "\r  N=%u  %.1f/%.1f s", pp->users, el,
-                    (double)(pp->end_ns - pp->warm_end_ns) / 1e9);
+                    (double)(lg_window_end(pp->win) - pp->warm_end_ns) / 1e9);
         else
             fprintf(stderr, "\r  N=%u  %.1f s  %" PRIu64 "/%" PRIu64 " requests", pp->users, el,
                     ok + err, pp->per_user * pp->users);
@@ -96,16 +105,81 @@ static void on_signal(struct lg_runner *r, struct lg_worker *ws, unsigned n)
         lg_worker_wake(&ws[i]);
 }
 
-/* Waits for the n started workers, redrawing progress; handles signals. */
+/* How long before a window's end the run decides whether to extend it. */
+static uint64_t guard_ns(const struct lg_sizing *sz, uint64_t end_ns)
+{
+    uint64_t quarter = (end_ns - sz->from_ns) / 4;
+
+    return quarter < LG_WINDOW_GUARD_NS ? quarter : LG_WINDOW_GUARD_NS;
+}
+
+/*
+ * Shortly before the window's end: from the completions the workers have counted so far, the
+ * window the rule needs (lg_window_next_s); the end moves there, and is looked at again before
+ * it, unless a thread reached the end first (then it stays: logged).
+ */
+static void size_window(struct lg_worker *ws, unsigned n, const struct lg_point_params *pp,
+                        struct lg_sizing *sz, uint64_t now)
+{
+    uint64_t end = lg_window_end(sz->win);
+    double window_s = (double)(end - sz->from_ns) / 1e9;
+    double elapsed_s = now > sz->from_ns ? (double)(now - sz->from_ns) / 1e9 : 0;
+    double z_s = (double)pp->cfg->think_us / 1e6;
+    uint64_t ok = 0;
+    uint64_t done = 0;
+    uint64_t r_ns = 0;
+    double r_s;
+    double next_s;
+    uint64_t next_end;
+
+    for (unsigned i = 0; i < n; i++) {
+        ok += atomic_load_explicit(&ws[i].progress_ok, memory_order_relaxed);
+        done += atomic_load_explicit(&ws[i].progress_err, memory_order_relaxed);
+        r_ns += atomic_load_explicit(&ws[i].progress_r_ns, memory_order_relaxed);
+    }
+    done += ok;
+    r_s = ok > 0 ? (double)r_ns / 1e9 / (double)ok : 0;
+    next_s = lg_window_next_s(window_s, sz->max_s, done, r_s, z_s, elapsed_s);
+    sz->check_ns = 0;
+    if (next_s <= window_s)
+        return;
+    next_end = sz->from_ns + (uint64_t)(next_s * 1e9);
+    if (!lg_window_extend(sz->win, next_end)) {
+        log_warn("N=%u: the window ended at %.2f s before it could grow to %.2f s (the rule: %u "
+                 "x (R + Z) and %u completions)",
+                 pp->users, window_s, next_s, LG_WINDOW_CYCLES, LG_WINDOW_OK);
+        return;
+    }
+    log_info("N=%u: window %.2f s -> %.2f s: %" PRIu64 " completions in %.2f s, R = %.3f ms "
+             "(the rule: %u x (R + Z) and %u completions; --window-max %.2f s)",
+             pp->users, window_s, next_s, done, elapsed_s, r_s * 1e3, LG_WINDOW_CYCLES,
+             LG_WINDOW_OK, sz->max_s);
+    sz->check_ns = next_end - guard_ns(sz, next_end);
+}
+
+/* Waits for the n started workers, redrawing progress and sizing the window; handles signals. */
 static void wait_workers(struct lg_runner *r, struct lg_worker *ws, unsigned n,
-                         const struct lg_point_params *pp)
+                         const struct lg_point_params *pp, struct lg_sizing *sz)
 {
     struct pollfd pfd[2] = {{.fd = pp->done_fd, .events = POLLIN},
                             {.fd = r->sigfd, .events = POLLIN}};
     uint64_t done = 0;
 
     while (done < n) {
-        int rc = poll(pfd, 2, 250);
+        uint64_t now = clock_now_ns();
+        int ms = LG_POLL_MS;
+        int rc;
+
+        if (sz->check_ns != 0 && !r->run->interrupted) {
+            if (now >= sz->check_ns)
+                size_window(ws, n, pp, sz, now);
+            if (sz->check_ns != 0) {
+                uint64_t wait_ns = sz->check_ns > now ? sz->check_ns - now : 0;
+                if (wait_ns < (uint64_t)ms * 1000000)
+                    ms = (int)((wait_ns + 999999) / 1000000);
+            }
+        }
+        rc = poll(pfd, 2, ms);
         if (rc < 0 && errno != EINTR) {
             log_error("poll: errno %d", errno);
             break;
@@ -131,12 +205,12 @@ static double window_of(const struct lg_runner *r, const struct lg_point_params 
     uint64_t from = pp->warm_end_ns;
     uint64_t to = 0;
 
-    if (pp->end_ns == UINT64_MAX) {
+    if (pp->per_user > 0) {
         for (unsigned i = 0; i < n; i++)
             if (ws[i].last_ns > to)
                 to = ws[i].last_ns;
     } else {
-        to = pp->end_ns;
+        to = lg_window_end(pp->win);
     }
     if (r->stop_ns != 0 && r->stop_ns < to)
         to = r->stop_ns;
@@ -223,6 +297,8 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
 {
     const struct lg_config *cfg = r->cfg;
     struct lg_point_params pp;
+    struct lg_window win;
+    struct lg_sizing sz = {.win = &win};
     struct lg_worker *ws;
     unsigned nthreads;
     unsigned started;
@@ -250,16 +326,23 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     /* the monotonic clock's offset from the wall clock, for the window's epoch times */
     wall_off = (int64_t)(wall_now_ns() - clock_now_ns());
     pp.start_ns = start_ns != 0 ? start_ns : clock_now_ns();
+    pp.win = &win;
     if (phase == LG_PHASE_PREPARE) {
         pp.warm_end_ns = pp.start_ns;
-        pp.end_ns = UINT64_MAX;
+        lg_window_init(&win, UINT64_MAX); /* never reached: bounded by the count */
         pp.prepare_count = cfg->prepare_users;
     } else {
         pp.warm_end_ns = pp.start_ns + cfg->warmup_us * 1000;
         pp.per_user = cfg->requests_per_user;
-        pp.end_ns = pp.per_user > 0 ? UINT64_MAX : pp.warm_end_ns + cfg->duration_us * 1000;
+        lg_window_init(&win, pp.per_user > 0 ? UINT64_MAX
+                                             : pp.warm_end_ns + cfg->duration_us * 1000);
         pp.open_loop = cfg->rate > 0;
         pp.rate = cfg->rate;
+        if (pp.per_user == 0 && cfg->window_max_us > 0) {
+            sz.from_ns = pp.warm_end_ns;
+            sz.max_s = (double)cfg->window_max_us / 1e6;
+            sz.check_ns = lg_window_end(&win) - guard_ns(&sz, lg_window_end(&win));
+        }
     }
     pp.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (pp.done_fd < 0) {
@@ -290,7 +373,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     memset(out, 0, sizeof(*out));
     out->users = users;
     out->threads = nthreads;
-    if (phase == LG_PHASE_MEASURE && lg_monitor_start(r->mon, pp.warm_end_ns, pp.end_ns) < 0) {
+    if (phase == LG_PHASE_MEASURE && lg_monitor_start(r->mon, pp.warm_end_ns, &win) < 0) {
         rc = -1;
         goto out_close;
     }
@@ -302,7 +385,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
         atomic_store(&r->stop, true);
         rc = -1;
     }
-    wait_workers(r, ws, started, &pp);
+    wait_workers(r, ws, started, &pp, &sz);
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].tid, NULL);
     if (phase == LG_PHASE_MEASURE)
@@ -321,6 +404,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
             rc = -1;
     }
     out->window_s = window_of(r, &pp, ws, started);
+    out->window_max_s = sz.max_s;
     out->window_start_ms = (double)((int64_t)pp.warm_end_ns + wall_off) / 1e6;
     out->window_end_ms = out->window_start_ms + out->window_s * 1e3;
     out->interrupted = r->run->interrupted;
@@ -406,13 +490,14 @@ static void log_config(const struct lg_runner *r)
     const struct lg_config *c = r->cfg;
 
     log_info("run %s: url=http://%s%s model=%s threads=%u mix=%s file=%s think=%" PRIu64
-             "us %s=%" PRIu64 " warmup=%" PRIu64 "us timeout=%" PRIu64
+             "us %s=%" PRIu64 " window_max=%" PRIu64 "us warmup=%" PRIu64 "us timeout=%" PRIu64
              "us rate=%g sweep=%s start_at=%" PRIu64,
              r->run->run_id, c->target.host_header, c->target.prefix,
              c->model == LG_MODEL_EVENTS ? "events" : "threads", c->threads, c->mix_desc,
              c->file[0] ? c->file : "-", c->think_us,
              c->requests_per_user ? "requests-per-user" : "duration_us",
-             c->requests_per_user ? c->requests_per_user : c->duration_us, c->warmup_us,
+             c->requests_per_user ? c->requests_per_user : c->duration_us, c->window_max_us,
+             c->warmup_us,
              c->timeout_us, c->rate, c->sweep_auto ? "auto" : (c->nsweep ? "list" : "no"),
              c->start_at_ms);
 }

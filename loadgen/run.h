@@ -4,6 +4,9 @@
  * its own workers and resource monitor, showing live progress on a terminal. SIGINT/SIGTERM
  * end the current point early and keep what was measured. With --start-at, each point waits
  * for its scheduled wall-clock start (lg_config_point_start_ms) after the accounts are made.
+ * A point's window lasts --duration, and longer, up to --window-max, until it holds the
+ * window rule (window.h): the run looks at the completions counted so far just before the end
+ * and moves the end where the rule will hold.
  * DESIGN: runs in the main thread. SIGINT and SIGTERM must be blocked in every thread before
  * lg_run_execute() is called (main does it first thing); they are read here via a signalfd.
  */
@@ -26,6 +29,7 @@ struct lg_point {
     unsigned users;
     unsigned threads;
     double window_s;                      /* the measured window (X = ok / window) */
+    double window_max_s;                  /* its cap (--window-max); 0: the window was not sized */
     double window_start_ms;               /* the window in wall-clock epoch ms (0: unknown) */
     double window_end_ms;
     struct lg_stats st[LG_REQ_TYPES + 1]; /* per type, [LG_REQ_ALL] = all types */

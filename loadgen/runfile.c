@@ -99,6 +99,16 @@ static int get_num(const json_t *o, const char *key, double lo, double hi, bool 
     return 0;
 }
 
+/* A number that run.json files written before it lack: absent or null gives 0. */
+static int get_opt_num(const json_t *o, const char *key, double lo, double hi, double *out,
+                       const char *path, const struct lg_jctx *c)
+{
+    *out = 0;
+    if (json_object_get(o, key) == NULL)
+        return 0;
+    return get_num(o, key, lo, hi, true, 0, out, path, c);
+}
+
 /* A non-negative integer <= max (numbers are read as doubles: exact up to 2^53). */
 static int get_u64(const json_t *o, const char *key, uint64_t max, uint64_t *out, const char *path,
                    const struct lg_jctx *c)
@@ -161,6 +171,7 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
     double warmup_s;
     double timeout_s;
     double start_at;
+    double window_max_s;
     json_t *sweep;
 
     lg_config_defaults(cfg);
@@ -182,7 +193,8 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
         get_u64(o, "prepare_users", LG_RUNFILE_COUNT_MAX, &cfg->prepare_users, p, c) < 0 ||
         get_num(o, "rate", 0, 1e8, false, 0, &cfg->rate, p, c) < 0 ||
         get_str(o, "arrivals", arrivals, sizeof(arrivals), p, c) < 0 ||
-        get_num(o, "start_at_ms", 0, (double)LG_RUNFILE_COUNT_MAX, true, 0, &start_at, p, c) < 0)
+        get_num(o, "start_at_ms", 0, (double)LG_RUNFILE_COUNT_MAX, true, 0, &start_at, p, c) < 0 ||
+        get_opt_num(o, "window_max_s", 0, 30.0 * 86400, &window_max_s, p, c) < 0)
         return -1;
     if (strcmp(word, "events") != 0 && strcmp(word, "threads") != 0)
         return fail(c, p, "model", "not events or threads");
@@ -197,6 +209,7 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
     cfg->warmup_us = (uint64_t)llround(warmup_s * 1e6);
     cfg->timeout_us = (uint64_t)llround(timeout_s * 1e6);
     cfg->start_at_ms = (uint64_t)start_at;
+    cfg->window_max_us = (uint64_t)llround(window_max_s * 1e6);
     sweep = member(o, "sweep", JSON_NULL, p, c);
     if (sweep == NULL)
         return -1;
@@ -379,6 +392,7 @@ static int read_point(const json_t *o, const struct lg_config *cfg, struct lg_po
     if (raw == NULL || mon == NULL || get_uint(o, "users", LG_USERS_MAX, &p->users, path, c) < 0 ||
         get_uint(o, "threads", LG_USERS_MAX, &p->threads, path, c) < 0 ||
         get_num(o, "window_s", 0, 1e9, false, 0, &p->window_s, path, c) < 0 ||
+        get_opt_num(o, "window_max_s", 0, 1e9, &p->window_max_s, path, c) < 0 ||
         get_num(o, "window_start_ms", 0, 1e15, true, 0, &p->window_start_ms, path, c) < 0 ||
         get_num(o, "window_end_ms", 0, 1e15, true, 0, &p->window_end_ms, path, c) < 0 ||
         get_bool(o, "interrupted", &p->interrupted, path, c) < 0 ||

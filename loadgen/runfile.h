@@ -1,7 +1,8 @@
 /*
  * runfile.h - reads a run back from the run.json that report.c wrote (jansson): the load it
  * ran (the "config" fields that matter), the host, and every point with its window in epoch
- * ms, exact counters and latency histograms per request type, and resource samples. Used by
+ * ms (and the window's cap, window_max_s, absent from files written before it: then 0), exact
+ * counters and latency histograms per request type, and resource samples. Used by
  * `loadgen merge`. Every field is checked; an error is one line naming the file and the field.
  * Pure (no global state); thread-safe.
  */

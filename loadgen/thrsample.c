@@ -52,7 +52,8 @@ struct lg_thrsample {
     char buf[4096];
     uint64_t ticks;
     uint64_t t_first, t_last;
-    uint64_t first_ns, end_ns;
+    uint64_t first_ns;
+    struct lg_window *win;
     double cost_s;
     pthread_t tid;
     bool running;
@@ -366,13 +367,13 @@ static void *thrsample_main(void *arg)
         }
         sample(s);
         s->t_last = now;
-        if (atomic_load(&s->stop) || now >= s->end_ns)
+        if (atomic_load(&s->stop) || now >= lg_window_end_at(s->win, now))
             break;
         next += period;
         now = clock_now_ns();
         if (next <= now) /* behind: skip the samples that are due, keep the grid */
             next += ((now - next) / period + 1) * period;
-        sleep_until(next < s->end_ns ? next : s->end_ns);
+        sleep_until(next < lg_window_end(s->win) ? next : lg_window_end(s->win));
     }
     rescan(s, false); /* the CPU up to the end of the window */
     for (unsigned i = 0; i < s->nthr; i++)
@@ -382,7 +383,7 @@ static void *thrsample_main(void *arg)
     return NULL;
 }
 
-int lg_thrsample_start(struct lg_thrsample *s, uint64_t first_ns, uint64_t end_ns)
+int lg_thrsample_start(struct lg_thrsample *s, uint64_t first_ns, struct lg_window *win)
 {
     sigset_t all, old;
     int rc;
@@ -393,7 +394,7 @@ int lg_thrsample_start(struct lg_thrsample *s, uint64_t first_ns, uint64_t end_n
     s->t_first = s->t_last = 0;
     s->cost_s = 0;
     s->first_ns = first_ns;
-    s->end_ns = end_ns;
+    s->win = win;
     atomic_store(&s->stop, false);
     if (s->hz == 0)
         return 0;

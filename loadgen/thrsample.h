@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "swstation.h"
+#include "window.h"
 
 #define LG_THR_MAX 64 /* threads sampled in one window */
 
@@ -40,8 +41,11 @@ struct lg_thrsample;
 
 /* A sampler of the threads of the processes cfg watches (--watch, --watch-comm) and loadgen. */
 struct lg_thrsample *lg_thrsample_new(const struct lg_config *cfg);
-/* Samples from first_ns to end_ns (CLOCK_MONOTONIC) or until stopped. 0, or -1. */
-int lg_thrsample_start(struct lg_thrsample *s, uint64_t first_ns, uint64_t end_ns);
+/*
+ * Samples from first_ns to the window's end (CLOCK_MONOTONIC; it may move later meanwhile) or
+ * until stopped. win must outlive lg_thrsample_stop(). 0, or -1.
+ */
+int lg_thrsample_start(struct lg_thrsample *s, uint64_t first_ns, struct lg_window *win);
 /* Stops and joins the thread, then fills *out (zeroed when it never started). */
 void lg_thrsample_stop(struct lg_thrsample *s, struct lg_thr_result *out);
 void lg_thrsample_free(struct lg_thrsample *s);

@@ -73,6 +73,7 @@ void lg_worker_init_results(struct lg_worker *w)
     w->failed = 0;
     atomic_init(&w->progress_ok, 0);
     atomic_init(&w->progress_err, 0);
+    atomic_init(&w->progress_r_ns, 0);
     w->_progress_at = 0;
 }
 
@@ -125,9 +126,9 @@ bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum
     if (pp->phase == LG_PHASE_PREPARE)
         counted = true;
     else if (pp->open_loop)
-        counted = c->start_ns >= pp->warm_end_ns && now < pp->end_ns;
+        counted = c->start_ns >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
     else
-        counted = now >= pp->warm_end_ns && now < pp->end_ns;
+        counted = now >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
     if (!counted)
         return false;
     s = &w->stats[c->type];
@@ -152,13 +153,16 @@ static void publish(struct lg_worker *w)
 {
     uint64_t ok = 0;
     uint64_t err = 0;
+    double r_ns = 0;
 
     for (int i = 0; i < LG_REQ_TYPES; i++) {
         ok += w->stats[i].ok;
         err += lg_stats_errors(&w->stats[i]);
+        r_ns += w->stats[i].lat.sum;
     }
     atomic_store_explicit(&w->progress_ok, ok, memory_order_relaxed);
     atomic_store_explicit(&w->progress_err, err, memory_order_relaxed);
+    atomic_store_explicit(&w->progress_r_ns, (uint64_t)r_ns, memory_order_relaxed);
 }
 
 void lg_worker_progress(struct lg_worker *w, uint64_t now)

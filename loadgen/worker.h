@@ -5,8 +5,9 @@
  * DESIGN: lg_point_params is built by the run before any worker starts and is immutable until
  * they are joined. A struct lg_worker is owned by its thread: the run reads its results only
  * after pthread_join. The only values shared while running are the progress counters (written
- * by the owner with relaxed atomic stores, at most every 100 ms), the run's stop flag (set once
- * by the main thread) and two eventfds (wake: main -> worker, done: worker -> main).
+ * by the owner with relaxed atomic stores, at most every 100 ms), the window's end (window.h:
+ * extended by the main thread until a thread reaches it), the run's stop flag (set once by the
+ * main thread) and two eventfds (wake: main -> worker, done: worker -> main).
  */
 #ifndef LG_WORKER_H
 #define LG_WORKER_H
@@ -19,6 +20,7 @@
 #include "client.h"
 #include "config.h"
 #include "stats.h"
+#include "window.h"
 #include "workload.h"
 
 #define LG_BACKOFF_NS (20ull * 1000000) /* wait after a failed connect before the next try */
@@ -37,8 +39,8 @@ struct lg_point_params {
     unsigned users;         /* N (connections of the point) */
     unsigned point_index;   /* makes usernames unique across points */
     uint64_t start_ns;      /* users start here */
-    uint64_t warm_end_ns;   /* completions count from here... */
-    uint64_t end_ns;        /* ...until here; UINT64_MAX when bounded by request counts */
+    uint64_t warm_end_ns;   /* completions count from here until the window's end */
+    struct lg_window *win;  /* the end, shared (window.h); never reached when bounded by counts */
     uint64_t per_user;      /* counted requests per user, 0 = bounded by time */
     uint64_t prepare_count; /* LG_PHASE_PREPARE: accounts to create in total */
     bool open_loop;
@@ -69,6 +71,7 @@ struct lg_worker {
     /* shared: written by the owner with relaxed stores, read by main for progress */
     atomic_uint_least64_t progress_ok;
     atomic_uint_least64_t progress_err;
+    atomic_uint_least64_t progress_r_ns; /* the response times of progress_ok, summed */
     uint64_t _progress_at; /* owner only: last publication */
 };
 

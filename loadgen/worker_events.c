@@ -130,7 +130,7 @@ static void dispatch(struct lg_evloop *l, uint64_t now)
         return; /* the outer call picks up what a failed begin() put back */
     l->dispatching = true;
     while (l->lists[L_POOL].head != NULL && l->next_arrival_ns <= now &&
-           l->next_arrival_ns < l->pp->end_ns) {
+           l->next_arrival_ns < lg_window_end(l->pp->win)) {
         struct lg_conn *c = l->lists[L_POOL].head;
         uint64_t intended = l->next_arrival_ns;
 
@@ -322,7 +322,7 @@ static void process_due(struct lg_evloop *l, uint64_t now)
 static uint64_t next_deadline(const struct lg_evloop *l)
 {
     static const int timed[] = {L_INFLIGHT, L_THINK, L_BACKOFF};
-    uint64_t d = l->pp->end_ns;
+    uint64_t d = lg_window_end(l->pp->win);
 
     for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
         const struct lg_conn *h = l->lists[timed[i]].head;
@@ -433,7 +433,8 @@ static void run(struct lg_evloop *l)
         int n;
 
         now = clock_now_ns();
-        if (atomic_load_explicit(pp->stop, memory_order_relaxed) || now >= pp->end_ns)
+        if (atomic_load_explicit(pp->stop, memory_order_relaxed) ||
+            now >= lg_window_end_at(pp->win, now))
             break;
         process_due(l, now);
         if (l->active == 0)
@@ -462,7 +463,8 @@ static void run(struct lg_evloop *l)
     }
     if (pp->open_loop) {
         /* arrivals of the window that never got a connection: the backlog */
-        uint64_t limit = now < pp->end_ns ? now : pp->end_ns;
+        uint64_t end = lg_window_end(pp->win);
+        uint64_t limit = now < end ? now : end;
         while (l->next_arrival_ns < limit) {
             if (l->next_arrival_ns >= pp->warm_end_ns)
                 w->unsent++;

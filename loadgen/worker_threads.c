@@ -28,7 +28,8 @@ enum lg_wait {
 
 static bool must_stop(const struct lg_point_params *pp, uint64_t now)
 {
-    return atomic_load_explicit(pp->stop, memory_order_relaxed) || now >= pp->end_ns;
+    return atomic_load_explicit(pp->stop, memory_order_relaxed) ||
+           now >= lg_window_end_at(pp->win, now);
 }
 
 /* Why a blocking call that returned "again" should not simply be retried. */

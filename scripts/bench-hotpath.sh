@@ -381,9 +381,10 @@ run_gen() {
         ;;
     loadgen)
         [[ -z ${AUTH[$s]:-} ]] || extra=(--username bench --password "$PW")
+        # a window of exactly $secs (--window-max 0), as wrk's -d: the generators measure alike
         timeout --foreground -k 5 $((secs + 60)) "$BIN_DIR/loadgen" --url "${URL[$s]}" --file "$f" \
-            --expect-length "${FILE_BYTES[$f]}" -u "$c" -t 2 -d "$secs" --warmup 0 --timeout 30 \
-            "${extra[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
+            --expect-length "${FILE_BYTES[$f]}" -u "$c" -t 2 -d "$secs" --window-max 0 --warmup 0 \
+            --timeout 30 "${extra[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
         ;;
     esac
     ((rc != 130)) || exit 130

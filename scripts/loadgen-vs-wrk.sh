@@ -52,10 +52,12 @@ wait_port 127.0.0.1 "$port" 10 || die "nginx did not start: $(cat "$dir/nginx.er
 url=http://127.0.0.1:$port/files/1k
 
 # run_loadgen C / run_wrk C: one measurement with C connections and 2 threads; prints req/s.
+# loadgen's window is exactly $secs (--window-max 0), as wrk's -d: the two measure alike.
 run_loadgen() {
     rm -rf "$dir/lg"
     timeout $((secs + 30)) "$BIN_DIR/loadgen" --url "http://127.0.0.1:$port" --file 1k \
-        --expect-length 1024 -u "$1" -t 2 -d "$secs" --warmup 1 -o "$dir/lg" >"$dir/lg.log" 2>&1 ||
+        --expect-length 1024 -u "$1" -t 2 -d "$secs" --window-max 0 --warmup 1 -o "$dir/lg" \
+        >"$dir/lg.log" 2>&1 ||
         die "loadgen failed: $(tail -n 3 "$dir/lg.log")"
     csv_get "$dir/lg/points.csv" 'c["type"] == "all"' x_rps
 }

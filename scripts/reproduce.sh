@@ -9,7 +9,8 @@
 # also on Ctrl-C or failure.
 #
 #   scripts/reproduce.sh [--quick] [--out DIR] [--configs LIST] [--loads LIST]
-#                        [--points LIST] [--duration S] [--warmup S] [--workers N] [--no-build]
+#                        [--points LIST] [--duration S] [--warmup S] [--window-max S]
+#                        [--workers N] [--no-build]
 #
 #   --quick        N in {1,4,16} ({1,4} for 100MB), 1.5 s points: about 4.5 minutes
 #                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 37 min)
@@ -19,6 +20,8 @@
 #                  put-4KB put-1MB ("1KB" is short for "get-1KB"; default all)
 #   --points       N values for every load, e.g. 1,2 (overrides the sweep)
 #   --duration / --warmup   seconds measured / discarded per point
+#   --window-max   the longest a point's window may grow to hold 20 x (R + Z) and 200
+#                  completions (loadgen --window-max; default twice --duration)
 #   --workers      server2 workers (threads or processes), default 2 (= cores)
 #   --no-build     skip scripts/setup.sh and make (use the programs in $BIN_DIR as they are)
 set -euo pipefail
@@ -36,10 +39,10 @@ declare -A PUT_BYTES=([4KB]=4096 [1MB]=1048576) # put-SIZE: body of each durable
 FILES=$TOP/build/files # on the disk, not tmpfs: server1 reads with O_DIRECT
 HASH_COST=min
 
-usage() { sed -n '11,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+usage() { sed -n '11,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 
 ARGS=$*
-quick="" out="" points="" duration="" warmup="" workers=2 build=1
+quick="" out="" points="" duration="" warmup="" window_max="" workers=2 build=1
 configs=("${ALL_CONFIGS[@]}") loads=("${ALL_LOADS[@]}")
 while (($# > 0)); do
     case $1 in
@@ -50,6 +53,7 @@ while (($# > 0)); do
     --points) points=${2:?--points needs a list}; shift 2 ;;
     --duration) duration=${2:?}; shift 2 ;;
     --warmup) warmup=${2:?}; shift 2 ;;
+    --window-max) window_max=${2:?}; shift 2 ;;
     --workers) workers=${2:?}; shift 2 ;;
     --no-build) build=""; shift ;;
     -h | --help) usage ;;
@@ -110,6 +114,7 @@ sweep_args() {
     fi
     [[ -z $points ]] || SWEEP=(--sweep "$points")
     SWEEP+=(--duration "${duration:-$d}" --warmup "${warmup:-$w}" --timeout 60)
+    [[ -z $window_max ]] || SWEEP+=(--window-max "$window_max")
 }
 
 # ---- build, files, results dir -----------------------------------------------------------
@@ -273,7 +278,7 @@ cp "$RUN/stack/redis/redis.log" "$RUN/stack/mysql/mysqld.err" "$OUT/" 2>/dev/nul
 # ---- tables and plots --------------------------------------------------------------------
 mode=full
 [[ -z $quick ]] || mode=quick
-[[ -z $points$duration$warmup ]] || mode="$mode (custom points)"
+[[ -z $points$duration$warmup$window_max ]] || mode="$mode (custom points)"
 {
     printf 'key\tvalue\n'
     printf 'mode\t%s\n' "$mode"

@@ -17,6 +17,7 @@ packages=(
     nginx-light wrk h2o
     chromium
     clang libfuzzer-14-dev
+    stress-ng
 )
 
 missing=()

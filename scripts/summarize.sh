@@ -333,13 +333,32 @@ put_note() {
     [[ -z $s ]] || printf '\nNot in the study (measured on this machine only): %s.\n' "$s"
 }
 
+# Little's law at every closed-loop point of points.csv: the points off by more than 5% (a
+# window of 20 (R + Z) holds it to about that: loadgen's window rule), with their windows
+little_points() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    function v(name) { return (name in h) ? $(h[name]) : "" }
+    v("type") == "all" && v("loop") == "closed" && v("little_rel_diff") != "" {
+        n++; l = v("little_rel_diff") + 0
+        if (l <= 0.05 && l >= -0.05) next
+        cyc = v("r_mean_ms") + v("think_ms"); w = v("window_s") + 0
+        list = list sprintf("%s %s/%s N = %s: %+.1f%%, window %.1f s = %.1f (R + Z), %d completions%s",
+            k++ ? ";" : "", v("config"), v("load"), v("users"), 100 * l, w,
+            cyc > 0 ? 1000 * w / cyc : 0, v("ok") + v("errors"),
+            v("window_rule") != "" ? " (" v("window_rule") ")" : "")
+    } END {
+        if (k == 0) printf "- Little'"'"'s law within 5%% at all %d closed-loop points\n", n
+        else printf "- **Little'"'"'s law off by more than 5%% at %d of %d points:**%s. A window holds 20 (R + Z) and 200 completions at least, up to --window-max (`window_rule` in points.csv: met, capped at --window-max, short, off)\n", k, n, list
+    }' "$R/points.csv"
+}
+
 # Are the numbers what they should be? (the columns are table.csv's, see its header)
 checks() {
     local busy
     busy=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
         NR > 1 && ("busy_before_pct" in h) && $h["busy_before_pct"] + 0 >= m { m = $h["busy_before_pct"]; c = $1 }
         END { if (c != "") printf "%d%% (before %s)", m, c }' "$R/configs.tsv")
-    awk -F, -v busy="$busy" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    awk -F, -v busy="$busy" -v little_list="$(little_points)" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
     function v(name) { return $(h[name]) }
     {
         n++; err += v("errors")
@@ -351,6 +370,7 @@ checks() {
     } END {
         printf "- %d sweeps; errors in all points together: %d\n", n, err
         printf "- Little'"'"'s law, |X (R + Z) / N - 1|: at most %.1f%% (%s); short points with slow requests at the window'"'"'s edges make it larger\n", little, lw
+        print little_list
         if (bad == "") print "- the named bottleneck is the largest utilization (so the largest demand U / X) at X max in every sweep"
         else print "- **bottleneck is not the largest U in:**" bad
         if (lgb != "") print "- **loadgen itself was the bottleneck in:**" lgb

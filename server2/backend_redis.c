@@ -17,7 +17,9 @@
  * connection unusable, and the next connect asks the Sentinels again. With --redis-wait N a
  * batch that wrote sends WAIT N after its commands, and a write is answered OK only if at least
  * N replicas have it: the old primary of a failover cannot acknowledge what the new one lacks.
- * With redis:// and no --redis-wait, N is 1 if the primary lists replicas at connect, else 0.
+ * With redis:// and no --redis-wait, N is 1 if the primary lists replicas, else 0: asked at
+ * connect and again before a write once the last answer is ROLE_RECHECK_MS old, as Redis
+ * itself counts its good replicas again every second for min-replicas-to-write.
  *
  * The change feed (backend.h): a REPLACE is a Lua script that, if the record is still the
  * expected one, appends the user to the stream "s2:changes" (XADD with the id "0-*": Redis
@@ -35,10 +37,12 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "record.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound, at most half the URL's io_timeout_ms */
+#define ROLE_RECHECK_MS 1000 /* redis:// without --redis-wait: how old the replica count may be */
 #define KEY_PREFIX "user:"
 #define KEY_PREFIX_LEN (sizeof(KEY_PREFIX) - 1)
 #define REPLACE_SCRIPT                                                                             \
@@ -84,6 +88,7 @@ struct rconn {
     unsigned io_ms;   /* reads and writes are bounded by this (a blocking XREAD must end first) */
     unsigned wait;
     bool wait_auto;   /* --redis-wait not given with redis://: wait follows the node's replicas */
+    uint64_t role_ns; /* wait_auto: when ROLE last answered (CLOCK_MONOTONIC) */
     unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
 };
 
@@ -245,15 +250,18 @@ static int is_primary(redisContext *c, char *err)
 }
 
 /*
- * redis:// without --redis-wait: WAIT for 1 replica if c's node lists any now, else none.
- * Decided at each connect, and again after a WAIT falls short: a replica that attaches later
- * counts from the next connect; a write while a listed replica does not answer is unavailable,
- * and once the node no longer lists any, writes stop waiting. A node that will not answer ROLE
- * (an ACL) gets no WAIT, with a warning. 0 with the choice in *wait, or -1 with err if the
+ * redis:// without --redis-wait: WAIT for 1 replica if rc's node lists any now, else none.
+ * Decided at each connect, before a write once the last decision is ROLE_RECHECK_MS old, and
+ * after a WAIT falls short: a replica that attaches later counts within a second, on the
+ * connection there is; a write while a listed replica does not answer is unavailable, and once
+ * the node no longer lists any, writes stop waiting. A node that will not answer ROLE (an ACL)
+ * gets no WAIT, with a warning. 0 with the choice in rc->wait, or -1 with err if the
  * connection failed.
  */
-static int auto_wait(redisContext *c, unsigned *wait, char *err)
+static int auto_wait(struct rconn *rc, char *err)
 {
+    redisContext *c = rc->c;
+    unsigned *wait = &rc->wait;
     static atomic_int logged = -1; /* the last choice logged: each change is logged once */
     bool primary;
     unsigned replicas;
@@ -266,6 +274,7 @@ static int auto_wait(redisContext *c, unsigned *wait, char *err)
         err[0] = '\0';
         replicas = 0;
     }
+    rc->role_ns = clock_now_ns();
     *wait = replicas > 0 ? 1 : 0;
     if (atomic_exchange(&logged, (int)*wait) != (int)*wait)
         log_info("the primary lists %u replica%s: writes WAIT for %u (--redis-wait not given)",
@@ -365,7 +374,8 @@ static void *redis_connect(const struct backend_url *u, char *err)
     rc->io_ms = u->io_timeout_ms;
     rc->wait = u->redis_wait;
     rc->wait_auto = u->redis_wait_auto;
-    if (rc->wait_auto && auto_wait(c, &rc->wait, err) < 0) {
+    rc->role_ns = 0;
+    if (rc->wait_auto && auto_wait(rc, err) < 0) {
         redisFree(c);
         free(rc);
         return NULL;
@@ -590,6 +600,14 @@ fail:
     return -1;
 }
 
+static bool has_writes(const struct backend_op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].kind != BACKEND_OP_LOOKUP)
+            return true;
+    return false;
+}
+
 static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
     struct rconn *rc = conn;
@@ -598,6 +616,10 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     bool writes = false, lost_primary = false, short_wait = false;
 
     err[0] = '\0';
+    if (rc->wait_auto && has_writes(ops, n) &&
+        clock_now_ns() - rc->role_ns >= ROLE_RECHECK_MS * 1000000ull &&
+        auto_wait(rc, err) < 0) /* one round trip, at most once a second */
+        return -1;
     for (size_t i = 0; i < n; i++) {
         struct backend_op *op = &ops[i];
         const char *argv[6];
@@ -667,7 +689,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     if (short_wait && rc->wait_auto) {
         /* a replica that left for good would otherwise fail every write from now on */
         char why[BACKEND_ERR_LEN];
-        if (auto_wait(c, &rc->wait, why) < 0) {
+        if (auto_wait(rc, why) < 0) {
             snprintf(err, BACKEND_ERR_LEN, "%s", why);
             return -1;
         }

@@ -54,8 +54,9 @@ struct backend_url {
     char master[BACKEND_URL_MASTER_MAX + 1]; /* the Sentinels' name of the primary */
     unsigned redis_wait;                   /* WAIT for this many replicas after a write
                                               (server2's --redis-wait; not in the URL) */
-    bool redis_wait_auto;                  /* redis:// without --redis-wait: at each connect,
-                                              WAIT 1 if the node lists replicas (ROLE), else 0 */
+    bool redis_wait_auto;                  /* redis:// without --redis-wait: WAIT 1 if the
+                                              node lists replicas (ROLE, asked at connect and
+                                              then at most once a second), else 0 */
     unsigned io_timeout_ms;                /* bound of one read or write, and of a MySQL
                                               connect (server2's --backend-timeout; not in
                                               the URL; BACKEND_URL_IO_TIMEOUT_MS by default) */

@@ -124,6 +124,7 @@ static void test_merge_hist_exact(void **state)
     }
     pa.st[LG_REQ_GET].err[LG_ERR_TIMEOUT] = 3;
     pb.st[LG_REQ_GET].err[LG_ERR_TIMEOUT] = 4;
+    pa.window_max_s = 20; /* sized (a run without --start-at): the merge's window is not */
     t_write(&ra);
     t_write(&rb);
 
@@ -151,6 +152,8 @@ static void test_merge_hist_exact(void **state)
     assert_int_equal(m.run.points[0].st[LG_REQ_ALL].err[LG_ERR_TIMEOUT], 7);
     assert_int_equal(m.run.points[0].users, 8);
     assert_true(m.run.points[0].window_s == 10);
+    assert_true(in[0].points[0].window_max_s == 20 && in[1].points[0].window_max_s == 0);
+    assert_true(m.run.points[0].window_max_s == 0 && m.cfg.window_max_us == 0);
 
     lg_merged_release(&m);
     lg_runfile_release(&in[0]);
@@ -383,12 +386,72 @@ static void test_merge_parse_bad_hist(void **state)
     t_remove(root);
 }
 
+/* A window's cap reads back; a run.json written before it existed has none (0); bad: named. */
+static void test_merge_parse_window_max(void **state)
+{
+    static struct lg_config cfg;
+    static struct lg_point p;
+    struct lg_runfile in;
+    struct lg_run run;
+    char root[] = "/tmp/test_lg_merge_w.XXXXXX";
+    char dir[64];
+    char path[80];
+    char err[LG_ERR_LEN];
+    char *text;
+    char *at;
+    long len;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(dir, sizeof(dir), "%s/a", root);
+    t_run_init(&run, &cfg, &p, "0000000d", dir);
+    cfg.window_max_us = 12500000;
+    p.window_max_s = 12.5;
+    for (unsigned i = 0; i < 100; i++) {
+        hist_record(&p.st[LG_REQ_GET].lat, 1000 + i);
+        p.st[LG_REQ_GET].ok++;
+    }
+    t_write(&run);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    text = malloc((size_t)len + 1);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    text[len] = '\0';
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_true(in.points[0].window_max_s == 12.5);
+    assert_int_equal(in.cfg.window_max_us, 12500000);
+    lg_runfile_release(&in);
+    /* both keys renamed away, as in a file from before them: 0 */
+    while ((at = strstr(text, "\"window_max_s\"")) != NULL)
+        memcpy(at, "\"window_old_s\"", 14);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_true(in.points[0].window_max_s == 0 && in.cfg.window_max_us == 0);
+    lg_runfile_release(&in);
+    /* a negative cap in the point */
+    at = strstr(text, "\"window_old_s\": 12.5");
+    assert_non_null(at);
+    at = strstr(at + 1, "\"window_old_s\": 12.5");
+    assert_non_null(at);
+    memcpy(at, "\"window_max_s\": -2.5", 20);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: points[0].window_max_s: -2.5 is out of range [0, 1e+09]");
+    free(text);
+    t_remove(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_hist_exact),   cmocka_unit_test(test_merge_one_host),
         cmocka_unit_test(test_merge_two_hosts),    cmocka_unit_test(test_merge_refuses),
         cmocka_unit_test(test_merge_parse_errors), cmocka_unit_test(test_merge_parse_bad_hist),
+        cmocka_unit_test(test_merge_parse_window_max),
     };
     return cmocka_run_group_tests_name("lg_merge", tests, NULL, NULL);
 }

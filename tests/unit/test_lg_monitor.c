@@ -57,6 +57,7 @@ static void test_monitor_samples_self(void **state)
     static struct lg_config cfg;
     struct lg_monitor *m;
     struct lg_monitor_result r;
+    struct lg_window win;
     uint64_t start;
     volatile uint64_t spin = 0;
 
@@ -65,7 +66,8 @@ static void test_monitor_samples_self(void **state)
     cfg.sample_ms = 20;
     m = lg_monitor_new(&cfg);
     start = clock_now_ns();
-    assert_int_equal(lg_monitor_start(m, start, start + 300000000ull), 0);
+    lg_window_init(&win, start + 300000000ull);
+    assert_int_equal(lg_monitor_start(m, start, &win), 0);
     while (clock_now_ns() < start + 300000000ull)
         spin++;
     lg_monitor_stop(m, &r);
@@ -83,10 +85,37 @@ static void test_monitor_samples_self(void **state)
 
     /* a monitor can be started again for the next point; stopping early still samples */
     start = clock_now_ns();
-    assert_int_equal(lg_monitor_start(m, start, UINT64_MAX), 0);
+    lg_window_init(&win, UINT64_MAX);
+    assert_int_equal(lg_monitor_start(m, start, &win), 0);
     usleep(50000);
     lg_monitor_stop(m, &r);
     assert_true(r.nsamples >= 2);
+    lg_monitor_free(m);
+}
+
+/* A window extended before its end: the monitor samples to the new end, then seals it. */
+static void test_monitor_window_extended(void **state)
+{
+    static struct lg_config cfg;
+    struct lg_monitor *m;
+    struct lg_monitor_result r;
+    struct lg_window win;
+    uint64_t start;
+
+    (void)state;
+    lg_config_defaults(&cfg);
+    cfg.sample_ms = 20;
+    cfg.thread_hz = 0;
+    m = lg_monitor_new(&cfg);
+    start = clock_now_ns();
+    lg_window_init(&win, start + 150000000ull);
+    assert_int_equal(lg_monitor_start(m, start, &win), 0);
+    assert_true(lg_window_extend(&win, start + 400000000ull));
+    while (clock_now_ns() < start + 600000000ull)
+        usleep(10000);
+    assert_false(lg_window_extend(&win, start + 800000000ull)); /* the monitor sealed it */
+    lg_monitor_stop(m, &r);
+    assert_true(r.window_s > 0.3 && r.window_s < 0.5);
     lg_monitor_free(m);
 }
 
@@ -96,6 +125,7 @@ int main(void)
         cmocka_unit_test(test_monitor_cmdstats),
         cmocka_unit_test(test_monitor_task_ctxt_self),
         cmocka_unit_test(test_monitor_samples_self),
+        cmocka_unit_test(test_monitor_window_extended),
     };
     return cmocka_run_group_tests_name("lg_monitor", tests, NULL, NULL);
 }

@@ -317,6 +317,7 @@ static void test_thrsample_self(void **state)
 {
     static struct lg_config cfg;
     struct lg_thrsample *s;
+    struct lg_window win;
     struct lg_thr_result r;
     pthread_t t[3];
     int fds[2];
@@ -336,7 +337,8 @@ static void test_thrsample_self(void **state)
     usleep(50000); /* let them name themselves and settle */
     s = lg_thrsample_new(&cfg);
     now = clock_now_ns();
-    assert_int_equal(lg_thrsample_start(s, now, now + 400000000ull), 0);
+    lg_window_init(&win, now + 400000000ull);
+    assert_int_equal(lg_thrsample_start(s, now, &win), 0);
     usleep(500000);
     lg_thrsample_stop(s, &r);
     quit_all();
@@ -401,13 +403,15 @@ static void sample_window(struct lg_thr_result *r)
 {
     static struct lg_config cfg;
     struct lg_thrsample *s;
+    struct lg_window win;
     uint64_t now;
 
     lg_config_defaults(&cfg);
     cfg.thread_hz = 500;
     s = lg_thrsample_new(&cfg);
     now = clock_now_ns();
-    assert_int_equal(lg_thrsample_start(s, now, now + 200000000ull), 0);
+    lg_window_init(&win, now + 200000000ull);
+    assert_int_equal(lg_thrsample_start(s, now, &win), 0);
     usleep(300000);
     lg_thrsample_stop(s, r);
     lg_thrsample_free(s);
@@ -454,6 +458,7 @@ static void test_thrsample_limit(void **state)
     static struct lg_config cfg;
     static pthread_t t[NT];
     struct lg_thrsample *s;
+    struct lg_window win;
     struct lg_thr_result r;
     uint64_t now;
 
@@ -468,7 +473,8 @@ static void test_thrsample_limit(void **state)
     usleep(100000);
     s = lg_thrsample_new(&cfg);
     now = clock_now_ns();
-    assert_int_equal(lg_thrsample_start(s, now, now + 100000000ull), 0);
+    lg_window_init(&win, now + 100000000ull);
+    assert_int_equal(lg_thrsample_start(s, now, &win), 0);
     usleep(200000);
     lg_thrsample_stop(s, &r);
     quit_all();
@@ -488,13 +494,15 @@ static void test_thrsample_off(void **state)
 {
     static struct lg_config cfg;
     struct lg_thrsample *s;
+    struct lg_window win;
     struct lg_thr_result r;
 
     (void)state;
     lg_config_defaults(&cfg);
     cfg.thread_hz = 0;
     s = lg_thrsample_new(&cfg);
-    assert_int_equal(lg_thrsample_start(s, clock_now_ns(), clock_now_ns() + 1000000ull), 0);
+    lg_window_init(&win, clock_now_ns() + 1000000ull);
+    assert_int_equal(lg_thrsample_start(s, clock_now_ns(), &win), 0);
     lg_thrsample_stop(s, &r);
     lg_thrsample_free(s);
     assert_int_equal(r.ticks, 0);
