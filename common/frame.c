@@ -306,13 +306,20 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap)
 size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, const char *user,
                           size_t user_len, void *buf, size_t cap)
 {
+    return frame_encode_reply_retry(id, st, req_type, user, user_len, 0, buf, cap);
+}
+
+size_t frame_encode_reply_retry(uint64_t id, enum frame_status st, uint8_t req_type,
+                                const char *user, size_t user_len, uint32_t retry_ms, void *buf,
+                                size_t cap)
+{
     uint8_t *p = buf;
     size_t plen = 2 + user_len;
 
     if (!frame_is_request(req_type) || user_len > ACCOUNT_USER_MAX ||
         cap < FRAME_HEADER_SIZE + plen)
         return 0;
-    put_header(p, plen, FRAME_REPLY, (uint8_t)st, id, 0);
+    put_header(p, plen, FRAME_REPLY, (uint8_t)st, id, retry_ms);
     p[FRAME_HEADER_SIZE] = req_type;
     p[FRAME_HEADER_SIZE + 1] = (uint8_t)user_len;
     if (user_len > 0)
@@ -416,7 +423,7 @@ size_t frame_encode_lease(uint32_t lease_ms, void *buf, size_t cap)
 
 const char *frame_status_name(enum frame_status st)
 {
-    static const char *names[] = {"ok",          "exists",   "denied",     "invalid",
-                                  "unavailable", "internal", "bad-version", "expired"};
+    static const char *names[] = {"ok",       "exists",      "denied",  "invalid", "unavailable",
+                                  "internal", "bad-version", "expired", "limited"};
     return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "unknown";
 }

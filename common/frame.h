@@ -67,13 +67,16 @@ enum frame_status {
     FRAME_ST_INTERNAL = 5,    /* any other server-side failure */
     FRAME_ST_BAD_VERSION = 6, /* HELLO_ACK: version not supported; the server closes */
     FRAME_ST_EXPIRED = 7,     /* the request's deadline passed before it was worked on */
+    FRAME_ST_LIMITED = 8,     /* VERIFY, SETPASS, DELETE: the user's failed logins are over the
+                               * limit; the REPLY's budget_ms says when to try again */
 };
 
 struct frame {
     uint8_t type;       /* enum frame_type */
     uint8_t status;     /* enum frame_status; 0 in requests */
     uint64_t id;        /* request id chosen by the client, echoed in the REPLY */
-    uint32_t budget_ms; /* requests: how long the client still waits, 0 = no limit */
+    uint32_t budget_ms; /* requests: how long the client still waits, 0 = no limit; a LIMITED
+                         * REPLY: the milliseconds until the user may try again */
     uint16_t version;   /* HELLO and HELLO_ACK only */
     uint8_t req_type;   /* REPLY only: the type of the request it answers */
     uint8_t user_len;   /* requests with credentials, REPLY (echo), INVALIDATE */
@@ -111,6 +114,10 @@ size_t frame_encode(const struct frame *f, void *buf, size_t cap);
 /* Convenience encoders for the frames the programs send; return the encoded size or 0. */
 size_t frame_encode_reply(uint64_t id, enum frame_status st, uint8_t req_type, const char *user,
                           size_t user_len, void *buf, size_t cap);
+/* A REPLY whose budget_ms is retry_ms (a LIMITED answer). */
+size_t frame_encode_reply_retry(uint64_t id, enum frame_status st, uint8_t req_type,
+                                const char *user, size_t user_len, uint32_t retry_ms, void *buf,
+                                size_t cap);
 /* VERIFY or DELETE (user, password); any other type gives 0. */
 size_t frame_encode_cred(enum frame_type type, uint64_t id, uint32_t budget_ms, const char *user,
                          size_t user_len, const char *pass, size_t pass_len, void *buf,

@@ -112,3 +112,58 @@ int opts_parse_double(const char *s, double min, double max, double *out, char *
     *out = v;
     return 0;
 }
+
+int opts_parse_rate(const char *s, struct opts_rate *r, char *err)
+{
+    char num[32];
+    char perr[OPTS_ERR_LEN];
+    const char *slash = strchr(s, '/');
+    size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+    uint64_t count;
+    uint64_t period_us;
+
+    if (n == 0 || n >= sizeof(num)) {
+        snprintf(err, OPTS_ERR_LEN, "'%.64s' is not N/DURATION (e.g. 20/1m) or 0", s);
+        return -1;
+    }
+    memcpy(num, s, n);
+    num[n] = '\0';
+    if (opts_parse_u64(num, 0, 1000000000, &count, perr) < 0) {
+        snprintf(err, OPTS_ERR_LEN, "count: %.200s", perr);
+        return -1;
+    }
+    if (count == 0 && slash == NULL) {
+        *r = (struct opts_rate){0, 0};
+        return 0;
+    }
+    if (slash == NULL) {
+        snprintf(err, OPTS_ERR_LEN, "'%.64s' is not N/DURATION (e.g. 20/1m) or 0", s);
+        return -1;
+    }
+    if (opts_parse_duration_us(slash + 1, 1000, 86400000000ull, &period_us, perr) < 0) {
+        snprintf(err, OPTS_ERR_LEN, "duration: %.200s", perr);
+        return -1;
+    }
+    *r = (struct opts_rate){count, count == 0 ? 0 : period_us};
+    return 0;
+}
+
+const char *opts_format_rate(const struct opts_rate *r, char *buf, size_t len)
+{
+    uint64_t us = r->period_us;
+
+    if (r->count == 0)
+        snprintf(buf, len, "0");
+    else if (us % 60000000 == 0)
+        snprintf(buf, len, "%llu/%llum", (unsigned long long)r->count,
+                 (unsigned long long)(us / 60000000));
+    else if (us % 1000000 == 0)
+        snprintf(buf, len, "%llu/%llus", (unsigned long long)r->count,
+                 (unsigned long long)(us / 1000000));
+    else if (us % 1000 == 0)
+        snprintf(buf, len, "%llu/%llums", (unsigned long long)r->count,
+                 (unsigned long long)(us / 1000));
+    else
+        snprintf(buf, len, "%llu/%lluus", (unsigned long long)r->count, (unsigned long long)us);
+    return buf;
+}

@@ -246,6 +246,10 @@ CREATE TABLE IF NOT EXISTS auth.server2_peers (
     applied BIGINT UNSIGNED NOT NULL,
     expires DATETIME(3) NOT NULL
 ) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS auth.login_failures (
+    username VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+    tat DATETIME(3) NOT NULL
+) ENGINE=InnoDB;
 SQL
     for h in "${hosts[@]}"; do
         cat <<SQL

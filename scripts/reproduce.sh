@@ -218,7 +218,9 @@ total=$((${#configs[@]} * ${#loads[@]}))
 done_n=0
 for cfg in "${configs[@]}"; do
     config "$cfg"
-    s2flags=(--mode "$MODE" --workers "$workers" --hash-cost "$HASH_COST" --auth-cache "$CACHE")
+    # (server2's failed-login limit off too: the study's server2 reads no more than the account)
+    s2flags=(--mode "$MODE" --workers "$workers" --hash-cost "$HASH_COST" --auth-cache "$CACHE"
+        --login-fail-limit 0)
     printf '%s\t%s\t%s\t%s\t%s\n' "$cfg" "$BACKEND" "${s2flags[*]}" "${S1FLAGS[*]}" "$(busy_pct)" \
         >>"$OUT/configs.tsv"
     mkdir -p "$OUT/$cfg"

@@ -5,7 +5,8 @@
 #
 #   scripts/stack.sh start DIR [--backend redis|mysql] [--mode threads|processes]
 #                              [--workers N] [--hash-cost min|interactive|moderate]
-#                              [--auth-cache N] [--root FILES] [--port N] [-- SERVER1_FLAGS...]
+#                              [--auth-cache N] [--login-fail-limit N/DUR] [--root FILES]
+#                              [--port N] [-- SERVER1_FLAGS...]
 #   scripts/stack.sh stop DIR [--servers]      (--servers: server1 and server2 only, keep the database)
 #
 # start reuses a database already running under DIR (so several stacks can share one in turn).
@@ -17,7 +18,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
 usage() {
-    sed -n '6,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -55,6 +56,7 @@ cmd_stop() {
 
 cmd_start() {
     local dir=$1 backend=redis mode=threads workers=2 cost=min cache=0 root="" port=8080
+    local lfl=()
     shift
     while (($# > 0)); do
         case $1 in
@@ -63,6 +65,7 @@ cmd_start() {
         --workers) workers=$2; shift 2 ;;
         --hash-cost) cost=$2; shift 2 ;;
         --auth-cache) cache=$2; shift 2 ;;
+        --login-fail-limit) lfl=(--login-fail-limit "$2"); shift 2 ;;
         --root) root=$2; shift 2 ;;
         --port) port=$2; shift 2 ;;
         --) shift; break ;;
@@ -103,7 +106,7 @@ cmd_start() {
     local p2 p1
     p2=$(start_prog "$dir" server2 --port 0 --backend "$url" \
         --backend-password-file "$pwfile" --mode "$mode" --workers "$workers" \
-        --hash-cost "$cost" --auth-cache "$cache" --secret-file "$secret")
+        --hash-cost "$cost" --auth-cache "$cache" "${lfl[@]}" --secret-file "$secret")
     p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" \
         --auth-secret-file "$secret" "$@")
     echo "http://127.0.0.1:$p1" | tee "$dir/url"

@@ -254,7 +254,7 @@ static void slot_release(struct ac_conn *c, uint32_t i)
 }
 
 /* Finishes request i with status st: frees the slot first, then calls back (which may submit). */
-static void slot_finish(struct ac_conn *c, uint32_t i, enum frame_status st)
+static void slot_finish(struct ac_conn *c, uint32_t i, enum frame_status st, uint32_t retry_ms)
 {
     struct ac_slot *s = &c->slots[i];
     authclient_cb cb = s->cb;
@@ -262,7 +262,7 @@ static void slot_finish(struct ac_conn *c, uint32_t i, enum frame_status st)
 
     slot_release(c, i);
     if (cb != NULL)
-        cb(arg, st);
+        cb(arg, st, st == FRAME_ST_LIMITED ? retry_ms : 0);
 }
 
 /* ---- output ---- */
@@ -596,7 +596,7 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
         metrics_add(&ac->m->auth_timeouts, 1);
         st = FRAME_ST_UNAVAILABLE;
     }
-    slot_finish(c, i, st);
+    slot_finish(c, i, st, f->budget_ms); /* (a LIMITED REPLY's wait) */
     if (c->state == AC_UP && c->suspect && c->inflight == 0)
         conn_replace(c);
 }
@@ -933,14 +933,14 @@ static void slot_fail(struct ac_conn *c, uint32_t i)
         (s->type != FRAME_VERIFY && s->type != FRAME_CREATE && s->type != FRAME_PING) ||
         (s->type != FRAME_PING && s->pass_len == 0) ||
         (to = pick(c->ac, c->server_idx)) == NULL) {
-        slot_finish(c, i, FRAME_ST_UNAVAILABLE);
+        slot_finish(c, i, FRAME_ST_UNAVAILABLE, 0);
         return;
     }
     j = place(to, (enum frame_type)s->type, s->user, s->user_len,
               c->passes != NULL ? c->passes + (size_t)i * ACCOUNT_PASS_MAX : NULL, s->pass_len,
               NULL, 0, s->token, s->cb, s->arg);
     if (j == AC_NONE) {
-        slot_finish(c, i, FRAME_ST_UNAVAILABLE);
+        slot_finish(c, i, FRAME_ST_UNAVAILABLE, 0);
         return;
     }
     to->slots[j].handle = s->handle; /* what the caller holds */

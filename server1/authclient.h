@@ -67,8 +67,8 @@ struct authclient_config {
 #define AUTHCLIENT_MAX_CONNS 64 /* --auth-conns times the server2s, at most */
 
 /* st is the REPLY status, or FRAME_ST_UNAVAILABLE on timeout, EXPIRED, disconnect or a
- * protocol error. */
-typedef void (*authclient_cb)(void *arg, enum frame_status st);
+ * protocol error; retry_ms, with FRAME_ST_LIMITED, how long until the user may try again. */
+typedef void (*authclient_cb)(void *arg, enum frame_status st, uint32_t retry_ms);
 
 /* What the client tells its owner; both may be NULL. */
 struct authclient_events {

@@ -206,6 +206,16 @@ static void respond_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t
 }
 
 /*
+ * server2 said the user's failed logins, counted in the database every server2 (and so every
+ * server1) shares, are over its --login-fail-limit: 429, retry_ms from server2 as Retry-After.
+ */
+static void respond_limited_by_server2(struct s1_conn *c, uint32_t retry_ms)
+{
+    respond_limited(c, METRICS_LIMIT_LOGIN_SHARED, (uint64_t)retry_ms * 1000000ull,
+                    "too many failed logins for this user, retry later\n");
+}
+
+/*
  * Before a login (c->req->user set): true after answering 429 if the username or the client address
  * is over its failed-login limit. A lockout holds every login as that user, the right password
  * too: otherwise the answer would tell a guesser when a guess was right.
@@ -327,10 +337,11 @@ static bool form_body_ok(struct s1_conn *c, const char *buf, const struct http_r
     return true;
 }
 
-static void on_create(void *arg, enum frame_status st)
+static void on_create(void *arg, enum frame_status st, uint32_t retry_ms)
 {
     struct s1_conn *c = arg;
 
+    UNUSED(retry_ms);
     c->req->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
@@ -683,7 +694,7 @@ static void serve_verified(struct s1_conn *c)
 }
 
 /* server2's answer to a GET or HEAD's credentials: then() answers an accepted one. */
-static void read_verified(struct s1_conn *c, enum frame_status st,
+static void read_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
                           void (*then)(struct s1_conn *))
 {
     struct s1_handler_env *env = env_of(c);
@@ -691,6 +702,9 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
     c->req->auth_pending = false;
     login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
+    case FRAME_ST_LIMITED:
+        respond_limited_by_server2(c, retry_ms);
+        break;
     case FRAME_ST_OK:
         if (c->req->cred_cacheable) {
             credcache_put(&env->cache, &c->req->cred_key, c->req->cred_epoch, clock_now_ns());
@@ -711,9 +725,9 @@ static void read_verified(struct s1_conn *c, enum frame_status st,
     s1_conn_resume(c);
 }
 
-static void on_verify(void *arg, enum frame_status st)
+static void on_verify(void *arg, enum frame_status st, uint32_t retry_ms)
 {
-    read_verified(arg, st, serve_verified);
+    read_verified(arg, st, retry_ms, serve_verified);
 }
 
 /* Decodes {name} into c->req->name; c->req->name_ok is false for invalid and reserved names. */
@@ -939,9 +953,9 @@ static void list_verified(struct s1_conn *c)
         s1_conn_respond(c, 200, "application/json", "Vary: Accept\r\n", &b);
 }
 
-static void on_list_verify(void *arg, enum frame_status st)
+static void on_list_verify(void *arg, enum frame_status st, uint32_t retry_ms)
 {
-    read_verified(arg, st, list_verified);
+    read_verified(arg, st, retry_ms, list_verified);
 }
 
 /*
@@ -1148,11 +1162,16 @@ static void put_accepted(struct s1_conn *c)
     s1_conn_resume(c);
 }
 
-static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commit_op op)
+static void on_change_verify(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
+                             enum commit_op op)
 {
     c->req->auth_pending = false;
     login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
     switch (st) {
+    case FRAME_ST_LIMITED:
+        respond_limited_by_server2(c, retry_ms);
+        s1_conn_resume(c);
+        return;
     case FRAME_ST_OK:
         if (op == COMMIT_PUT) {
             put_accepted(c);
@@ -1176,14 +1195,14 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, enum commi
     s1_conn_resume(c);
 }
 
-static void on_put_verify(void *arg, enum frame_status st)
+static void on_put_verify(void *arg, enum frame_status st, uint32_t retry_ms)
 {
-    on_change_verify(arg, st, COMMIT_PUT);
+    on_change_verify(arg, st, retry_ms, COMMIT_PUT);
 }
 
-static void on_delete_verify(void *arg, enum frame_status st)
+static void on_delete_verify(void *arg, enum frame_status st, uint32_t retry_ms)
 {
-    on_change_verify(arg, st, COMMIT_DELETE);
+    on_change_verify(arg, st, retry_ms, COMMIT_DELETE);
 }
 
 static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
@@ -1201,7 +1220,7 @@ static enum s1_dispatch change_file(struct s1_conn *c, const char *buf,
 
 /* ---- PUT/DELETE /users/{name} ---- */
 
-static void on_account_change(void *arg, enum frame_status st)
+static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms)
 {
     struct s1_conn *c = arg;
 
@@ -1210,6 +1229,9 @@ static void on_account_change(void *arg, enum frame_status st)
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
+        break;
+    case FRAME_ST_LIMITED:
+        respond_limited_by_server2(c, retry_ms);
         break;
     case FRAME_ST_DENIED:
         s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
@@ -1304,10 +1326,11 @@ out:
 
 /* ---- /healthz, /metrics ---- */
 
-static void on_ping(void *arg, enum frame_status st)
+static void on_ping(void *arg, enum frame_status st, uint32_t retry_ms)
 {
     struct s1_conn *c = arg;
 
+    UNUSED(retry_ms);
     c->req->auth_pending = false;
     if (st == FRAME_ST_OK)
         s1_conn_respond_text(c, 200, NULL, "ok\n");

@@ -14,7 +14,8 @@ static const char *const route_names[METRICS_NROUTES] = {"files", "users", "heal
                                                          "other"};
 #define METRICS_STATUS_CODE(code) code,
 static const int status_codes[METRICS_NSTATUS] = {METRICS_STATUS_LIST(METRICS_STATUS_CODE) 0};
-static const char *const limit_names[METRICS_NLIMITS] = {"login_user", "login_addr", "signup"};
+static const char *const limit_names[METRICS_NLIMITS] = {"login_user", "login_addr", "signup",
+                                                         "login_user_shared"};
 static const double rtt_bounds[METRICS_RTT_NBOUNDS] = METRICS_RTT_BOUNDS;
 
 void metrics_init(struct metrics *m)
@@ -147,8 +148,9 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_connections_rejected_per_ip_total",
                 "Connections closed at once over --max-conns-per-ip.",
                 sum_counter(all, n, offsetof(struct metrics, connections_rejected_per_ip)));
-    fputs("# HELP server1_ratelimited_total Requests answered 429 without asking server2, by "
-          "the limit they were over.\n"
+    fputs("# HELP server1_ratelimited_total Requests answered 429 before any password was "
+          "checked, by the limit they were over (login_user_shared: server2's, in the "
+          "database).\n"
           "# TYPE server1_ratelimited_total counter\n",
           out);
     for (int k = 0; k < METRICS_NLIMITS; k++) {

@@ -35,6 +35,11 @@ struct s2_auth {
     char (*records)[BACKEND_HASH_MAX]; /* a CREATE's record: its token and its hash */
     struct authcache_key *keys;
     struct backend_op *ops;
+    unsigned *fails_left; /* per LOOKUP op: failed logins its user may still have now */
+    int *denied;          /* the group's DENIED verifications (indices in group_jobs), to be
+                           * charged, then answered */
+    size_t ndenied;
+    struct s2_job *group_jobs; /* the jobs of the group being worked */
     struct dedupe_slot *dedupe;
     size_t dedupe_cap;
     struct s2_auth_hasher hasher;
@@ -62,6 +67,8 @@ struct s2_auth *s2_auth_new(const struct backend_ops *ops, const struct backend_
     a->records = xcalloc(a->batch_max, sizeof(*a->records));
     a->keys = xcalloc(a->batch_max, sizeof(*a->keys));
     a->ops = xcalloc(a->batch_max, sizeof(*a->ops));
+    a->fails_left = xcalloc(a->batch_max, sizeof(*a->fails_left));
+    a->denied = xcalloc(a->batch_max, sizeof(*a->denied));
     a->dedupe_cap = 4;
     while (a->dedupe_cap < 2 * a->batch_max)
         a->dedupe_cap *= 2;
@@ -82,6 +89,8 @@ void s2_auth_free(struct s2_auth *a)
     free(a->records);
     free(a->keys);
     free(a->ops);
+    free(a->fails_left);
+    free(a->denied);
     free(a->dedupe);
     free(a);
 }
@@ -223,12 +232,12 @@ static bool found_nobody(const struct backend_op *op)
            (op->status == BACKEND_ST_OK && strcmp(op->stored, RECORD_TOMBSTONE) == 0);
 }
 
-/* No such user: the same argon2 work as a wrong password's, then DENIED. */
-static void deny_unknown(struct s2_auth *a, struct s2_job *j)
+/* No such user: the same argon2 work as a wrong password's. False if j expired (settled). */
+static bool verify_dummy(struct s2_auth *a, struct s2_job *j)
 {
     if (expired(j, clock_now_ns())) {
         settle(a, j, FRAME_ST_EXPIRED);
-        return;
+        return false;
     }
     if (a->dummy == NULL)
         a->dummy = pwhash_dummy(a->cost);
@@ -237,20 +246,110 @@ static void deny_unknown(struct s2_auth *a, struct s2_job *j)
         a->st.dummy_verifies++;
         (void)a->hasher.verify(a->dummy, j->pass, j->pass_len);
     }
-    settle(a, j, FRAME_ST_DENIED);
+    return true;
 }
 
-static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct backend_op *op,
+/* ---- the login limit (backend.h) ---- */
+
+static bool limit_on(const struct s2_auth *a)
+{
+    return a->session.url->login_fail_burst > 0;
+}
+
+/* How long op's user must wait before failing again: 0 = it may now. */
+static uint32_t limit_wait_ms(const struct s2_auth *a, const struct backend_op *op)
+{
+    const struct backend_url *u = a->session.url;
+    uint64_t tolerance = (uint64_t)(u->login_fail_burst - 1) * u->login_fail_interval_ms;
+
+    return op->fail_ahead_ms > tolerance ? (uint32_t)(op->fail_ahead_ms - tolerance) : 0;
+}
+
+/* How many failures op's user may still have now (each takes DUR/N of the TAT's room). */
+static unsigned limit_fails_left(const struct s2_auth *a, const struct backend_op *op)
+{
+    const struct backend_url *u = a->session.url;
+    uint64_t used = ((uint64_t)op->fail_ahead_ms + u->login_fail_interval_ms - 1) /
+                    u->login_fail_interval_ms;
+
+    return used >= u->login_fail_burst ? 0 : (unsigned)(u->login_fail_burst - used);
+}
+
+static void settle_limited(struct s2_auth *a, struct s2_job *j, uint32_t retry_ms)
+{
+    j->retry_ms = retry_ms ? retry_ms : 1;
+    a->st.limited++;
+    settle(a, j, FRAME_ST_LIMITED);
+}
+
+/*
+ * Whether the job of LOOKUP op o may try a password: else it is answered LIMITED. A failure
+ * the group already counted against the user takes one of its failures left.
+ */
+static bool limit_allows(struct s2_auth *a, struct s2_job *j, int o)
+{
+    uint32_t wait;
+
+    if (!limit_on(a))
+        return true;
+    wait = limit_wait_ms(a, &a->ops[o]);
+    if (wait == 0 && a->fails_left[o] > 0)
+        return true;
+    settle_limited(a, j, wait ? wait : a->session.url->login_fail_interval_ms);
+    return false;
+}
+
+/* A wrong password (or no such user) for the job of LOOKUP op o: DENIED, charged first. */
+static void deny(struct s2_auth *a, struct s2_job *j, int o)
+{
+    if (!limit_on(a)) {
+        settle(a, j, FRAME_ST_DENIED);
+        return;
+    }
+    if (o >= 0 && a->fails_left[o] > 0)
+        a->fails_left[o]--;
+    a->denied[a->ndenied++] = (int)(j - a->group_jobs);
+}
+
+/*
+ * The group's failed logins go to the database in one round trip, then are answered DENIED
+ * (whether the charge was written or not: the answer is the same).
+ */
+static void charge_denied(struct s2_auth *a)
+{
+    size_t n = a->ndenied;
+
+    if (n == 0)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        const struct s2_job *j = &a->group_jobs[a->denied[k]];
+        a->ops[k] = (struct backend_op){
+            .kind = BACKEND_OP_FAIL, .user = j->user, .user_len = j->user_len};
+    }
+    if (backend_session_batch(&a->session, a->ops, n, clock_now_ns()) == 0)
+        for (size_t k = 0; k < n; k++)
+            a->st.fails_charged += a->ops[k].status == BACKEND_ST_OK;
+    for (size_t k = 0; k < n; k++)
+        settle(a, &a->group_jobs[a->denied[k]], FRAME_ST_DENIED);
+    a->ndenied = 0;
+}
+
+static void finish_verify(struct s2_auth *a, struct s2_job *j, int o,
                           const struct authcache_key *key)
 {
+    const struct backend_op *op = &a->ops[o];
+
+    if (op->status != BACKEND_ST_OK && op->status != BACKEND_ST_NOTFOUND) {
+        settle(a, j, status_of_op(op->status));
+        return;
+    }
+    if (!limit_allows(a, j, o))
+        return;
     if (found_nobody(op)) {
         if (a->cache)
             authcache_remove(a->cache, key);
-        deny_unknown(a, j);
-        return;
-    }
-    if (op->status != BACKEND_ST_OK) {
-        settle(a, j, status_of_op(op->status));
+        if (verify_dummy(a, j))
+            deny(a, j, o);
         return;
     }
     if (a->cache && authcache_check(a->cache, key, record_hash(op->stored), clock_now_ns())) {
@@ -269,7 +368,7 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
             authcache_put(a->cache, key, record_hash(op->stored), clock_now_ns());
         settle(a, j, FRAME_ST_OK);
     } else {
-        settle(a, j, FRAME_ST_DENIED);
+        deny(a, j, o);
     }
 }
 
@@ -281,16 +380,18 @@ static void finish_verify(struct s2_auth *a, struct s2_job *j, const struct back
  * VERIFY, never from the cache), hash the new one (SETPASS), then replace the stored hash iff
  * it is still the one just checked (a compare-and-set, so of two concurrent changes with the
  * same old password only one wins; the other gets DENIED). A deletion replaces it with
- * RECORD_TOMBSTONE. Two round trips; changes are rare.
+ * RECORD_TOMBSTONE. Two round trips; changes are rare. The login limit holds as for a VERIFY:
+ * a wrong current password is a failed login.
  */
 static void run_change(struct s2_auth *a, struct s2_job *j)
 {
-    struct backend_op op = {.kind = BACKEND_OP_LOOKUP, .user = j->user, .user_len = j->user_len};
+    struct backend_op *op = &a->ops[0];
     char stored[BACKEND_HASH_MAX];
     char fresh[PWHASH_STR_MAX];
     uint8_t st;
 
     a->batch_no++;
+    a->group_jobs = j;
     j->status = PENDING;
     j->change_seq = 0;
     if (j->flags & S2_JOB_REJECTED) { /* over --max-queue */
@@ -307,23 +408,31 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
         settle(a, j, FRAME_ST_EXPIRED);
         return;
     }
-    if (backend_session_batch(&a->session, &op, 1, clock_now_ns()) < 0) {
+    *op = (struct backend_op){.kind = BACKEND_OP_LOOKUP, .user = j->user, .user_len = j->user_len};
+    if (backend_session_batch(&a->session, op, 1, clock_now_ns()) < 0) {
         settle(a, j, FRAME_ST_UNAVAILABLE);
         return;
     }
-    if (found_nobody(&op)) {
-        deny_unknown(a, j);
+    if (op->status != BACKEND_ST_OK && op->status != BACKEND_ST_NOTFOUND) {
+        settle(a, j, status_of_op(op->status));
         return;
     }
-    if (op.status != BACKEND_ST_OK) {
-        settle(a, j, status_of_op(op.status));
+    a->fails_left[0] = limit_on(a) ? limit_fails_left(a, op) : 0;
+    if (!limit_allows(a, j, 0))
+        return;
+    if (found_nobody(op)) {
+        if (verify_dummy(a, j)) {
+            deny(a, j, 0);
+            charge_denied(a);
+        }
         return;
     }
-    memcpy(stored, op.stored, sizeof(stored));
+    memcpy(stored, op->stored, sizeof(stored));
     flush(a);
     a->st.verifies++;
     if (!a->hasher.verify(record_hash(stored), j->pass, j->pass_len)) {
-        settle(a, j, FRAME_ST_DENIED);
+        deny(a, j, 0);
+        charge_denied(a);
         return;
     }
     if (j->type == FRAME_SETPASS) {
@@ -335,19 +444,19 @@ static void run_change(struct s2_auth *a, struct s2_job *j)
     } else {
         memcpy(fresh, RECORD_TOMBSTONE, sizeof(RECORD_TOMBSTONE));
     }
-    op = (struct backend_op){.kind = BACKEND_OP_REPLACE,
-                             .user = j->user,
-                             .user_len = j->user_len,
-                             .hash = fresh,
-                             .expect = stored};
+    *op = (struct backend_op){.kind = BACKEND_OP_REPLACE,
+                              .user = j->user,
+                              .user_len = j->user_len,
+                              .hash = fresh,
+                              .expect = stored};
     /* not expired from here on: the change costs the work done; say what became of it */
-    if (backend_session_batch(&a->session, &op, 1, clock_now_ns()) < 0)
+    if (backend_session_batch(&a->session, op, 1, clock_now_ns()) < 0)
         st = FRAME_ST_UNAVAILABLE; /* may have been applied: the caller invalidates anyway */
-    else if (op.status == BACKEND_ST_NOTFOUND)
+    else if (op->status == BACKEND_ST_NOTFOUND)
         st = FRAME_ST_DENIED; /* changed or deleted meanwhile */
     else
-        st = status_of_op(op.status);
-    j->change_seq = st == FRAME_ST_OK ? op.change_seq : 0;
+        st = status_of_op(op->status);
+    j->change_seq = st == FRAME_ST_OK ? op->change_seq : 0;
     if (a->cache)
         authcache_invalidate_user(a->cache, j->user, j->user_len);
     a->st.changes += st == FRAME_ST_OK;
@@ -371,6 +480,7 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         return start + 1;
     }
     a->batch_no++; /* repeats are found within a group only */
+    a->group_jobs = jobs;
 
     /* 1-3: validate, drop the expired, hash distinct creates one at a time. */
     for (end = start; end < n; end++) {
@@ -447,6 +557,9 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
 
     /* 4: one round trip. */
     rc = nops > 0 ? backend_session_batch(&a->session, a->ops, nops, clock_now_ns()) : 0;
+    for (size_t o = 0; rc == 0 && limit_on(a) && o < nops; o++)
+        if (a->ops[o].kind == BACKEND_OP_LOOKUP)
+            a->fails_left[o] = limit_fails_left(a, &a->ops[o]);
 
     /* Creates first (no more CPU work for them), then their repeats. */
     for (size_t i = start; i < end; i++) {
@@ -474,8 +587,9 @@ static size_t run_group(struct s2_auth *a, struct s2_job *jobs, size_t start, si
         if (rc < 0)
             settle(a, j, FRAME_ST_UNAVAILABLE);
         else
-            finish_verify(a, j, &a->ops[a->op_of_job[i]], &a->keys[i]);
+            finish_verify(a, j, a->op_of_job[i], &a->keys[i]);
     }
+    charge_denied(a);
     return end;
 }
 

@@ -27,7 +27,13 @@
  *     database returned now) skips argon2; otherwise
  *     crypto_pwhash_str_verify, and a success is cached. A VERIFY whose user does not exist is
  *     checked against a dummy hash of the same cost (pwhash_dummy) and DENIED, so that its
- *     answer takes as long as a wrong password's.
+ *     answer takes as long as a wrong password's;
+ *  6. with a login limit (--login-fail-limit, backend.h), the lookup also read how far the
+ *     user's failures are ahead: a VERIFY over the limit is answered LIMITED (with the
+ *     milliseconds to wait) before any cache or argon2 work, the right password too, and so
+ *     are the ones of the same name in the group once the failures it still allowed are
+ *     used up; the group's DENIED verifications are charged to the database in one more
+ *     round trip before they are answered.
  * An account change (SETPASS, DELETE) is a group of its own: see run_change in auth.c.
  */
 #ifndef AUTH_H
@@ -55,6 +61,8 @@ struct s2_auth_stats {
     uint64_t dummy_verifies; /* verifications against the dummy hash (no such user) */
     uint64_t changes;        /* passwords changed and accounts deleted */
     uint64_t rejected;       /* over --max-queue (counted by the queue, added by its owner) */
+    uint64_t limited;        /* answered LIMITED: the user's failed logins over the limit */
+    uint64_t fails_charged;  /* failed logins written to the database's limit */
 };
 
 /* A group's hashing budget: stop adding jobs to a group once its hashes took this long. */

@@ -28,6 +28,13 @@
  *   ping. A batch that still fails on its connection is retried once on a new one (a create
  *   applied before the failure is then found as its own creation, record.h), unless it holds
  *   a REPLACE (a compare-and-set applied before the failure would fail when sent again).
+ * - Failed logins (server2's --login-fail-limit N/DUR, in backend_url): a generic cell rate
+ *   algorithm per username, kept in the database so every server2 (and so every server1)
+ *   shares it: a theoretical arrival time TAT that each FAIL moves to max(TAT, now) + DUR/N;
+ *   a LOOKUP reads, in the same round trip, how far TAT is ahead of now (auth.c: beyond
+ *   (N-1) * DUR/N the user must wait). N failures in a burst, then one per DUR/N; the database's
+ *   clock decides (Redis: the key fail:NAME expiring at TAT, read with PTTL; SQL: the table
+ *   login_failures, with NOW(3)). Unknown names count like real ones.
  * - Account changes are announced through the database (PROTOCOL.md, "Invalidation"): a
  *   REPLACE that writes also appends the user to the database's change feed in the same atomic
  *   operation and returns the change's number (consecutive from 1, in the order the changes
@@ -59,6 +66,8 @@ enum backend_op_kind {
     BACKEND_OP_LOOKUP = 2, /* fetch user's stored record */
     BACKEND_OP_REPLACE = 3, /* store `hash` under user iff it still holds `expect` (a password
                              * change, or RECORD_TOMBSTONE for a deletion) */
+    BACKEND_OP_FAIL = 4,    /* a failed login as user: its login limit is charged (a batch of
+                             * FAILs holds nothing else) */
 };
 
 enum backend_op_status {
@@ -80,6 +89,8 @@ struct backend_op {
     const char *expect;            /* REPLACE: the hash the row must still hold */
     enum backend_op_status status; /* out */
     uint64_t change_seq;           /* out, REPLACE OK: the change's number in the feed */
+    uint32_t fail_ahead_ms;        /* out, LOOKUP with a login limit (backend_url): how far the
+                                    * user's TAT is ahead of now, 0 if not (also for no user) */
     char stored[BACKEND_HASH_MAX]; /* out, LOOKUP found: the record, NUL-terminated ("" if it
                                     * did not fit) */
 };

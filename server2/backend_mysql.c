@@ -64,6 +64,7 @@ enum feed_stmt {
     FS_BEHIND, /* live server2s behind a number */
     FS_PRUNE_PEERS,
     FS_PRUNE_CHANGES,
+    FS_PRUNE_FAILURES,
     FS_COUNT,
 };
 
@@ -80,12 +81,18 @@ static const char *const feed_sql[FS_COUNT] = {
     [FS_PRUNE_PEERS] = "DELETE FROM server2_peers WHERE expires < NOW(3) - INTERVAL 60 SECOND",
     [FS_PRUNE_CHANGES] = "DELETE FROM account_changes WHERE at < NOW(3) - INTERVAL 1 DAY "
                          "LIMIT 1000",
+    [FS_PRUNE_FAILURES] = "DELETE FROM login_failures WHERE tat < NOW(3) - INTERVAL 1 HOUR "
+                          "LIMIT 1000",
 };
 
 struct mysql_conn {
     MYSQL *m;
     MYSQL_STMT *select[STMT_SIZES]; /* by log2 of the number of names; NULL until used */
     MYSQL_STMT *insert[STMT_SIZES];
+    MYSQL_STMT *select_fail[STMT_SIZES]; /* the SELECT with the login limit's rows */
+    MYSQL_STMT *fail;                    /* a FAIL: the user's TAT moved on */
+    unsigned fail_burst;                 /* the login limit (backend.h): N, 0 = off */
+    unsigned fail_interval_ms;           /* DUR / N */
     MYSQL_STMT *update; /* REPLACE; NULL until used */
     MYSQL_STMT *feed[FS_COUNT]; /* the change feed's; NULL until used */
     unsigned renewals;          /* feed_renew calls, for the pruning */
@@ -244,6 +251,8 @@ static void *my_connect(const struct backend_url *u, char *err)
     }
     mc = xcalloc(1, sizeof(*mc));
     mc->m = m;
+    mc->fail_burst = u->login_fail_burst;
+    mc->fail_interval_ms = u->login_fail_interval_ms;
     return mc;
 }
 
@@ -257,7 +266,11 @@ static void my_close(void *conn)
             mysql_stmt_close(mc->select[i]);
         if (mc->insert[i])
             mysql_stmt_close(mc->insert[i]);
+        if (mc->select_fail[i])
+            mysql_stmt_close(mc->select_fail[i]);
     }
+    if (mc->fail)
+        mysql_stmt_close(mc->fail);
     if (mc->update)
         mysql_stmt_close(mc->update);
     for (int i = 0; i < FS_COUNT; i++)
@@ -361,6 +374,20 @@ static void apply_row(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     }
 }
 
+/* A row of login_failures: its TAT is ahead_us ahead of now. */
+static void apply_fail_row(struct mysql_conn *mc, struct backend_op *ops, size_t n,
+                           const char *user, unsigned long len, uint64_t ahead_us)
+{
+    uint64_t ms = (ahead_us + 999) / 1000;
+
+    for (size_t k = lower_bound(mc, ops, n, user, len); k < n; k++) {
+        struct backend_op *op = &ops[mc->order[k]];
+        if (op->user_len != len || memcmp(op->user, user, len) != 0)
+            break;
+        op->fail_ahead_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+    }
+}
+
 /*
  * Errors after which the connection is dropped (and the next connect may pick another node):
  * the client's own, the server going away, and a Galera node that left the cluster's primary
@@ -420,19 +447,25 @@ static int fail_batch(MYSQL_STMT *st, struct backend_op *ops, size_t n, char *er
     return 0;
 }
 
-static void q_rows(struct mysql_conn *mc, const char *head, const char *row, size_t rows)
+/* The kinds of statement made for a number of rows. */
+enum rows_stmt {
+    RS_INSERT,      /* INSERT IGNORE of the CREATEs */
+    RS_SELECT,      /* SELECT of every name */
+    RS_SELECT_FAIL, /* the same, and the login limit's rows of those names (UNION ALL) */
+};
+
+/* Appends n copies of item, comma-separated. */
+static void q_list(struct mysql_conn *mc, const char *item, size_t n)
 {
-    mc->qlen = 0;
-    q_lit(mc, head);
-    for (size_t i = 0; i < rows; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i > 0)
             q_lit(mc, ",");
-        q_lit(mc, row);
+        q_lit(mc, item);
     }
 }
 
 /* The statement for `rows` rows of this kind, prepared now if it is not yet; NULL + err. */
-static MYSQL_STMT *stmt_for(struct mysql_conn *mc, bool insert, size_t rows, char *err)
+static MYSQL_STMT *stmt_for(struct mysql_conn *mc, enum rows_stmt kind, size_t rows, char *err)
 {
     size_t k = 0;
     MYSQL_STMT **slot;
@@ -443,13 +476,27 @@ static MYSQL_STMT *stmt_for(struct mysql_conn *mc, bool insert, size_t rows, cha
         snprintf(err, BACKEND_ERR_LEN, "a batch of %zu names is larger than supported", rows);
         return NULL;
     }
-    slot = insert ? &mc->insert[k] : &mc->select[k];
+    slot = kind == RS_INSERT   ? &mc->insert[k]
+           : kind == RS_SELECT ? &mc->select[k]
+                               : &mc->select_fail[k];
     if (*slot != NULL)
         return *slot;
-    if (insert) {
-        q_rows(mc, "INSERT IGNORE INTO users (username, hash) VALUES ", "(?,?)", rows);
+    mc->qlen = 0;
+    if (kind == RS_INSERT) {
+        q_lit(mc, "INSERT IGNORE INTO users (username, hash) VALUES ");
+        q_list(mc, "(?,?)", rows);
+    } else if (kind == RS_SELECT) {
+        q_lit(mc, "SELECT username, hash FROM users WHERE username IN (");
+        q_list(mc, "?", rows);
+        q_lit(mc, ")");
     } else {
-        q_rows(mc, "SELECT username, hash FROM users WHERE username IN (", "?", rows);
+        /* rows of login_failures have no hash; how far their TAT is ahead of now, in us */
+        q_lit(mc, "SELECT username, hash, NULL FROM users WHERE username IN (");
+        q_list(mc, "?", rows);
+        q_lit(mc, ") UNION ALL SELECT username, NULL, "
+                  "GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(3), tat)) FROM login_failures "
+                  "WHERE username IN (");
+        q_list(mc, "?", rows);
         q_lit(mc, ")");
     }
     *slot = mysql_stmt_init(mc->m);
@@ -477,6 +524,13 @@ static MYSQL_BIND *params(struct mysql_conn *mc, size_t n)
     return mc->params;
 }
 
+static void bind_u64(MYSQL_BIND *b, uint64_t *v)
+{
+    b->buffer_type = MYSQL_TYPE_LONGLONG;
+    b->buffer = v;
+    b->is_unsigned = 1;
+}
+
 static void bind_str(MYSQL_BIND *b, const char *s, size_t len)
 {
     b->buffer_type = MYSQL_TYPE_STRING;
@@ -489,7 +543,7 @@ static int run_insert(struct mysql_conn *mc, struct backend_op *ops, size_t n, s
                       char *err)
 {
     size_t rows = backend_mysql_stmt_rows(ncreate);
-    MYSQL_STMT *st = stmt_for(mc, true, rows, err);
+    MYSQL_STMT *st = stmt_for(mc, RS_INSERT, rows, err);
     MYSQL_BIND *b;
     size_t r = 0;
     const struct backend_op *last = NULL;
@@ -518,21 +572,26 @@ static int run_insert(struct mysql_conn *mc, struct backend_op *ops, size_t n, s
 static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, char *err)
 {
     size_t rows = backend_mysql_stmt_rows(n);
-    MYSQL_STMT *st = stmt_for(mc, false, rows, err);
+    bool limit = mc->fail_burst > 0;
+    MYSQL_STMT *st = stmt_for(mc, limit ? RS_SELECT_FAIL : RS_SELECT, rows, err);
     char user[ACCOUNT_USER_MAX + 1];
     char hash[BACKEND_HASH_MAX];
     unsigned long lens[2];
     char *row[2] = {user, hash};
-    MYSQL_BIND out[2];
+    uint64_t ahead_us = 0;
+    my_bool hash_null = 0;
+    MYSQL_BIND out[3];
     MYSQL_BIND *b;
     int rc;
 
     if (st == NULL)
         return -1;
-    b = params(mc, rows);
+    b = params(mc, limit ? 2 * rows : rows);
     for (size_t r = 0; r < rows; r++) {
         const struct backend_op *op = &ops[r < n ? r : n - 1];
         bind_str(&b[r], op->user, op->user_len);
+        if (limit)
+            bind_str(&b[rows + r], op->user, op->user_len);
     }
     memset(out, 0, sizeof(out));
     out[0].buffer_type = MYSQL_TYPE_STRING;
@@ -543,12 +602,20 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     out[1].buffer = hash;
     out[1].buffer_length = sizeof(hash);
     out[1].length = &lens[1];
+    out[1].is_null = &hash_null;
+    bind_u64(&out[2], &ahead_us);
     if (mysql_stmt_bind_param(st, b) != 0 || execute(st) != 0 ||
         mysql_stmt_bind_result(st, out) != 0 || mysql_stmt_store_result(st) != 0)
         return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
+    for (size_t i = 0; i < n; i++)
+        ops[i].fail_ahead_ms = 0;
     while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
         if (lens[0] >= sizeof(user))
             continue; /* longer than any valid name: cannot be one of ours */
+        if (hash_null) {
+            apply_fail_row(mc, ops, n, user, lens[0], ahead_us);
+            continue;
+        }
         if (lens[1] >= sizeof(hash))
             lens[1] = sizeof(hash); /* did not fit: marked as such for apply_row */
         apply_row(mc, ops, n, row, lens);
@@ -556,6 +623,42 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
     if (rc != MYSQL_NO_DATA)
         return fail_batch(st, ops, n, err) < 0 ? -1 : 1;
     mysql_stmt_free_result(st);
+    return 0;
+}
+
+#define FAIL_SQL                                                                                   \
+    "INSERT INTO login_failures (username, tat) VALUES (?, NOW(3) + INTERVAL ? MICROSECOND) "    \
+    "ON DUPLICATE KEY UPDATE tat = GREATEST(tat, NOW(3)) + INTERVAL ? MICROSECOND"
+
+/* A batch of FAILs: each user's TAT moved to max(TAT, now) + DUR/N. 0, or -1 (unusable). */
+static int run_fail(struct mysql_conn *mc, struct backend_op *ops, size_t n, char *err)
+{
+    uint64_t step_us = (uint64_t)mc->fail_interval_ms * 1000;
+    MYSQL_BIND b[3];
+
+    if (mc->fail == NULL) {
+        mc->fail = mysql_stmt_init(mc->m);
+        if (mc->fail == NULL) {
+            snprintf(err, BACKEND_ERR_LEN, "mysql_stmt_init: out of memory");
+            return -1;
+        }
+        if (mysql_stmt_prepare(mc->fail, FAIL_SQL, sizeof(FAIL_SQL) - 1) != 0) {
+            int r = fail_batch(mc->fail, ops, n, err);
+            mysql_stmt_close(mc->fail);
+            mc->fail = NULL;
+            return r;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        memset(b, 0, sizeof(b));
+        bind_str(&b[0], ops[i].user, ops[i].user_len);
+        bind_u64(&b[1], &step_us);
+        bind_u64(&b[2], &step_us);
+        if (mysql_stmt_bind_param(mc->fail, b) != 0 || execute(mc->fail) != 0)
+            return fail_batch(mc->fail, ops + i, n - i, err) < 0 ? -1 : 0;
+        ops[i].status = BACKEND_ST_OK;
+        mysql_stmt_reset(mc->fail);
+    }
     return 0;
 }
 
@@ -583,13 +686,6 @@ static MYSQL_STMT *feed_stmt(struct mysql_conn *mc, enum feed_stmt i, char *err,
     }
     mc->feed[i] = st;
     return st;
-}
-
-static void bind_u64(MYSQL_BIND *b, uint64_t *v)
-{
-    b->buffer_type = MYSQL_TYPE_LONGLONG;
-    b->buffer = v;
-    b->is_unsigned = 1;
 }
 
 /* What became of a change's transaction. */
@@ -826,7 +922,9 @@ static int my_feed_renew(void *conn, const char *peer, uint64_t applied, unsigne
         return -1;
     if (mc->renewals++ % PRUNE_EVERY == 0 &&
         (feed_exec(mc, FS_PRUNE_PEERS, NULL, "pruning the registry", err) < 0 ||
-         feed_exec(mc, FS_PRUNE_CHANGES, NULL, "pruning the feed", err) < 0))
+         feed_exec(mc, FS_PRUNE_CHANGES, NULL, "pruning the feed", err) < 0 ||
+         (mc->fail_burst > 0 &&
+          feed_exec(mc, FS_PRUNE_FAILURES, NULL, "pruning the failed logins", err) < 0)))
         return -1;
     return 0;
 }
@@ -877,6 +975,8 @@ static int my_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         }
         return run_replace(mc, &ops[0], err);
     }
+    if (ops[0].kind == BACKEND_OP_FAIL)
+        return run_fail(mc, ops, n, err);
     for (size_t i = 0; i < n; i++) {
         ops[i].status = ops[i].kind == BACKEND_OP_CREATE ? BACKEND_ST_ERROR : BACKEND_ST_NOTFOUND;
         if (ops[i].kind == BACKEND_OP_CREATE)

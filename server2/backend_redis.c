@@ -48,6 +48,13 @@
 #define REPLACE_SCRIPT                                                                             \
     "if redis.call('GET', KEYS[1]) == ARGV[1] then "                                              \
     "redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0"
+#define FAIL_PREFIX "fail:"
+#define FAIL_PREFIX_LEN (sizeof(FAIL_PREFIX) - 1)
+/* KEYS: fail:NAME, expiring at the user's TAT; ARGV: DUR/N in ms. TAT = max(TAT, now) + DUR/N,
+ * by the key's remaining life: no clock is read in the script. */
+#define FAIL_SCRIPT                                                                                \
+    "local t = redis.call('PTTL', KEYS[1]) if t < 0 then t = 0 end "                               \
+    "t = t + tonumber(ARGV[1]) redis.call('SET', KEYS[1], '1', 'PX', t) return t"
 #define FEED_KEY "s2:changes"
 #define PEERS_KEY "s2:peers"
 #define FEED_MAXLEN "100000" /* entries kept (about); a reader further behind forgets all */
@@ -90,6 +97,8 @@ struct rconn {
     bool wait_auto;   /* --redis-wait not given with redis://: wait follows the node's replicas */
     uint64_t role_ns; /* wait_auto: when ROLE last answered (CLOCK_MONOTONIC) */
     unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
+    unsigned fail_burst;       /* the login limit (backend.h): N, 0 = off */
+    unsigned fail_interval_ms; /* DUR / N */
 };
 
 static struct timeval ms_to_tv(int ms)
@@ -372,6 +381,8 @@ static void *redis_connect(const struct backend_url *u, char *err)
     }
     rc->c = c;
     rc->io_ms = u->io_timeout_ms;
+    rc->fail_burst = u->login_fail_burst;
+    rc->fail_interval_ms = u->login_fail_interval_ms;
     rc->wait = u->redis_wait;
     rc->wait_auto = u->redis_wait_auto;
     rc->role_ns = 0;
@@ -429,6 +440,10 @@ static void apply_reply(struct backend_op *op, const redisReply *r, char *err)
         op->status = transient_error(r) ? BACKEND_ST_UNAVAILABLE : BACKEND_ST_ERROR;
         snprintf(err, BACKEND_ERR_LEN, "redis error reply: %.*s",
                  (int)(r->len > 120 ? 120 : r->len), r->str);
+        return;
+    }
+    if (op->kind == BACKEND_OP_FAIL) {
+        op->status = r->type == REDIS_REPLY_INTEGER ? BACKEND_ST_OK : BACKEND_ST_ERROR;
         return;
     }
     if (op->kind == BACKEND_OP_REPLACE) {
@@ -603,17 +618,88 @@ fail:
 static bool has_writes(const struct backend_op *ops, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (ops[i].kind != BACKEND_OP_LOOKUP)
+        if (ops[i].kind == BACKEND_OP_CREATE || ops[i].kind == BACKEND_OP_REPLACE)
             return true;
     return false;
+}
+
+/* Appends the commands of op (LOOKUP: GET, and PTTL of fail:NAME with a login limit). */
+static int append_op(struct rconn *rc, const struct backend_op *op)
+{
+    redisContext *c = rc->c;
+    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    char fkey[FAIL_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
+    char ms[16];
+    const char *argv[6];
+    size_t lens[6];
+    int argc;
+
+    memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
+    memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
+    memcpy(fkey, FAIL_PREFIX, FAIL_PREFIX_LEN);
+    memcpy(fkey + FAIL_PREFIX_LEN, op->user, op->user_len);
+    switch (op->kind) {
+    case BACKEND_OP_REPLACE:
+        return append_change(c, op);
+    case BACKEND_OP_FAIL:
+        argv[0] = "EVAL";
+        lens[0] = 4;
+        argv[1] = FAIL_SCRIPT;
+        lens[1] = sizeof(FAIL_SCRIPT) - 1;
+        argv[2] = "1";
+        lens[2] = 1;
+        argv[3] = fkey;
+        lens[3] = FAIL_PREFIX_LEN + op->user_len;
+        argv[4] = ms;
+        lens[4] = (size_t)snprintf(ms, sizeof(ms), "%u", rc->fail_interval_ms);
+        return redisAppendCommandArgv(c, 5, argv, lens) == REDIS_OK ? 0 : -1;
+    case BACKEND_OP_CREATE:
+        argv[0] = "SET";
+        lens[0] = 3;
+        argv[2] = op->hash;
+        lens[2] = strlen(op->hash);
+        argv[3] = "NX";
+        lens[3] = 2;
+        argv[4] = "GET"; /* the record already there, if any: whose creation it is */
+        lens[4] = 3;
+        argc = 5;
+        break;
+    default:
+        argv[0] = "GET";
+        lens[0] = 3;
+        argc = 2;
+        break;
+    }
+    argv[1] = key;
+    lens[1] = KEY_PREFIX_LEN + op->user_len;
+    /* hiredis formats the command into its own buffer */
+    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK)
+        return -1;
+    if (op->kind == BACKEND_OP_LOOKUP && rc->fail_burst > 0) {
+        argv[0] = "PTTL";
+        lens[0] = 4;
+        argv[1] = fkey;
+        lens[1] = FAIL_PREFIX_LEN + op->user_len;
+        if (redisAppendCommandArgv(c, 2, argv, lens) != REDIS_OK)
+            return -1;
+    }
+    return 0;
+}
+
+/* PTTL of fail:NAME (the TAT is when it expires) into op->fail_ahead_ms. */
+static void apply_fail_ttl(struct backend_op *op, const redisReply *r)
+{
+    long long ahead = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? r->integer : 0;
+
+    op->fail_ahead_ms = ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)ahead;
 }
 
 static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
     struct rconn *rc = conn;
     redisContext *c = rc->c;
-    char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
     bool writes = false, lost_primary = false, short_wait = false;
+    redisReply *reply;
 
     err[0] = '\0';
     if (rc->wait_auto && has_writes(ops, n) &&
@@ -621,44 +707,14 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         auto_wait(rc, err) < 0) /* one round trip, at most once a second */
         return -1;
     for (size_t i = 0; i < n; i++) {
-        struct backend_op *op = &ops[i];
-        const char *argv[6];
-        size_t lens[6];
-        int argc;
-
-        if (op->user_len > BACKEND_URL_USER_MAX) {
+        if (ops[i].user_len > BACKEND_URL_USER_MAX) {
             snprintf(err, BACKEND_ERR_LEN, "username too long");
             return -1;
         }
-        memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
-        memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
-        writes = writes || op->kind != BACKEND_OP_LOOKUP;
-        if (op->kind == BACKEND_OP_REPLACE) {
-            if (append_change(c, op) < 0) {
-                snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
-                return -1;
-            }
-            continue;
-        }
-        if (op->kind == BACKEND_OP_CREATE) {
-            argv[0] = "SET";
-            lens[0] = 3;
-            argv[2] = op->hash;
-            lens[2] = strlen(op->hash);
-            argv[3] = "NX";
-            lens[3] = 2;
-            argv[4] = "GET"; /* the record already there, if any: whose creation it is */
-            lens[4] = 3;
-            argc = 5;
-        } else {
-            argv[0] = "GET";
-            lens[0] = 3;
-            argc = 2;
-        }
-        argv[1] = key;
-        lens[1] = KEY_PREFIX_LEN + op->user_len;
-        /* hiredis formats the command into its own buffer: key can be reused. */
-        if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+        /* (a FAIL is not waited for: a charge lost in a failover is one guess more) */
+        writes = writes || ops[i].kind == BACKEND_OP_CREATE || ops[i].kind == BACKEND_OP_REPLACE;
+        ops[i].fail_ahead_ms = 0;
+        if (append_op(rc, &ops[i]) < 0) {
             snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
             return -1;
         }
@@ -668,18 +724,26 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < n + (writes ? 1 : 0); i++) {
-        redisReply *reply = NULL;
-        if (redisGetReply(c, (void **)&reply) != REDIS_OK || reply == NULL) {
-            snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "connection lost");
-            return -1;
+    for (size_t i = 0; i <= n; i++) {
+        unsigned replies = i == n ? (writes ? 1 : 0)
+                                  : ops[i].kind == BACKEND_OP_LOOKUP && rc->fail_burst > 0 ? 2
+                                                                                           : 1;
+        for (unsigned k = 0; k < replies; k++) {
+            reply = NULL;
+            if (redisGetReply(c, (void **)&reply) != REDIS_OK || reply == NULL) {
+                snprintf(err, BACKEND_ERR_LEN, "%s",
+                         c->errstr[0] ? c->errstr : "connection lost");
+                return -1;
+            }
+            lost_primary = lost_primary || demoted(reply);
+            if (i == n)
+                short_wait = confirm_writes(ops, n, reply, rc, err);
+            else if (k == 1)
+                apply_fail_ttl(&ops[i], reply);
+            else
+                apply_reply(&ops[i], reply, err);
+            freeReplyObject(reply);
         }
-        lost_primary = lost_primary || demoted(reply);
-        if (i < n)
-            apply_reply(&ops[i], reply, err);
-        else
-            short_wait = confirm_writes(ops, n, reply, rc, err);
-        freeReplyObject(reply);
     }
     if (lost_primary) {
         snprintf(err, BACKEND_ERR_LEN, "the node is no longer a writable primary; connecting "

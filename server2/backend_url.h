@@ -69,6 +69,9 @@ struct backend_url {
     bool has_sentinel_password;
     char db[BACKEND_URL_DB_MAX + 1]; /* mysql database name */
     unsigned redis_db;               /* redis SELECT index */
+    unsigned login_fail_burst;       /* server2's --login-fail-limit N/DUR (not in the URL): N,
+                                        0 = off */
+    unsigned login_fail_interval_ms; /* ... DUR / N: one failed login more allowed per this */
 };
 
 /*

@@ -46,6 +46,7 @@ enum {
     OPT_HANDSHAKE_TIMEOUT,
     OPT_MAX_UNAUTH_CONNS,
     OPT_MAX_UNAUTH_CONNS_PER_IP,
+    OPT_LOGIN_FAIL_LIMIT,
 };
 
 static const struct option long_opts[] = {
@@ -69,6 +70,7 @@ static const struct option long_opts[] = {
     {"max-unauth-conns-per-ip", required_argument, NULL, OPT_MAX_UNAUTH_CONNS_PER_IP},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"redis-wait", required_argument, NULL, OPT_REDIS_WAIT},
+    {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
     {"backend-timeout", required_argument, NULL, OPT_BACKEND_TIMEOUT},
     {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
     {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
@@ -113,6 +115,7 @@ void s2_config_defaults(struct s2_config *c)
     c->max_unauth_conns = 64;
     c->max_unauth_conns_per_ip = 32;
     c->backend_timeout_us = BACKEND_URL_IO_TIMEOUT_MS * 1000ull;
+    c->login_fail = (struct opts_rate){20, 60000000};
     c->log_level = LOG_INFO;
 }
 
@@ -136,8 +139,10 @@ void s2_config_usage(FILE *out)
     char idle[32];
     char btimeout[32];
     char hs[32];
+    char lf[48];
 
     s2_config_defaults(&d);
+    opts_format_rate(&d.login_fail, lf, sizeof(lf));
     fmt_duration(d.handshake_timeout_us, hs, sizeof(hs));
     fmt_duration(d.auth_cache_ttl_us, ttl, sizeof(ttl));
     fmt_duration(d.idle_timeout_us, idle, sizeof(idle));
@@ -206,6 +211,12 @@ void s2_config_usage(FILE *out)
             "                           while the primary lists replicas (ROLE, asked at\n"
             "                           connect and before a write at most once a second),\n"
             "                           else 0\n"
+            "      --login-fail-limit N/DUR\n"
+            "                           failed logins per username, counted in the database\n"
+            "                           so every server2 (and every server1) shares them: N\n"
+            "                           at once, then one per DUR/N; over it a VERIFY, SETPASS\n"
+            "                           or DELETE is answered LIMITED (server1: 429) without\n"
+            "                           hashing, the right password too; 0 = off (default %s)\n"
             "      --backend-timeout D  one database read or write at most, and a MySQL\n"
             "                           connect (MySQL: whole seconds, rounded up); past it the\n"
             "                           request is UNAVAILABLE and the connection made anew.\n"
@@ -227,7 +238,7 @@ void s2_config_usage(FILE *out)
             S2_BACKEND_PASSWORD_ENV, S2_SENTINEL_PASSWORD_ENV, d.listen_addr, d.port,
             s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers, pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
             d.max_inflight, d.max_queue, d.max_conns, hs, S2_MAX_UNAUTH_MAX, d.max_unauth_conns,
-            d.max_unauth_conns_per_ip, btimeout, idle, level_names[d.log_level]);
+            d.max_unauth_conns_per_ip, lf, btimeout, idle, level_names[d.log_level]);
 }
 
 static void print_version(void)
@@ -466,6 +477,12 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
                 return bad(err, "--backend-timeout: %s", why);
             break;
         }
+        case OPT_LOGIN_FAIL_LIMIT: {
+            char why[OPTS_ERR_LEN];
+            if (opts_parse_rate(optarg, &c->login_fail, why) < 0)
+                return bad(err, "--login-fail-limit: %s", why);
+            break;
+        }
         case OPT_REDIS_WAIT:
             if (parse_uint("redis-wait", optarg, 0, 16, &v, err) < 0)
                 return S2_CONFIG_ERROR;
@@ -513,6 +530,12 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     c->backend.redis_wait_auto = redis_wait < 0 && c->backend.kind == BACKEND_REDIS &&
                                  !c->backend.sentinel;
     c->backend.io_timeout_ms = (unsigned)(c->backend_timeout_us / 1000);
+    if (c->login_fail.count > 0 && c->login_fail.period_us / c->login_fail.count < 1000)
+        return bad(err, "--login-fail-limit: one failure more per %" PRIu64 " us is below the "
+                        "millisecond the database counts in", c->login_fail.period_us / c->login_fail.count);
+    c->backend.login_fail_burst = (unsigned)c->login_fail.count;
+    c->backend.login_fail_interval_ms =
+        c->login_fail.count ? (unsigned)(c->login_fail.period_us / c->login_fail.count / 1000) : 0;
     if (read_password("backend-password-file", password_file, S2_BACKEND_PASSWORD_ENV,
                       c->backend.password, &c->backend.has_password, err) < 0)
         return S2_CONFIG_ERROR;
@@ -542,6 +565,7 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
     char btimeout[32];
     char wait[16];
     char hs[32];
+    char lf[48];
 
     backend_url_describe(&c->backend, url, sizeof(url));
     if (c->backend.redis_wait_auto)
@@ -557,10 +581,11 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
              "max-conns=%u idle-timeout=%s handshake-timeout=%s max-unauth-conns=%u "
              "max-unauth-conns-per-ip=%u log-level=%s link-secret=%s redis-wait=%s "
-             "backend-timeout=%s",
+             "backend-timeout=%s login-fail-limit=%s",
              c->listen_addr, c->port, url, s2_mode_name(c->mode), c->workers,
              pwhash_cost_name(c->hash_cost), c->auth_cache_entries, ttl, c->batch, c->max_inflight,
              c->max_queue, c->max_conns, idle, hs, c->max_unauth_conns,
              c->max_unauth_conns_per_ip, level_names[c->log_level],
-             c->insecure_no_secret ? "none" : "file", wait, btimeout);
+             c->insecure_no_secret ? "none" : "file", wait, btimeout,
+             opts_format_rate(&c->login_fail, lf, sizeof(lf)));
 }

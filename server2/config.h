@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "backend_url.h"
+#include "opts.h"
 #include "log.h"
 #include "pwhash.h"
 
@@ -48,6 +49,8 @@ struct s2_config {
     unsigned max_unauth_conns_per_ip; /* ... of them from one address; 0 = no cap */
     uint64_t backend_timeout_us; /* --backend-timeout: one database read or write (and MySQL
                                   * connect) at most; also in backend.io_timeout_ms */
+    struct opts_rate login_fail; /* --login-fail-limit: failed logins per username, shared by
+                                  * every server2 on the database; also in backend.login_fail_* */
     enum log_level log_level;
     const char *secret_file; /* --secret-file: the link secret (linkauth.h) */
     bool insecure_no_secret; /* --insecure-no-secret: all-zero link key */

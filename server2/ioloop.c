@@ -495,11 +495,11 @@ static void send_frame(struct s2_conn *c, const struct frame *f)
 }
 
 static void send_reply(struct s2_conn *c, uint64_t id, uint8_t status, uint8_t req_type,
-                       const char *user, size_t user_len)
+                       const char *user, size_t user_len, uint32_t retry_ms)
 {
     uint8_t buf[REPLY_MAX_SIZE];
-    size_t n = frame_encode_reply(id, (enum frame_status)status, req_type, user, user_len, buf,
-                                  sizeof(buf));
+    size_t n = frame_encode_reply_retry(id, (enum frame_status)status, req_type, user, user_len,
+                                        retry_ms, buf, sizeof(buf));
     if (n > 0)
         bufferevent_write(c->bev, buf, n);
 }
@@ -581,7 +581,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
     }
     switch (f->type) {
     case FRAME_PING:
-        send_reply(c, f->id, FRAME_ST_OK, FRAME_PING, NULL, 0);
+        send_reply(c, f->id, FRAME_ST_OK, FRAME_PING, NULL, 0, 0);
         return 0;
     case FRAME_INVALIDATE_ACK:
         if (f->id <= c->inv_acked || f->id > c->inv_sent) {
@@ -928,10 +928,11 @@ static struct echo *reply_echo(struct s2_ioloop *l, const struct s2_reply *r,
     return e;
 }
 
-/* Writes the reply to request e of c. */
-static void answer(struct s2_ioloop *l, struct s2_conn *c, struct echo *e, uint8_t status)
+/* Writes the reply r to request e of c. */
+static void answer(struct s2_ioloop *l, struct s2_conn *c, struct echo *e, const struct s2_reply *r)
 {
-    send_reply(c, e->id, status, e->type, e->user, e->user_len);
+    send_reply(c, e->id, r->status, e->type, e->user, e->user_len,
+               r->status == FRAME_ST_LIMITED ? r->retry_ms : 0);
     echo_remove(&c->echo, e);
     l->st.replies++;
     if (c->inflight > 0)
@@ -947,7 +948,7 @@ static void send_reply_now(struct s2_ioloop *l, const struct s2_reply *r)
     struct echo *e = reply_echo(l, r, &c);
 
     if (e != NULL)
-        answer(l, c, e, r->status);
+        answer(l, c, e, r);
 }
 
 void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
@@ -975,7 +976,7 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
             published = true;
             continue;
         }
-        answer(l, c, e, r[i].status);
+        answer(l, c, e, &r[i]);
     }
     if (published)
         bus_process(l);

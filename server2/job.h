@@ -28,6 +28,7 @@ struct s2_job {
     char new_pass[ACCOUNT_PASS_MAX + 1]; /* SETPASS: the new password; same care */
     uint8_t token[FRAME_TOKEN_SIZE];     /* CREATE: its creation token */
     uint64_t change_seq; /* out, SETPASS/DELETE ok: the change's number in the database's feed */
+    uint32_t retry_ms;   /* out, LIMITED: how long until the user may try again */
 };
 
 /* An account change: SETPASS or DELETE. */
@@ -45,6 +46,7 @@ struct s2_reply {
     uint64_t id;
     uint8_t status;      /* enum frame_status */
     uint64_t change_seq; /* see s2_job */
+    uint32_t retry_ms;   /* see s2_job */
 };
 
 /* The reply to j, once j->status is set. */
@@ -54,7 +56,8 @@ static inline struct s2_reply s2_reply_of(const struct s2_job *j)
                              .conn_gen = j->conn_gen,
                              .id = j->id,
                              .status = j->status,
-                             .change_seq = j->change_seq};
+                             .change_seq = j->change_seq,
+                             .retry_ms = j->retry_ms};
 }
 
 #endif /* JOB_H */

@@ -78,8 +78,10 @@ static int child_main(const struct s2_config *cfg, int listen_fd, unsigned index
     rc = s2_loopworker_run(&p, &st, &io);
     s2_ioloop_log_stats(&io);
     log_debug("worker %u done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
-              " cache hits, %" PRIu64 " verifications for unknown users, %" PRIu64 " expired",
-              index, st.jobs, st.batches, st.cache_hits, st.dummy_verifies, st.expired);
+              " cache hits, %" PRIu64 " verifications for unknown users, %" PRIu64 " expired, %"
+              PRIu64 " failed logins charged, %" PRIu64 " refused over --login-fail-limit",
+              index, st.jobs, st.batches, st.cache_hits, st.dummy_verifies, st.expired,
+              st.fails_charged, st.limited);
     authcache_free(cache);
     atomic_store(&sh->counts[index], S2_IOLOOP_ABSENT);
     return rc;

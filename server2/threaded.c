@@ -90,16 +90,19 @@ static void log_totals(struct s2_worker *workers, unsigned n, struct authcache *
         sum.dummy_verifies += s->dummy_verifies;
         sum.changes += s->changes;
         sum.rejected += s->rejected;
+        sum.limited += s->limited;
+        sum.fails_charged += s->fails_charged;
         s2_ioloop_stats_add(&io, &workers[i].io);
     }
     s2_ioloop_log_stats(&io);
     log_info("workers done: %" PRIu64 " requests in %" PRIu64 " batches, %" PRIu64
              " hashes, %" PRIu64 " verifications (%" PRIu64 " for unknown users), %" PRIu64
              " cache hits, %" PRIu64 " unavailable (%" PRIu64 " over --max-queue), %" PRIu64
-             " expired, %" PRIu64 " account changes",
+             " expired, %" PRIu64 " account changes; %" PRIu64 " failed logins charged, %" PRIu64
+             " refused over --login-fail-limit",
              sum.jobs, sum.batches, sum.hashes, sum.verifies + sum.dummy_verifies,
              sum.dummy_verifies, sum.cache_hits, sum.unavailable, sum.rejected, sum.expired,
-             sum.changes);
+             sum.changes, sum.fails_charged, sum.limited);
     if (cache) {
         struct authcache_stats cs;
         authcache_get_stats(cache, &cs);

@@ -5,7 +5,8 @@ deterministic tests of server1 alone.
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")
 exist at start. CREATE adds an account (EXISTS if taken by another creation; the same creation
 sent again, with the same token, gets OK), VERIFY checks one (DENIED if wrong),
-PING answers OK. The account rules of common/account.h give INVALID. Every REPLY echoes its
+PING answers OK; LEASE (1500 ms) goes out every 250 ms on every authenticated connection, so
+server1 may use its cache. The account rules of common/account.h give INVALID. Every REPLY echoes its
 request's type and user, except where a knob below says otherwise. The link handshake is done
 with the key from --secret-file (without it: the all-zero key of --insecure-no-secret); a client
 that fails it is closed. Knobs for tests:
@@ -35,6 +36,7 @@ import struct
 import sys
 
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
+LEASE = 12
 ST_OK, ST_EXISTS, ST_DENIED, ST_INVALID, ST_UNAVAILABLE = 0, 1, 2, 3, 4
 ST_BAD_VERSION, ST_EXPIRED = 6, 7
 MAGIC = 0x41555448
@@ -56,6 +58,16 @@ def log(msg):
 
 def frame(ftype, status, fid, payload=b""):
     return HDR.pack(len(payload), ftype, status, 0, fid, 0) + payload
+
+
+async def lease_loop(writer):
+    """LEASE (1500 ms) now and every 250 ms, as a server2 that follows the account changes."""
+    try:
+        while not writer.is_closing():
+            writer.write(frame(LEASE, 0, 0, struct.pack(">I", 1500)))
+            await asyncio.sleep(0.25)
+    except (ConnectionError, RuntimeError):
+        pass
 
 
 def reply(fid, status, rtype, user=b""):
@@ -113,10 +125,12 @@ async def handshake(reader, writer, peer):
 async def serve(reader, writer):
     stats["conns"] += 1
     peer = "%s:%s" % writer.get_extra_info("peername")[:2]
+    leases = None
     try:
         if not await handshake(reader, writer, peer):
             return
         log("connection %d from %s: link authenticated" % (stats["conns"], peer))
+        leases = asyncio.ensure_future(lease_loop(writer))
         while True:
             f = await read_frame(reader)
             if f is None:
@@ -180,6 +194,8 @@ async def serve(reader, writer):
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
+        if leases is not None:
+            leases.cancel()
         writer.close()
 
 

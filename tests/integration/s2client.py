@@ -101,7 +101,7 @@ MAGIC = 0x41555448
 VERSION = 5
 HDR = struct.Struct(">IBBHQI")
 STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
-          "expired"]
+          "expired", "limited"]
 KEY = bytes(32)  # link key, from --secret-file
 BUDGET = 0
 

@@ -199,6 +199,16 @@ static void test_frame_reply_echo(void **state)
     assert_int_equal(f.req_type, FRAME_VERIFY);
     assert_int_equal(f.user_len, 6);
     assert_string_equal(f.user, "victim");
+    assert_int_equal(f.budget_ms, 0);
+
+    /* LIMITED: the milliseconds to wait in the header's budget_ms */
+    n = frame_encode_reply_retry(79, FRAME_ST_LIMITED, FRAME_VERIFY, "victim", 6, 12345, buf,
+                                 sizeof(buf));
+    assert_int_equal(n, FRAME_HEADER_SIZE + 2 + 6);
+    assert_int_equal(frame_decode(buf, n, &f, &used, NULL), FRAME_DONE);
+    assert_int_equal(f.status, FRAME_ST_LIMITED);
+    assert_int_equal(f.budget_ms, 12345);
+    assert_string_equal(frame_status_name(FRAME_ST_LIMITED), "limited");
 
     /* PING: type PING, no user */
     n = frame_encode_reply(78, FRAME_ST_OK, FRAME_PING, NULL, 0, buf, sizeof(buf));

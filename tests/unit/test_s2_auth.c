@@ -47,9 +47,26 @@ static struct {
     int last_creates;
     int last_lookups;
     int open_conns;
+    /* the login limit (backend.h): failures charged per name, each DUR/N of TAT ahead */
+    char failed[FAKE_MAX_USERS][ACCOUNT_USER_MAX + 1];
+    uint32_t ahead_ms[FAKE_MAX_USERS];
+    int nfailed;
+    int charges;
 } fake;
 
+static int fail_slot(const char *u)
+{
+    for (int i = 0; i < fake.nfailed; i++)
+        if (strcmp(fake.failed[i], u) == 0)
+            return i;
+    assert_true(fake.nfailed < FAKE_MAX_USERS);
+    snprintf(fake.failed[fake.nfailed], sizeof(fake.failed[0]), "%s", u);
+    fake.ahead_ms[fake.nfailed] = 0;
+    return fake.nfailed++;
+}
+
 static int fake_conn_token;
+static struct backend_url fake_url;
 
 static int find_user(const char *u)
 {
@@ -88,6 +105,15 @@ static int fake_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     }
     for (size_t i = 0; i < n; i++) {
         struct backend_op *op = &ops[i];
+        if (op->kind == BACKEND_OP_FAIL) { /* (no time passes in the fake) */
+            assert_int_equal(ops[0].kind, BACKEND_OP_FAIL);
+            fake.charges++;
+            fake.ahead_ms[fail_slot(op->user)] += fake_url.login_fail_interval_ms;
+            op->status = BACKEND_ST_OK;
+            continue;
+        }
+        if (op->kind == BACKEND_OP_LOOKUP)
+            op->fail_ahead_ms = fake_url.login_fail_burst ? fake.ahead_ms[fail_slot(op->user)] : 0;
         if (op->kind == BACKEND_OP_REPLACE) { /* alone in its batch: a compare-and-set */
             int u = find_user(op->user);
             assert_int_equal(n, 1);
@@ -174,7 +200,6 @@ static const struct backend_ops fake_ops = {
     .ping = fake_ping,
 };
 
-static struct backend_url fake_url;
 static struct backend_health health;
 
 static int group_setup(void **state)
@@ -817,6 +842,72 @@ static void test_s2_auth_unknown_user_dummy(void **state)
     s2_auth_free(a);
 }
 
+/*
+ * --login-fail-limit 3/3s: of 5 wrong passwords in one group 3 are hashed and charged (one
+ * round trip more), 2 LIMITED; then the right password too, with the wait; unknown names count
+ * the same; a wrong current password of a change is a failure; with the limit off nothing is
+ * read or charged.
+ */
+static void test_s2_auth_login_limit(void **state)
+{
+    struct s2_auth *a;
+    struct s2_job jobs[6];
+    struct s2_auth_stats st;
+
+    (void)state;
+    fake_url.login_fail_burst = 3;
+    fake_url.login_fail_interval_ms = 1000;
+    a = new_auth(NULL);
+    jobs[0] = job(FRAME_CREATE, "bob", "right");
+    s2_auth_batch(a, jobs, 1);
+    for (int i = 0; i < 5; i++)
+        jobs[i] = job(FRAME_VERIFY, "bob", "wrong");
+    s2_auth_batch(a, jobs, 5);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(jobs[i].status, FRAME_ST_DENIED);
+    for (int i = 3; i < 5; i++) {
+        assert_int_equal(jobs[i].status, FRAME_ST_LIMITED);
+        assert_int_equal(jobs[i].retry_ms, 1000); /* one more allowed in DUR/N */
+    }
+    assert_int_equal(fake.charges, 3);
+    assert_int_equal(fake.batches, 3); /* create; lookup; the charges */
+    jobs[0] = job(FRAME_VERIFY, "bob", "right");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_LIMITED); /* the right one too */
+    assert_int_equal(jobs[0].retry_ms, 1000);           /* TAT 3 s ahead, 2 s tolerated */
+    jobs[0] = job(FRAME_VERIFY, "ghost", "a");
+    jobs[1] = job(FRAME_VERIFY, "ghost", "b");
+    s2_auth_batch(a, jobs, 2);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    assert_int_equal(jobs[1].status, FRAME_ST_DENIED);
+    assert_int_equal(fake.charges, 5);
+    jobs[0] = job(FRAME_SETPASS, "bob", "right");
+    jobs[0].new_len = 3;
+    memcpy(jobs[0].new_pass, "new", 3);
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_LIMITED);
+    fake.ahead_ms[fail_slot("bob")] = 0; /* time passed */
+    jobs[0] = job(FRAME_DELETE, "bob", "wrong");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    assert_int_equal(fake.charges, 6);
+    s2_auth_get_stats(a, &st);
+    assert_int_equal(st.limited, 4);
+    assert_int_equal(st.fails_charged, 6);
+    s2_auth_free(a);
+
+    fake_url.login_fail_burst = 0; /* off: no charge, no LIMITED */
+    fake_url.login_fail_interval_ms = 0;
+    a = new_auth(NULL);
+    for (int i = 0; i < 6; i++)
+        jobs[i] = job(FRAME_VERIFY, "bob", "wrong");
+    s2_auth_batch(a, jobs, 6);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(jobs[i].status, FRAME_ST_DENIED);
+    assert_int_equal(fake.charges, 6);
+    s2_auth_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -833,6 +924,7 @@ int main(void)
         cmocka_unit_test_setup(test_s2_auth_expired, setup),
         cmocka_unit_test_setup(test_s2_auth_replies_before_hashing_ends, setup),
         cmocka_unit_test_setup(test_s2_auth_unknown_user_dummy, setup),
+        cmocka_unit_test_setup(test_s2_auth_login_limit, setup),
     };
     return cmocka_run_group_tests_name("s2_auth", tests, group_setup, group_teardown);
 }
