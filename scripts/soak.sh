@@ -149,11 +149,12 @@ _listening() { (($(grep -c 'listening on ' "$1" || true) >= $2)); }
 
 S2R=(--port "$s2r_port" --backend "redis://127.0.0.1:$redis_port"
     --backend-password-file "$dir/redis/password" --mode threads --workers 2 --hash-cost min
-    --auth-cache 1000 --secret-file "$secret")
+    --auth-cache 1000 --login-fail-limit 0 --secret-file "$secret")
 S2M=(--port "$s2m_port" --backend "mysql://auth@localhost/auth?socket=$dir/mysql/mysqld.sock"
     --backend-password-file "$dir/mysql/password" --mode processes --workers 2 --hash-cost min
-    --auth-cache 1000 --secret-file "$secret")
-# every client is 127.0.0.1 here, so the per-client limits are off; the rest is tightened so
+    --auth-cache 1000 --login-fail-limit 0 --secret-file "$secret")
+# every client is 127.0.0.1 here, so the per-client limits are off (server2's failed-login
+# limit too: 10% of the load are wrong passwords); the rest is tightened so
 # that slow clients meet their limits within the run
 S1=(--port 0 --auth-secret-file "$secret" --auth-timeout 1s --login-fail-limit 0
     --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 --header-timeout 5s

@@ -9,6 +9,8 @@
 # to it is not up yet, and one whose server2 hangs or dies. Then the cache's
 # own rules: a lost connection to server2 (server2 killed) empties it, --auth-cache-ttl bounds
 # an entry's life, --auth-cache-ttl 0 turns it off, and the HTTP errors of the two routes.
+# (The old passwords hammered are failed logins: server2's --login-fail-limit is off here, as are
+# server1's limits; tests/integration/test_login_limit.sh tests them.)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init accounts
@@ -40,7 +42,7 @@ metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2
 start_s2() {
     itest_start "$1" server2 --port "${3:-0}" --backend "$REDIS_URL" \
         --backend-password-file "$ITEST_DIR/redis/password" --mode "$2" --workers 2 \
-        --hash-cost min --secret-file "$SECRET" || itest_fail "$1: server2 did not start"
+        --hash-cost min --login-fail-limit 0 --secret-file "$SECRET" || itest_fail "$1: server2 did not start"
     S2_PORT=$ITEST_PORT
     S2_PID=$ITEST_PID_LAST
 }
@@ -123,7 +125,7 @@ done
 # start_s2_on NAME MODE URL PASSWORD_FILE [PORT]: sets S2_PORT, S2_PID.
 start_s2_on() {
     itest_start "$1" server2 --port "${5:-0}" --backend "$3" --backend-password-file "$4" \
-        --mode "$2" --workers 2 --hash-cost min --secret-file "$SECRET" ||
+        --mode "$2" --workers 2 --hash-cost min --login-fail-limit 0 --secret-file "$SECRET" ||
         itest_fail "$1: server2 did not start"
     S2_PORT=$ITEST_PORT
     S2_PID=$ITEST_PID_LAST
