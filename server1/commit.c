@@ -46,51 +46,27 @@ static int tmpfile_open(struct committer *cm)
     return fd;
 }
 
-/* Takes len bytes of the --upload-memory budget; false if they are not there. */
-static bool mem_take(struct committer *cm, uint64_t len)
+int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
+                      const char *user)
 {
-    uint64_t used = atomic_fetch_add_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+    int place;
 
-    if (len <= COMMIT_MEM_BODY_MAX && used + len <= cm->mem_budget)
-        return true;
-    atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
-    return false;
-}
-
-/* Takes len bytes of the --upload-temp-max budget; false if they are not there. */
-static bool temp_take(struct committer *cm, uint64_t len)
-{
-    uint64_t used;
-
-    if (cm->temp_budget == 0)
-        return true;
-    used = atomic_fetch_add_explicit(&cm->temp_in_use, len, memory_order_relaxed);
-    if (used + len <= cm->temp_budget)
-        return true;
-    atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
-    return false;
-}
-
-int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
-{
     *b = (struct commit_body){.fd = -1, .len = len};
-    if (mem_take(cm, len)) {
+    place = upbudget_take(&cm->budget, user, len, &b->held);
+    if (place < 0)
+        return place;
+    if (place == UPBUDGET_MEM) {
         b->mem = malloc(len > 0 ? (size_t)len : 1);
         if (b->mem == NULL) {
-            atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+            upbudget_release(&cm->budget, &b->held);
             return -ENOMEM;
         }
-        b->counted = true;
     } else {
-        if (!temp_take(cm, len))
-            return -EAGAIN;
         b->fd = tmpfile_open(cm);
         if (b->fd < 0) {
-            if (cm->temp_budget > 0)
-                atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
+            upbudget_release(&cm->budget, &b->held);
             return b->fd;
         }
-        b->temp_counted = cm->temp_budget > 0;
     }
     return 0;
 }
@@ -121,12 +97,7 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n)
 /* Frees what b holds and gives its memory back to the budget. */
 static void body_release(struct committer *cm, struct commit_body *b)
 {
-    if (b->counted)
-        atomic_fetch_sub_explicit(&cm->mem_in_use, b->len, memory_order_relaxed);
-    b->counted = false;
-    if (b->temp_counted)
-        atomic_fetch_sub_explicit(&cm->temp_in_use, b->len, memory_order_relaxed);
-    b->temp_counted = false;
+    upbudget_release(&cm->budget, &b->held);
     free(b->mem);
     b->mem = NULL;
     if (b->fd >= 0)
@@ -550,7 +521,7 @@ static void *committer_thread_main(void *arg)
 /* ---- start-up ---- */
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, uint64_t mem_budget, char *err)
+                   bool writable_root, const struct commit_budgets *budgets, char *err)
 {
     struct store_recovery rec;
     pthread_condattr_t ca;
@@ -562,13 +533,14 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     cm->group = group;
     cm->window_ns = window_ns;
     cm->writable_root = writable_root;
-    cm->mem_budget = mem_budget;
     STAILQ_INIT(&cm->queue);
     /* test hook: small segments, so that tests see segments roll and compaction run */
     if ((seg_env = getenv("S1_TEST_STORE_SEGMENT_BYTES")) != NULL && atoll(seg_env) > 0)
         segment_bytes = (uint64_t)atoll(seg_env);
     if (store_open(&cm->store, f->root_fd, segment_bytes, &rec, err) < 0)
         return -1;
+    upbudget_init(&cm->budget, budgets->mem, budgets->temp, budgets->user_share,
+                  COMMIT_MEM_BODY_MAX);
     log_info("recovery: upload store: %u segments, %llu records replayed, %llu files, "
              "%llu deletions; %llu bytes of an unfinished batch dropped; %u segments "
              "started anew",
@@ -612,6 +584,7 @@ void committer_release(struct committer *cm)
     if (!cm->initialized)
         return;
     store_close(&cm->store);
+    upbudget_release_all(&cm->budget);
     pthread_cond_destroy(&cm->cond);
     pthread_mutex_destroy(&cm->lock);
     cm->initialized = false;

@@ -56,6 +56,9 @@ enum {
     OPT_UPLOAD_TIMEOUT,
     OPT_SEND_TIMEOUT,
     OPT_MIN_RATE,
+    OPT_MIN_RATE_GRACE,
+    OPT_MIN_RATE_WINDOW,
+    OPT_UPLOAD_USER_SHARE,
     OPT_USER_QUOTA,
     OPT_STORE_MAX,
     OPT_RESPONSE_MEMORY,
@@ -102,6 +105,9 @@ static const struct option long_opts[] = {
     {"upload-timeout", required_argument, NULL, OPT_UPLOAD_TIMEOUT},
     {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
     {"min-rate", required_argument, NULL, OPT_MIN_RATE},
+    {"min-rate-grace", required_argument, NULL, OPT_MIN_RATE_GRACE},
+    {"min-rate-window", required_argument, NULL, OPT_MIN_RATE_WINDOW},
+    {"upload-user-share", required_argument, NULL, OPT_UPLOAD_USER_SHARE},
     {"user-quota", required_argument, NULL, OPT_USER_QUOTA},
     {"store-max", required_argument, NULL, OPT_STORE_MAX},
     {"response-memory", required_argument, NULL, OPT_RESPONSE_MEMORY},
@@ -149,6 +155,9 @@ void s1_config_defaults(struct s1_config *c)
     c->upload_timeout_us = 60000000;
     c->send_timeout_us = 60000000;
     c->min_rate = 64u << 10;
+    c->min_rate_grace_us = 5000000;
+    c->min_rate_window_us = 10000000;
+    c->upload_user_share = 25;
     c->user_quota = 0;
     c->store_max = 0;
     c->response_memory = 64u << 20;
@@ -185,6 +194,8 @@ void s1_config_usage(FILE *out)
     char t3[32];
     char t4[32];
     char t5[32];
+    char t6[32];
+    char t7[32];
     char r1[48];
     char r2[48];
     char r3[48];
@@ -241,11 +252,22 @@ void s1_config_usage(FILE *out)
             "                             in unnamed temp files (default %s)\n"
             "      --upload-temp-max SZ   PUT bodies in temp files at once, in total; beyond,\n"
             "                             503 + Retry-After (default 1G, or --max-upload)\n"
+            "      --upload-user-share PCT  one account's PUT bodies may hold at most PCT%% of\n"
+            "                             --upload-memory (beyond: temp files) and of\n"
+            "                             --upload-temp-max (beyond: 503 + Retry-After), but\n"
+            "                             one body at a time always (default %u)\n"
             "      --upload-timeout DUR   a PUT body must arrive within DUR + size / --min-rate\n"
             "                             of its acceptance, else 408 (default 60s)\n"
             "      --send-timeout DUR     a response must be taken within DUR + size /\n"
             "                             --min-rate, else the connection closes (default 60s)\n"
-            "      --min-rate SZ          the slowest transfer, bytes per second (default 64k)\n"
+            "      --min-rate SZ          the slowest transfer, bytes per second: a PUT body\n"
+            "                             (else 408) or a response (else reset) must move this\n"
+            "                             much per second over every --min-rate-window once\n"
+            "                             --min-rate-grace has passed (default 64k)\n"
+            "      --min-rate-grace DUR   time a transfer has before --min-rate applies\n"
+            "                             (default %s)\n"
+            "      --min-rate-window DUR  the window --min-rate is judged over, sliding in\n"
+            "                             quarters; 0: only the two deadlines above (default %s)\n"
             "      --user-quota SZ        bytes of live uploads per account; beyond, 507\n"
             "                             (default 0 = none)\n"
             "      --store-max SZ         bytes of live uploads in all; beyond, 507\n"
@@ -272,7 +294,9 @@ void s1_config_usage(FILE *out)
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
-            "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
+            "64M", "256M", d.upload_user_share, dur(d.min_rate_grace_us, t6, sizeof(t6)),
+            dur(d.min_rate_window_us, t7, sizeof(t7)), d.group_commit ? "on" : "off",
+            dur(d.commit_window_us, t5, sizeof(t5)));
     fprintf(out,
             "\nPer-client limits (N/DUR: a burst of N, then N per DUR; 0 turns one off; beyond,\n"
             "429 + Retry-After without asking server2; IPv6 clients count by their /64):\n"
@@ -605,6 +629,23 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                 return value_error(err, "--min-rate", perr);
             c->min_rate = v;
             break;
+        case OPT_MIN_RATE_GRACE:
+            if (opts_parse_duration_us(optarg, 0, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--min-rate-grace", perr);
+            c->min_rate_grace_us = v;
+            break;
+        case OPT_MIN_RATE_WINDOW:
+            if (strcmp(optarg, "0") == 0)
+                v = 0;
+            else if (opts_parse_duration_us(optarg, 4000, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--min-rate-window", perr);
+            c->min_rate_window_us = v;
+            break;
+        case OPT_UPLOAD_USER_SHARE:
+            if (opts_parse_u64(optarg, 1, 100, &v, perr) < 0)
+                return value_error(err, "--upload-user-share", perr);
+            c->upload_user_share = (unsigned)v;
+            break;
         case OPT_USER_QUOTA:
             if (opts_parse_size(optarg, 0, 1ull << 60, &v, perr) < 0)
                 return value_error(err, "--user-quota", perr);
@@ -714,10 +755,13 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
              c->writable_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
-    log_info("config: upload-temp-max=%llu upload-timeout=%s send-timeout=%s min-rate=%llu "
+    log_info("config: upload-temp-max=%llu upload-user-share=%u upload-timeout=%s "
+             "send-timeout=%s min-rate=%llu min-rate-grace=%s min-rate-window=%s "
              "user-quota=%llu store-max=%llu response-memory=%llu",
-             (unsigned long long)c->upload_temp_max, dur(c->upload_timeout_us, t1, sizeof(t1)),
-             dur(c->send_timeout_us, t2, sizeof(t2)), (unsigned long long)c->min_rate,
+             (unsigned long long)c->upload_temp_max, c->upload_user_share,
+             dur(c->upload_timeout_us, t1, sizeof(t1)), dur(c->send_timeout_us, t2, sizeof(t2)),
+             (unsigned long long)c->min_rate, dur(c->min_rate_grace_us, t3, sizeof(t3)),
+             dur(c->min_rate_window_us, t4, sizeof(t4)),
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "

@@ -1014,7 +1014,7 @@ static void upload_begin(struct s1_conn *c)
     const struct s1_config *cfg = env_of(c)->svc->cfg;
     struct s1_request *r = c->req;
     char ebuf[128];
-    int rc = commit_body_begin(env_of(c)->svc->commit, &r->up, r->up_len);
+    int rc = commit_body_begin(env_of(c)->svc->commit, &r->up, r->up_len, r->user);
 
     if (rc < 0) {
         if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {

@@ -271,14 +271,16 @@ int main(int argc, char **argv)
         goto out_files;
     }
     if (!cfg.read_only) {
+        struct commit_budgets budgets = {.mem = cfg.upload_memory,
+                                         .temp = cfg.upload_temp_max,
+                                         .user_share = cfg.upload_user_share};
         if (committer_init(&commit, &files, cfg.group_commit, cfg.commit_window_us * 1000,
-                           cfg.writable_root, cfg.upload_memory, err) < 0) {
+                           cfg.writable_root, &budgets, err) < 0) {
             fprintf(stderr, "server1: %s\n", err);
             for (unsigned i = 0; i < cfg.threads; i++)
                 close(fds[i]);
             goto out_files;
         }
-        commit.temp_budget = cfg.upload_temp_max;
         commit.user_quota = cfg.user_quota;
         commit.store_max = cfg.store_max;
         have_commit = true;
