@@ -237,7 +237,11 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
         e->pos.seg->live -= e->pos.rec_len;
         if (!e->pos.whiteout)
             usage_add(s, e->owner, e->pos.size, false);
+        else
+            s->nwhiteouts--;
     }
+    if (pos->whiteout)
+        s->nwhiteouts++;
     e->pos = *pos;
     pos->seg->live += pos->rec_len;
     memcpy(e->owner, own, sizeof(own));
@@ -256,6 +260,8 @@ static void index_drop(struct store *s, const char *name, size_t len)
     e->pos.seg->live -= e->pos.rec_len;
     if (!e->pos.whiteout)
         usage_add(s, e->owner, e->pos.size, false);
+    else
+        s->nwhiteouts--;
     *pp = e->next;
     free(e);
     s->count--;
@@ -742,14 +748,8 @@ void store_stats(struct store *s, struct store_stats *st)
 {
     memset(st, 0, sizeof(*st));
     pthread_rwlock_rdlock(&s->lock);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
-            if (e->pos.whiteout)
-                st->whiteouts++;
-            else
-                st->files++;
-        }
-    }
+    st->whiteouts = s->nwhiteouts;
+    st->files = s->count - s->nwhiteouts;
     st->segments = s->nsegs;
     for (size_t i = 0; i < s->nsegs; i++) {
         st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
@@ -1333,14 +1333,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
             goto fail;
         }
     }
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
-            if (e->pos.whiteout)
-                rec->whiteouts++;
-            else
-                rec->files++;
-        }
-    }
+    rec->whiteouts = s->nwhiteouts;
+    rec->files = s->count - s->nwhiteouts;
     return 0;
 
 fail:

@@ -69,6 +69,7 @@ struct store {
     struct store_entry **buckets;
     size_t nbuckets;                 /* a power of two */
     size_t count;                    /* entries (files and whiteouts) */
+    size_t nwhiteouts;               /* ... of them whiteouts */
     /* bytes of live uploads (their data), in total and per owner: what quotas judge */
     uint64_t data_bytes;
     struct store_owner **owners;
