@@ -194,17 +194,27 @@ static bool operator_has(void *arg, const char *name)
     return fd != -ENOENT && fd != -ENOTDIR;
 }
 
-static void record_batch(struct committer *cm, size_t n, uint64_t ns)
+/* One observation of ns into a histogram of COMMIT_SECONDS_BOUNDS (buckets, sum). */
+static void hist_record(_Atomic uint64_t *bucket, _Atomic uint64_t *sum_ns, uint64_t ns)
 {
     static const double bounds[] = COMMIT_SECONDS_BOUNDS;
-    struct commit_stats *s = &cm->stats;
     double secs = (double)ns / 1e9;
     size_t i = 0;
 
     while (i < COMMIT_SECONDS_NBOUNDS && secs > bounds[i])
         i++;
-    atomic_fetch_add_explicit(&s->seconds_bucket[i], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->seconds_sum_ns, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&bucket[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(sum_ns, ns, memory_order_relaxed);
+}
+
+static void record_batch(struct committer *cm, size_t n, uint64_t ns, uint64_t publish_ns)
+{
+    struct commit_stats *s = &cm->stats;
+
+    hist_record(s->seconds_bucket, &s->seconds_sum_ns, ns);
+    hist_record(s->publish_bucket, &s->publish_sum_ns, publish_ns);
+    if (publish_ns > atomic_load_explicit(&s->publish_max_ns, memory_order_relaxed))
+        atomic_store_explicit(&s->publish_max_ns, publish_ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->jobs, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
 }
@@ -442,7 +452,7 @@ static int write_batch(struct committer *cm, struct batch *b, size_t *appended, 
 
 static void run_batch(struct committer *cm, struct batch *b)
 {
-    uint64_t t0 = clock_now_ns();
+    uint64_t t0 = clock_now_ns(), t_pub;
     size_t appended = 0;
     int rc = 0, rw, spares;
 
@@ -466,6 +476,7 @@ static void run_batch(struct committer *cm, struct batch *b)
                   rw == 0 ? "its records were dropped" : "and dropping its records failed too");
         fail_accepted(b, -rc);
     }
+    t_pub = clock_now_ns();
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];
         if (accepted(job))
@@ -473,7 +484,10 @@ static void run_batch(struct committer *cm, struct batch *b)
         if (job->op == COMMIT_PUT)
             body_release(cm, &job->body);
     }
-    record_batch(cm, b->n, clock_now_ns() - t0);
+    {
+        uint64_t t1 = clock_now_ns();
+        record_batch(cm, b->n, t1 - t0, t1 - t_pub);
+    }
     answer(b);
     b->n = 0;
     if (appended > 0 && (rc = store_compact(&cm->store, operator_has, cm)) < 0)
@@ -594,7 +608,7 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
 {
     static const double bounds[] = COMMIT_SECONDS_BOUNDS;
     const struct commit_stats *s = &cm->stats;
-    size_t cap = 8192;
+    size_t cap = 16384;
     char *out = xmalloc(cap);
     size_t n = 0;
     uint64_t cum = 0;
@@ -623,6 +637,26 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
     PUT("server1_commit_seconds_sum %.9f\nserver1_commit_seconds_count %llu\n",
         (double)atomic_load_explicit(&s->seconds_sum_ns, memory_order_relaxed) / 1e9,
         (unsigned long long)cum);
+    PUT("# HELP server1_commit_publish_seconds Time to publish one durable group in the "
+        "index (waits for readers of the index, e.g. a listing).\n"
+        "# TYPE server1_commit_publish_seconds histogram\n");
+    cum = 0;
+    for (size_t i = 0; i <= COMMIT_SECONDS_NBOUNDS; i++) {
+        cum += atomic_load_explicit(&s->publish_bucket[i], memory_order_relaxed);
+        if (i < COMMIT_SECONDS_NBOUNDS)
+            PUT("server1_commit_publish_seconds_bucket{le=\"%g\"} %llu\n", bounds[i],
+                (unsigned long long)cum);
+        else
+            PUT("server1_commit_publish_seconds_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)cum);
+    }
+    PUT("server1_commit_publish_seconds_sum %.9f\nserver1_commit_publish_seconds_count %llu\n"
+        "# HELP server1_commit_publish_seconds_max The longest publish since start.\n"
+        "# TYPE server1_commit_publish_seconds_max gauge\n"
+        "server1_commit_publish_seconds_max %.9f\n",
+        (double)atomic_load_explicit(&s->publish_sum_ns, memory_order_relaxed) / 1e9,
+        (unsigned long long)cum,
+        (double)atomic_load_explicit(&s->publish_max_ns, memory_order_relaxed) / 1e9);
     {
         struct store_stats st;
         store_stats(&cm->store, &st);

@@ -89,6 +89,11 @@ struct commit_stats {
     _Atomic uint64_t jobs;               /* sum of batch sizes */
     _Atomic uint64_t seconds_bucket[COMMIT_SECONDS_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t seconds_sum_ns;
+    /* publishing a durable batch in the index (the write lock taken once per change): what
+     * a reader holding the read lock delays */
+    _Atomic uint64_t publish_bucket[COMMIT_SECONDS_NBOUNDS + 1]; /* not cumulative */
+    _Atomic uint64_t publish_sum_ns;
+    _Atomic uint64_t publish_max_ns;
 };
 
 struct committer {
