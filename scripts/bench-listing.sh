@@ -7,14 +7,16 @@
 # and server1 replays it at start like any other; its RSS then gives the memory per upload.
 # Prints what it measured; asserts nothing.
 #
-#   scripts/bench-listing.sh [--files N] [--dirs D] [--users U] [--duration S] [--rounds R]
-#                            [--server1-flags "FLAGS"] [--keep]
+#   scripts/bench-listing.sh [--files N] [--dirs D] [--users U] [--size B] [--duration S]
+#                            [--rounds R] [--server1-flags "FLAGS"] [--keep]
 #     --files N      uploads in the store (default 1000000)
 #     --dirs D       directories they are spread over (default 1000; 0: all in /files/)
-#     --users U      loadgen users sending PUTs of 1 KiB (default 16)
+#     --users U      loadgen users sending PUTs (default 16)
+#     --size B       bytes per PUT (default 64: the run stays inside one segment, so no
+#                    compaction, whose steps stall the committer on their own, mixes in)
 #     --duration S   seconds of PUTs per measurement (default 10, plus 1 s of warm-up)
 #     --rounds R     rounds of (PUTs alone, PUTs with a lister); medians over them (default 3)
-#     --server1-flags "FLAGS"  extra server1 flags (e.g. "--list-limit 0")
+#     --server1-flags "FLAGS"  extra server1 flags (e.g. "--max-list 100")
 #     --keep         keep the run dir
 # Everything runs on 127.0.0.1 under a temp dir (on disk: the store is ~60 MB) and is stopped
 # at exit.
@@ -24,14 +26,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
-usage() { header_usage "${BASH_SOURCE[0]}" 10 20 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 10 22 "${1:-2}"; }
 
-FILES=1000000 DIRS=1000 USERS=16 DURATION=10 ROUNDS=3 S1_FLAGS="" KEEP=""
+FILES=1000000 DIRS=1000 USERS=16 SIZE=64 DURATION=10 ROUNDS=3 S1_FLAGS="" KEEP=""
 while (($# > 0)); do
     case $1 in
     --files) FILES=$2; shift 2 ;;
     --dirs) DIRS=$2; shift 2 ;;
     --users) USERS=$2; shift 2 ;;
+    --size) SIZE=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --server1-flags) S1_FLAGS=$2; shift 2 ;;
@@ -40,7 +43,7 @@ while (($# > 0)); do
     *) usage ;;
     esac
 done
-for v in "$FILES" "$DIRS" "$USERS" "$DURATION" "$ROUNDS"; do [[ $v =~ ^[0-9]+$ ]] || usage; done
+for v in "$FILES" "$DIRS" "$USERS" "$SIZE" "$DURATION" "$ROUNDS"; do [[ $v =~ ^[0-9]+$ ]] || usage; done
 ((USERS > 0 && DURATION > 0 && ROUNDS > 0 && FILES > 0)) || usage
 require_cmd redis-server curl python3 awk
 for p in server1 server2 loadgen; do
@@ -79,7 +82,8 @@ URL=$("$TOP/scripts/stack.sh" start "$RUN/stack" --backend redis --hash-cost min
 START_MS=$(($(now_ms) - t0))
 S1_PID=$(cat "$RUN/stack/server1.pid")
 RSS_KB=$(awk '/^VmRSS:/{print $2}' "/proc/$S1_PID/status")
-log "stack up in $START_MS ms (server1 replayed the store); server1 RSS $RSS_KB kB"
+CPU_S=$(awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$S1_PID/stat")
+log "stack up in $START_MS ms (server1 replayed the store: $CPU_S s of CPU); server1 RSS $RSS_KB kB"
 grep -m1 'recovery:' "$RUN/stack/server1.log" >&2 || true
 
 PW="lister-password-1"
@@ -112,7 +116,7 @@ echo "round,phase,put_rps,put_p99_ms,put_errors,publish_p50_s,publish_p99_s,publ
 # phase ROUND NAME WITH_LISTER: one loadgen run of PUTs, with a client listing $DIR2 back to
 # back or not; appends a row to raw.csv.
 phase() {
-    local round=$1 name=$2 lister=$3 out b0 b1 row pct lists lmed
+    local round=$1 name=$2 lister=$3 out b0 b1 c0 c1 row pct lists lmed
     out=$RUN/lg-$name-$round
     : >"$out.lists"
     if ((lister)); then
@@ -120,10 +124,13 @@ phase() {
         LISTER_PID=$!
     fi
     b0=$(publish_buckets)
-    timeout -k 5 $((DURATION + 120)) "$BIN_DIR/loadgen" --url "$URL/" --type put --size 1024 \
+    c0=$(metrics server1_store_segments server1_store_compactions_total)
+    timeout -k 5 $((DURATION + 120)) "$BIN_DIR/loadgen" --url "$URL/" --type put --size "$SIZE" \
         --users "$USERS" --prepare-users "$USERS" --duration "$DURATION" --warmup 1 \
         --timeout 30 -o "$out" >"$out.txt" 2>"$out.log" || die "loadgen failed: $(tail -n 3 "$out.log")"
     b1=$(publish_buckets)
+    c1=$(metrics server1_store_segments server1_store_compactions_total)
+    [[ $c1 == "$c0" ]] || log "warning: a segment rolled or compaction ran during this phase (segments, compactions: $c0 -> $c1)"
     if ((lister)); then
         touch "$out.stop" # (the listing under way finishes first)
         wait "$LISTER_PID" 2>/dev/null || true
@@ -160,25 +167,28 @@ for ((round = 1; round <= ROUNDS; round++)); do
     phase "$round" puts+lister 1
 done
 
+ORDER_BYTES=$(metrics server1_store_order_bytes)
 python3 - "$RAW" "$RUN/lists-alone.txt" "$FILES" "$DIRS" "$RSS_KB" "$START_MS" "$DIR1" "$DIR2" \
-    "$SCRAPE_S" "$USERS" <<'PY'
+    "$SCRAPE_S" "$USERS" "$SIZE" "$CPU_S" "$ORDER_BYTES" <<'PY'
 import csv, statistics, sys
-raw, alone, files, dirs, rss_kb, start_ms, d1, d2, scrape, users = sys.argv[1:]
+(raw, alone, files, dirs, rss_kb, start_ms, d1, d2, scrape, users, size, cpu,
+ order) = sys.argv[1:]
 rows = list(csv.DictReader(open(raw)))
 print("== bench-listing: %s uploads in %s directories; server1 RSS %.1f MiB (%.0f bytes per "
-      "upload); stack start with replay %.1f s; GET /metrics %.1f ms"
-      % (files, dirs, int(rss_kb) / 1024, int(rss_kb) * 1024 / int(files), int(start_ms) / 1000,
-         float(scrape) * 1000))
+      "upload, of which the order of names %.1f); start with replay %.1f s (server1: %s s of "
+      "CPU); GET /metrics %.1f ms"
+      % (files, dirs, int(rss_kb) / 1024, int(rss_kb) * 1024 / int(files),
+         float(order) / int(files), int(start_ms) / 1000, cpu, float(scrape) * 1000))
 times = {}
 for line in open(alone):
-    p, t, size, st = line.split()
-    times.setdefault(p, []).append((float(t), int(size), st))
+    p, t, nbytes, st = line.split()
+    times.setdefault(p, []).append((float(t), int(nbytes), st))
 for p in (d1, d2):
     ts = times.get(p, [])
     if ts:
         print("listing %-14s alone: median %8.1f ms (of %d), %d bytes, status %s"
               % (p, statistics.median(t for t, _, _ in ts) * 1000, len(ts), ts[0][1], ts[0][2]))
-print("PUT 1 KiB at %s users, medians of %d rounds:" % (users, len(rows) // 2))
+print("PUT %s bytes at %s users, medians of %d rounds:" % (size, users, len(rows) // 2))
 print("%-13s %9s %10s %8s %12s %12s %12s %7s %12s" % ("phase", "PUT/s", "PUT p99", "errors",
       "publish p50", "publish p99", "publish max", "lists", "list median"))
 def med(vals):

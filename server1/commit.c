@@ -535,7 +535,8 @@ static void *committer_thread_main(void *arg)
 /* ---- start-up ---- */
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, const struct commit_budgets *budgets, char *err)
+                   bool writable_root, const struct commit_budgets *budgets,
+                   unsigned store_flags, char *err)
 {
     struct store_recovery rec;
     pthread_condattr_t ca;
@@ -551,7 +552,7 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     /* test hook: small segments, so that tests see segments roll and compaction run */
     if ((seg_env = getenv("S1_TEST_STORE_SEGMENT_BYTES")) != NULL && atoll(seg_env) > 0)
         segment_bytes = (uint64_t)atoll(seg_env);
-    if (store_open(&cm->store, f->root_fd, segment_bytes, &rec, err) < 0)
+    if (store_open(&cm->store, f->root_fd, segment_bytes, store_flags, &rec, err) < 0)
         return -1;
     upbudget_init(&cm->budget, budgets->mem, budgets->temp, budgets->user_share,
                   COMMIT_MEM_BODY_MAX);
@@ -673,6 +674,8 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# HELP server1_store_data_bytes Bytes of uploaded files (what --store-max "
             "limits).\n"
             "# TYPE server1_store_data_bytes gauge\nserver1_store_data_bytes %llu\n"
+            "# HELP server1_store_order_bytes Memory of the index's order of names (listings).\n"
+            "# TYPE server1_store_order_bytes gauge\nserver1_store_order_bytes %llu\n"
             "# HELP server1_store_pins Pins on log segments held by responses being sent.\n"
             "# TYPE server1_store_pins gauge\nserver1_store_pins %llu\n"
             "# HELP server1_store_zombie_segments Segments compacted away but still pinned.\n"
@@ -690,7 +693,8 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
             (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
-            (unsigned long long)st.pins, (unsigned long long)st.zombies,
+            (unsigned long long)st.order_bytes, (unsigned long long)st.pins,
+            (unsigned long long)st.zombies,
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_USER],
                                                      memory_order_relaxed),
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_STORE],

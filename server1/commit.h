@@ -136,12 +136,13 @@ struct commit_budgets {
 };
 
 /*
- * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."). No
- * upload is read into memory, with --prefetch or without. Returns -1 with a reason in err
- * (FILES_ERR_LEN).
+ * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."), with
+ * store_flags for store_open (STORE_ORDER_BY_OWNER with --private-uploads). No upload is read
+ * into memory, with --prefetch or without. Returns -1 with a reason in err (FILES_ERR_LEN).
  */
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, const struct commit_budgets *budgets, char *err);
+                   bool writable_root, const struct commit_budgets *budgets,
+                   unsigned store_flags, char *err);
 int committer_start(struct committer *cm);
 /* Commits everything queued, then ends the thread. */
 void committer_stop(struct committer *cm);

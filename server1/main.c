@@ -275,7 +275,8 @@ int main(int argc, char **argv)
                                          .temp = cfg.upload_temp_max,
                                          .user_share = cfg.upload_user_share};
         if (committer_init(&commit, &files, cfg.group_commit, cfg.commit_window_us * 1000,
-                           cfg.writable_root, &budgets, err) < 0) {
+                           cfg.writable_root, &budgets,
+                           cfg.private_uploads ? STORE_ORDER_BY_OWNER : 0, err) < 0) {
             fprintf(stderr, "server1: %s\n", err);
             for (unsigned i = 0; i < cfg.threads; i++)
                 close(fds[i]);

@@ -127,7 +127,7 @@ for flag in --listen --port --root --prefetch --read --threads --auth --auth-con
     --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
     --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window \
     --auth-secret-file --insecure-no-secret --mime-types --upload-user-share --min-rate-grace \
-    --min-rate-window; do
+    --min-rate-window --max-list; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""
