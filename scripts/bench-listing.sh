@@ -73,9 +73,11 @@ python3 "$TOP/scripts/mkstore.py" "$RUN/root" --files "$FILES" --dirs "$DIRS" --
 log "store written in $((($(now_ms) - t0) / 1000)) s"
 
 read -r -a extra <<<"$S1_FLAGS"
-# every client is 127.0.0.1 and signs up at full speed: the per-client limits off
+# every client is 127.0.0.1 and signs up at full speed, and the lister lists back to back: the
+# per-client limits off (--list-limit where server1 has it)
 extra=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0
     "${extra[@]}")
+! grep -q -- --list-limit <<<"$("$BIN_DIR/server1" --help)" || extra=(--list-limit 0 "${extra[@]}")
 t0=$(now_ms)
 URL=$("$TOP/scripts/stack.sh" start "$RUN/stack" --backend redis --hash-cost min \
     --auth-cache 100000 --root "$RUN/root" --port 0 -- "${extra[@]}" 2>>"$RUN/stack.log")

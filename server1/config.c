@@ -47,6 +47,7 @@ enum {
     OPT_LOGIN_FAIL_LIMIT,
     OPT_LOGIN_FAIL_ADDR_LIMIT,
     OPT_SIGNUP_LIMIT,
+    OPT_LIST_LIMIT,
     OPT_RATELIMIT_ENTRIES,
     OPT_MAX_CONNS_PER_IP,
     OPT_PRIVATE_UPLOADS,
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
     {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
     {"login-fail-addr-limit", required_argument, NULL, OPT_LOGIN_FAIL_ADDR_LIMIT},
     {"signup-limit", required_argument, NULL, OPT_SIGNUP_LIMIT},
+    {"list-limit", required_argument, NULL, OPT_LIST_LIMIT},
     {"ratelimit-entries", required_argument, NULL, OPT_RATELIMIT_ENTRIES},
     {"max-conns-per-ip", required_argument, NULL, OPT_MAX_CONNS_PER_IP},
     {"private-uploads", no_argument, NULL, OPT_PRIVATE_UPLOADS},
@@ -167,6 +169,7 @@ void s1_config_defaults(struct s1_config *c)
     c->login_fail_user = (struct ratelimit_rate){20, 60000000};
     c->login_fail_addr = (struct ratelimit_rate){100, 60000000};
     c->signup = (struct ratelimit_rate){10, 60000000};
+    c->list_limit = (struct ratelimit_rate){60, 60000000};
     c->ratelimit_entries = 65536;
     c->max_conns_per_ip = 256;
     c->private_uploads = false;
@@ -199,6 +202,7 @@ void s1_config_usage(FILE *out)
     char r1[48];
     char r2[48];
     char r3[48];
+    char r4[48];
     char t_ttl[32];
 
     s1_config_defaults(&d);
@@ -304,6 +308,8 @@ void s1_config_usage(FILE *out)
             "                                     login as that user waits (default %s)\n"
             "      --login-fail-addr-limit N/DUR  failed logins per client address (default %s)\n"
             "      --signup-limit N/DUR           POST /users per client address (default %s)\n"
+            "      --list-limit N/DUR             listings (GET /files/DIR/) per account, once\n"
+            "                                     its credentials are accepted (default %s)\n"
             "      --ratelimit-entries N          keys each of those limits tracks; the least\n"
             "                                     useful is forgotten beyond (default %u)\n"
             "      --max-conns-per-ip N           open connections per client address; beyond,\n"
@@ -319,7 +325,8 @@ void s1_config_usage(FILE *out)
             "                             (default %s)\n",
             ratelimit_rate_format(&d.login_fail_user, r1, sizeof(r1)),
             ratelimit_rate_format(&d.login_fail_addr, r2, sizeof(r2)),
-            ratelimit_rate_format(&d.signup, r3, sizeof(r3)), d.ratelimit_entries,
+            ratelimit_rate_format(&d.signup, r3, sizeof(r3)),
+            ratelimit_rate_format(&d.list_limit, r4, sizeof(r4)), d.ratelimit_entries,
             d.max_conns_per_ip, (unsigned long long)d.auth_cache_entries,
             dur(d.auth_cache_ttl_us, t_ttl, sizeof(t_ttl)));
 }
@@ -586,6 +593,10 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             if (parse_rate("--signup-limit", optarg, &c->signup, err) < 0)
                 return S1_CONFIG_ERROR;
             break;
+        case OPT_LIST_LIMIT:
+            if (parse_rate("--list-limit", optarg, &c->list_limit, err) < 0)
+                return S1_CONFIG_ERROR;
+            break;
         case OPT_RATELIMIT_ENTRIES:
             if (opts_parse_u64(optarg, 64, 1u << 24, &v, perr) < 0)
                 return value_error(err, "--ratelimit-entries", perr);
@@ -739,6 +750,7 @@ void s1_config_log(const struct s1_config *c)
     char r1[48];
     char r2[48];
     char r3[48];
+    char r4[48];
 
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
@@ -765,11 +777,12 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
-             "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s auth-cache=%llu "
-             "auth-cache-ttl=%s max-list=%zu",
+             "list-limit=%s ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s "
+             "auth-cache=%llu auth-cache-ttl=%s max-list=%zu",
              ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
              ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
-             ratelimit_rate_format(&c->signup, r3, sizeof(r3)), c->ratelimit_entries,
+             ratelimit_rate_format(&c->signup, r3, sizeof(r3)),
+             ratelimit_rate_format(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
              (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)),
              c->max_list);

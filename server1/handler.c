@@ -830,10 +830,17 @@ static void list_verified(struct s1_conn *c)
                                .after_len = r->after_len, .after_dir = r->after_dir};
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
     struct listing l;
+    uint64_t wait;
     int rc;
 
     if (!r->name_ok) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return;
+    }
+    wait = svc->list != NULL ? ratelimit_take(svc->list, r->user, strlen(r->user), clock_now_ns())
+                             : 0;
+    if (wait > 0) {
+        respond_limited(c, METRICS_LIMIT_LIST, wait, "too many listings, retry later\n");
         return;
     }
     rc = listing_build(svc->files, svc->commit, &sc, &l);

@@ -147,6 +147,9 @@ static bool limits_init(const struct s1_config *cfg, struct s1_service *sh)
     if (cfg->signup.count > 0 &&
         (sh->signup = ratelimit_new(&cfg->signup, cfg->ratelimit_entries)) == NULL)
         return false;
+    if (cfg->list_limit.count > 0 &&
+        (sh->list = ratelimit_new(&cfg->list_limit, cfg->ratelimit_entries)) == NULL)
+        return false;
     if (cfg->max_conns_per_ip > 0 &&
         (sh->conns_per_ip = connlimit_new(cfg->max_conns_per_ip, cfg->max_conns)) == NULL)
         return false;
@@ -158,6 +161,7 @@ static void limits_release(struct s1_service *sh)
     ratelimit_free(sh->login_fail_user);
     ratelimit_free(sh->login_fail_addr);
     ratelimit_free(sh->signup);
+    ratelimit_free(sh->list);
     connlimit_free(sh->conns_per_ip);
 }
 

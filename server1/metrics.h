@@ -35,6 +35,7 @@ enum metrics_limit {
     METRICS_LIMIT_LOGIN_USER, /* --login-fail-limit */
     METRICS_LIMIT_LOGIN_ADDR, /* --login-fail-addr-limit */
     METRICS_LIMIT_SIGNUP,     /* --signup-limit */
+    METRICS_LIMIT_LIST,       /* --list-limit */
     METRICS_NLIMITS,
 };
 
