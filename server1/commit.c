@@ -46,51 +46,27 @@ static int tmpfile_open(struct committer *cm)
     return fd;
 }
 
-/* Takes len bytes of the --upload-memory budget; false if they are not there. */
-static bool mem_take(struct committer *cm, uint64_t len)
+int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
+                      const char *user)
 {
-    uint64_t used = atomic_fetch_add_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+    int place;
 
-    if (len <= COMMIT_MEM_BODY_MAX && used + len <= cm->mem_budget)
-        return true;
-    atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
-    return false;
-}
-
-/* Takes len bytes of the --upload-temp-max budget; false if they are not there. */
-static bool temp_take(struct committer *cm, uint64_t len)
-{
-    uint64_t used;
-
-    if (cm->temp_budget == 0)
-        return true;
-    used = atomic_fetch_add_explicit(&cm->temp_in_use, len, memory_order_relaxed);
-    if (used + len <= cm->temp_budget)
-        return true;
-    atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
-    return false;
-}
-
-int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len)
-{
     *b = (struct commit_body){.fd = -1, .len = len};
-    if (mem_take(cm, len)) {
+    place = upbudget_take(&cm->budget, user, len, &b->held);
+    if (place < 0)
+        return place;
+    if (place == UPBUDGET_MEM) {
         b->mem = malloc(len > 0 ? (size_t)len : 1);
         if (b->mem == NULL) {
-            atomic_fetch_sub_explicit(&cm->mem_in_use, len, memory_order_relaxed);
+            upbudget_release(&cm->budget, &b->held);
             return -ENOMEM;
         }
-        b->counted = true;
     } else {
-        if (!temp_take(cm, len))
-            return -EAGAIN;
         b->fd = tmpfile_open(cm);
         if (b->fd < 0) {
-            if (cm->temp_budget > 0)
-                atomic_fetch_sub_explicit(&cm->temp_in_use, len, memory_order_relaxed);
+            upbudget_release(&cm->budget, &b->held);
             return b->fd;
         }
-        b->temp_counted = cm->temp_budget > 0;
     }
     return 0;
 }
@@ -121,12 +97,7 @@ int commit_body_write(struct commit_body *b, const void *p, size_t n)
 /* Frees what b holds and gives its memory back to the budget. */
 static void body_release(struct committer *cm, struct commit_body *b)
 {
-    if (b->counted)
-        atomic_fetch_sub_explicit(&cm->mem_in_use, b->len, memory_order_relaxed);
-    b->counted = false;
-    if (b->temp_counted)
-        atomic_fetch_sub_explicit(&cm->temp_in_use, b->len, memory_order_relaxed);
-    b->temp_counted = false;
+    upbudget_release(&cm->budget, &b->held);
     free(b->mem);
     b->mem = NULL;
     if (b->fd >= 0)
@@ -223,17 +194,27 @@ static bool operator_has(void *arg, const char *name)
     return fd != -ENOENT && fd != -ENOTDIR;
 }
 
-static void record_batch(struct committer *cm, size_t n, uint64_t ns)
+/* One observation of ns into a histogram of COMMIT_SECONDS_BOUNDS (buckets, sum). */
+static void hist_record(_Atomic uint64_t *bucket, _Atomic uint64_t *sum_ns, uint64_t ns)
 {
     static const double bounds[] = COMMIT_SECONDS_BOUNDS;
-    struct commit_stats *s = &cm->stats;
     double secs = (double)ns / 1e9;
     size_t i = 0;
 
     while (i < COMMIT_SECONDS_NBOUNDS && secs > bounds[i])
         i++;
-    atomic_fetch_add_explicit(&s->seconds_bucket[i], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->seconds_sum_ns, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&bucket[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(sum_ns, ns, memory_order_relaxed);
+}
+
+static void record_batch(struct committer *cm, size_t n, uint64_t ns, uint64_t publish_ns)
+{
+    struct commit_stats *s = &cm->stats;
+
+    hist_record(s->seconds_bucket, &s->seconds_sum_ns, ns);
+    hist_record(s->publish_bucket, &s->publish_sum_ns, publish_ns);
+    if (publish_ns > atomic_load_explicit(&s->publish_max_ns, memory_order_relaxed))
+        atomic_store_explicit(&s->publish_max_ns, publish_ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->jobs, n, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
 }
@@ -471,7 +452,7 @@ static int write_batch(struct committer *cm, struct batch *b, size_t *appended, 
 
 static void run_batch(struct committer *cm, struct batch *b)
 {
-    uint64_t t0 = clock_now_ns();
+    uint64_t t0 = clock_now_ns(), t_pub;
     size_t appended = 0;
     int rc = 0, rw, spares;
 
@@ -495,6 +476,7 @@ static void run_batch(struct committer *cm, struct batch *b)
                   rw == 0 ? "its records were dropped" : "and dropping its records failed too");
         fail_accepted(b, -rc);
     }
+    t_pub = clock_now_ns();
     for (size_t k = 0; k < b->n; k++) {
         struct commit_job *job = b->jobs[k];
         if (accepted(job))
@@ -503,7 +485,10 @@ static void run_batch(struct committer *cm, struct batch *b)
             body_release(cm, &job->body);
     }
     store_settle(&cm->store); /* the batch's versions are visible, or dropped */
-    record_batch(cm, b->n, clock_now_ns() - t0);
+    {
+        uint64_t t1 = clock_now_ns();
+        record_batch(cm, b->n, t1 - t0, t1 - t_pub);
+    }
     answer(b);
     b->n = 0;
     if (appended > 0 && (rc = store_compact(&cm->store, operator_has, cm)) < 0)
@@ -551,7 +536,8 @@ static void *committer_thread_main(void *arg)
 /* ---- start-up ---- */
 
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, uint64_t mem_budget, char *err)
+                   bool writable_root, const struct commit_budgets *budgets,
+                   unsigned store_flags, char *err)
 {
     struct store_recovery rec;
     pthread_condattr_t ca;
@@ -563,13 +549,14 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
     cm->group = group;
     cm->window_ns = window_ns;
     cm->writable_root = writable_root;
-    cm->mem_budget = mem_budget;
     STAILQ_INIT(&cm->queue);
     /* test hook: small segments, so that tests see segments roll and compaction run */
     if ((seg_env = getenv("S1_TEST_STORE_SEGMENT_BYTES")) != NULL && atoll(seg_env) > 0)
         segment_bytes = (uint64_t)atoll(seg_env);
-    if (store_open(&cm->store, f->root_fd, segment_bytes, &rec, err) < 0)
+    if (store_open(&cm->store, f->root_fd, segment_bytes, store_flags, &rec, err) < 0)
         return -1;
+    upbudget_init(&cm->budget, budgets->mem, budgets->temp, budgets->user_share,
+                  COMMIT_MEM_BODY_MAX);
     log_info("recovery: upload store: %u segments, %llu records replayed, %llu files, "
              "%llu deletions; %llu bytes of an unfinished batch dropped; %u segments "
              "started anew",
@@ -613,6 +600,7 @@ void committer_release(struct committer *cm)
     if (!cm->initialized)
         return;
     store_close(&cm->store);
+    upbudget_release_all(&cm->budget);
     pthread_cond_destroy(&cm->cond);
     pthread_mutex_destroy(&cm->lock);
     cm->initialized = false;
@@ -622,7 +610,7 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
 {
     static const double bounds[] = COMMIT_SECONDS_BOUNDS;
     const struct commit_stats *s = &cm->stats;
-    size_t cap = 8192;
+    size_t cap = 16384;
     char *out = xmalloc(cap);
     size_t n = 0;
     uint64_t cum = 0;
@@ -651,6 +639,26 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
     PUT("server1_commit_seconds_sum %.9f\nserver1_commit_seconds_count %llu\n",
         (double)atomic_load_explicit(&s->seconds_sum_ns, memory_order_relaxed) / 1e9,
         (unsigned long long)cum);
+    PUT("# HELP server1_commit_publish_seconds Time to publish one durable group in the "
+        "index (waits for readers of the index, e.g. a listing).\n"
+        "# TYPE server1_commit_publish_seconds histogram\n");
+    cum = 0;
+    for (size_t i = 0; i <= COMMIT_SECONDS_NBOUNDS; i++) {
+        cum += atomic_load_explicit(&s->publish_bucket[i], memory_order_relaxed);
+        if (i < COMMIT_SECONDS_NBOUNDS)
+            PUT("server1_commit_publish_seconds_bucket{le=\"%g\"} %llu\n", bounds[i],
+                (unsigned long long)cum);
+        else
+            PUT("server1_commit_publish_seconds_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)cum);
+    }
+    PUT("server1_commit_publish_seconds_sum %.9f\nserver1_commit_publish_seconds_count %llu\n"
+        "# HELP server1_commit_publish_seconds_max The longest publish since start.\n"
+        "# TYPE server1_commit_publish_seconds_max gauge\n"
+        "server1_commit_publish_seconds_max %.9f\n",
+        (double)atomic_load_explicit(&s->publish_sum_ns, memory_order_relaxed) / 1e9,
+        (unsigned long long)cum,
+        (double)atomic_load_explicit(&s->publish_max_ns, memory_order_relaxed) / 1e9);
     {
         struct store_stats st;
         store_stats(&cm->store, &st);
@@ -667,6 +675,8 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# HELP server1_store_data_bytes Bytes of uploaded files (what --store-max "
             "limits).\n"
             "# TYPE server1_store_data_bytes gauge\nserver1_store_data_bytes %llu\n"
+            "# HELP server1_store_order_bytes Memory of the index's order of names (listings).\n"
+            "# TYPE server1_store_order_bytes gauge\nserver1_store_order_bytes %llu\n"
             "# HELP server1_store_pins Pins on log segments held by responses being sent.\n"
             "# TYPE server1_store_pins gauge\nserver1_store_pins %llu\n"
             "# HELP server1_store_zombie_segments Segments compacted away but still pinned.\n"
@@ -684,7 +694,8 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
             (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
-            (unsigned long long)st.pins, (unsigned long long)st.zombies,
+            (unsigned long long)st.order_bytes, (unsigned long long)st.pins,
+            (unsigned long long)st.zombies,
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_USER],
                                                      memory_order_relaxed),
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_STORE],

@@ -4,7 +4,8 @@
  * acknowledged.
  *
  * DESIGN: a worker receives a PUT body into memory (each up to COMMIT_MEM_BODY_MAX, all of
- * them together up to --upload-memory) or else into an unnamed temp file (commit_body_*), then,
+ * them together up to --upload-memory, one account's up to its --upload-user-share of it) or
+ * else into an unnamed temp file (up to --upload-temp-max, and the share; commit_body_*), then,
  * once server2 accepted the credentials, hands a struct commit_job to commit_submit. The
  * committer thread takes every queued job (after waiting up to --commit-window while other
  * uploads are still being received) and, for the whole batch: decides each job in queue order
@@ -33,6 +34,7 @@
 #include "httpcond.h"
 #include "mailbox.h"
 #include "store.h"
+#include "upbudget.h"
 
 #define COMMIT_MEM_BODY_MAX (16u << 20) /* larger PUT bodies always go to a temp file */
 #define COMMIT_BATCH_MAX 256              /* changes made durable by one flush, at most */
@@ -55,8 +57,7 @@ struct commit_body {
     uint64_t len;  /* Content-Length */
     uint64_t have; /* bytes received so far */
     uint32_t crc;  /* CRC-32 of those bytes (for the store record, computed on the worker) */
-    bool counted;  /* mem holds len bytes of the --upload-memory budget */
-    bool temp_counted; /* fd holds len bytes of the --upload-temp-max budget */
+    struct upbudget_ticket held; /* what it holds of the budgets (of its account's share) */
 };
 
 struct commit_job {
@@ -88,6 +89,11 @@ struct commit_stats {
     _Atomic uint64_t jobs;               /* sum of batch sizes */
     _Atomic uint64_t seconds_bucket[COMMIT_SECONDS_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t seconds_sum_ns;
+    /* publishing a durable batch in the index (the write lock taken once per change): what
+     * a reader holding the read lock delays */
+    _Atomic uint64_t publish_bucket[COMMIT_SECONDS_NBOUNDS + 1]; /* not cumulative */
+    _Atomic uint64_t publish_sum_ns;
+    _Atomic uint64_t publish_max_ns;
 };
 
 struct committer {
@@ -98,10 +104,8 @@ struct committer {
     bool writable_root;         /* --writable-root */
     _Atomic int open_uploads;        /* PUTs from their head until submitted or refused:
                                         the company the committer may wait for */
-    uint64_t mem_budget;             /* --upload-memory */
-    _Atomic uint64_t mem_in_use;     /* bytes of bodies held in memory now */
-    uint64_t temp_budget;            /* --upload-temp-max (0: none) */
-    _Atomic uint64_t temp_in_use;    /* bytes of bodies in temp files now */
+    struct upbudget budget;          /* --upload-memory, --upload-temp-max, and each
+                                        account's share of them (thread-safe) */
     uint64_t user_quota;             /* --user-quota: live upload bytes per owner (0: none) */
     uint64_t store_max;              /* --store-max: live upload bytes in all (0: none) */
     _Atomic uint64_t quota_refused[2]; /* PUTs refused by the user quota, by --store-max */
@@ -124,23 +128,33 @@ struct committer {
 bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t now_ns,
                         uint64_t deadline_ns);
 
+/* The budgets of bodies being received (upbudget.h). */
+struct commit_budgets {
+    uint64_t mem;        /* --upload-memory */
+    uint64_t temp;       /* --upload-temp-max (0: none) */
+    unsigned user_share; /* --upload-user-share, percent */
+};
+
 /*
- * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."). No
- * upload is read into memory, with --prefetch or without. Returns -1 with a reason in err
- * (FILES_ERR_LEN).
+ * Opens the upload store (rebuilding its index from the log; logged as "recovery: ..."), with
+ * store_flags for store_open (STORE_ORDER_BY_OWNER with --private-uploads). No upload is read
+ * into memory, with --prefetch or without. Returns -1 with a reason in err (FILES_ERR_LEN).
  */
 int committer_init(struct committer *cm, struct files *f, bool group, uint64_t window_ns,
-                   bool writable_root, uint64_t mem_budget, char *err);
+                   bool writable_root, const struct commit_budgets *budgets,
+                   unsigned store_flags, char *err);
 int committer_start(struct committer *cm);
 /* Commits everything queued, then ends the thread. */
 void committer_stop(struct committer *cm);
 void committer_release(struct committer *cm);
 
 /*
- * Gets b ready to receive len bytes (memory or a temp file). 0 or -errno: -EAGAIN when the
- * bodies being received already hold --upload-temp-max in temp files. Thread-safe.
+ * Gets b ready to receive len bytes of user's upload (memory or a temp file, by the budgets
+ * and user's share of them: upbudget.h). 0 or -errno: -EAGAIN when there is no temp space for
+ * it now, in all or in user's share. Thread-safe.
  */
-int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len);
+int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
+                      const char *user);
 /* Appends n received bytes (n <= len - have). 0 or -errno. */
 int commit_body_write(struct commit_body *b, const void *p, size_t n);
 /*

@@ -48,6 +48,7 @@ enum {
     OPT_LOGIN_FAIL_LIMIT,
     OPT_LOGIN_FAIL_ADDR_LIMIT,
     OPT_SIGNUP_LIMIT,
+    OPT_LIST_LIMIT,
     OPT_RATELIMIT_ENTRIES,
     OPT_MAX_CONNS_PER_IP,
     OPT_PRIVATE_UPLOADS,
@@ -57,6 +58,9 @@ enum {
     OPT_UPLOAD_TIMEOUT,
     OPT_SEND_TIMEOUT,
     OPT_MIN_RATE,
+    OPT_MIN_RATE_GRACE,
+    OPT_MIN_RATE_WINDOW,
+    OPT_UPLOAD_USER_SHARE,
     OPT_USER_QUOTA,
     OPT_STORE_MAX,
     OPT_RESPONSE_MEMORY,
@@ -95,6 +99,7 @@ static const struct option long_opts[] = {
     {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
     {"login-fail-addr-limit", required_argument, NULL, OPT_LOGIN_FAIL_ADDR_LIMIT},
     {"signup-limit", required_argument, NULL, OPT_SIGNUP_LIMIT},
+    {"list-limit", required_argument, NULL, OPT_LIST_LIMIT},
     {"ratelimit-entries", required_argument, NULL, OPT_RATELIMIT_ENTRIES},
     {"max-conns-per-ip", required_argument, NULL, OPT_MAX_CONNS_PER_IP},
     {"private-uploads", no_argument, NULL, OPT_PRIVATE_UPLOADS},
@@ -104,6 +109,9 @@ static const struct option long_opts[] = {
     {"upload-timeout", required_argument, NULL, OPT_UPLOAD_TIMEOUT},
     {"send-timeout", required_argument, NULL, OPT_SEND_TIMEOUT},
     {"min-rate", required_argument, NULL, OPT_MIN_RATE},
+    {"min-rate-grace", required_argument, NULL, OPT_MIN_RATE_GRACE},
+    {"min-rate-window", required_argument, NULL, OPT_MIN_RATE_WINDOW},
+    {"upload-user-share", required_argument, NULL, OPT_UPLOAD_USER_SHARE},
     {"user-quota", required_argument, NULL, OPT_USER_QUOTA},
     {"store-max", required_argument, NULL, OPT_STORE_MAX},
     {"response-memory", required_argument, NULL, OPT_RESPONSE_MEMORY},
@@ -151,6 +159,9 @@ void s1_config_defaults(struct s1_config *c)
     c->upload_timeout_us = 60000000;
     c->send_timeout_us = 60000000;
     c->min_rate = 64u << 10;
+    c->min_rate_grace_us = 5000000;
+    c->min_rate_window_us = 10000000;
+    c->upload_user_share = 25;
     c->user_quota = 0;
     c->store_max = 0;
     c->response_memory = 64u << 20;
@@ -161,6 +172,7 @@ void s1_config_defaults(struct s1_config *c)
     c->login_fail_user = (struct ratelimit_rate){20, 60000000};
     c->login_fail_addr = (struct ratelimit_rate){100, 60000000};
     c->signup = (struct ratelimit_rate){10, 60000000};
+    c->list_limit = (struct ratelimit_rate){60, 60000000};
     c->ratelimit_entries = 65536;
     c->max_conns_per_ip = 256;
     c->private_uploads = false;
@@ -188,9 +200,12 @@ void s1_config_usage(FILE *out)
     char t3[32];
     char t4[32];
     char t5[32];
+    char t6[32];
+    char t7[32];
     char r1[48];
     char r2[48];
     char r3[48];
+    char r4[48];
     char t_ttl[32];
 
     s1_config_defaults(&d);
@@ -244,11 +259,22 @@ void s1_config_usage(FILE *out)
             "                             in unnamed temp files (default %s)\n"
             "      --upload-temp-max SZ   PUT bodies in temp files at once, in total; beyond,\n"
             "                             503 + Retry-After (default 1G, or --max-upload)\n"
+            "      --upload-user-share PCT  one account's PUT bodies may hold at most PCT%% of\n"
+            "                             --upload-memory (beyond: temp files) and of\n"
+            "                             --upload-temp-max (beyond: 503 + Retry-After), but\n"
+            "                             one body at a time always (default %u)\n"
             "      --upload-timeout DUR   a PUT body must arrive within DUR + size / --min-rate\n"
             "                             of its acceptance, else 408 (default 60s)\n"
             "      --send-timeout DUR     a response must be taken within DUR + size /\n"
             "                             --min-rate, else the connection closes (default 60s)\n"
-            "      --min-rate SZ          the slowest transfer, bytes per second (default 64k)\n"
+            "      --min-rate SZ          the slowest transfer, bytes per second: a PUT body\n"
+            "                             (else 408) or a response (else reset) must move this\n"
+            "                             much per second over every --min-rate-window once\n"
+            "                             --min-rate-grace has passed (default 64k)\n"
+            "      --min-rate-grace DUR   time a transfer has before --min-rate applies\n"
+            "                             (default %s)\n"
+            "      --min-rate-window DUR  the window --min-rate is judged over, sliding in\n"
+            "                             quarters; 0: only the two deadlines above (default %s)\n"
             "      --user-quota SZ        bytes of live uploads per account; beyond, 507\n"
             "                             (default 0 = none)\n"
             "      --store-max SZ         bytes of live uploads in all; beyond, 507\n"
@@ -278,7 +304,9 @@ void s1_config_usage(FILE *out)
             dur(d.authc.timeout_us, t1, sizeof(t1)), d.authc.max_inflight, d.max_header_bytes,
             d.max_body, d.max_conns, dur(d.header_timeout_us, t2, sizeof(t2)),
             dur(d.idle_timeout_us, t3, sizeof(t3)), dur(d.drain_timeout_us, t4, sizeof(t4)),
-            "64M", "256M", d.group_commit ? "on" : "off", dur(d.commit_window_us, t5, sizeof(t5)));
+            "64M", "256M", d.upload_user_share, dur(d.min_rate_grace_us, t6, sizeof(t6)),
+            dur(d.min_rate_window_us, t7, sizeof(t7)), d.group_commit ? "on" : "off",
+            dur(d.commit_window_us, t5, sizeof(t5)));
     fprintf(out,
             "\nPer-client limits (N/DUR: a burst of N, then N per DUR; 0 turns one off; beyond,\n"
             "429 + Retry-After without asking server2; IPv6 clients count by their /64; a\n"
@@ -288,6 +316,8 @@ void s1_config_usage(FILE *out)
             "                                     login as that user waits (default %s)\n"
             "      --login-fail-addr-limit N/DUR  failed logins per client address (default %s)\n"
             "      --signup-limit N/DUR           POST /users per client address (default %s)\n"
+            "      --list-limit N/DUR             listings (GET /files/DIR/) per account, once\n"
+            "                                     its credentials are accepted (default %s)\n"
             "      --ratelimit-entries N          keys each of those limits tracks; the least\n"
             "                                     useful is forgotten beyond (default %u)\n"
             "      --max-conns-per-ip N           open connections per client address; beyond,\n"
@@ -303,7 +333,8 @@ void s1_config_usage(FILE *out)
             "                             (default %s)\n",
             ratelimit_rate_format(&d.login_fail_user, r1, sizeof(r1)),
             ratelimit_rate_format(&d.login_fail_addr, r2, sizeof(r2)),
-            ratelimit_rate_format(&d.signup, r3, sizeof(r3)), d.ratelimit_entries,
+            ratelimit_rate_format(&d.signup, r3, sizeof(r3)),
+            ratelimit_rate_format(&d.list_limit, r4, sizeof(r4)), d.ratelimit_entries,
             d.max_conns_per_ip, (unsigned long long)d.auth_cache_entries,
             dur(d.auth_cache_ttl_us, t_ttl, sizeof(t_ttl)));
 }
@@ -573,6 +604,10 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             if (parse_rate("--signup-limit", optarg, &c->signup, err) < 0)
                 return S1_CONFIG_ERROR;
             break;
+        case OPT_LIST_LIMIT:
+            if (parse_rate("--list-limit", optarg, &c->list_limit, err) < 0)
+                return S1_CONFIG_ERROR;
+            break;
         case OPT_RATELIMIT_ENTRIES:
             if (opts_parse_u64(optarg, 64, 1u << 24, &v, perr) < 0)
                 return value_error(err, "--ratelimit-entries", perr);
@@ -615,6 +650,23 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             if (opts_parse_size(optarg, 1, 1ull << 40, &v, perr) < 0)
                 return value_error(err, "--min-rate", perr);
             c->min_rate = v;
+            break;
+        case OPT_MIN_RATE_GRACE:
+            if (opts_parse_duration_us(optarg, 0, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--min-rate-grace", perr);
+            c->min_rate_grace_us = v;
+            break;
+        case OPT_MIN_RATE_WINDOW:
+            if (strcmp(optarg, "0") == 0)
+                v = 0;
+            else if (opts_parse_duration_us(optarg, 4000, 3600000000ull, &v, perr) < 0)
+                return value_error(err, "--min-rate-window", perr);
+            c->min_rate_window_us = v;
+            break;
+        case OPT_UPLOAD_USER_SHARE:
+            if (opts_parse_u64(optarg, 1, 100, &v, perr) < 0)
+                return value_error(err, "--upload-user-share", perr);
+            c->upload_user_share = (unsigned)v;
             break;
         case OPT_USER_QUOTA:
             if (opts_parse_size(optarg, 0, 1ull << 60, &v, perr) < 0)
@@ -709,6 +761,7 @@ void s1_config_log(const struct s1_config *c)
     char r1[48];
     char r2[48];
     char r3[48];
+    char r4[48];
 
     log_info("config: listen=%s port=%u root=%s files=%s threads=%u auth=%s auth-conns=%u "
              "auth-timeout=%s auth-max-inflight=%u max-header-bytes=%zu max-body=%zu "
@@ -725,18 +778,22 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
              c->writable_root ? "yes" : "no", c->sandbox_root ? "yes" : "no",
              c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
-    log_info("config: upload-temp-max=%llu upload-timeout=%s send-timeout=%s min-rate=%llu "
+    log_info("config: upload-temp-max=%llu upload-user-share=%u upload-timeout=%s "
+             "send-timeout=%s min-rate=%llu min-rate-grace=%s min-rate-window=%s "
              "user-quota=%llu store-max=%llu response-memory=%llu",
-             (unsigned long long)c->upload_temp_max, dur(c->upload_timeout_us, t1, sizeof(t1)),
-             dur(c->send_timeout_us, t2, sizeof(t2)), (unsigned long long)c->min_rate,
+             (unsigned long long)c->upload_temp_max, c->upload_user_share,
+             dur(c->upload_timeout_us, t1, sizeof(t1)), dur(c->send_timeout_us, t2, sizeof(t2)),
+             (unsigned long long)c->min_rate, dur(c->min_rate_grace_us, t3, sizeof(t3)),
+             dur(c->min_rate_window_us, t4, sizeof(t4)),
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
-             "ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s auth-cache=%llu "
-             "auth-cache-ttl=%s max-list=%zu",
+             "list-limit=%s ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s "
+             "auth-cache=%llu auth-cache-ttl=%s max-list=%zu",
              ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
              ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
-             ratelimit_rate_format(&c->signup, r3, sizeof(r3)), c->ratelimit_entries,
+             ratelimit_rate_format(&c->signup, r3, sizeof(r3)),
+             ratelimit_rate_format(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
              (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)),
              c->max_list);

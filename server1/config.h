@@ -49,6 +49,9 @@ struct s1_config {
     uint64_t upload_timeout_us;  /* --upload-timeout: a body's time, plus size / min_rate */
     uint64_t send_timeout_us;    /* --send-timeout: a response's time, plus size / min_rate */
     uint64_t min_rate;           /* --min-rate: bytes per second a transfer may take */
+    uint64_t min_rate_grace_us;  /* --min-rate-grace: a transfer's time before the rate rule */
+    uint64_t min_rate_window_us; /* --min-rate-window: the rate is judged over it (0: off) */
+    unsigned upload_user_share;  /* --upload-user-share: % of each upload budget per account */
     uint64_t user_quota;         /* --user-quota: live upload bytes per account (0: none) */
     uint64_t store_max;          /* --store-max: live upload bytes in all (0: none) */
     uint64_t response_memory;    /* --response-memory: direct-read buffers per worker */
@@ -60,6 +63,7 @@ struct s1_config {
     struct ratelimit_rate login_fail_user; /* --login-fail-limit: failed logins per username */
     struct ratelimit_rate login_fail_addr; /* --login-fail-addr-limit: ... per client address */
     struct ratelimit_rate signup;          /* --signup-limit: account creations per address */
+    struct ratelimit_rate list_limit;      /* --list-limit: listings per account */
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */

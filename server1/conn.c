@@ -191,17 +191,31 @@ static struct evbuffer *out_buf(struct s1_conn *c)
     return c->out;
 }
 
+/* The rate rule of transfers (minrate.h), from the config. */
+static struct minrate_cfg rate_rule(const struct s1_conn *c)
+{
+    const struct s1_config *cfg = c->home->cfg;
+    return (struct minrate_cfg){.rate = cfg->min_rate,
+                                .grace_ns = cfg->min_rate_grace_us * 1000,
+                                .window_ns = cfg->min_rate_window_us * 1000};
+}
+
 /*
  * Output queued for later writes must be taken within --send-timeout (from the moment the
- * queue was empty) plus bytes / --min-rate for each response in it.
+ * queue was empty) plus bytes / --min-rate for each response in it, and at --min-rate over
+ * every window from the grace on.
  */
 static void deadline_extend(struct s1_conn *c, uint64_t bytes)
 {
     const struct s1_config *cfg = c->home->cfg;
     uint64_t add = (uint64_t)((double)bytes / (double)cfg->min_rate * 1e9);
 
-    if (c->send_deadline_ns == 0)
-        c->send_deadline_ns = clock_now_ns() + cfg->send_timeout_us * 1000;
+    if (c->send_deadline_ns == 0) {
+        uint64_t now = clock_now_ns();
+        c->send_deadline_ns = now + cfg->send_timeout_us * 1000;
+        c->send_last_ns = now;
+        minrate_start(&c->send_rate, now);
+    }
     c->send_deadline_ns += add;
 }
 
@@ -426,32 +440,60 @@ static void send_continue(struct s1_conn *c)
 
 /* ---- streamed bodies ---- */
 
-/* The body timer: the next stall limit (--header-timeout), or the deadline if sooner. */
-static void arm_body_timer(struct s1_conn *c)
+static struct timeval tv_of_ns(uint64_t ns)
 {
-    uint64_t now = clock_now_ns();
-    uint64_t left = c->body_deadline_ns > now ? c->body_deadline_ns - now : 0;
-    uint64_t stall = c->home->cfg->header_timeout_us * 1000;
+    return (struct timeval){.tv_sec = (time_t)(ns / 1000000000u),
+                            .tv_usec = (suseconds_t)(ns % 1000000000u / 1000)};
+}
 
-    if (left >= stall) {
-        arm_timer(c, c->home->header_tv, true);
-    } else {
-        struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
-                             .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
-        arm_timer(c, &tv, true);
-    }
+/*
+ * The body timer: at the deadline, the next judgement of its rate, or when the current stall
+ * would reach --header-timeout, whichever comes first. Bytes that arrive meanwhile do not move
+ * it: it fires, finds the body on time (body_late), and is armed again.
+ */
+static void arm_body_timer(struct s1_conn *c, uint64_t now)
+{
+    struct minrate_cfg rule = rate_rule(c);
+    uint64_t at = c->body_last_ns + c->home->cfg->header_timeout_us * 1000;
+    uint64_t check = minrate_next_ns(&c->body_rate, &rule, now);
+    struct timeval tv;
+
+    if (c->body_deadline_ns < at)
+        at = c->body_deadline_ns;
+    if (check != 0 && check < at)
+        at = check;
+    tv = tv_of_ns(at > now ? at - now : 0);
+    arm_timer(c, &tv, true);
+}
+
+/* Why the streamed body is late at now, or NULL if it is not. */
+static const char *body_late(struct s1_conn *c, uint64_t now)
+{
+    struct minrate_cfg rule = rate_rule(c);
+
+    if (now >= c->body_deadline_ns)
+        return "not received within --upload-timeout + size / --min-rate";
+    if (now - c->body_last_ns >= c->home->cfg->header_timeout_us * 1000)
+        return "stalled for --header-timeout";
+    if (minrate_too_slow(&c->body_rate, &rule, now))
+        return "slower than --min-rate over --min-rate-window";
+    return NULL;
 }
 
 void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
                          uint64_t deadline_ns)
 {
+    uint64_t now = clock_now_ns();
+
     c->sink = sink;
     c->streaming = true;
     c->body_unread = false;
     c->body_deadline_ns = deadline_ns;
+    c->body_last_ns = now;
+    minrate_start(&c->body_rate, now);
     if (c->expect_continue && c->body_left > 0)
         send_continue(c);
-    arm_body_timer(c);
+    arm_body_timer(c, now);
 }
 
 /*
@@ -463,8 +505,13 @@ static long body_feed(struct s1_conn *c)
     size_t have = c->in_end - c->in_start;
     size_t n = have < c->body_left ? have : (size_t)c->body_left;
 
-    if (n > 0 && c->sink->write(c, c->in + c->in_start, n) < 0)
-        return -1;
+    if (n > 0) {
+        struct minrate_cfg rule = rate_rule(c);
+        c->body_last_ns = clock_now_ns();
+        minrate_add(&c->body_rate, &rule, c->body_last_ns, n);
+        if (c->sink->write(c, c->in + c->in_start, n) < 0)
+            return -1;
+    }
     c->in_start += n;
     c->body_left -= n;
     return (long)n;
@@ -504,8 +551,8 @@ static void conn_process(struct s1_conn *c)
             if (fed < 0)
                 break;
             if (c->body_left > 0) {
-                if (fed > 0 || !evtimer_pending(&c->tmo_ev, NULL))
-                    arm_body_timer(c);
+                if (!evtimer_pending(&c->tmo_ev, NULL))
+                    arm_body_timer(c, clock_now_ns());
                 break;
             }
             stop_timer(c);
@@ -628,19 +675,25 @@ static bool stream_fill(struct s1_conn *c)
     return true;
 }
 
-/* Arms the write event: --idle-timeout per stall, or the send deadline if sooner. */
+/*
+ * Arms the write event (again): its timeout is when the current stall would reach
+ * --idle-timeout, the send deadline, or the next judgement of the output's rate, whichever
+ * comes first.
+ */
 static void arm_write(struct s1_conn *c)
 {
+    struct minrate_cfg rule = rate_rule(c);
     uint64_t now = clock_now_ns();
-    uint64_t left = c->send_deadline_ns > now ? c->send_deadline_ns - now : 0;
+    uint64_t at = c->send_last_ns + c->home->cfg->idle_timeout_us * 1000;
+    uint64_t check = minrate_next_ns(&c->send_rate, &rule, now);
+    struct timeval tv;
 
-    if (c->send_deadline_ns == 0 || left >= c->home->cfg->idle_timeout_us * 1000) {
-        event_add(&c->wr_ev, c->home->idle_tv);
-    } else {
-        struct timeval tv = {.tv_sec = (time_t)(left / 1000000000u),
-                             .tv_usec = (suseconds_t)(left % 1000000000u / 1000)};
-        event_add(&c->wr_ev, &tv);
-    }
+    if (c->send_deadline_ns != 0 && c->send_deadline_ns < at)
+        at = c->send_deadline_ns;
+    if (c->send_deadline_ns != 0 && check != 0 && check < at)
+        at = check;
+    tv = tv_of_ns(at > now ? at - now : 0);
+    event_add(&c->wr_ev, &tv);
 }
 
 /*
@@ -649,6 +702,7 @@ static void arm_write(struct s1_conn *c)
  */
 static void conn_flush(struct s1_conn *c)
 {
+    struct minrate_cfg rule = rate_rule(c);
     size_t budget = S1_WRITE_BUDGET;
 
     do {
@@ -656,8 +710,7 @@ static void conn_flush(struct s1_conn *c)
             int n;
             if (budget == 0) {
                 /* the socket is still writable: the write event fires on the next turn */
-                if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
-                    arm_write(c);
+                arm_write(c);
                 return;
             }
             n = evbuffer_write_atmost(c->out, c->fd, (ev_ssize_t)budget);
@@ -670,14 +723,15 @@ static void conn_flush(struct s1_conn *c)
                 return;
             }
             if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-                if (!event_pending(&c->wr_ev, EV_WRITE, NULL))
-                    arm_write(c);
+                arm_write(c);
                 return;
             }
             if (n < 0) {
                 c->dead = true;
                 return;
             }
+            c->send_last_ns = clock_now_ns();
+            minrate_add(&c->send_rate, &rule, c->send_last_ns, (uint64_t)n);
             c->zero_writes = 0;
             budget -= (size_t)n < budget ? (size_t)n : budget;
             metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
@@ -793,12 +847,19 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
     struct s1_conn *c = arg;
     UNUSED(fd);
 
-    if (c->send_deadline_ns != 0 && clock_now_ns() >= c->send_deadline_ns) {
-        log_debug("closing fd %d: the client took too long to read its response", c->fd);
+    struct minrate_cfg rule = rate_rule(c);
+    uint64_t now = clock_now_ns();
+    bool slow = c->send_deadline_ns != 0 && minrate_too_slow(&c->send_rate, &rule, now);
+
+    if ((c->send_deadline_ns != 0 && now >= c->send_deadline_ns) || slow) {
+        log_debug("closing fd %d: the client reads its response %s", c->fd,
+                  slow ? "slower than --min-rate over --min-rate-window"
+                       : "too slowly for --send-timeout + size / --min-rate");
         metrics_add(&c->home->metrics->sends_timed_out, 1);
         c->reset = true; /* the kernel would go on sending its buffered bytes at their pace */
         c->dead = true;
-    } else if (what & EV_TIMEOUT) {
+    } else if ((what & EV_TIMEOUT) &&
+               now - c->send_last_ns >= c->home->cfg->idle_timeout_us * 1000) {
         log_debug("closing fd %d: the client stopped reading", c->fd);
         c->dead = true;
     }
@@ -814,11 +875,16 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     if (c->state == S1_CONN_LINGER) {
         c->dead = true;
     } else if (c->state == S1_CONN_READ && c->streaming) {
-        log_debug("fd %d: upload stalled, or slower than --upload-timeout + size / --min-rate",
-                  c->fd);
-        metrics_add(&c->home->metrics->uploads_timed_out, 1);
-        c->timer_is_header = false;
-        s1_conn_respond_fatal(c, 408, NULL, "upload not received in time\n");
+        uint64_t now = clock_now_ns();
+        const char *why = body_late(c, now);
+        if (why == NULL) {
+            arm_body_timer(c, now); /* (bytes came meanwhile) */
+        } else {
+            log_debug("fd %d: upload %s", c->fd, why);
+            metrics_add(&c->home->metrics->uploads_timed_out, 1);
+            c->timer_is_header = false;
+            s1_conn_respond_fatal(c, 408, NULL, "upload not received in time\n");
+        }
     } else if (c->state == S1_CONN_READ && c->timer_is_header) {
         c->timer_is_header = false;
         if (c->in_end > c->in_start || c->head_done) {

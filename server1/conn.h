@@ -14,19 +14,21 @@
  * it; a conn freed with an answer pending tells the handler (release), so a late answer finds
  * nothing to call. Timeouts: --header-timeout from the first byte of a request until it is
  * complete (head and body), --idle-timeout between requests and for a stalled write, and
- * --send-timeout + size / --min-rate for the whole of the output queued. Expect: 100-continue
- * is answered "100 Continue" once the head is accepted and the body has not arrived yet; a body
- * over --max-body gets 413 instead, unread. Errors in the request framing (400, 413, 431, 501,
- * 505) close the connection after the response, with a short lingering close so the client can
- * read it while still sending.
+ * --send-timeout + size / --min-rate for the whole of the output queued, which must also be
+ * taken at --min-rate over every --min-rate-window once --min-rate-grace has passed (minrate.h;
+ * else the connection is reset). Expect: 100-continue is answered "100 Continue" once the head
+ * is accepted and the body has not arrived yet; a body over --max-body gets 413 instead,
+ * unread. Errors in the request framing (400, 413, 431, 501, 505) close the connection after
+ * the response, with a short lingering close so the client can read it while still sending.
  * Bodies: the handler sees every head first (head()). Most bodies are read whole into the input
  * buffer (at most --max-body) and come with the request to dispatch(). For a body it wants as a
  * stream (an upload), the handler answers S1_HEAD_WAIT and decides (server2, quotas) while the
  * body waits unread (S1_CONN_WAIT; at most the input buffer's bytes of it are taken in). A
  * refusal closes the connection, lingering, with the body never read; an acceptance installs a
  * body sink (s1_conn_stream_body) that the conn feeds as the bytes arrive, within the deadline
- * the handler gives and --header-timeout per stall (else 408); Expect: 100-continue is answered
- * only then. Once the whole body is in the sink, the sink's received() answers later.
+ * the handler gives, --header-timeout per stall, and at --min-rate over every --min-rate-window
+ * after --min-rate-grace (else 408); Expect: 100-continue is answered only then. Once the
+ * whole body is in the sink, the sink's received() answers later.
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -41,6 +43,7 @@
 #include "http_parser.h"
 #include "httpdate.h"
 #include "metrics.h"
+#include "minrate.h"
 #include "ratelimit.h"
 
 struct evbuffer;
@@ -158,6 +161,8 @@ struct s1_conn {
     struct evbuffer *out;
     unsigned zero_writes;   /* consecutive flushes that wrote nothing */
     uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
+    uint64_t send_last_ns;  /* when the output last moved (or was queued into an empty one) */
+    struct minrate send_rate; /* how fast the output queued since it was empty is taken */
     /* a S1_BODY_STREAM being sent: the next chunk is read once the output has drained */
     int st_fd;              /* -1 when none */
     struct respbuf *st_buf;
@@ -181,6 +186,8 @@ struct s1_conn {
     const struct s1_body_sink *sink;
     uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
     uint64_t body_left;     /* streamed body bytes still to receive */
+    uint64_t body_last_ns;  /* when bytes of it last arrived (or it was accepted) */
+    struct minrate body_rate; /* how fast it arrives */
 
     bool close_after;  /* close once the output is flushed */
     bool linger_after; /* ... after a lingering close (the peer may still be sending) */

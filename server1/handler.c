@@ -95,6 +95,9 @@ struct s1_request {
     size_t name_len;
     bool name_ok;                  /* the name passed files_name_decode (else 404 after auth) */
     bool want_html;                /* a listing: Accept prefers text/html to JSON */
+    char after[FILES_SEGMENT_MAX + 1]; /* a listing's cursor (?after=), after_len bytes */
+    size_t after_len;              /* 0: none */
+    bool after_dir;
     char user[ACCOUNT_USER_MAX + 1]; /* PUT/DELETE: who asked, kept while auth is in flight */
     struct credcache_key cred_key; /* GET with --auth-cache: what to put in on success */
     uint64_t cred_epoch;           /* the cache's epoch when the VERIFY was sent */
@@ -927,13 +930,22 @@ static void list_verified(struct s1_conn *c)
     struct s1_request *r = c->req;
     struct listing_scope sc = {.dir = r->name, .dir_len = r->name_len, .user = r->user,
                                .private_uploads = svc->cfg->private_uploads,
-                               .max = svc->cfg->max_list};
+                               .max = svc->cfg->max_list,
+                               .after = r->after_len > 0 ? r->after : NULL,
+                               .after_len = r->after_len, .after_dir = r->after_dir};
     struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
     struct listing l;
+    uint64_t wait;
     int rc;
 
     if (!r->name_ok) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
+        return;
+    }
+    wait = svc->list != NULL ? ratelimit_take(svc->list, r->user, strlen(r->user), clock_now_ns())
+                             : 0;
+    if (wait > 0) {
+        respond_limited(c, METRICS_LIMIT_LIST, wait, "too many listings, retry later\n");
         return;
     }
     rc = listing_build(svc->files, svc->commit, &sc, &l);
@@ -981,6 +993,22 @@ static void decode_dir(struct s1_conn *c, const char *path, size_t len)
         log_debug("/files: bad directory: %s", why != NULL ? why : "reserved name");
 }
 
+/* A listing's cursor (?after=) into c->req; false after answering 400 for a bad one. */
+static bool keep_cursor(struct s1_conn *c, const char *buf, const struct http_request *req)
+{
+    const char *t = http_span_ptr(buf, req->target);
+    const char *q = memchr(t, '?', req->target.len);
+
+    c->req->after_len = 0;
+    c->req->after_dir = false;
+    if (q == NULL || listing_after_parse(q + 1, req->target.len - (size_t)(q + 1 - t),
+                                         c->req->after, sizeof(c->req->after),
+                                         &c->req->after_len, &c->req->after_dir) >= 0)
+        return true;
+    s1_conn_respond_text(c, 400, NULL, "bad after= in a listing's query\n");
+    return false;
+}
+
 static enum s1_dispatch list_dir(struct s1_conn *c, const char *buf,
                                  const struct http_request *req, const char *path, size_t len)
 {
@@ -995,6 +1023,8 @@ static enum s1_dispatch list_dir(struct s1_conn *c, const char *buf,
         }
     }
     c->req->want_html = listing_wants_html(accept, accept_len);
+    if (!keep_cursor(c, buf, req))
+        return S1_DISPATCH_DONE;
     decode_dir(c, path, len);
     return verify_then(c, buf, req, on_list_verify, list_verified);
 }
@@ -1123,7 +1153,7 @@ static void upload_begin(struct s1_conn *c)
     const struct s1_config *cfg = env_of(c)->svc->cfg;
     struct s1_request *r = c->req;
     char ebuf[128];
-    int rc = commit_body_begin(env_of(c)->svc->commit, &r->up, r->up_len);
+    int rc = commit_body_begin(env_of(c)->svc->commit, &r->up, r->up_len, r->user);
 
     if (rc < 0) {
         if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {

@@ -42,6 +42,7 @@ struct s1_service {
     struct ratelimit *login_fail_user; /* --login-fail-limit */
     struct ratelimit *login_fail_addr; /* --login-fail-addr-limit */
     struct ratelimit *signup;          /* --signup-limit */
+    struct ratelimit *list;            /* --list-limit */
     struct connlimit *conns_per_ip;    /* --max-conns-per-ip */
 };
 

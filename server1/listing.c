@@ -1,9 +1,9 @@
 /*
- * listing.c - see listing.h. Three passes: the store's index (the uploads beneath the
- * directory, and the names of its direct children the store has a word on: an upload or a
- * deletion, which stand for an operator's file of that name), then the operator's files (the
- * prefetch table, or the directory read from disk), then one sort. No lock is held while
- * another is taken.
+ * listing.c - see listing.h. Two passes: the store's walk of the directory (store_list: its
+ * uploads from the cursor on, at most max children, in order), then the operator's files
+ * (the prefetch table, or the directory read from disk), each of which is left out if the
+ * store has a word on its name (an upload or a deletion stands for it: one lookup); then one
+ * sort. No lock is held while another is taken.
  */
 #include "listing.h"
 
@@ -22,18 +22,12 @@
 
 /* ---- gathering ---- */
 
-/* The names of the directory's direct children that the store has (sorted once gathered). */
-struct shadow {
-    char **names;
-    size_t n, cap;
-};
-
 struct gather {
     struct listing *l;
     const struct listing_scope *sc;
+    struct committer *cm;            /* NULL: no upload store (--read-only) */
     char prefix[FILES_NAME_MAX + 2]; /* dir + "/", or "" for the root */
     size_t plen;
-    struct shadow shadow;
     bool found; /* something is listed beneath the directory, or it exists on disk */
 };
 
@@ -124,51 +118,69 @@ static bool child_of(const struct gather *g, const char *full, size_t len, const
     return true;
 }
 
-static void on_upload(void *arg, const char *name, size_t len, enum store_state st,
-                      const struct store_found *f)
+/* Whether an entry comes after the cursor in the listing's order (always, without one). */
+static bool after_cursor(const struct gather *g, const char *name, size_t len, bool dir)
+{
+    const struct listing_scope *sc = g->sc;
+    struct listing_entry a = {.name = (char *)sc->after, .name_len = sc->after_len,
+                              .dir = sc->after_dir};
+    struct listing_entry e = {.name = (char *)name, .name_len = len, .dir = dir};
+
+    return sc->after == NULL || entry_cmp(&e, &a) > 0;
+}
+
+/* A child the store's walk found: shown (true) if it may be. */
+static bool on_upload(void *arg, const struct store_child *c)
 {
     struct gather *g = arg;
-    const char *child;
-    size_t clen;
-    bool dir;
+    const struct store_found *f = c->f;
 
-    if (!child_of(g, name, len, &child, &clen, &dir))
-        return;
-    if (!dir) { /* an upload or a deletion: it stands for the operator's file of that name */
-        struct shadow *s = &g->shadow;
-        if (s->n == s->cap) {
-            s->cap = s->cap ? s->cap * 2 : 16;
-            s->names = xrealloc(s->names, s->cap * sizeof(*s->names));
-        }
-        s->names[s->n] = xmalloc(clen + 1);
-        memcpy(s->names[s->n], child, clen);
-        s->names[s->n++][clen] = '\0';
-    }
-    if (st != STORE_FILE || !files_name_valid(name, len))
-        return;
+    if (!files_name_valid(c->full, c->full_len))
+        return false;
     if (g->sc->private_uploads && f->owner[0] != '\0' && strcmp(f->owner, g->sc->user) != 0)
-        return; /* another account's: a GET of it is 404 */
-    add(g->l, child, clen, dir, dir ? 0 : f->size,
-        dir || f->version == 0 ? -1 : (int64_t)(f->version / 1000000000u));
+        return false; /* another account's: a GET of it is 404 */
+    add(g->l, c->name, c->len, c->dir, c->dir ? 0 : f->size,
+        c->dir || f->version == 0 ? -1 : (int64_t)(f->version / 1000000000u));
     g->found = true;
+    return true;
 }
 
-static int str_cmp(const void *a, const void *b)
+/*
+ * Whether the store has a word on the file full (len bytes: the directory's prefix and a
+ * child's name): an upload or a deletion stands for the operator's file of that name.
+ */
+static bool shadowed(const struct gather *g, const char *full, size_t len)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return g->cm != NULL && store_lookup(&g->cm->store, full, len, false, NULL) != STORE_ABSENT;
 }
 
-/* Whether the store has a word on the direct child name (an upload or a deletion). */
-static bool shadowed(const struct gather *g, const char *name)
+/* The store's walk of the directory for owner (see store_list), into the listing. */
+static int walk_uploads(struct gather *g, const char *owner)
 {
-    return g->shadow.n > 0 && bsearch(&name, g->shadow.names, g->shadow.n,
-                                      sizeof(*g->shadow.names), str_cmp) != NULL;
+    const struct listing_scope *sc = g->sc;
+    struct store_list_req rq = {.dir = sc->dir,
+                                .dir_len = sc->dir_len,
+                                .owner = owner,
+                                .after = sc->after,
+                                .after_len = sc->after_len,
+                                .after_dir = sc->after_dir,
+                                .max = g->l->max};
+    struct store_list_result res;
+    int rc = store_list(&g->cm->store, &rq, on_upload, g, &res);
+
+    if (rc < 0)
+        return rc;
+    if (res.exists)
+        g->found = true;
+    if (res.more)
+        g->l->truncated = true;
+    g->l->visited += res.visited;
+    return 0;
 }
 
 static void on_prefetched(void *arg, const char *name, size_t len, const struct files_blob *b)
 {
     struct gather *g = arg;
-    char own[FILES_SEGMENT_MAX + 1];
     const char *child;
     size_t clen;
     bool dir;
@@ -176,13 +188,13 @@ static void on_prefetched(void *arg, const char *name, size_t len, const struct 
     if (!child_of(g, name, len, &child, &clen, &dir) || clen > FILES_SEGMENT_MAX ||
         !files_name_valid(name, len))
         return;
-    memcpy(own, child, clen);
-    own[clen] = '\0';
-    if (!dir && shadowed(g, own))
+    if (!dir && shadowed(g, name, len))
+        return;
+    g->found = true; /* (before the cursor or not: the directory exists) */
+    if (!after_cursor(g, child, clen, dir))
         return;
     add(g->l, child, clen, dir, dir ? 0 : b->size,
         dir || b->mtime_ns < 0 ? -1 : b->mtime_ns / 1000000000);
-    g->found = true;
 }
 
 /*
@@ -211,9 +223,10 @@ static void on_disk_entry(struct gather *g, struct files *f, int dfd, const char
         if (!ok)
             return; /* leads outside the root, into the store, or nowhere */
     }
-    if (S_ISDIR(st.st_mode))
+    if (S_ISDIR(st.st_mode) && after_cursor(g, d_name, clen, true))
         add(g->l, d_name, clen, true, 0, (int64_t)st.st_mtim.tv_sec);
-    else if (S_ISREG(st.st_mode) && !shadowed(g, d_name))
+    else if (S_ISREG(st.st_mode) && after_cursor(g, d_name, clen, false) &&
+             !shadowed(g, full, g->plen + clen))
         add(g->l, d_name, clen, false, (uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec);
 }
 
@@ -264,21 +277,23 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
         g->prefix[sc->dir_len] = '/';
         g->plen = sc->dir_len + 1;
     }
+    g->cm = cm;
     g->found = sc->dir_len == 0;
-    if (cm != NULL)
-        store_foreach(&cm->store, on_upload, g);
-    if (g->shadow.n > 0)
-        qsort(g->shadow.names, g->shadow.n, sizeof(*g->shadow.names), str_cmp);
-    if (f->mode == FILES_PREFETCH)
+    if (cm != NULL) {
+        /* with the index by owner, a private listing reads its user's uploads and those
+         * without an owner; else every owner's, the others' left out by on_upload */
+        bool by_owner = sc->private_uploads && cm->store.by_owner;
+        rc = walk_uploads(g, by_owner ? sc->user : NULL);
+        if (rc == 0 && by_owner && sc->user[0] != '\0')
+            rc = walk_uploads(g, "");
+    }
+    if (rc == 0 && f->mode == FILES_PREFETCH)
         files_foreach(f, g->prefix, g->plen, on_prefetched, g);
-    else
+    else if (rc == 0)
         rc = read_disk(g, f);
     if (rc == 0 && !g->found)
         rc = -ENOENT;
     settle(out);
-    for (size_t i = 0; i < g->shadow.n; i++)
-        free(g->shadow.names[i]);
-    free(g->shadow.names);
     free(g);
     return rc;
 }
@@ -289,6 +304,64 @@ void listing_free(struct listing *l)
         free(l->e[i].name);
     free(l->e);
     *l = (struct listing){0};
+}
+
+/* ---- the cursor ---- */
+
+static int hex_val(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int listing_after_parse(const char *query, size_t len, char *out, size_t cap, size_t *out_len,
+                        bool *dir)
+{
+    const char *v = NULL;
+    size_t vlen = 0, n = 0;
+
+    *out_len = 0;
+    *dir = false;
+    for (size_t i = 0; query != NULL && i < len;) {
+        const char *item = query + i;
+        const char *amp = memchr(item, '&', len - i);
+        size_t ilen = amp != NULL ? (size_t)(amp - item) : len - i;
+        if (ilen >= 6 && memcmp(item, "after=", 6) == 0) {
+            v = item + 6;
+            vlen = ilen - 6;
+            break;
+        }
+        i += ilen + 1;
+    }
+    if (v == NULL)
+        return 0;
+    for (size_t i = 0; i < vlen; i++) {
+        int c = (unsigned char)v[i];
+        if (c == '%') {
+            int hi = i + 2 < vlen ? hex_val(v[i + 1]) : -1;
+            int lo = i + 2 < vlen ? hex_val(v[i + 2]) : -1;
+            if (hi < 0 || lo < 0)
+                return -1;
+            c = hi << 4 | lo;
+            i += 2;
+        }
+        if (c == '\0' || n + 1 >= cap)
+            return -1;
+        out[n++] = (char)c;
+    }
+    *dir = n > 0 && out[n - 1] == '/';
+    if (*dir)
+        n--;
+    if (n == 0 || n > FILES_SEGMENT_MAX || memchr(out, '/', n) != NULL)
+        return -1;
+    out[n] = '\0';
+    *out_len = n;
+    return 1;
 }
 
 /* ---- Accept ---- */
@@ -494,7 +567,14 @@ static void write_json(FILE *o, const struct listing *l, const char *dir, size_t
         }
         fputc('}', o);
     }
-    fprintf(o, "],\"truncated\":%s}\n", l->truncated ? "true" : "false");
+    fprintf(o, "],\"truncated\":%s", l->truncated ? "true" : "false");
+    if (l->truncated && l->n > 0) {
+        const struct listing_entry *e = &l->e[l->n - 1];
+        fputs(",\"next\":\"?after=", o);
+        put_href(o, e->name, e->name_len, false);
+        fputs(e->dir ? "%2F\"" : "\"", o);
+    }
+    fputs("}\n", o);
 }
 
 static void write_html(FILE *o, const struct listing *l, const char *dir, size_t dir_len)
@@ -523,8 +603,14 @@ static void write_html(FILE *o, const struct listing *l, const char *dir, size_t
             fprintf(o, "</td><td>%llu</td></tr>\n", (unsigned long long)e->size);
     }
     fputs("</table>\n", o);
-    if (l->truncated)
+    if (l->truncated && l->n > 0) {
+        const struct listing_entry *e = &l->e[l->n - 1];
+        fprintf(o, "<p>Only %zu entries are shown: <a href=\"?after=", l->n);
+        put_href(o, e->name, e->name_len, false);
+        fputs(e->dir ? "%2F\">next</a></p>\n" : "\">next</a></p>\n", o);
+    } else if (l->truncated) {
         fprintf(o, "<p>Only the first %zu entries are shown.</p>\n", l->max);
+    }
     fputs("</body></html>\n", o);
 }
 

@@ -10,12 +10,16 @@
  * listed beneath it (or, read from disk, when it is one). Names a client could not ask for
  * (files_name_valid: control characters, reserved names, ...) are left out. Directories first,
  * then files, each in bytewise order of their names; at most max entries, and then the
- * listing says it was cut short.
+ * listing says it was cut short and names its last entry as the cursor (?after=) of the next
+ * page, which lists what comes after it.
  *
  * DESIGN: built on the calling worker's thread, in memory bounded by about 2 * max entries (the
- * candidates are sorted and cut back to max each time 2 * max have gathered). The walks lock
- * the store's index (read lock) and, with --prefetch, the prefetch table (every GET waits for
- * it meanwhile: one pass over the table). The renderers are pure. Thread-safe.
+ * candidates are sorted and cut back to max each time 2 * max have gathered). The uploads come
+ * from the store's walk of the directory (store_list, under the index's read lock): it reads
+ * the directory's own entries from the cursor on, at most max of them, and one entry per
+ * subdirectory, never the rest of the index; each operator's file costs one lookup of its name
+ * in the index. With --prefetch, the prefetch table (immutable, no lock) is read whole. The
+ * renderers are pure. Thread-safe.
  */
 #ifndef S1_LISTING_H
 #define S1_LISTING_H
@@ -43,6 +47,7 @@ struct listing {
     size_t n, cap;
     size_t max;
     bool truncated;          /* there was more than max to list */
+    size_t visited;          /* entries of the upload index read (its cost; for tests) */
 };
 
 /* What to list, for whom. */
@@ -52,6 +57,9 @@ struct listing_scope {
     const char *user;     /* who asks */
     bool private_uploads; /* --private-uploads */
     size_t max;           /* --max-list, >= 1 */
+    const char *after;    /* the cursor (?after=): list what comes after this entry; or NULL */
+    size_t after_len;
+    bool after_dir;       /* ... which is a directory */
 };
 
 /*
@@ -64,6 +72,16 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
 void listing_free(struct listing *l);
 
 /*
+ * The cursor of a listing's query string (the part after '?', len bytes; NULL: none): the
+ * value of its after= parameter, percent-decoded into out (cap >= FILES_SEGMENT_MAX + 1,
+ * NUL-terminated, *out_len bytes), a directory if it ends in '/' (*dir; the '/' is not kept).
+ * Returns 1 with it, 0 when there is no after=, -1 when it cannot be an entry's name (empty,
+ * longer than FILES_SEGMENT_MAX, a '/' before its end, NUL, a bad %-escape).
+ */
+int listing_after_parse(const char *query, size_t len, char *out, size_t cap, size_t *out_len,
+                        bool *dir);
+
+/*
  * True if a request with this Accept value (NULL: none) prefers text/html to
  * application/json by their q-values; wildcards count for neither (JSON is the default).
  */
@@ -72,7 +90,8 @@ bool listing_wants_html(const char *accept, size_t len);
 /*
  * The listing as a malloc'd JSON object (*len bytes, NUL-terminated):
  * {"path":"/files/DIR/","entries":[{"name":…,"href":…,"type":"file"|"directory",
- * "size":N,"mtime":"2026-01-02T03:04:05Z"},…],"truncated":false}. "href" is the entry's URL
+ * "size":N,"mtime":"2026-01-02T03:04:05Z"},…],"truncated":false}; when truncated, also
+ * "next":"?after=HREF" with the href of the last entry (the next page). "href" is the entry's URL
  * relative to the listing (percent-encoded, a directory's with a trailing '/'); bytes of a name
  * that are not UTF-8 show as U+FFFD in "name" (href has them exact); "size" and "mtime" are
  * left out where not known (directories have no size).

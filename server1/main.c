@@ -147,6 +147,9 @@ static bool limits_init(const struct s1_config *cfg, struct s1_service *sh)
     if (cfg->signup.count > 0 &&
         (sh->signup = ratelimit_new(&cfg->signup, cfg->ratelimit_entries)) == NULL)
         return false;
+    if (cfg->list_limit.count > 0 &&
+        (sh->list = ratelimit_new(&cfg->list_limit, cfg->ratelimit_entries)) == NULL)
+        return false;
     if (cfg->max_conns_per_ip > 0 &&
         (sh->conns_per_ip = connlimit_new(cfg->max_conns_per_ip, cfg->max_conns)) == NULL)
         return false;
@@ -158,6 +161,7 @@ static void limits_release(struct s1_service *sh)
     ratelimit_free(sh->login_fail_user);
     ratelimit_free(sh->login_fail_addr);
     ratelimit_free(sh->signup);
+    ratelimit_free(sh->list);
     connlimit_free(sh->conns_per_ip);
 }
 
@@ -271,14 +275,17 @@ int main(int argc, char **argv)
         goto out_files;
     }
     if (!cfg.read_only) {
+        struct commit_budgets budgets = {.mem = cfg.upload_memory,
+                                         .temp = cfg.upload_temp_max,
+                                         .user_share = cfg.upload_user_share};
         if (committer_init(&commit, &files, cfg.group_commit, cfg.commit_window_us * 1000,
-                           cfg.writable_root, cfg.upload_memory, err) < 0) {
+                           cfg.writable_root, &budgets,
+                           cfg.private_uploads ? STORE_ORDER_BY_OWNER : 0, err) < 0) {
             fprintf(stderr, "server1: %s\n", err);
             for (unsigned i = 0; i < cfg.threads; i++)
                 close(fds[i]);
             goto out_files;
         }
-        commit.temp_budget = cfg.upload_temp_max;
         commit.user_quota = cfg.user_quota;
         commit.store_max = cfg.store_max;
         have_commit = true;

@@ -15,7 +15,7 @@ static const char *const route_names[METRICS_NROUTES] = {"files", "users", "heal
 #define METRICS_STATUS_CODE(code) code,
 static const int status_codes[METRICS_NSTATUS] = {METRICS_STATUS_LIST(METRICS_STATUS_CODE) 0};
 static const char *const limit_names[METRICS_NLIMITS] = {"login_user", "login_addr", "signup",
-                                                         "login_user_shared"};
+                                                         "login_user_shared", "list"};
 static const double rtt_bounds[METRICS_RTT_NBOUNDS] = METRICS_RTT_BOUNDS;
 
 void metrics_init(struct metrics *m)

@@ -36,6 +36,7 @@ enum metrics_limit {
     METRICS_LIMIT_LOGIN_ADDR, /* --login-fail-addr-limit */
     METRICS_LIMIT_SIGNUP,     /* --signup-limit */
     METRICS_LIMIT_LOGIN_SHARED, /* server2's --login-fail-limit, shared by every server1 */
+    METRICS_LIMIT_LIST,       /* --list-limit */
     METRICS_NLIMITS,
 };
 

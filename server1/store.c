@@ -21,6 +21,7 @@
 #include <isa-l/crc.h>
 #include <zlib.h>
 
+#include "btree.h"
 #include "compat.h"
 #include "log.h"
 #include "xalloc.h"
@@ -113,8 +114,10 @@ struct store_entry {
     uint64_t hash;
     struct store_pos pos;
     char owner[STORE_OWNER_MAX + 1];
-    size_t name_len;
-    char name[]; /* NUL-terminated */
+    uint16_t name_len;
+    uint16_t dir_len; /* bytes before the last '/' of name (0: none, it is in the root) */
+    bool in_order;    /* in s->order (every entry but those with bytes < 0x02: see order_ok) */
+    char name[];      /* NUL-terminated */
 };
 
 /* The live upload bytes of one owner (entries stay once seen: one per account at most). */
@@ -191,6 +194,137 @@ static struct store_entry **find_slot(struct store *s, const char *name, size_t 
     return pp;
 }
 
+/*
+ * ---- the order of names (s->order) ----
+ *
+ * Entries are ordered by (deletion or not; with STORE_ORDER_BY_OWNER their owner; their
+ * directory; their own name): the files of one directory lie together, then the entries of
+ * its subdirectories, each subdirectory's together, so that a listing reads only its own
+ * directory's (store_list). Directories compare as paths, '/' before every other byte, so that
+ * "d/y" and all beneath "d/y/" come before "d/y!"; own names compare bytewise.
+ *
+ * The order is that of a byte string per entry: the rank, (by owner) the owner and a 0, the
+ * directory with '/' as 1, a 0, the own name. Its first 16 bytes are the entry's prefix
+ * (btree_prefix_fn), which decides most comparisons in the tree's inner nodes without reading
+ * the entry. That holds for names and owners without bytes below 2 (0 ends the owner and the
+ * directory, 1 stands for '/'): the server takes no such name (files_name_valid refuses
+ * control characters) and no such account, but a log may hold one; such an entry is kept out
+ * of the order (never listed: a listing shows only valid names).
+ */
+struct okey {
+    int rank;          /* 0: a file, 1: a deletion */
+    const char *owner; /* rank 0 with STORE_ORDER_BY_OWNER */
+    const char *dir;   /* the directory, dlen bytes ("" for the root) */
+    size_t dlen;
+    const char *base;  /* the own name, blen bytes */
+    size_t blen;
+    bool base_max;     /* a key after every own name of dir */
+};
+
+static void key_of(const struct store_entry *e, struct okey *k)
+{
+    size_t off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
+
+    *k = (struct okey){.rank = e->pos.whiteout ? 1 : 0,
+                       .owner = e->owner,
+                       .dir = e->name,
+                       .dlen = e->dir_len,
+                       .base = e->name + off,
+                       .blen = e->name_len - off};
+}
+
+/* Paths compared with '/' before every other byte. */
+static int path_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (x != y) {
+            x = x == '/' ? 0 : x;
+            y = y == '/' ? 0 : y;
+            return x < y ? -1 : 1;
+        }
+    }
+    return (an > bn) - (an < bn);
+}
+
+static int okey_cmp(const struct store *s, const struct okey *a, const struct okey *b)
+{
+    size_t n;
+    int c;
+
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (s->by_owner && a->rank == 0 && (c = strcmp(a->owner, b->owner)) != 0)
+        return c;
+    if ((c = path_cmp(a->dir, a->dlen, b->dir, b->dlen)) != 0)
+        return c;
+    if (a->base_max || b->base_max)
+        return a->base_max - b->base_max;
+    n = a->blen < b->blen ? a->blen : b->blen;
+    if (n > 0 && (c = memcmp(a->base, b->base, n)) != 0)
+        return c;
+    return (a->blen > b->blen) - (a->blen < b->blen);
+}
+
+/* Whether e can be in the order: no byte below 2 in its name or (by owner) its owner. */
+static bool order_ok(const struct store *s, const struct store_entry *e)
+{
+    for (size_t i = 0; i < e->name_len; i++) {
+        if ((unsigned char)e->name[i] < 2)
+            return false;
+    }
+    for (const char *p = e->owner; s->by_owner && *p != '\0'; p++) {
+        if ((unsigned char)*p < 2)
+            return false;
+    }
+    return true;
+}
+
+static btree_pfx entry_prefix(const void *item, void *arg)
+{
+    const struct store *s = arg;
+    const struct store_entry *e = item;
+    unsigned char b[16] = {0};
+    size_t n = 0, off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
+    btree_pfx v = 0;
+
+    b[n++] = e->pos.whiteout ? 1 : 0;
+    if (s->by_owner && !e->pos.whiteout) {
+        for (const char *p = e->owner; *p != '\0' && n < sizeof(b); p++)
+            b[n++] = (unsigned char)*p;
+        if (n < sizeof(b))
+            b[n++] = 0;
+    }
+    for (size_t i = 0; i < e->dir_len && n < sizeof(b); i++)
+        b[n++] = e->name[i] == '/' ? 1 : (unsigned char)e->name[i];
+    if (n < sizeof(b))
+        b[n++] = 0;
+    for (size_t i = off; i < e->name_len && n < sizeof(b); i++)
+        b[n++] = (unsigned char)e->name[i];
+    for (size_t i = 0; i < sizeof(b); i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static int entry_cmp(const void *a, const void *b, void *arg)
+{
+    struct okey ka, kb;
+
+    key_of(a, &ka);
+    key_of(b, &kb);
+    return okey_cmp(arg, &ka, &kb);
+}
+
+static int seek_cmp(const void *key, const void *item, void *arg)
+{
+    struct okey k;
+
+    key_of(item, &k);
+    return okey_cmp(arg, key, &k);
+}
+
 /* Doubles the bucket array; write lock held. */
 static void grow(struct store *s)
 {
@@ -211,6 +345,16 @@ static void grow(struct store *s)
     s->nbuckets = n;
 }
 
+/* Takes e out of the order (it is in it); write lock held. */
+static void order_out(struct store *s, struct store_entry *e)
+{
+    if (!btree_remove(&s->order, e)) { /* the order and the entry disagree: a bug */
+        log_error("upload store: '%s' is not where the order of names has it", e->name);
+        abort();
+    }
+    e->in_order = false;
+}
+
 /* Makes pos the newest version of name, moving the live count; write lock held. */
 static void index_set(struct store *s, const char *name, size_t len, const char *owner,
                       const struct store_pos *pos)
@@ -219,6 +363,7 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
     struct store_entry **pp = find_slot(s, name, len, h);
     struct store_entry *e = *pp;
     char own[STORE_OWNER_MAX + 1];
+    const char *slash;
 
     /* (owner may be e->owner itself: copy it before e changes) */
     snprintf(own, sizeof(own), "%s", pos->whiteout || owner == NULL ? "" : owner);
@@ -229,20 +374,34 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
         }
         e = xcalloc(1, sizeof(*e) + len + 1);
         e->hash = h;
-        e->name_len = len;
+        e->name_len = (uint16_t)len;
         memcpy(e->name, name, len);
+        slash = memrchr(name, '/', len);
+        e->dir_len = slash != NULL ? (uint16_t)(slash - name) : 0;
         *pp = e;
         s->count++;
     } else {
+        /* its place in the order moves with a deletion, or (by owner) a new owner */
+        if (e->in_order && (e->pos.whiteout != pos->whiteout ||
+                            (s->by_owner && strcmp(e->owner, own) != 0)))
+            order_out(s, e);
         e->pos.seg->live -= e->pos.rec_len;
         if (!e->pos.whiteout)
             usage_add(s, e->owner, e->pos.size, false);
+        else
+            s->nwhiteouts--;
     }
+    if (pos->whiteout)
+        s->nwhiteouts++;
     e->pos = *pos;
     pos->seg->live += pos->rec_len;
     memcpy(e->owner, own, sizeof(own));
     if (!pos->whiteout)
         usage_add(s, own, pos->size, true);
+    if (!e->in_order && order_ok(s, e)) {
+        btree_insert(&s->order, e);
+        e->in_order = true;
+    }
 }
 
 /* Drops name from the index; write lock held. */
@@ -256,6 +415,10 @@ static void index_drop(struct store *s, const char *name, size_t len)
     e->pos.seg->live -= e->pos.rec_len;
     if (!e->pos.whiteout)
         usage_add(s, e->owner, e->pos.size, false);
+    else
+        s->nwhiteouts--;
+    if (e->in_order)
+        order_out(s, e);
     *pp = e->next;
     free(e);
     s->count--;
@@ -758,18 +921,134 @@ void store_foreach(struct store *s,
     pthread_rwlock_unlock(&s->lock);
 }
 
+/* Whether e is a live upload of the walk's group. */
+static bool in_group(const struct store *s, const struct store_entry *e, const char *owner)
+{
+    return !e->pos.whiteout && (!s->by_owner || strcmp(e->owner, owner) == 0);
+}
+
+/* Whether e lies in a subdirectory of dir (dlen bytes; 0: the root). */
+static bool in_subdir(const struct store_entry *e, const char *dir, size_t dlen)
+{
+    if (dlen == 0)
+        return e->dir_len > 0;
+    return e->dir_len > dlen && e->name[dlen] == '/' && memcmp(e->name, dir, dlen) == 0;
+}
+
+/* Whether e lies in dir itself. */
+static bool in_dir(const struct store_entry *e, const char *dir, size_t dlen)
+{
+    return e->dir_len == dlen && memcmp(e->name, dir, dlen) == 0;
+}
+
+int store_list(struct store *s, const struct store_list_req *rq,
+               bool (*fn)(void *arg, const struct store_child *c), void *arg,
+               struct store_list_result *res)
+{
+    const char *owner = rq->owner != NULL ? rq->owner : "";
+    size_t plen = rq->dir_len > 0 ? rq->dir_len + 1 : 0; /* "dir/" */
+    struct okey k = {.owner = owner, .dir = rq->dir, .dlen = rq->dir_len};
+    struct store_found f = {.fd = -1, .pin = NULL};
+    struct store_entry *e;
+    struct btree_iter it;
+    char key[STORE_NAME_MAX + 2]; /* "dir/child" + a byte after every '/' */
+    size_t counted = 0;
+
+    *res = (struct store_list_result){0};
+    if (plen + (rq->after != NULL ? rq->after_len : 0) + 1 > sizeof(key))
+        return -ENAMETOOLONG;
+    memcpy(key, rq->dir, rq->dir_len);
+    key[rq->dir_len] = '/';
+    pthread_rwlock_rdlock(&s->lock);
+    /* anything beneath dir: the first entry of the group from dir's own files on */
+    btree_seek(&s->order, &k, seek_cmp, &it);
+    e = btree_next(&it);
+    res->exists = e != NULL && in_group(s, e, owner) &&
+                  (in_dir(e, rq->dir, rq->dir_len) || in_subdir(e, rq->dir, rq->dir_len));
+    /* the subdirectories: each found by its first entry, then passed over with one seek to
+     * the key after all of it ("dir/child" + 0x01: '/' compares lowest) */
+    if (rq->after == NULL || rq->after_dir) {
+        if (rq->after != NULL) {
+            memcpy(key + plen, rq->after, rq->after_len);
+            key[plen + rq->after_len] = '\x01';
+            k.dir = key;
+            k.dlen = plen + rq->after_len + 1;
+        } else {
+            k.base_max = true; /* after dir's own files */
+        }
+        btree_seek(&s->order, &k, seek_cmp, &it);
+        while ((e = btree_next(&it)) != NULL) {
+            const char *child = e->name + plen;
+            const char *slash;
+            struct store_child c;
+
+            res->visited++;
+            if (!in_group(s, e, owner) || !in_subdir(e, rq->dir, rq->dir_len))
+                break;
+            if (counted == rq->max) {
+                res->more = true;
+                goto out;
+            }
+            slash = memchr(child, '/', e->dir_len - plen);
+            found_of(e, &f);
+            c = (struct store_child){.name = child,
+                                     .len = slash != NULL ? (size_t)(slash - child)
+                                                          : e->dir_len - plen,
+                                     .dir = true,
+                                     .full = e->name,
+                                     .full_len = e->name_len,
+                                     .f = &f};
+            if (!fn(arg, &c))
+                continue; /* not shown: the next entry beneath it may be */
+            counted++;
+            memcpy(key + plen, c.name, c.len);
+            key[plen + c.len] = '\x01';
+            k = (struct okey){.owner = owner, .dir = key, .dlen = plen + c.len + 1};
+            btree_seek(&s->order, &k, seek_cmp, &it);
+        }
+    }
+    /* the files of dir, from the one after rq->after if that is a file */
+    k = (struct okey){.owner = owner, .dir = rq->dir, .dlen = rq->dir_len};
+    if (rq->after != NULL && !rq->after_dir) {
+        k.base = rq->after;
+        k.blen = rq->after_len;
+    }
+    btree_seek(&s->order, &k, seek_cmp, &it);
+    while ((e = btree_next(&it)) != NULL) {
+        size_t off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
+        struct store_child c;
+
+        res->visited++;
+        if (!in_group(s, e, owner) || !in_dir(e, rq->dir, rq->dir_len))
+            break;
+        if (rq->after != NULL && !rq->after_dir && e->name_len - off == rq->after_len &&
+            memcmp(e->name + off, rq->after, rq->after_len) == 0)
+            continue;
+        if (counted == rq->max) {
+            res->more = true;
+            break;
+        }
+        found_of(e, &f);
+        c = (struct store_child){.name = e->name + off,
+                                 .len = e->name_len - off,
+                                 .full = e->name,
+                                 .full_len = e->name_len,
+                                 .f = &f};
+        if (fn(arg, &c))
+            counted++;
+    }
+out:
+    pthread_rwlock_unlock(&s->lock);
+    return 0;
+}
+
 void store_stats(struct store *s, struct store_stats *st)
 {
     memset(st, 0, sizeof(*st));
     pthread_rwlock_rdlock(&s->lock);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
-            if (e->pos.whiteout)
-                st->whiteouts++;
-            else
-                st->files++;
-        }
-    }
+    st->whiteouts = s->nwhiteouts;
+    st->files = s->count - s->nwhiteouts;
+    st->order_bytes = btree_bytes(&s->order);
     st->segments = s->nsegs;
     for (size_t i = 0; i < s->nsegs; i++) {
         st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
@@ -1238,8 +1517,8 @@ static int list_segments(struct store *s, int dir_fd, uint32_t **ids, size_t *n,
     return 0;
 }
 
-int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct store_recovery *rec,
-               char *err)
+int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned flags,
+               struct store_recovery *rec, char *err)
 {
     uint32_t *ids = NULL;
     size_t nids = 0;
@@ -1250,6 +1529,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
     s->dir_fd = -1;
     s->segment_bytes = segment_bytes;
     s->pending_version = UINT64_MAX;
+    s->by_owner = (flags & STORE_ORDER_BY_OWNER) != 0;
+    btree_init(&s->order, entry_cmp, entry_prefix, s);
     s->nbuckets = 1024;
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
     s->nowner_buckets = 64;
@@ -1354,14 +1635,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct stor
             goto fail;
         }
     }
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
-            if (e->pos.whiteout)
-                rec->whiteouts++;
-            else
-                rec->files++;
-        }
-    }
+    rec->whiteouts = s->nwhiteouts;
+    rec->files = s->count - s->nwhiteouts;
     return 0;
 
 fail:
@@ -1374,6 +1649,7 @@ void store_close(struct store *s)
 {
     if (s->buckets == NULL)
         return;
+    btree_release(&s->order);
     for (size_t i = 0; i < s->nbuckets; i++) {
         struct store_entry *e = s->buckets[i];
         while (e != NULL) {

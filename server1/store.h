@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "btree.h"
+
 #define STORE_DIR ".s1store"
 #define STORE_SEGMENT_BYTES (64ull << 20) /* server1's segment size */
 #define STORE_OWNER_MAX 64                /* bytes in an owner name (= ACCOUNT_USER_MAX) */
@@ -54,6 +56,8 @@
 #define STORE_SEG_HDR_BYTES 32            /* a segment's header; its batches follow */
 #define STORE_BATCH_HDR_BYTES 32          /* a batch's header; its records follow */
 #define STORE_REC_HDR_BYTES 24            /* a record's header; name, owner, data follow */
+
+#define STORE_ORDER_BY_OWNER 1u /* store_open: the order of names groups each owner's */
 
 struct store_segment;
 struct store_entry;
@@ -69,6 +73,9 @@ struct store {
     struct store_entry **buckets;
     size_t nbuckets;                 /* a power of two */
     size_t count;                    /* entries (files and whiteouts) */
+    size_t nwhiteouts;               /* ... of them whiteouts */
+    struct btree order;              /* the entries in a listing's order (store_list) */
+    bool by_owner;                   /* STORE_ORDER_BY_OWNER */
     /* bytes of live uploads (their data), in total and per owner: what quotas judge */
     uint64_t data_bytes;
     struct store_owner **owners;
@@ -144,13 +151,15 @@ enum store_state {
 /*
  * Opens (creating if needed) <root>/.s1store and rebuilds the index from the log; new
  * segments start once the active one holds segment_bytes (STORE_SEGMENT_BYTES in server1).
+ * flags: STORE_ORDER_BY_OWNER orders the names of each owner together (for --private-uploads,
+ * whose listings show a user's own uploads only), else all owners' together.
  * Bad bytes at the end of the last segment (a batch cut short) are cut off and counted; bad
  * bytes followed by valid records anywhere in the last segment stop it (-1), as does a file
  * in the directory that is not a segment. Returns -1 with a one-line reason in err
  * (STORE_ERR_LEN).
  */
-int store_open(struct store *s, int root_fd, uint64_t segment_bytes, struct store_recovery *rec,
-               char *err);
+int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned flags,
+               struct store_recovery *rec, char *err);
 void store_close(struct store *s);
 
 /* What store_lookup found of a name. */
@@ -240,8 +249,52 @@ void store_foreach(struct store *s,
                               const struct store_found *f),
                    void *arg);
 
+/* One direct child of a directory, as store_list finds it. */
+struct store_child {
+    const char *name;            /* its own name (a segment of full, not NUL-terminated) */
+    size_t len;
+    bool dir;                    /* a subdirectory: full is the first upload beneath it */
+    const char *full;            /* that upload's whole name (NUL-terminated) */
+    size_t full_len;
+    const struct store_found *f; /* that upload (fd -1, pin NULL) */
+};
+
+/* What store_list walks. */
+struct store_list_req {
+    const char *dir;   /* validated, relative, no trailing '/'; "" for the root */
+    size_t dir_len;
+    const char *owner; /* with STORE_ORDER_BY_OWNER: only this owner's uploads ("": those
+                          without one); otherwise ignored: every owner's */
+    const char *after; /* NULL: from the start; else from the child after this one */
+    size_t after_len;
+    bool after_dir;    /* after is a subdirectory (they come before the files) */
+    size_t max;        /* children counted, at most */
+};
+
+struct store_list_result {
+    bool more;      /* stopped at max with more children to come */
+    bool exists;    /* something of the walk's uploads lies beneath dir at all */
+    size_t visited; /* index entries read (a listing's cost; for tests) */
+};
+
+/*
+ * Walks the live uploads beneath rq->dir in a listing's order: its subdirectories, then its
+ * files, each in bytewise order of their names, from the child after rq->after. Calls fn for
+ * each direct child (a subdirectory with the first upload beneath it, a file with itself),
+ * which returns whether it counted it (shown); after a subdirectory it did not count, the walk
+ * goes on with the next upload beneath it, else passes over the rest of it with one seek.
+ * Deletions are never visited. Stops once fn counted rq->max children. It reads the files of
+ * dir and one entry per subdirectory, never the rest of the index, under the read lock: fn
+ * must not call into the store. Returns 0, or -ENAMETOOLONG for an after that cannot fit a
+ * name. Thread-safe.
+ */
+int store_list(struct store *s, const struct store_list_req *rq,
+               bool (*fn)(void *arg, const struct store_child *c), void *arg,
+               struct store_list_result *res);
+
 struct store_stats {
     uint64_t files, whiteouts, segments, bytes, live_bytes, data_bytes, compactions, reused;
+    uint64_t order_bytes; /* memory of the order of names (btree.h) */
     uint64_t pins;    /* pins held on the segments in the log (responses being sent) */
     uint64_t zombies; /* segments removed from the log, kept until their last pin goes */
 };

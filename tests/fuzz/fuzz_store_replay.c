@@ -3,9 +3,12 @@
  * contents of a segment file, <root>/.s1store/00000000.seg, in a fresh root. Properties: store_open
  * either succeeds or fails with a reason; after success, every file the index holds lies inside
  * its segment and can be read; the store then takes a new upload (written over whatever torn
- * tail the input had), and a second start-up finds that upload whole, with the same bytes.
+ * tail the input had), and a second start-up finds that upload whole, with the same bytes;
+ * the order of names (btree.h) holds its invariants after each start-up, whatever names the
+ * records carry, and a listing of the root walks it.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../server1/btree.h"
 #include "../../server1/store.h"
 
 #define SEG_BYTES (1u << 20)
@@ -22,6 +26,27 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char base[64];
+
+static bool count_child(void *arg, const struct store_child *c)
+{
+    (void)c;
+    ++*(size_t *)arg;
+    return true;
+}
+
+/* The order of names is sound, and a listing of the root walks it without harm. */
+static void check_order(struct store *s)
+{
+    struct store_list_req rq = {.dir = "", .dir_len = 0, .max = 1000};
+    struct store_list_result res;
+    char err[128];
+    size_t n = 0;
+
+    if (btree_check(&s->order, err) != 0 || s->order.count > s->count)
+        abort();
+    if (store_list(s, &rq, count_child, &n, &res) != 0 || n > s->order.count)
+        abort();
+}
 
 static void check_entry(void *arg, const char *name, size_t len, enum store_state st,
                         const struct store_found *f)
@@ -94,19 +119,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
 
     err[0] = '\0';
-    if (store_open(&s, root_fd, SEG_BYTES, &rec, err) != 0) {
+    if (store_open(&s, root_fd, SEG_BYTES, 0, &rec, err) != 0) {
         if (err[0] == '\0')
             abort(); /* refused without a reason */
         goto out;
     }
     store_foreach(&s, check_entry, NULL);
+    check_order(&s);
     if (store_append_put(&s, "fuzz/new", 8, "fuzzer", &b, &pos) != 0 || store_sync(&s) != 0)
         abort();
     store_publish(&s, "fuzz/new", 8, "fuzzer", &pos);
     store_close(&s);
 
     /* what was acknowledged must be found again */
-    if ((rc = store_open(&s, root_fd, SEG_BYTES, &rec, err)) != 0)
+    if ((rc = store_open(&s, root_fd, SEG_BYTES, 0, &rec, err)) != 0)
         abort();
     if (store_lookup(&s, "fuzz/new", 8, true, &found) != STORE_FILE ||
         found.size != sizeof(body) - 1 || strcmp(found.owner, "fuzzer") != 0)
@@ -120,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     close(fd);
     store_unpin(pin);
     store_foreach(&s, check_entry, NULL);
+    check_order(&s);
     store_close(&s);
 out:
     close(root_fd);

@@ -12,7 +12,7 @@ connection after the answer), "sent" (body bytes sent), "elapsed" (seconds from 
 answer), "headers" (the final answer's headers, lower-case names).
 
 As a module: Put(port, name, size, auth, expect) opens the connection and sends the head;
-.wait_continue(), .send(n), .answer() drive it.
+.wait_continue(), .send(n), .readable(), .answer() drive it.
 """
 import base64
 import json
@@ -84,8 +84,9 @@ class Put:
         r, _, _ = select.select([self.sock], [], [], 0)
         return bool(r) or b"\r\n\r\n" in self.buf
 
-    def answer(self):
-        """The final status and headers, whether the connection then closed, and seconds taken."""
+    def answer(self, close_wait=5.0):
+        """The final status and headers, whether the connection then closed (waiting up to
+        close_wait seconds for it), and seconds taken."""
         pending = getattr(self, "pending", None)
         if pending is not None and pending[0] != 0:
             st, hdrs = pending
@@ -97,7 +98,7 @@ class Put:
         elapsed = time.monotonic() - self.t0
         body_len = int(hdrs.get("content-length", "0"))
         closed = False
-        end = time.monotonic() + 5
+        end = time.monotonic() + close_wait
         while time.monotonic() < end:
             r, _, _ = select.select([self.sock], [], [], end - time.monotonic())
             if not r:

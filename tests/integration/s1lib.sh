@@ -40,7 +40,7 @@ start_fake() {
 # test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
 # (--auth-secret-file) or none (--insecure-no-secret).
 S1_NO_CLIENT_LIMITS=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0
-    --max-conns-per-ip 0)
+    --max-conns-per-ip 0 --list-limit 0)
 start_s1() {
     local name=$1 log=$ITEST_DIR/$1.log link
     shift

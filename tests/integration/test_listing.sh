@@ -3,7 +3,9 @@
 # an HTML page (Accept: text/html), in each read mode (the prefetch table, or the directory on
 # disk) with the uploads: an upload stands for an operator's file of its name, a deletion hides
 # it, --private-uploads hides other accounts' uploads, --max-list cuts the listing short and
-# says so; credentials as for a GET; names a client cannot ask for (the upload store, a control
+# says so, and its "next" (?after=) pages on through the whole listing; --list-limit answers
+# an account's listings beyond it 429 + Retry-After, only once its credentials are accepted;
+# credentials as for a GET; names a client cannot ask for (the upload store, a control
 # character, a symlink out of the root) are never listed; headless Chromium, with Basic
 # credentials in the URL, shows the HTML pages of /files/ and /files/sub/ (its DOM dump has the
 # names) and takes a screenshot of /files/ (a PNG). Runs against fake_server2.py.
@@ -184,11 +186,54 @@ ROOT=$ITEST_DIR/root-buffered
 start_s1 s1-max --read buffered --max-list 3
 check_eq "--max-list 3: three entries, truncated" "$(ls_json "" "${ALICE[@]}")" \
     "$(lines "d empty-dir" "d in" "d new" truncated=True)"
-check_ok "--max-list 3: the HTML page says so" \
-    grep -q 'Only the first 3 entries' <(curl -s "${ALICE[@]}" -H 'Accept: text/html' "$S1/files/")
+check_ok "--max-list 3: the HTML page says so, with a link to the next" \
+    grep -q 'Only 3 entries are shown: <a href="?after=new%2F">next</a>' \
+    <(curl -s "${ALICE[@]}" -H 'Accept: text/html' "$S1/files/")
+# the pages, each from the "next" of the one before, make the whole listing
+pages=$(python3 - "$S1" <<'EOF'
+import base64, json, sys, urllib.request
+base, auth = sys.argv[1], base64.b64encode(b"alice:secret").decode()
+def get(q):
+    req = urllib.request.Request(base + "/files/" + q, headers={"Authorization": "Basic " + auth})
+    return json.load(urllib.request.urlopen(req))
+seen, q, n = [], "", 0
+while n < 20:
+    d = get(q)
+    n += 1
+    seen += [("d " if e["type"] == "directory" else "f ") + e["name"] for e in d["entries"]]
+    if not d["truncated"]:
+        break
+    q = d["next"]
+print(n, "|".join(seen))
+EOF
+)
+all=$(ls_json "" "${ALICE[@]}" --max-time 10 -G -d after=zzzzzzzz%2F | tail -n 1)
+check_eq "  ... past the last directory: the files only" "$all" truncated=False
+check_eq "--max-list 3: pages by \"next\" until the end" "$pages" \
+    "2 d empty-dir|d in|d new|d sub|f b.bin|f sp ace&<x>.txt"
+check_eq "?after= that cannot be a name: 400" "$(code "${ALICE[@]}" "$S1/files/?after=a%2Fb")" 400
 check_eq "without --private-uploads victim sees alice's uploads" \
     "$(ls_json new/x/ "${VICTIM[@]}")" "$(lines "f y.txt 1" truncated=False)"
 stop_s1 "--max-list server"
+
+# --list-limit: listings per account, once its credentials are accepted
+start_s1 s1-listlimit --read buffered --list-limit 3/1m
+for i in 1 2 3; do
+    check_eq "--list-limit 3/1m: alice's listing $i: 200" "$(code "${ALICE[@]}" "$S1/files/")" 200
+done
+hdr=$(curl -s -D - -o /dev/null "${ALICE[@]}" "$S1/files/sub/" | tr -d '\r')
+check_eq "  ... her fourth: 429" "$(awk 'NR==1{print $2}' <<<"$hdr")" 429
+retry=$(awk -F': ' 'tolower($1)=="retry-after"{print $2}' <<<"$hdr")
+check_ok "  ... with Retry-After of about a token's 20 s ($retry)" test "${retry:-0}" -ge 1 -a "${retry:-0}" -le 20
+check_eq "  ... a file is still served to her" "$(code "${ALICE[@]}" "$S1/files/b.bin")" 200
+check_eq "  ... victim lists: 200" "$(code "${VICTIM[@]}" "$S1/files/")" 200
+check_eq "wrong credentials as victim: 401, and nothing taken" \
+    "$(code -u victim:wrong "$S1/files/")$(code -u victim:wrong "$S1/files/")$(code -u victim:wrong "$S1/files/")" 401401401
+check_eq "  ... victim's second and third: 200" \
+    "$(code "${VICTIM[@]}" "$S1/files/")$(code "${VICTIM[@]}" "$S1/files/")" 200200
+check_eq "server1_ratelimited_total{kind=\"list\"}" \
+    "$(curl -s "$S1/metrics" | awk '$1=="server1_ratelimited_total{kind=\"list\"}"{print $2}')" 1
+stop_s1 "--list-limit server"
 check_eq "--max-list 0 is refused" "$("$S1_BIN" --root "$ROOT" --max-list 0 2>&1 >/dev/null |
     grep -c -- '--max-list')" 1
 itest_summary

@@ -126,7 +126,8 @@ for flag in --listen --port --root --prefetch --read --threads --auth --auth-con
     --auth-timeout --auth-max-inflight --max-header-bytes --max-body --max-conns \
     --header-timeout --idle-timeout --drain-timeout --log-level --verbose --help --version \
     --read-only --max-upload --upload-memory --writable-root --group-commit --commit-window \
-    --auth-secret-file --insecure-no-secret --mime-types; do
+    --auth-secret-file --insecure-no-secret --mime-types --upload-user-share --min-rate-grace \
+    --min-rate-window --list-limit --max-list; do
     grep -q -- "$flag" "$ITEST_DIR/run.out" || missing+=" $flag"
 done
 check_eq "--help lists every flag" "$missing" ""
@@ -142,6 +143,15 @@ check_start_error "bad --max-body" 2 '^server1: --max-body' --max-body 12x --roo
 check_start_error "bad --header-timeout" 2 '^server1: --header-timeout' --header-timeout -1 \
     --root "$ROOT"
 check_start_error "bad --auth" 2 '^server1: --auth' --auth nocolon --root "$ROOT"
+check_start_error "--upload-user-share 0" 2 '^server1: --upload-user-share' \
+    --upload-user-share 0 --root "$ROOT"
+check_start_error "--upload-user-share 101" 2 '^server1: --upload-user-share' \
+    --upload-user-share 101 --root "$ROOT"
+check_start_error "--min-rate-window under 4 ms" 2 '^server1: --min-rate-window' \
+    --min-rate-window 3ms --root "$ROOT"
+check_start_error "bad --min-rate-grace" 2 '^server1: --min-rate-grace' --min-rate-grace soon \
+    --root "$ROOT"
+check_start_error "bad --list-limit" 2 '^server1: --list-limit' --list-limit 5 --root "$ROOT"
 check_start_error "missing value" 2 '^server1: .*needs a value' --root
 check_start_error "no --root" 2 '^server1: --root'
 check_start_error "--mime-types missing" 1 '^server1: .*nope.types' --root "$ROOT" --port 0 \

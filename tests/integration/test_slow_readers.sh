@@ -10,7 +10,10 @@
 # - --send-timeout 2s (with --min-rate high enough to add nothing): a reader that takes a bit
 #   every 0.3 s (never stalled for --idle-timeout) is reset at about 2 s, short of the body,
 #   in --read direct and --read buffered (sendfile) alike; counted in
-#   server1_sends_timed_out_total.
+#   server1_sends_timed_out_total;
+# - --min-rate over --min-rate-window: a reader that takes about 60 KiB/s of a 50 MiB file is
+#   reset within the grace + a window (and a step) once the socket buffers' first burst has slid
+#   out of the window, in both modes, and its response buffer is given back.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -166,6 +169,53 @@ EOF
     check_eq "  ... a reader that keeps up gets all of it" \
         "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 60 -u "$ALICE" "$S1/files/big")" "200 $((50 * 1048576))"
     stop_s1 "send-timeout server1 ($mode)"
+done
+
+# ---- the rate rule on responses ---------------------------------------------------------------
+# A reader with a small receive buffer that takes what it holds every 0.1 s (about 60 KiB/s:
+# never a stall of --idle-timeout, and far inside --send-timeout 60s + 50 MiB / --min-rate =
+# 260 s) is below --min-rate 256k. The kernel's socket buffers take a few MiB at the start (on
+# loopback: 2 MiB at once, 0.9 MiB more at the first judgement), which count as moved; once
+# they have slid out of the window the reader is reset: within the grace, a window and two
+# steps (a quarter window each: the last fill at the first judgement, and the judgement's own
+# step) of its request, plus the reader's 0.1 s between reads.
+GRACE=1 WINDOW=2
+for mode in direct buffered; do
+    log "--min-rate 256k --min-rate-grace ${GRACE}s --min-rate-window ${WINDOW}s, --read $mode: a reader that sips"
+    start_s1 "s1-rate-$mode" --read "$mode" --min-rate 256k --min-rate-grace "${GRACE}s" \
+        --min-rate-window "${WINDOW}s"
+    out=$(python3 - "$S1_PORT" <<'EOF'
+import base64, socket, sys, time
+port = int(sys.argv[1])
+auth = base64.b64encode(b"alice:secret").decode()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+t0 = time.monotonic()
+s.sendall(("GET /files/big HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode())
+got = 0
+while time.monotonic() - t0 < 30:
+    try:
+        d = s.recv(16384)
+    except ConnectionResetError:
+        break
+    if not d:
+        break
+    got += len(d)
+    time.sleep(0.1)
+print("%.2f %d" % (time.monotonic() - t0, got))
+EOF
+    )
+    read -r secs got <<<"$out"
+    log "reset after $secs s with $got bytes"
+    check_ok "--read $mode: reset after the grace, within grace + window + 2 steps ($secs s)" \
+        python3 -c "import sys; sys.exit(not $GRACE <= $secs <= $GRACE + $WINDOW * 1.5 + 0.1)"
+    check_ok "  ... short of the 50 MiB ($got bytes)" test "$got" -lt $((50 * 1048576))
+    check_eq "  ... counted" "$(metric server1_sends_timed_out_total)" 1
+    check_eq "  ... its buffer given back" "$(metric server1_response_buffer_bytes)" 0
+    check_eq "  ... a reader that keeps up gets all of it" \
+        "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 60 -u "$ALICE" "$S1/files/big")" "200 $((50 * 1048576))"
+    stop_s1 "rate server1 ($mode)"
 done
 
 itest_summary

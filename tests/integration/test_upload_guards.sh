@@ -8,6 +8,10 @@
 #   inside --header-timeout) gets 408 at the deadline; a stalled one at --header-timeout;
 # - --upload-temp-max: a second body that would not fit next to one being received gets 503 +
 #   Retry-After before any byte of it is read; it fits once the first is committed;
+# - --upload-user-share: an account's second body over its share of the temp space gets 503
+#   while another account's fits; --min-rate over --min-rate-window: bodies trickled one byte
+#   every 5 s get 408 after --min-rate-grace and within the grace + a window (not at their
+#   deadline, 37 s), so another account's upload that found no room fits again by then;
 # - --user-quota and --store-max: 507 before the body is read (no 100 Continue), overwrites that
 #   do not grow pass, deletes free room, two uploads that each fit alone but not together get
 #   one 201 and one 507 from the committer, the usage is rebuilt from the log on restart, and
@@ -125,6 +129,97 @@ check_ok "the first completes: 201" grep -qx 'first-status 201' <<<"$out"
 check_ok "the second fits afterwards: 201" grep -qx 'again-status 201' <<<"$out"
 check_eq "server1_uploads_busy_total" "$(metric server1_uploads_busy_total)" 1
 stop_s1 "temp-limited server1"
+
+# ---- one account's share of the budgets, and the rate rule -----------------------------------
+# Bodies of 2 MiB in temp files only (--upload-memory 1M), 4 MiB of them in all; a body must
+# move --min-rate (64k) per --min-rate-window once --min-rate-grace has passed. A trickle (one
+# byte every 5 s, never a stall of --header-timeout, far inside --upload-timeout 5s + 2 MiB /
+# --min-rate = 37 s) must get 408 after the grace, and no later than the grace and a window
+# (the rule's own bound is the first quarter-window step after the grace).
+GRACE=2 WINDOW=4
+log "--upload-temp-max 4M --upload-user-share 25 --min-rate-grace ${GRACE}s --min-rate-window ${WINDOW}s"
+start_s1 s1-share --upload-memory 1M --upload-temp-max 4M --max-upload 4M --upload-timeout 5s \
+    --upload-user-share 25 --min-rate-grace "${GRACE}s" --min-rate-window "${WINDOW}s"
+CAROL=carol:pw3
+check_eq "create carol" "$(code -d 'username=carol&password=pw3' "$S1/users")" 201
+out=$(python3 - "$S1_PORT" "$HERE" "$ALICE" "$BOB" "$CAROL" <<'EOF2'
+import select, sys, time
+sys.path.insert(0, sys.argv[2])
+from rawput import Put
+port, alice, bob, carol = int(sys.argv[1]), sys.argv[3], sys.argv[4], sys.argv[5]
+M2 = 2 << 20
+
+def trickle(puts, others=()):
+    """One byte every 5 s to each of puts until each of puts and others has an answer; the
+    status and the seconds from its head to its answer, of each of puts, then of others."""
+    ready, last = {}, -5.0
+    while len(ready) < len(puts) + len(others):
+        now = time.monotonic()
+        if now - last >= 5:
+            for p in puts:
+                if p not in ready and not p.readable():
+                    p.send(1)
+            last = now
+        for p in list(puts) + list(others):
+            if p not in ready and p.readable():
+                ready[p] = now - p.t0
+        if now - min(p.t0 for p in puts) > 60:
+            break
+        time.sleep(0.01)
+    return [(p.answer(close_wait=0.2)[0] if p in ready else 0, ready.get(p, 99.0))
+            for p in list(puts) + list(others)]
+
+# one account: its second body is over its share, another account's fits
+a1 = Put(port, "share1", M2, alice, expect=True)
+print("a1-continue", a1.wait_continue())
+a2 = Put(port, "share2", M2, alice, expect=True)
+print("a2-continue", a2.wait_continue())
+st, hdrs, closed, _ = a2.answer()
+print("a2-status", st, hdrs.get("retry-after", "-"), closed)
+b = Put(port, "share-bob1", M2, bob, expect=True)
+if b.wait_continue():
+    b.send(M2)
+(st, el), (bst, _) = trickle([a1], [b])
+print("bob-status", bst)
+print("a1-trickle %d %.2f" % (st, el))
+
+# two accounts hold all of it: a third waits for the rate rule, not for their deadlines
+a3 = Put(port, "share3", M2, alice, expect=True)
+c1 = Put(port, "share4", M2, carol, expect=True)
+print("both-continue", a3.wait_continue() and c1.wait_continue())
+b2 = Put(port, "share-bob2", M2, bob, expect=True)
+print("bob2-continue", b2.wait_continue())
+print("bob2-status", b2.answer()[0])
+for name, (st, el) in zip(("a3", "c1"), trickle([a3, c1])):
+    print("%s-trickle %d %.2f" % (name, st, el))
+b3 = Put(port, "share-bob3", M2, bob, expect=True)
+if b3.wait_continue():
+    b3.send(M2)
+print("bob3-status", b3.answer(close_wait=0.2)[0])
+EOF2
+)
+log "$(tr '\n' ';' <<<"$out")"
+# trickle NAME: "STATUS SECONDS" of the trickle NAME in $out
+trickle() { awk -v k="$1-trickle" '$1==k{print $2, $3}' <<<"$out"; }
+in_bound() { python3 -c "import sys; sys.exit(not $GRACE <= $1 <= $GRACE + $WINDOW)"; }
+check_ok "alice's first 2 MiB: 100 Continue" grep -qx 'a1-continue True' <<<"$out"
+check_ok "  ... her second (over her 25% of 4 MiB): no 100 Continue" grep -qx 'a2-continue False' <<<"$out"
+check_ok "  ... but 503 + Retry-After: 1, closed" grep -qx 'a2-status 503 1 True' <<<"$out"
+check_ok "bob's 2 MiB meanwhile: 201" grep -qx 'bob-status 201' <<<"$out"
+read -r st el <<<"$(trickle a1)"
+check_eq "alice's trickle: 408" "$st" 408
+check_ok "  ... after the grace, within the grace + a window ($el s)" in_bound "$el"
+check_ok "alice and carol trickle one each: both 100 Continue" grep -qx 'both-continue True' <<<"$out"
+check_ok "  ... bob's 2 MiB finds no room: 503" grep -qx 'bob2-status 503' <<<"$out"
+for t in a3 c1; do
+    read -r st el <<<"$(trickle $t)"
+    check_eq "trickle $t: 408" "$st" 408
+    check_ok "  ... after the grace, within the grace + a window ($el s)" in_bound "$el"
+done
+check_ok "then bob's 2 MiB: 201" grep -qx 'bob3-status 201' <<<"$out"
+check_eq "the three trickles counted" "$(metric server1_uploads_timed_out_total)" 3
+check_eq "the two refusals counted" "$(metric server1_uploads_busy_total)" 2
+stop_s1 "share server1"
 
 # ---- quotas -----------------------------------------------------------------------------------
 log "--user-quota 100k --store-max 150k"

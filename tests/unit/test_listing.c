@@ -1,8 +1,11 @@
 /*
  * test_listing.c - cmocka tests for server1/listing: Accept negotiation (q-values, wildcards,
  * malformed weights), the JSON and HTML renderings (escaping, bytes that are not UTF-8, hrefs),
- * and listing_build over a directory on disk: order, names left out, the --max-list bound and
- * the memory it keeps to, and a missing directory.
+ * listing_build over a directory on disk: order, names left out, the --max-list bound and
+ * the memory it keeps to, and a missing directory; and over the disk and an upload store:
+ * uploads and deletions standing for the operator's files, a cursor (?after=, parsed by
+ * listing_after_parse) that pages through the whole listing, the upload index read only for
+ * the directory listed, and --private-uploads with the index ordered by owner.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +85,63 @@ static void test_json(void **state)
     j = listing_json(&l, "", 0, &len);
     assert_string_equal(j, "{\"path\":\"/files/\",\"entries\":[],\"truncated\":true}\n");
     free(j);
+    /* cut short: the next page starts after the last entry (a directory: with its '/') */
+    l = fixture(e, 1, true);
+    j = listing_json(&l, "", 0, &len);
+    assert_non_null(strstr(j, "],\"truncated\":true,\"next\":\"?after=sub%2F\"}\n"));
+    free(j);
+    l = fixture(&e[1], 1, true);
+    j = listing_json(&l, "", 0, &len);
+    assert_non_null(strstr(j, "\"next\":\"?after=q%22b%5Cs%01\"}"));
+    free(j);
+}
+
+static int after(const char *q, char *out, bool *dir)
+{
+    size_t n = 0;
+    int rc = listing_after_parse(q, q != NULL ? strlen(q) : 0, out, FILES_SEGMENT_MAX + 1, &n,
+                                 dir);
+    if (rc == 1)
+        assert_int_equal(strlen(out), n);
+    return rc;
+}
+
+static void test_after_parse(void **state)
+{
+    char out[FILES_SEGMENT_MAX + 1], big[FILES_SEGMENT_MAX * 3 + 16];
+    bool dir = false;
+    (void)state;
+
+    assert_int_equal(after(NULL, out, &dir), 0);
+    assert_int_equal(after("", out, &dir), 0);
+    assert_int_equal(after("x=1&y=2", out, &dir), 0);
+    assert_int_equal(after("after=a.txt", out, &dir), 1);
+    assert_string_equal(out, "a.txt");
+    assert_false(dir);
+    assert_int_equal(after("x=1&after=sub%2F&y", out, &dir), 1);
+    assert_string_equal(out, "sub");
+    assert_true(dir);
+    assert_int_equal(after("after=sub/", out, &dir), 1);
+    assert_true(dir);
+    assert_int_equal(after("after=q%22b%5cs%01+", out, &dir), 1);
+    assert_string_equal(out, "q\"b\\s\x01+");
+    assert_int_equal(after("after=caf%C3%A9", out, &dir), 1);
+    assert_string_equal(out, "caf\xc3\xa9");
+    /* refused */
+    assert_int_equal(after("after=", out, &dir), -1);
+    assert_int_equal(after("after=%2F", out, &dir), -1);
+    assert_int_equal(after("after=a/b", out, &dir), -1);
+    assert_int_equal(after("after=a%2Fb", out, &dir), -1);
+    assert_int_equal(after("after=a%00", out, &dir), -1);
+    assert_int_equal(after("after=a%4", out, &dir), -1);
+    assert_int_equal(after("after=a%zz", out, &dir), -1);
+    assert_int_equal(after("after=a%", out, &dir), -1);
+    memcpy(big, "after=", 6);
+    memset(big + 6, 'x', FILES_SEGMENT_MAX);
+    big[6 + FILES_SEGMENT_MAX] = '\0';
+    assert_int_equal(after(big, out, &dir), 1); /* the longest a name's segment can be */
+    strcat(big, "x");
+    assert_int_equal(after(big, out, &dir), -1);
 }
 
 static void test_html(void **state)
@@ -105,7 +165,7 @@ static void test_html(void **state)
     assert_non_null(strstr(h, "<a href=\"a%26b%27%22c\">a&amp;b&#39;&quot;c</a></td><td></td>"
                               "<td>12</td>"));
     assert_non_null(strstr(h, "<a href=\"x%C0%AF\">x\xef\xbf\xbd\xef\xbf\xbd</a>"));
-    assert_non_null(strstr(h, "Only the first 3 entries are shown."));
+    assert_non_null(strstr(h, "Only 3 entries are shown: <a href=\"?after=x%C0%AF\">next</a>"));
     free(h);
     l = fixture(e, 0, false);
     h = listing_html(&l, "", 0, &len);
@@ -236,6 +296,185 @@ static void test_build_bounded(void **state)
     listing_free(&l);
 }
 
+/* ---- with an upload store ---- */
+
+static void put(struct committer *cm, const char *name, const char *owner, size_t size)
+{
+    char data[64] = {0};
+    struct store_body b = {.mem = data, .fd = -1, .len = size};
+    struct store_pos pos;
+
+    assert_true(size <= sizeof(data));
+    assert_int_equal(store_append_put(&cm->store, name, strlen(name), owner, &b, &pos), 0);
+    assert_int_equal(store_sync(&cm->store), 0);
+    store_publish(&cm->store, name, strlen(name), owner, &pos);
+}
+
+static void del(struct committer *cm, const char *name)
+{
+    struct store_pos pos;
+
+    assert_int_equal(store_append_delete(&cm->store, name, strlen(name), &pos), 0);
+    assert_int_equal(store_sync(&cm->store), 0);
+    store_publish(&cm->store, name, strlen(name), NULL, &pos);
+}
+
+static void open_store(struct fx *x, struct committer *cm, unsigned flags)
+{
+    struct commit_budgets budgets = {.mem = 1 << 20, .temp = 1 << 20, .user_share = 100};
+    char err[FILES_ERR_LEN];
+
+    if (committer_init(cm, &x->f, true, 0, false, &budgets, flags, err) != 0)
+        fail_msg("committer_init: %s", err);
+}
+
+/* "d:NAME f:NAME:SIZE ..." of a listing of dir (user, private, max, after "d:X"/"f:X"). */
+static const char *show(struct fx *x, struct committer *cm, const char *dir, const char *user,
+                        bool private_uploads, size_t max, const char *after_entry,
+                        struct listing *l, int *rc)
+{
+    static char out[4096];
+    struct listing_scope sc = {.dir = dir, .dir_len = strlen(dir), .user = user,
+                               .private_uploads = private_uploads, .max = max};
+
+    if (after_entry != NULL) {
+        sc.after = after_entry + 2;
+        sc.after_len = strlen(after_entry + 2);
+        sc.after_dir = after_entry[0] == 'd';
+    }
+    *rc = listing_build(&x->f, cm, &sc, l);
+    out[0] = '\0';
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->e[i].dir)
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%sd:%s", i ? " " : "",
+                     l->e[i].name);
+        else
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%sf:%s:%llu", i ? " " : "",
+                     l->e[i].name, (unsigned long long)l->e[i].size);
+    }
+    return out;
+}
+
+static void test_build_uploads(void **state)
+{
+    struct fx *x = *state;
+    struct committer cm;
+    struct listing l;
+    int rc;
+
+    open_store(x, &cm, 0);
+    put(&cm, "a.txt", "bob", 9);      /* stands for the operator's a.txt (1 byte) */
+    del(&cm, "b.txt");                /* hides the operator's b.txt */
+    put(&cm, "new/x", "bob", 1);      /* a directory only uploads make */
+    put(&cm, "adir/inner2", "bob", 2);
+    put(&cm, "up.bin", "alice", 4);
+    assert_string_equal(show(x, &cm, "", "alice", false, 100, NULL, &l, &rc),
+                        "d:adir d:many d:new d:zdir f:C.txt:3 f:a.txt:9 f:up.bin:4");
+    assert_int_equal(rc, 0);
+    assert_false(l.truncated);
+    listing_free(&l);
+    assert_string_equal(show(x, &cm, "adir", "alice", false, 100, NULL, &l, &rc),
+                        "f:inner:5 f:inner2:2");
+    listing_free(&l);
+    assert_string_equal(show(x, &cm, "new", "alice", false, 100, NULL, &l, &rc), "f:x:1");
+    listing_free(&l);
+    /* the same pages of 2, each from the last one's last entry */
+    {
+        static const char *const pages[] = {"d:adir d:many", "d:new d:zdir",
+                                            "f:C.txt:3 f:a.txt:9", "f:up.bin:4"};
+        const char *cursor = NULL;
+        char last[64];
+        for (size_t p = 0; p < 4; p++) {
+            assert_string_equal(show(x, &cm, "", "alice", false, 2, cursor, &l, &rc), pages[p]);
+            assert_int_equal(l.truncated, p < 3);
+            snprintf(last, sizeof(last), "%c:%s", l.e[l.n - 1].dir ? 'd' : 'f',
+                     l.e[l.n - 1].name);
+            cursor = last;
+            listing_free(&l);
+        }
+        /* past the end: an empty page, not a missing directory */
+        assert_string_equal(show(x, &cm, "", "alice", false, 2, "f:zzz", &l, &rc), "");
+        assert_int_equal(rc, 0);
+        listing_free(&l);
+        assert_string_equal(show(x, &cm, "new", "alice", false, 2, "f:x", &l, &rc), "");
+        assert_int_equal(rc, 0);
+        listing_free(&l);
+    }
+    /* a directory with only a deletion beneath it does not exist */
+    del(&cm, "gone/y");
+    show(x, &cm, "gone", "alice", false, 10, NULL, &l, &rc);
+    assert_int_equal(rc, -ENOENT);
+    listing_free(&l);
+    committer_release(&cm);
+}
+
+static void test_build_upload_bound(void **state)
+{
+    struct fx *x = *state;
+    struct committer cm;
+    struct listing l;
+    char name[64];
+    int rc;
+
+    open_store(x, &cm, 0);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "bulk%d/f%04d", i % 10, i);
+        put(&cm, name, "bob", 1);
+    }
+    put(&cm, "adir/inner2", "bob", 2);
+    /* a listing of adir reads adir's entries, not the 5,000 others */
+    show(x, &cm, "adir", "alice", false, 100, NULL, &l, &rc);
+    assert_int_equal(l.n, 2);
+    assert_true(l.visited <= 3);
+    listing_free(&l);
+    /* the root: one entry per subdirectory */
+    show(x, &cm, "", "alice", false, 100, NULL, &l, &rc);
+    assert_int_equal(l.n, 16); /* adir many zdir bulk0..9, C.txt a.txt b.txt */
+    assert_true(l.visited <= 12);
+    listing_free(&l);
+    /* a directory of 500 with --max-list 20: 21 entries read */
+    show(x, &cm, "bulk3", "alice", false, 20, NULL, &l, &rc);
+    assert_int_equal(l.n, 20);
+    assert_true(l.truncated);
+    assert_true(l.visited <= 22);
+    listing_free(&l);
+    committer_release(&cm);
+}
+
+static void test_build_private(void **state)
+{
+    struct fx *x = *state;
+    struct committer cm;
+    struct listing l;
+    char name[64];
+    int rc;
+
+    open_store(x, &cm, STORE_ORDER_BY_OWNER);
+    put(&cm, "p/mine", "alice", 1);
+    put(&cm, "p/theirs", "bob", 2);
+    put(&cm, "p/sub/deep", "bob", 3);
+    put(&cm, "a.txt", "bob", 9); /* bob's: hides the operator's a.txt from alice too */
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "p/bob%03d", i);
+        put(&cm, name, "bob", 1);
+    }
+    assert_string_equal(show(x, &cm, "p", "alice", true, 100, NULL, &l, &rc), "f:mine:1");
+    /* bob's 302 entries there are never read: two walks (alice's, and the uploads without
+     * an owner), each reading its entries and the one after them, twice */
+    assert_true(l.visited <= 1 + 2 * 2 + 1);
+    listing_free(&l);
+    assert_string_equal(show(x, &cm, "p", "bob", true, 3, NULL, &l, &rc),
+                        "d:sub f:bob000:1 f:bob001:1");
+    listing_free(&l);
+    show(x, &cm, "p/sub", "alice", true, 10, NULL, &l, &rc);
+    assert_int_equal(rc, -ENOENT); /* only bob's beneath it */
+    listing_free(&l);
+    assert_string_equal(show(x, &cm, "", "alice", true, 100, NULL, &l, &rc),
+                        "d:adir d:many d:p d:zdir f:C.txt:3 f:b.txt:2");
+    listing_free(&l);
+    committer_release(&cm);
+}
+
 static void test_build_missing(void **state)
 {
     struct fx *x = *state;
@@ -258,6 +497,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_build_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_build_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_build_missing, setup, teardown),
+        cmocka_unit_test(test_after_parse),
+        cmocka_unit_test_setup_teardown(test_build_uploads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_build_upload_bound, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_build_private, setup, teardown),
     };
     return cmocka_run_group_tests_name("listing", tests, NULL, NULL);
 }

@@ -5,7 +5,11 @@
  * right recovery counts, a torn tail cut off, damage followed by valid records refused, a
  * foreign file refused, segments rolling, compaction (bounded size, latest bytes kept,
  * whiteouts dropped or kept as hide_needed says), a reader's descriptor outliving the
- * compacted segment, and store_foreach.
+ * compacted segment, store_foreach, and store_list: a directory's subdirectories then its
+ * files in order, deletions never shown, a cursor that pages through, the entries read being
+ * only the directory's own (a bound, whatever the index holds), an index ordered by owner
+ * (--private-uploads) that reads only the asker's, and the order kept through deletions,
+ * re-uploads, compaction and a restart.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +35,7 @@
 #include <unistd.h>
 
 #include "../../common/compat.h"
+#include "../../server1/btree.h"
 #include "../../server1/store.h"
 
 #define BIG_SEG (64ull << 20)
@@ -105,7 +110,7 @@ static void fx_open(struct fx *f, uint64_t segment_bytes)
 {
     assert_false(f->open);
     f->err[0] = '\0';
-    if (store_open(&f->s, f->root_fd, segment_bytes, &f->rec, f->err) != 0)
+    if (store_open(&f->s, f->root_fd, segment_bytes, 0, &f->rec, f->err) != 0)
         fail_msg("store_open: %s", f->err);
     f->open = true;
 }
@@ -115,7 +120,7 @@ static const char *fx_open_fails(struct fx *f, uint64_t segment_bytes)
 {
     assert_false(f->open);
     f->err[0] = '\0';
-    assert_int_equal(store_open(&f->s, f->root_fd, segment_bytes, &f->rec, f->err), -1);
+    assert_int_equal(store_open(&f->s, f->root_fd, segment_bytes, 0, &f->rec, f->err), -1);
     assert_true(f->err[0] != '\0');
     return f->err;
 }
@@ -870,6 +875,18 @@ static void commit_del(struct store *s, struct hide *h, const char *name)
 
 static const char *hot_names[] = {"hot/a", "hot/b", "hot/c"};
 
+/* The order of names (store_list's) holds every entry, in order. */
+static void check_order(struct fx *f)
+{
+    char err[128];
+    struct store_stats ss;
+
+    if (btree_check(&f->s.order, err) != 0)
+        fail_msg("the order of names: %s", err);
+    store_stats(&f->s, &ss);
+    assert_int_equal(f->s.order.count, ss.files + ss.whiteouts);
+}
+
 static void check_hot(struct store *s, const unsigned *seeds)
 {
     for (unsigned k = 0; k < 3; k++) {
@@ -1063,10 +1080,12 @@ static void test_store_compaction_whiteouts(void **state)
     }
     assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
     assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
+    check_order(f); /* (the whiteouts compaction dropped left the order too) */
     fx_reopen(f, SMALL_SEG);
     assert_int_equal(state_of(&f->s, "kept"), STORE_WHITEOUT);
     assert_int_equal(state_of(&f->s, "gone"), STORE_ABSENT);
     check_hot(&f->s, seeds);
+    check_order(f);
 }
 
 /* ---- 10. a reader's descriptor outlives compaction ---- */
@@ -1510,6 +1529,245 @@ static void test_store_pending_versions(void **state)
     assert_true(pending_of(&f->s, "b") == UINT64_MAX);
 }
 
+/* ---- 12. store_list ---- */
+
+struct listed {
+    char names[64][40]; /* "d:NAME" or "f:NAME" */
+    size_t n;
+    const char *refuse; /* a child fn does not count */
+};
+
+static bool list_fn(void *arg, const struct store_child *c)
+{
+    struct listed *l = arg;
+
+    assert_true(strlen(c->full) == c->full_len);
+    assert_true(c->f->fd == -1 && c->f->pin == NULL);
+    if (l->refuse != NULL && strlen(l->refuse) == c->len && memcmp(l->refuse, c->name, c->len) == 0)
+        return false;
+    assert_true(l->n < 64);
+    snprintf(l->names[l->n++], sizeof(l->names[0]), "%c:%.*s", c->dir ? 'd' : 'f', (int)c->len,
+             c->name);
+    return true;
+}
+
+static size_t list_counted;
+
+static bool list_count(void *arg, const struct store_child *c)
+{
+    (void)arg;
+    (void)c;
+    list_counted++;
+    return true;
+}
+
+/* Lists dir from after (NULL, or "d:NAME"/"f:NAME") for owner; "d:a f:b ..." of what came. */
+static const char *list(struct store *s, const char *dir, const char *owner, const char *after,
+                        size_t max, struct store_list_result *res)
+{
+    static char out[2048];
+    struct listed l = {.n = 0};
+    struct store_list_req rq = {.dir = dir, .dir_len = strlen(dir), .owner = owner, .max = max};
+
+    if (after != NULL) {
+        rq.after = after + 2;
+        rq.after_len = strlen(after + 2);
+        rq.after_dir = after[0] == 'd';
+    }
+    assert_int_equal(store_list(s, &rq, list_fn, &l, res), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < l.n; i++)
+        snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i > 0 ? " " : "",
+                 l.names[i]);
+    return out;
+}
+
+static void test_store_list_order(void **state)
+{
+    struct fx *f = *state;
+    struct store_list_result r;
+    static const char *const names[] = {"a/x", "a/b/y", "a/b!/z", "a/b/c/w", "a/f1", "a/f0",
+                                        "a!/q", "top", "a/b/c/v", "ab/k"};
+
+    fx_open(f, BIG_SEG);
+    assert_string_equal(list(&f->s, "", NULL, NULL, 10, &r), "");
+    assert_false(r.exists);
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+        put_mem(&f->s, names[i], "alice", "1", 1);
+    del(&f->s, "a/gone");    /* a deletion is never listed ... */
+    del(&f->s, "a/d/gone2"); /* ... nor makes a directory show */
+    for (int round = 0; round < 2; round++) {
+        /* subdirectories first ("b" before "b!": '/' compares lowest), then files */
+        assert_string_equal(list(&f->s, "a", NULL, NULL, 10, &r), "d:b d:b! f:f0 f:f1 f:x");
+        assert_true(r.exists);
+        assert_false(r.more);
+        assert_string_equal(list(&f->s, "", NULL, NULL, 10, &r), "d:a d:a! d:ab f:top");
+        assert_string_equal(list(&f->s, "a/b", NULL, NULL, 10, &r), "d:c f:y");
+        assert_string_equal(list(&f->s, "a/b/c", NULL, NULL, 10, &r), "f:v f:w");
+        assert_string_equal(list(&f->s, "a/d", NULL, NULL, 10, &r), "");
+        assert_false(r.exists);
+        assert_string_equal(list(&f->s, "nope", NULL, NULL, 10, &r), "");
+        assert_false(r.exists);
+        /* a cursor pages through, max at a time */
+        assert_string_equal(list(&f->s, "a", NULL, NULL, 2, &r), "d:b d:b!");
+        assert_true(r.more);
+        assert_string_equal(list(&f->s, "a", NULL, "d:b!", 2, &r), "f:f0 f:f1");
+        assert_true(r.more);
+        assert_string_equal(list(&f->s, "a", NULL, "f:f1", 2, &r), "f:x");
+        assert_false(r.more);
+        assert_string_equal(list(&f->s, "a", NULL, "d:b", 10, &r), "d:b! f:f0 f:f1 f:x");
+        assert_string_equal(list(&f->s, "a", NULL, "d:a0", 10, &r), "d:b d:b! f:f0 f:f1 f:x");
+        assert_string_equal(list(&f->s, "a", NULL, "f:f05", 10, &r), "f:f1 f:x");
+        assert_string_equal(list(&f->s, "a", NULL, "f:zz", 10, &r), "");
+        assert_true(r.exists); /* (past the end, but the directory is there) */
+        check_order(f);
+        fx_reopen(f, BIG_SEG); /* the same after a replay */
+    }
+    /* a subdirectory fn does not show is tried again with the next entry beneath it */
+    {
+        struct listed l = {.n = 0, .refuse = "b"};
+        struct store_list_req rq = {.dir = "a", .dir_len = 1, .max = 10};
+        assert_int_equal(store_list(&f->s, &rq, list_fn, &l, &r), 0);
+        assert_int_equal(l.n, 4); /* b!, f0, f1, x */
+        assert_true(r.visited >= 4 + 3); /* and each of b's three entries was offered */
+    }
+    /* deletions and uploads again move names in and out */
+    del(&f->s, "a/b!/z");
+    del(&f->s, "a/f0");
+    put_mem(&f->s, "a/gone", "bob", "2", 1);
+    assert_string_equal(list(&f->s, "a", NULL, NULL, 10, &r), "d:b f:f1 f:gone f:x");
+    check_order(f);
+}
+
+static void test_store_list_bound(void **state)
+{
+    struct fx *f = *state;
+    struct store_list_result r;
+    struct listed l;
+    char name[64];
+    struct store_list_req rq = {.max = 1000};
+
+    fx_open(f, BIG_SEG);
+    /* 100 directories of 100 files, and 2,000 files in one: 12,000 names */
+    for (int i = 0; i < 10000; i++) {
+        struct store_body b = {.mem = "x", .fd = -1, .len = 1};
+        struct store_pos pos;
+        snprintf(name, sizeof(name), "d%02d/f%04d", i % 100, i / 100);
+        assert_int_equal(store_append_put(&f->s, name, strlen(name), "u", &b, &pos), 0);
+        if (i % 200 == 199)
+            assert_int_equal(store_sync(&f->s), 0);
+        store_publish(&f->s, name, strlen(name), "u", &pos);
+    }
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof(name), "flat/f%04d", i);
+        put_mem(&f->s, name, "u", "y", 1);
+    }
+    check_order(f);
+    /* a directory of 100 files reads its 100 entries and the one after them */
+    rq.dir = "d42";
+    rq.dir_len = 3;
+    memset(&l, 0, sizeof(l));
+    list_counted = 0;
+    assert_int_equal(store_list(&f->s, &rq, list_count, &l, &r), 0);
+    assert_int_equal(list_counted, 100);
+    assert_true(r.visited <= 100 + 2);
+    /* the root: one entry per subdirectory (101), none of the 12,000 beneath them */
+    rq.dir = "";
+    rq.dir_len = 0;
+    list_counted = 0;
+    assert_int_equal(store_list(&f->s, &rq, list_count, &l, &r), 0);
+    assert_int_equal(list_counted, 101);
+    assert_true(r.visited <= 101 + 2);
+    /* a big directory, max 10: 11 entries read, and more to come */
+    rq.dir = "flat";
+    rq.dir_len = 4;
+    rq.max = 10;
+    list_counted = 0;
+    assert_int_equal(store_list(&f->s, &rq, list_count, &l, &r), 0);
+    assert_int_equal(list_counted, 10);
+    assert_true(r.more);
+    assert_true(r.visited <= 10 + 2);
+    /* ... and from a cursor in its middle, as many */
+    rq.after = "f1500";
+    rq.after_len = 5;
+    list_counted = 0;
+    assert_int_equal(store_list(&f->s, &rq, list_count, &l, &r), 0);
+    assert_int_equal(list_counted, 10);
+    assert_true(r.visited <= 10 + 3);
+    /* the order costs about 8 to 16 bytes per name */
+    {
+        struct store_stats ss;
+        store_stats(&f->s, &ss);
+        assert_true(ss.order_bytes > 8 * 12000 && ss.order_bytes < 16 * 12000);
+    }
+}
+
+static void test_store_list_by_owner(void **state)
+{
+    struct fx *f = *state;
+    struct store_list_result r;
+
+    f->err[0] = '\0';
+    assert_int_equal(store_open(&f->s, f->root_fd, BIG_SEG, STORE_ORDER_BY_OWNER, &f->rec, f->err),
+                     0);
+    f->open = true;
+    put_mem(&f->s, "p/a", "alice", "1", 1);
+    put_mem(&f->s, "p/b", "bob", "1", 1);
+    put_mem(&f->s, "p/c", "alice", "1", 1);
+    put_mem(&f->s, "p/sub/x", "bob", "1", 1);
+    put_mem(&f->s, "p/sub2/y", "alice", "1", 1);
+    for (int i = 0; i < 500; i++) { /* bob's many: never read for alice */
+        char name[32];
+        snprintf(name, sizeof(name), "p/bob%03d", i);
+        put_mem(&f->s, name, "bob", "1", 1);
+    }
+    for (int round = 0; round < 2; round++) {
+        assert_string_equal(list(&f->s, "p", "alice", NULL, 10, &r), "d:sub2 f:a f:c");
+        assert_true(r.visited <= 3 + 3);
+        assert_true(r.exists);
+        assert_string_equal(list(&f->s, "p/sub", "alice", NULL, 10, &r), "");
+        assert_false(r.exists); /* bob's only */
+        assert_string_equal(list(&f->s, "p", "carol", NULL, 10, &r), "");
+        assert_false(r.exists);
+        assert_string_equal(list(&f->s, "p", "bob", NULL, 2, &r), "d:sub f:b");
+        assert_true(r.more);
+        check_order(f);
+        /* a replay builds the same order */
+        store_close(&f->s);
+        assert_int_equal(
+            store_open(&f->s, f->root_fd, BIG_SEG, STORE_ORDER_BY_OWNER, &f->rec, f->err), 0);
+    }
+    /* a name changes hands through a deletion: it moves to its new owner's */
+    del(&f->s, "p/b");
+    put_mem(&f->s, "p/b", "alice", "2", 1);
+    assert_string_equal(list(&f->s, "p", "alice", NULL, 10, &r), "d:sub2 f:a f:b f:c");
+    assert_string_equal(list(&f->s, "p", "bob", NULL, 2, &r), "d:sub f:bob000");
+    check_order(f);
+}
+
+/* A name the server would refuse (bytes below 2: a crafted log) is kept out of the order. */
+static void test_store_list_unordered(void **state)
+{
+    struct fx *f = *state;
+    struct store_list_result r;
+    char err[128];
+
+    fx_open(f, BIG_SEG);
+    put_mem(&f->s, "ok/a", "alice", "1", 1);
+    put_mem(&f->s, "ok/b\x01", "alice", "2", 1);
+    put_mem(&f->s, "ok/\x01/c", "alice", "3", 1);
+    assert_int_equal(f->s.order.count, 1);
+    assert_string_equal(list(&f->s, "ok", NULL, NULL, 10, &r), "f:a");
+    assert_int_equal(state_of(&f->s, "ok/b\x01"), STORE_FILE); /* still served by name */
+    del(&f->s, "ok/b\x01");
+    put_mem(&f->s, "ok/b\x01", "bob", "4", 1);
+    fx_reopen(f, BIG_SEG);
+    assert_int_equal(f->s.order.count, 1);
+    assert_string_equal(list(&f->s, "ok", NULL, NULL, 10, &r), "f:a");
+    if (btree_check(&f->s.order, err) != 0)
+        fail_msg("the order of names: %s", err);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1539,6 +1797,10 @@ int main(void)
         T(test_store_many_names),
         T(test_store_versions),
         T(test_store_pending_versions),
+        T(test_store_list_order),
+        T(test_store_list_bound),
+        T(test_store_list_by_owner),
+        T(test_store_list_unordered),
         /* last: with the double free in store_open's error path this one aborts the run */
         T(test_store_foreign_file),
     };
