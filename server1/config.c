@@ -169,10 +169,10 @@ void s1_config_defaults(struct s1_config *c)
     c->sandbox_root = false;
     c->group_commit = true;
     c->commit_window_us = 1000;
-    c->login_fail_user = (struct ratelimit_rate){20, 60000000};
-    c->login_fail_addr = (struct ratelimit_rate){100, 60000000};
-    c->signup = (struct ratelimit_rate){10, 60000000};
-    c->list_limit = (struct ratelimit_rate){60, 60000000};
+    c->login_fail_user = (struct opts_rate){20, 60000000};
+    c->login_fail_addr = (struct opts_rate){100, 60000000};
+    c->signup = (struct opts_rate){10, 60000000};
+    c->list_limit = (struct opts_rate){60, 60000000};
     c->ratelimit_entries = 65536;
     c->max_conns_per_ip = 256;
     c->private_uploads = false;
@@ -331,10 +331,10 @@ void s1_config_usage(FILE *out)
             "      --auth-cache-ttl DUR   how long an accepted password is trusted; 0 = off;\n"
             "                             server2 revokes sooner when an account changes\n"
             "                             (default %s)\n",
-            ratelimit_rate_format(&d.login_fail_user, r1, sizeof(r1)),
-            ratelimit_rate_format(&d.login_fail_addr, r2, sizeof(r2)),
-            ratelimit_rate_format(&d.signup, r3, sizeof(r3)),
-            ratelimit_rate_format(&d.list_limit, r4, sizeof(r4)), d.ratelimit_entries,
+            opts_format_rate(&d.login_fail_user, r1, sizeof(r1)),
+            opts_format_rate(&d.login_fail_addr, r2, sizeof(r2)),
+            opts_format_rate(&d.signup, r3, sizeof(r3)),
+            opts_format_rate(&d.list_limit, r4, sizeof(r4)), d.ratelimit_entries,
             d.max_conns_per_ip, (unsigned long long)d.auth_cache_entries,
             dur(d.auth_cache_ttl_us, t_ttl, sizeof(t_ttl)));
 }
@@ -430,11 +430,11 @@ static int value_error(char *err, const char *flag, const char *why)
     return -1;
 }
 
-static int parse_rate(const char *flag, const char *s, struct ratelimit_rate *r, char *err)
+static int parse_rate(const char *flag, const char *s, struct opts_rate *r, char *err)
 {
-    char rerr[RATELIMIT_ERR_LEN];
+    char rerr[OPTS_ERR_LEN];
 
-    if (ratelimit_rate_parse(s, r, rerr) < 0)
+    if (opts_parse_rate(s, r, rerr) < 0)
         return value_error(err, flag, rerr);
     return 0;
 }
@@ -790,10 +790,10 @@ void s1_config_log(const struct s1_config *c)
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
              "list-limit=%s ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s "
              "auth-cache=%llu auth-cache-ttl=%s max-list=%zu",
-             ratelimit_rate_format(&c->login_fail_user, r1, sizeof(r1)),
-             ratelimit_rate_format(&c->login_fail_addr, r2, sizeof(r2)),
-             ratelimit_rate_format(&c->signup, r3, sizeof(r3)),
-             ratelimit_rate_format(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
+             opts_format_rate(&c->login_fail_user, r1, sizeof(r1)),
+             opts_format_rate(&c->login_fail_addr, r2, sizeof(r2)),
+             opts_format_rate(&c->signup, r3, sizeof(r3)),
+             opts_format_rate(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
              (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)),
              c->max_list);

@@ -60,10 +60,10 @@ struct s1_config {
     bool group_commit;           /* --group-commit on|off */
     uint64_t commit_window_us;   /* --commit-window: wait for company at most this long */
     /* per-client limits (ratelimit.h); a count of 0 turns one off */
-    struct ratelimit_rate login_fail_user; /* --login-fail-limit: failed logins per username */
-    struct ratelimit_rate login_fail_addr; /* --login-fail-addr-limit: ... per client address */
-    struct ratelimit_rate signup;          /* --signup-limit: account creations per address */
-    struct ratelimit_rate list_limit;      /* --list-limit: listings per account */
+    struct opts_rate login_fail_user; /* --login-fail-limit: failed logins per username */
+    struct opts_rate login_fail_addr; /* --login-fail-addr-limit: ... per client address */
+    struct opts_rate signup;          /* --signup-limit: account creations per address */
+    struct opts_rate list_limit;      /* --list-limit: listings per account */
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */

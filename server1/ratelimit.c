@@ -24,62 +24,6 @@
 
 /* ---- rates ---- */
 
-int ratelimit_rate_parse(const char *s, struct ratelimit_rate *r, char *err)
-{
-    char num[32];
-    char perr[OPTS_ERR_LEN];
-    const char *slash = strchr(s, '/');
-    size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
-    uint64_t count;
-    uint64_t period_us;
-
-    if (n == 0 || n >= sizeof(num)) {
-        snprintf(err, RATELIMIT_ERR_LEN, "'%s' is not N/DURATION (e.g. 20/1m) or 0", s);
-        return -1;
-    }
-    memcpy(num, s, n);
-    num[n] = '\0';
-    if (opts_parse_u64(num, 0, 1000000000, &count, perr) < 0) {
-        snprintf(err, RATELIMIT_ERR_LEN, "count: %s", perr);
-        return -1;
-    }
-    if (count == 0 && slash == NULL) {
-        *r = (struct ratelimit_rate){0, 0};
-        return 0;
-    }
-    if (slash == NULL) {
-        snprintf(err, RATELIMIT_ERR_LEN, "'%s' is not N/DURATION (e.g. 20/1m) or 0", s);
-        return -1;
-    }
-    /* at least 1 ms, at most a day */
-    if (opts_parse_duration_us(slash + 1, 1000, 86400000000ull, &period_us, perr) < 0) {
-        snprintf(err, RATELIMIT_ERR_LEN, "duration: %s", perr);
-        return -1;
-    }
-    *r = (struct ratelimit_rate){count, count == 0 ? 0 : period_us};
-    return 0;
-}
-
-const char *ratelimit_rate_format(const struct ratelimit_rate *r, char *buf, size_t len)
-{
-    uint64_t us = r->period_us;
-
-    if (r->count == 0)
-        snprintf(buf, len, "0");
-    else if (us % 60000000 == 0)
-        snprintf(buf, len, "%llu/%llum", (unsigned long long)r->count,
-                 (unsigned long long)(us / 60000000));
-    else if (us % 1000000 == 0)
-        snprintf(buf, len, "%llu/%llus", (unsigned long long)r->count,
-                 (unsigned long long)(us / 1000000));
-    else if (us % 1000 == 0)
-        snprintf(buf, len, "%llu/%llums", (unsigned long long)r->count,
-                 (unsigned long long)(us / 1000));
-    else
-        snprintf(buf, len, "%llu/%lluus", (unsigned long long)r->count, (unsigned long long)us);
-    return buf;
-}
-
 /* ---- token buckets ---- */
 
 static uint64_t fingerprint(const struct ratelimit *rl, const void *key, size_t len)
@@ -92,7 +36,7 @@ static uint64_t fingerprint(const struct ratelimit *rl, const void *key, size_t 
     return fp != 0 ? fp : 1; /* 0 marks a free slot */
 }
 
-struct ratelimit *ratelimit_new(const struct ratelimit_rate *r, size_t entries)
+struct ratelimit *ratelimit_new(const struct opts_rate *r, size_t entries)
 {
     struct ratelimit *rl;
     size_t nsets = 1;

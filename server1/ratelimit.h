@@ -34,24 +34,10 @@
 #include <sys/socket.h>
 
 #include "net.h"
+#include "opts.h"
 
 #define RATELIMIT_ADDR_LEN NET_ADDR_KEY_LEN /* a client's address key: net_addr_key */
 #define RATELIMIT_WAYS 8      /* slots per set of the bucket table */
-#define RATELIMIT_ERR_LEN 320
-
-/* "count events per period"; count 0 turns the limit off. */
-struct ratelimit_rate {
-    uint64_t count;
-    uint64_t period_us;
-};
-
-/*
- * Parses "N/DUR" (DUR as for the duration flags: 30s, 1m, ...) or "0" (off) into r. Returns -1
- * with a reason in err (RATELIMIT_ERR_LEN).
- */
-int ratelimit_rate_parse(const char *s, struct ratelimit_rate *r, char *err);
-/* "N/DUR" or "0" for logs and --help (buf of at least 48 bytes). Returns buf. */
-const char *ratelimit_rate_format(const struct ratelimit_rate *r, char *buf, size_t len);
 
 struct ratelimit_slot {
     _Atomic uint64_t fp;  /* keyed hash of the key, never 0; 0 = free */
@@ -76,7 +62,7 @@ struct ratelimit {
  * A table of at least `entries` keys (rounded up to whole sets, a power of two) for rate r
  * (r->count > 0). Returns NULL (errno set) if out of memory.
  */
-struct ratelimit *ratelimit_new(const struct ratelimit_rate *r, size_t entries);
+struct ratelimit *ratelimit_new(const struct opts_rate *r, size_t entries);
 void ratelimit_free(struct ratelimit *rl); /* accepts NULL */
 
 /*

@@ -26,8 +26,8 @@ import urllib.error
 import urllib.request
 
 
-def fetch(url, auth, headers=None, method="GET"):
-    req = urllib.request.Request(url, method=method, headers=dict(headers or {}))
+def fetch(url, auth, headers=None, method="GET", data=None):
+    req = urllib.request.Request(url, method=method, headers=dict(headers or {}), data=data)
     req.add_header("Authorization", auth)
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
@@ -198,18 +198,8 @@ def main():
 
 
 def put(url, auth, data):
-    st, h, _ = fetch_req(url, auth, data)
+    st, h, _ = fetch(url, auth, method="PUT", data=data)
     return st, h
-
-
-def fetch_req(url, auth, data):
-    req = urllib.request.Request(url, method="PUT", data=data)
-    req.add_header("Authorization", auth)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read()
 
 
 def upload_version_ns(etag):

@@ -61,13 +61,21 @@ attack() {
     OTHER=$(sed -n 's/.* other=\([0-9]*\).*/\1/p' <<<"$out")
 }
 
+# two_stacks NAME URL PASSWORD_FILE S2LIMIT USER: two server2s (threads, processes) on the
+# database, a server1 on each (A, B: host:port), and USER created through A
+two_stacks() {
+    local p q
+    p=$(start_s2 "$1-s2a" "$2" "$3" threads "$4")
+    q=$(start_s2 "$1-s2b" "$2" "$3" processes "$4")
+    A=$(start_s1 "$1-s1a" "$p")
+    B=$(start_s1 "$1-s1b" "$q")
+    check_eq "$1: create $5" "$(code -d "username=$5&password=$PASS" "http://$A/users")" 201
+}
+
 shared_limit() {
-    local b=$1 url=$2 pwf=$3 u=mallory-$1 p q a b1 r
-    p=$(start_s2 "$b-s2p" "$url" "$pwf" threads 5/50s)
-    q=$(start_s2 "$b-s2q" "$url" "$pwf" processes 5/50s)
-    a=$(start_s1 "$b-s1a" "$p")
-    b1=$(start_s1 "$b-s1b" "$q")
-    check_eq "$b: create $u" "$(code -d "username=$u&password=$PASS" "http://$a/users")" 201
+    local b=$1 u=mallory-$1 a b1 r
+    two_stacks "$b-shared" "$2" "$3" 5/50s "$u"
+    a=$A b1=$B
     attack "$b: guesses through two server1s, server2's limit 5/50s shared" "$u" "$a" "$b1"
     check_ok "$b: at most $BOUND guesses checked in ${SECONDS_RUN} s (got $DENIED)" \
         test "${DENIED:-99}" -le "$BOUND"
@@ -84,13 +92,9 @@ shared_limit() {
 }
 
 per_server1_limit() {
-    local b=$1 url=$2 pwf=$3 u=trudy-$1 p q a b1
-    p=$(start_s2 "$b-s2r" "$url" "$pwf" threads 0)
-    q=$(start_s2 "$b-s2s" "$url" "$pwf" threads 0)
-    a=$(start_s1 "$b-s1c" "$p")
-    b1=$(start_s1 "$b-s1d" "$q")
-    check_eq "$b: create $u" "$(code -d "username=$u&password=$PASS" "http://$a/users")" 201
-    attack "$b: guesses through two server1s, limits in server1 only (5/50s each)" "$u" "$a" "$b1"
+    local b=$1 u=trudy-$1
+    two_stacks "$b-per-s1" "$2" "$3" 0 "$u"
+    attack "$b: guesses through two server1s, limits in server1 only (5/50s each)" "$u" "$A" "$B"
     check_ok "$b: each server1 let its own through: $DENIED > the shared $SHARED" \
         test "${DENIED:-0}" -gt "$SHARED"
 }

@@ -136,12 +136,13 @@ check_eq "once they are gone, a big GET: 200" "$(curl -s -o /dev/null -w '%{http
 stop_s1 "response-memory server1"
 
 # ---- --send-timeout ---------------------------------------------------------------------------
-for mode in direct buffered; do
-    log "--send-timeout 2s, --read $mode: a reader that sips"
-    start_s1 "s1-send-$mode" --read "$mode" --send-timeout 2s --min-rate 1G
-    out=$(python3 - "$S1_PORT" <<'EOF'
+# sip PORT SECONDS PAUSE: GETs /files/big with a 4 KiB receive buffer and reads 16 KiB every
+# PAUSE seconds for at most SECONDS; prints the seconds until the server closed or reset, and
+# the bytes taken.
+sip() {
+    python3 - "$@" <<'EOF'
 import base64, socket, sys, time
-port = int(sys.argv[1])
+port, limit, pause = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 auth = base64.b64encode(b"alice:secret").decode()
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -149,7 +150,7 @@ s.connect(("127.0.0.1", port))
 t0 = time.monotonic()
 s.sendall(("GET /files/big HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode())
 got = 0
-while time.monotonic() - t0 < 20:
+while time.monotonic() - t0 < limit:
     try:
         d = s.recv(16384)
     except ConnectionResetError:
@@ -157,10 +158,15 @@ while time.monotonic() - t0 < 20:
     if not d:
         break
     got += len(d)
-    time.sleep(0.3)
-print("%.1f %d" % (time.monotonic() - t0, got))
+    time.sleep(pause)
+print("%.2f %d" % (time.monotonic() - t0, got))
 EOF
-    )
+}
+
+for mode in direct buffered; do
+    log "--send-timeout 2s, --read $mode: a reader that sips"
+    start_s1 "s1-send-$mode" --read "$mode" --send-timeout 2s --min-rate 1G
+    out=$(sip "$S1_PORT" 20 0.3)
     read -r secs got <<<"$out"
     log "closed after $secs s with $got bytes"
     check_ok "--read $mode: closed at the deadline ($secs s)" python3 -c "import sys; sys.exit(not 1.5 <= $secs <= 5)"
@@ -184,28 +190,7 @@ for mode in direct buffered; do
     log "--min-rate 256k --min-rate-grace ${GRACE}s --min-rate-window ${WINDOW}s, --read $mode: a reader that sips"
     start_s1 "s1-rate-$mode" --read "$mode" --min-rate 256k --min-rate-grace "${GRACE}s" \
         --min-rate-window "${WINDOW}s"
-    out=$(python3 - "$S1_PORT" <<'EOF'
-import base64, socket, sys, time
-port = int(sys.argv[1])
-auth = base64.b64encode(b"alice:secret").decode()
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(("127.0.0.1", port))
-t0 = time.monotonic()
-s.sendall(("GET /files/big HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode())
-got = 0
-while time.monotonic() - t0 < 30:
-    try:
-        d = s.recv(16384)
-    except ConnectionResetError:
-        break
-    if not d:
-        break
-    got += len(d)
-    time.sleep(0.1)
-print("%.2f %d" % (time.monotonic() - t0, got))
-EOF
-    )
+    out=$(sip "$S1_PORT" 30 0.1)
     read -r secs got <<<"$out"
     log "reset after $secs s with $got bytes"
     check_ok "--read $mode: reset after the grace, within grace + window + 2 steps ($secs s)" \

@@ -25,40 +25,40 @@
 
 static void test_rate_parse(void **state)
 {
-    struct ratelimit_rate r;
-    char err[RATELIMIT_ERR_LEN];
+    struct opts_rate r;
+    char err[OPTS_ERR_LEN];
     char buf[48];
     (void)state;
 
-    assert_int_equal(ratelimit_rate_parse("20/1m", &r, err), 0);
+    assert_int_equal(opts_parse_rate("20/1m", &r, err), 0);
     assert_int_equal(r.count, 20);
     assert_int_equal(r.period_us, 60000000);
-    assert_string_equal(ratelimit_rate_format(&r, buf, sizeof(buf)), "20/1m");
-    assert_int_equal(ratelimit_rate_parse("5/30s", &r, err), 0);
+    assert_string_equal(opts_format_rate(&r, buf, sizeof(buf)), "20/1m");
+    assert_int_equal(opts_parse_rate("5/30s", &r, err), 0);
     assert_int_equal(r.period_us, 30000000);
-    assert_string_equal(ratelimit_rate_format(&r, buf, sizeof(buf)), "5/30s");
-    assert_int_equal(ratelimit_rate_parse("3/250ms", &r, err), 0);
-    assert_string_equal(ratelimit_rate_format(&r, buf, sizeof(buf)), "3/250ms");
+    assert_string_equal(opts_format_rate(&r, buf, sizeof(buf)), "5/30s");
+    assert_int_equal(opts_parse_rate("3/250ms", &r, err), 0);
+    assert_string_equal(opts_format_rate(&r, buf, sizeof(buf)), "3/250ms");
     /* 0 turns it off, with or without a duration */
-    assert_int_equal(ratelimit_rate_parse("0", &r, err), 0);
+    assert_int_equal(opts_parse_rate("0", &r, err), 0);
     assert_int_equal(r.count, 0);
-    assert_string_equal(ratelimit_rate_format(&r, buf, sizeof(buf)), "0");
-    assert_int_equal(ratelimit_rate_parse("0/1m", &r, err), 0);
+    assert_string_equal(opts_format_rate(&r, buf, sizeof(buf)), "0");
+    assert_int_equal(opts_parse_rate("0/1m", &r, err), 0);
     assert_int_equal(r.count, 0);
     /* refused */
-    assert_int_equal(ratelimit_rate_parse("20", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("/1m", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("x/1m", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("20/", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("20/1x", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("-1/1m", &r, err), -1);
-    assert_int_equal(ratelimit_rate_parse("20/0", &r, err), -1); /* below 1 ms */
-    assert_int_equal(ratelimit_rate_parse("", &r, err), -1);
+    assert_int_equal(opts_parse_rate("20", &r, err), -1);
+    assert_int_equal(opts_parse_rate("/1m", &r, err), -1);
+    assert_int_equal(opts_parse_rate("x/1m", &r, err), -1);
+    assert_int_equal(opts_parse_rate("20/", &r, err), -1);
+    assert_int_equal(opts_parse_rate("20/1x", &r, err), -1);
+    assert_int_equal(opts_parse_rate("-1/1m", &r, err), -1);
+    assert_int_equal(opts_parse_rate("20/0", &r, err), -1); /* below 1 ms */
+    assert_int_equal(opts_parse_rate("", &r, err), -1);
 }
 
 static void test_rate_off_table(void **state)
 {
-    struct ratelimit_rate off = {0, 0};
+    struct opts_rate off = {0, 0};
     (void)state;
     /* a limit that is off has no table: the server checks for NULL */
     assert_null(ratelimit_new(&off, 1024));
@@ -66,7 +66,7 @@ static void test_rate_off_table(void **state)
 
 static struct ratelimit *table(uint64_t count, uint64_t period_s, size_t entries)
 {
-    struct ratelimit_rate r = {count, period_s * 1000000};
+    struct opts_rate r = {count, period_s * 1000000};
     struct ratelimit *rl = ratelimit_new(&r, entries);
     assert_non_null(rl);
     return rl;
