@@ -202,9 +202,21 @@ static int wait_signal(const sigset_t *set, long timeout_ms)
  */
 #define MMAP_THRESHOLD_BYTES (512 * 1024)
 
+/* A sanitizer's allocator stands in for glibc's and has no mmap threshold to set. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HEAP_IS_GLIBC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HEAP_IS_GLIBC 0
+#endif
+#endif
+#if !defined(HEAP_IS_GLIBC) && defined(__GLIBC__)
+#define HEAP_IS_GLIBC 1
+#endif
+
 static void heap_setup(void)
 {
-#ifdef __GLIBC__
+#if HEAP_IS_GLIBC
     if (mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) != 1)
         log_warn("cannot set the allocator's mmap threshold; RSS may keep freed upload bodies");
 #endif
