@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "sweep.h"
 #include "opts.h"
 #include "window.h"
 
@@ -40,6 +41,9 @@ enum {
     OPT_SEED,
     OPT_SWEEP,
     OPT_MAX_USERS,
+    OPT_SWEEP_STEP,
+    OPT_SWEEP_STALLS,
+    OPT_SWEEP_REFINE,
     OPT_SAMPLE_MS,
     OPT_WATCH,
     OPT_WATCH_COMM,
@@ -84,6 +88,9 @@ static const struct option lg_longopts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"sweep", required_argument, NULL, OPT_SWEEP},
     {"max-users", required_argument, NULL, OPT_MAX_USERS},
+    {"sweep-step", required_argument, NULL, OPT_SWEEP_STEP},
+    {"sweep-stalls", required_argument, NULL, OPT_SWEEP_STALLS},
+    {"sweep-refine", required_argument, NULL, OPT_SWEEP_REFINE},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
     {"thread-hz", required_argument, NULL, OPT_THREAD_HZ},
     {"watch", required_argument, NULL, OPT_WATCH},
@@ -112,6 +119,9 @@ void lg_config_defaults(struct lg_config *cfg)
     cfg->seed = 1;
     snprintf(cfg->password, sizeof(cfg->password), "%s", LG_DEFAULT_PASSWORD);
     cfg->max_users = 1024;
+    cfg->sweep_step = LG_SWEEP_STEP;
+    cfg->sweep_stalls = LG_SWEEP_STALLS;
+    cfg->sweep_refine = LG_SWEEP_REFINE;
     cfg->sample_ms = 200;
     cfg->thread_hz = LG_THREAD_HZ_DEFAULT;
     cfg->put_size = 4096;
@@ -191,6 +201,10 @@ void lg_config_usage(FILE *out)
         "                          measured N whose throughput is within 5%% of the sweep's\n"
         "                          maximum; reported with R at N*\n"
         "  --max-users N           bound of --sweep auto (default %u)\n"
+        "  --sweep-step F          auto: multiply N by F (2-%d) instead of doubling\n"
+        "  --sweep-stalls K        auto: K steps in a row without growth end it (1-%d, default\n"
+        "                          %d); 1 stops one step after X stops growing\n"
+        "  --sweep-refine K        auto: bisect below N* K times afterwards (0-%d, default %d)\n"
         "\n"
         "Several hosts (then merge their --out directories with 'loadgen merge'):\n"
         "  --start-at EPOCH_MS     wall-clock start, in milliseconds since the epoch (at most\n"
@@ -240,7 +254,8 @@ void lg_config_usage(FILE *out)
         d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, LG_WINDOW_CYCLES,
         LG_WINDOW_OK, LG_WINDOW_MAX_FACTOR, d.warmup_us / 1000000,
         d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, LG_FILES_MAX, d.put_size, d.seed,
-        d.max_users, (unsigned long long)LG_START_GAP_MS, d.sample_ms, d.thread_hz,
+        d.max_users, LG_SWEEP_STEP_MAX, LG_SWEEP_STALLS_MAX, LG_SWEEP_STALLS, LG_SWEEP_REFINE_MAX,
+        LG_SWEEP_REFINE, (unsigned long long)LG_START_GAP_MS, d.sample_ms, d.thread_hz,
         LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX, LG_MODEL_LAYERED_MAX_N);
 }
 
@@ -662,6 +677,24 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
             rc = flag_result(opts_parse_u64(optarg, 1, LG_USERS_MAX, &v, e), "--max-users", e, err);
             cfg->max_users = (unsigned)v;
             break;
+        case OPT_SWEEP_STEP:
+            rc = flag_result(opts_parse_u64(optarg, 2, LG_SWEEP_STEP_MAX, &v, e), "--sweep-step", e,
+                             err);
+            cfg->sweep_step = (unsigned)v;
+            cfg->sweep_plan_set = true;
+            break;
+        case OPT_SWEEP_STALLS:
+            rc = flag_result(opts_parse_u64(optarg, 1, LG_SWEEP_STALLS_MAX, &v, e),
+                             "--sweep-stalls", e, err);
+            cfg->sweep_stalls = (unsigned)v;
+            cfg->sweep_plan_set = true;
+            break;
+        case OPT_SWEEP_REFINE:
+            rc = flag_result(opts_parse_u64(optarg, 0, LG_SWEEP_REFINE_MAX, &v, e),
+                             "--sweep-refine", e, err);
+            cfg->sweep_refine = (unsigned)v;
+            cfg->sweep_plan_set = true;
+            break;
         case OPT_SAMPLE_MS:
             rc = flag_result(opts_parse_u64(optarg, 10, 60000, &v, e), "--sample-ms", e, err);
             cfg->sample_ms = (unsigned)v;
@@ -944,6 +977,10 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         return -1;
     if (cfg->sweep_auto && cfg->max_users < 1) {
         snprintf(err, LG_ERR_LEN, "--max-users must be at least 1");
+        return -1;
+    }
+    if (cfg->sweep_plan_set && !cfg->sweep_auto) {
+        snprintf(err, LG_ERR_LEN, "--sweep-step, --sweep-stalls and --sweep-refine need --sweep auto");
         return -1;
     }
     if (lg_target_parse(cfg->url, &cfg->target, terr) < 0 ||

@@ -86,6 +86,10 @@ struct lg_config {
     unsigned sweep[LG_SWEEP_MAX];
     unsigned nsweep; /* 0: one point at --users */
     unsigned max_users;
+    unsigned sweep_step;   /* --sweep-step: factor between successive N of --sweep auto */
+    unsigned sweep_stalls; /* --sweep-stalls: steps without growth that end it */
+    unsigned sweep_refine; /* --sweep-refine: bisections below N* afterwards */
+    bool sweep_plan_set;   /* one of the three was given (they need --sweep auto) */
     uint64_t start_at_ms; /* --start-at: epoch ms of the first point's start; 0 = now */
 
     /* resource monitor */

@@ -354,6 +354,17 @@ static void sw_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
     fprintf(out, "; sampled at %.0f Hz for %.1f%% of a core\n", t->hz, t->cost_cores * 100);
 }
 
+/* Whether N* is the largest N of a sweep of several points: the knee was not seen. */
+static bool nstar_is_last(const struct lg_run *run, const struct lg_run_analysis *a)
+{
+    if (run->npoints < 2 || a->nstar < 0)
+        return false;
+    for (size_t i = 0; i < run->npoints; i++)
+        if (run->points[i].users > run->points[a->nstar].users)
+            return false;
+    return true;
+}
+
 static void sw_md(FILE *f, const struct lg_run *run)
 {
     bool any = false;
@@ -419,6 +430,9 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                 "X max = %.1f req/s at N = %u\n",
                 run->points[a->nstar].users, s->f[LG_REQ_ALL].r_mean_s * 1e3,
                 a->pts[a->xmax].f[LG_REQ_ALL].x, run->points[a->xmax].users);
+        if (nstar_is_last(run, a))
+            fprintf(out, "N* is the largest N measured: X was still growing there, so the knee "
+                         "may lie beyond it (measure larger N)\n");
     }
     if (a->xmax >= 0) {
         const struct lg_point_analysis *m = &a->pts[a->xmax];
@@ -1024,8 +1038,11 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
             fprintf(f, "%s%u", i ? ", " : "", c->sweep[i]);
         fprintf(f, "]");
     }
-    fprintf(f, ", \"max_users\": %u, \"sample_ms\": %u, \"redis_port\": %u,\n    \"watch\": [",
-            c->max_users, c->sample_ms, c->redis_port);
+    fprintf(f,
+            ", \"max_users\": %u, \"sweep_step\": %u, \"sweep_stalls\": %u, "
+            "\"sweep_refine\": %u, \"sample_ms\": %u, \"redis_port\": %u,\n    \"watch\": [",
+            c->max_users, c->sweep_step, c->sweep_stalls, c->sweep_refine, c->sample_ms,
+            c->redis_port);
     for (unsigned i = 0; i < c->nwatch; i++) {
         fprintf(f, "%s{\"name\": ", i ? ", " : "");
         json_str(f, c->watch[i].name);
@@ -1241,6 +1258,9 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                 "- **N\\* = %u** (the smallest measured N whose throughput is within 5%% of "
                 "the maximum), **R at N\\* = %.3f ms**\n",
                 run->points[a->nstar].users, a->pts[a->nstar].f[LG_REQ_ALL].r_mean_s * 1e3);
+    if (a->closed_loop && a->nstar >= 0 && nstar_is_last(run, a))
+        fprintf(f, "- **N\\* is the largest N measured**: X was still growing there, so the knee "
+                   "may lie beyond it (measure larger N)\n");
     if (a->xmax >= 0) {
         const struct lg_point_analysis *m = &a->pts[a->xmax];
         char tu[128];
@@ -1324,6 +1344,7 @@ static int write_file(const char *dir, const char *name,
 }
 
 /* mkdir -p */
+
 static int make_dirs(const char *dir)
 {
     char path[sizeof(((struct lg_config *)0)->out_dir)];

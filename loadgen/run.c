@@ -537,7 +537,10 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     if (cfg->sweep_auto) {
         struct lg_autosweep as;
         unsigned n;
-        lg_autosweep_init(&as, cfg->max_users);
+        const struct lg_sweep_plan plan = {cfg->max_users, cfg->sweep_step, cfg->sweep_stalls,
+                                           cfg->sweep_refine};
+
+        lg_autosweep_init(&as, &plan);
         for (n = lg_autosweep_next(&as); n != 0 && rc == 0 && !run->interrupted;
              n = lg_autosweep_next(&as)) {
             rc = measure(&r, n);

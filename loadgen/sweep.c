@@ -18,11 +18,17 @@ int lg_sweep_nstar(const struct lg_sweep_pt *pts, size_t n)
     return best;
 }
 
-void lg_autosweep_init(struct lg_autosweep *s, unsigned max_users)
+void lg_autosweep_init(struct lg_autosweep *s, const struct lg_sweep_plan *plan)
 {
-    s->max_users = max_users > 0 ? max_users : 1;
-    s->doubling = true;
-    s->refine_left = LG_SWEEP_REFINE;
+    s->plan = *plan;
+    if (s->plan.max_users < 1)
+        s->plan.max_users = 1;
+    if (s->plan.step < 2)
+        s->plan.step = 2;
+    if (s->plan.stalls < 1)
+        s->plan.stalls = 1;
+    s->growing = true;
+    s->refine_left = s->plan.refine;
     s->n = 0;
 }
 
@@ -43,7 +49,7 @@ static bool measured(const struct lg_autosweep *s, unsigned n)
     return false;
 }
 
-/* Trailing doubling steps that did not beat the best throughput before them by > 5%. */
+/* Trailing growth steps that did not beat the best throughput before them by > 5%. */
 static unsigned stalls(const struct lg_autosweep *s)
 {
     double best = s->pts[0].x;
@@ -70,11 +76,12 @@ unsigned lg_autosweep_next(struct lg_autosweep *s)
         return 1;
     if (s->n >= LG_AUTOSWEEP_MAX)
         return 0;
-    if (s->doubling) {
+    if (s->growing) {
         const struct lg_sweep_pt *last = &s->pts[s->n - 1];
-        if (stalls(s) < LG_SWEEP_STALLS && last->n < s->max_users)
-            return last->n * 2 < s->max_users ? last->n * 2 : s->max_users;
-        s->doubling = false;
+        if (stalls(s) < s->plan.stalls && last->n < s->plan.max_users)
+            return last->n < s->plan.max_users / s->plan.step ? last->n * s->plan.step
+                                                               : s->plan.max_users;
+        s->growing = false;
     }
     if (s->refine_left == 0)
         return 0;

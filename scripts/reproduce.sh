@@ -12,7 +12,8 @@
 #                        [--points LIST] [--duration S] [--warmup S] [--window-max S]
 #                        [--workers N] [--no-build]
 #
-#   --quick        N in {1,4,16} ({1,4} for 100MB), 1.5 s points: about 4.5 minutes
+#   --quick        N = 1, 4, 16, ... up to 256 (16 for 100MB) until X stops growing, 1 s
+#                  points (2 s for 100MB): about 5 minutes
 #                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 37 min)
 #   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
 #                  mt-prefetch-redis ours (default all)
@@ -39,7 +40,7 @@ declare -A PUT_BYTES=([4KB]=4096 [1MB]=1048576) # put-SIZE: body of each durable
 FILES=$TOP/build/files # on the disk, not tmpfs: server1 reads with O_DIRECT
 HASH_COST=min
 
-usage() { sed -n '11,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+usage() { sed -n '11,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 
 ARGS=$*
 quick="" out="" points="" duration="" warmup="" window_max="" workers=2 build=1
@@ -99,14 +100,17 @@ config() {
     [[ $CACHE == 0 ]] || S1FLAGS+=(--auth-cache "$CACHE" --auth-cache-ttl 60s)
 }
 
+# The quick run's sweep: N = 1, 4, 16, 64, ... until one step raises X by 5% or less (one step
+# past the knee), no bisection: N* within a factor of 4, in 3 to 5 points.
+QUICK_PLAN=(--sweep-step 4 --sweep-stalls 1 --sweep-refine 0)
 # sweep_args LOAD: sets SWEEP, the loadgen flags for which N and how long each point lasts.
 # 100MB responses take 0.03-0.2 s each: fewer users, longer points.
 sweep_args() {
     local d w
     if [[ -n $quick && $1 == get-100MB ]]; then
-        SWEEP=(--sweep "1,4") d=2 w=0.3
+        SWEEP=(--sweep auto "${QUICK_PLAN[@]}" --max-users 16) d=2 w=0.3
     elif [[ -n $quick ]]; then
-        SWEEP=(--sweep "1,4,16") d=1.5 w=0.3
+        SWEEP=(--sweep auto "${QUICK_PLAN[@]}" --max-users 256) d=1 w=0.2
     elif [[ $1 == get-100MB ]]; then
         SWEEP=(--sweep auto --max-users 16) d=8 w=1
     else
@@ -194,18 +198,18 @@ for cfg in "${configs[@]}"; do
     config "$cfg"
     if [[ $BACKEND == redis ]]; then need_redis=1; else need_mysql=1; fi
 done
-db_watch=()
+declare -A DB_WATCH=() # backend -> loadgen's --watch of its database (only that one is watched)
 if [[ -n $need_redis ]]; then
     redis_port=$(scripts/redis.sh start "$RUN/stack/redis")
     # loadgen's INFO sampling authenticates with it (the variable redis-cli reads; not argv)
     REDISCLI_AUTH=$(<"$RUN/stack/redis/password")
     export REDISCLI_AUTH
-    db_watch+=(--watch "redis-server=$(cat "$RUN/stack/redis/redis.pid")")
+    DB_WATCH[redis]="redis-server=$(cat "$RUN/stack/redis/redis.pid")"
     log "redis on :$redis_port"
 fi
 if [[ -n $need_mysql ]]; then
     log "mariadb on :$(scripts/mysql.sh start "$RUN/stack/mysql")"
-    db_watch+=(--watch "mariadbd=$(cat "$RUN/stack/mysql/mysqld.pid")")
+    DB_WATCH[mysql]="mariadbd=$(cat "$RUN/stack/mysql/mysqld.pid")"
 fi
 log "databases' data under $RUN"
 
@@ -235,7 +239,8 @@ for cfg in "${configs[@]}"; do
     s2=$(cat "$RUN/stack/server2.pid")
     [[ $MODE == threads ]] || wait_until 10 has_children "$s2" "$workers" ||
         die "$cfg: server2 did not fork $workers workers"
-    watch=(--watch "server1=$(cat "$RUN/stack/server1.pid"),server2=$s2" "${db_watch[@]}")
+    watch=(--watch "server1=$(cat "$RUN/stack/server1.pid"),server2=$s2"
+        --watch "${DB_WATCH[$BACKEND]}")
     for c in $(child_pids "$s2"); do watch+=(--watch "server2=$c"); done
     [[ $BACKEND == mysql ]] || watch+=(--redis-port "$redis_port")
 
@@ -272,7 +277,7 @@ cp "$RUN/stack/redis/redis.log" "$RUN/stack/mysql/mysqld.err" "$OUT/" 2>/dev/nul
     printf '\n## Flags of this run\n\n| configuration | backend | server2 | server1 |\n|---|---|---|---|\n'
     awk -F'\t' 'NR > 1 { printf "| %s | %s | `%s` | `%s` |\n", $1, $2, $3, $4 }' "$OUT/configs.tsv"
     printf '\nloadgen, for every configuration: `--url SERVER1 --watch server1=PID,server2=PID[,...]'
-    printf ' --watch redis-server=PID --watch mariadbd=PID [--redis-port P] --out DIR` and\n\n'
+    printf ' --watch redis-server=PID|mariadbd=PID (its database) [--redis-port P] --out DIR` and\n\n'
     # shellcheck disable=SC2016  # Markdown backquotes
     for load in "${loads[@]}"; do printf -- '- %s: `%s`\n' "$load" "${LG_FLAGS[$load]}"; done
 } >>"$OUT/machine.md"

@@ -54,6 +54,13 @@ check_eq "bad flag: one line 'loadgen: ...'" "$(printf '%s\n' "$err" | wc -l):${
 rc=0
 err=$("$LG" --url http://192.0.2.1:80 --file 1k 2>&1 >/dev/null) || rc=$?
 check_eq "non-loopback host refused" "$rc:$([[ $err == *"not a loopback"* ]] && echo y)" "2:y"
+rc=0
+err=$("$LG" --url "$URL" --file 1k --sweep 1,4 --sweep-step 4 2>&1 >/dev/null) || rc=$?
+check_eq "--sweep-step without --sweep auto: exit 2, one line" \
+    "$rc:$(printf '%s\n' "$err" | wc -l):$([[ $err == *"need --sweep auto"* ]] && echo y)" "2:1:y"
+rc=0
+"$LG" --url "$URL" --file 1k --sweep auto --sweep-step 1 >/dev/null 2>&1 || rc=$?
+check_eq "--sweep-step 1: exit 2" "$rc" 2
 check_ok "--help lists --sweep and N*" bash -c "'$LG' --help | grep -q -- '--sweep' && '$LG' --help | grep -q 'N\\*'"
 
 # ---- closed loop, events model, reports -----------------------------------------------------
@@ -83,6 +90,32 @@ check_eq "password in no output" \
 check_eq "threads sweep: 2 points" "$(($(wc -l <"$OUT/threads/points.csv") - 1))" 2
 check_eq "threads sweep: one thread per user" "$(csv_field "$OUT/threads/points.csv" 2 threads)" 3
 check_eq "threads sweep: D = R(1)" "$(csv_field "$OUT/threads/points.csv" 2 d_source)" "R(1)"
+# N* at the largest N measured (3) says the knee may lie beyond; N* = 1 does not
+nstar=$(python3 -c "import json; print(json.load(open('$OUT/threads/run.json'))['summary']['nstar'])")
+said=$(grep -c 'N\\\* is the largest N measured' "$OUT/threads/summary.md" || true)
+check_eq "threads sweep: 'N* is the largest N measured' said exactly when N* = 3 (N* = $nstar)" \
+    "$said" "$([[ $nstar == 3 ]] && echo 1 || echo 0)"
+
+# ---- auto sweep, step 4, one stall, no bisection: N = 1, 4, 16, ... until X stops growing ---
+"$LG" --url "$URL" --file 1k --sweep auto --sweep-step 4 --sweep-stalls 1 --sweep-refine 0 \
+    --max-users 64 -d 0.5 --warmup 0.1 -o "$OUT/auto4" >"$ITEST_DIR/auto4.log" 2>&1 ||
+    itest_fail "auto sweep (step 4) failed"
+ns=$(python3 -c "
+import csv
+print(' '.join(r['users'] for r in csv.DictReader(open('$OUT/auto4/points.csv')) if r['type'] == 'all'))")
+check_ok "auto sweep step 4: N in 1 4 16 64, in order, stopping one step after X stops ($ns)" \
+    python3 -c "
+import csv, sys
+rows = [r for r in csv.DictReader(open('$OUT/auto4/points.csv')) if r['type'] == 'all']
+ns = [int(r['users']) for r in rows]; xs = [float(r['x_rps']) for r in rows]
+ok = ns == [1, 4, 16, 64][:len(ns)] and len(ns) >= 2
+best = xs[0]
+for i in range(1, len(ns)):
+    grew = xs[i] > 1.05 * best
+    best = max(best, xs[i])
+    # every step but the last grew; the last did not, or hit --max-users
+    ok = ok and (grew if i < len(ns) - 1 else (not grew or ns[i] == 64))
+sys.exit(not ok)"
 
 # ---- open loop ------------------------------------------------------------------------------
 "$LG" --url "$URL" --file 1k --rate 2000 --arrivals poisson -u 8 -d 2 --warmup 0.3 \

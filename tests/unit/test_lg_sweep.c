@@ -65,19 +65,51 @@ static double noisy_peak(unsigned n)
     return n <= 8 ? n * 1000.0 : 8000.0 - (n - 8) * 50.0;
 }
 
-/* Runs an auto sweep against curve f; returns the number of points, the Ns in out. */
-static size_t run_sweep(curve_fn f, unsigned max_users, unsigned *out, size_t cap)
+/* Runs an auto sweep planned so against curve f; returns the number of points, the Ns in out. */
+static size_t run_plan(curve_fn f, const struct lg_sweep_plan *plan, unsigned *out, size_t cap)
 {
     struct lg_autosweep s;
     size_t n = 0;
 
-    lg_autosweep_init(&s, max_users);
+    lg_autosweep_init(&s, plan);
     for (unsigned next = lg_autosweep_next(&s); next != 0; next = lg_autosweep_next(&s)) {
         assert_true(n < cap);
         out[n++] = next;
         lg_autosweep_add(&s, next, f(next));
     }
     return n;
+}
+
+/* The same with the default plan (doubling, 2 stalls, 2 bisections). */
+static size_t run_sweep(curve_fn f, unsigned max_users, unsigned *out, size_t cap)
+{
+    const struct lg_sweep_plan plan = {max_users, LG_SWEEP_STEP, LG_SWEEP_STALLS, LG_SWEEP_REFINE};
+
+    return run_plan(f, &plan, out, cap);
+}
+
+/* The short plan (step 4, 1 stall, no bisection) stops one step after X stops growing. */
+static void test_autosweep_short_plan(void **state)
+{
+    const struct lg_sweep_plan plan = {256, 4, 1, 0};
+    const struct lg_sweep_plan capped = {32, 4, 1, 0};
+    unsigned ns[16];
+    size_t n;
+    (void)state;
+    /* 1 (1000), 4 (4000), 16 (12000), 64 (12000: no growth, the end) */
+    n = run_plan(saturates_at_12, &plan, ns, 16);
+    assert_int_equal(n, 4);
+    assert_int_equal(ns[0], 1);
+    assert_int_equal(ns[1], 4);
+    assert_int_equal(ns[2], 16);
+    assert_int_equal(ns[3], 64);
+    /* still growing at 16: the bound ends it, at 32 (not 64) */
+    n = run_plan(linear, &capped, ns, 16);
+    assert_int_equal(n, 4);
+    assert_int_equal(ns[3], 32);
+    /* flat from the start: 1, then 4 does not grow: done */
+    n = run_plan(flat, &plan, ns, 16);
+    assert_int_equal(n, 2);
 }
 
 static void test_autosweep_saturating(void **state)
@@ -176,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_autosweep_declining),
         cmocka_unit_test(test_autosweep_survives_one_dip),
         cmocka_unit_test(test_autosweep_max_one),
+        cmocka_unit_test(test_autosweep_short_plan),
     };
     return cmocka_run_group_tests_name("lg_sweep", tests, NULL, NULL);
 }
