@@ -27,7 +27,7 @@ STUDY=$TOP/results/study-2017.csv
 LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB put-4KB put-1MB)
 
 mapfile -t CONFIGS < <(awk -F'\t' 'NR > 1 { print $1 }' "$R/configs.tsv")
-runinfo() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$R/run.tsv" 2>/dev/null; }
+runinfo() { [[ ! -f $R/run.tsv ]] || awk -F"\t" -v k="$1" '$1 == k { print $2 }' "$R/run.tsv"; }
 # One argon2id hash or verify at --hash-cost min, on a 2-vCPU EPYC VM: the run says which
 # figure applies (run.tsv hash_us); runs made before it said were libsodium's, about 28 us
 # (the design document, "Numbers measured on a machine like yours").
@@ -122,10 +122,11 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
             }
             if (name !~ /^lg-/ && (shn[key] == "" || c[k] / c["sw_threads_" name] > sh[key])) {
                 shn[key] = name; sh[key] = c[k] / c["sw_threads_" name]
-                shk[key] = c["sw_threads_" name]; shbl[key] = num(c["sw_blocked_" name]) / shk[key]
+                shk[key] = c["sw_threads_" name]
+                shbl[key] = ("sw_blocked_" name) in c ? num(c["sw_blocked_" name]) / shk[key] : ""
             }
             if (name ~ /^s2-(wrk|proc)$/ && c["sw_threads_" name] + 0 > s2k[key] + 0) {
-                s2n[key] = name; s2b[key] = c[k]; s2bl[key] = c["sw_blocked_" name]
+                s2n[key] = name; s2b[key] = c[k]; s2bl[key] = ("sw_blocked_" name) in c ? c["sw_blocked_" name] : ""
                 s2k[key] = c["sw_threads_" name]
             }
         }
@@ -338,7 +339,7 @@ write_bottleneck_md() {
         echo "|---|---|---:|---:|---:|---|---|---:|---|---|"
         for l in "${PRESENT[@]}"; do
             IFS=$'\t' read -r n r x nx b u lb s1 s2 db lg oth swn swb swk < <(field "$c" "$l" \
-                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct sw_busiest sw_busy sw_threads")
+                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct sw_busiest sw_busy sw_threads") || true # no row: this load was not measured here
             [[ -n $x ]] || continue
             line="| $(label "$l" | cut -d' ' -f1) | $(size "$l") | $n | $(fmt "$r") | $(fmt "$x") (N=$nx) |"
             line+=" $(awk -v b="$b" -v u="$u" 'BEGIN { printf "%s (%.0f%%)", b, 100 * u }')"
