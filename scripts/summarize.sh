@@ -5,9 +5,14 @@
 #   RESULTS/table.csv               one row per configuration and load: N*, R at N*, X max,
 #                                   the bottleneck at X max and its U, CPU by process, checks,
 #                                   the queueing model's knee and how many points it predicts
-#                                   within 10% (per-N demands and N = 1 demands)
+#                                   within 10% (per-N demands and N = 1 demands), and the knee:
+#                                   saturated (the largest U at X max, hardware or a pool of the
+#                                   stack's threads busy / k, is >= 80%), flat (X stopped growing
+#                                   before the largest N) or not-reached (X still rising)
 #   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
-#   RESULTS/summary.md              X max per load and configuration next to the study's (the
+#   RESULTS/summary.md              Findings first (scripts/findings.py: the study's claims
+#                                   against this run), then X max per load and configuration next
+#                                   to the study's (the
 #                                   put loads, durable uploads, are not in the study: measured
 #                                   rows only, left out of the comparison)
 #
