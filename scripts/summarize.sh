@@ -12,9 +12,8 @@
 #   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
 #   RESULTS/summary.md              Findings first (scripts/findings.py: the study's claims
 #                                   against this run), then X max per load and configuration next
-#                                   to the study's (the
-#                                   put loads, durable uploads, are not in the study: measured
-#                                   rows only, left out of the comparison)
+#                                   to the study's (the put loads, durable uploads, are not in the
+#                                   study: measured rows only, left out of the comparison)
 #
 #   scripts/summarize.sh RESULTS_DIR
 #
