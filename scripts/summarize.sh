@@ -5,11 +5,15 @@
 #   RESULTS/table.csv               one row per configuration and load: N*, R at N*, X max,
 #                                   the bottleneck at X max and its U, CPU by process, checks,
 #                                   the queueing model's knee and how many points it predicts
-#                                   within 10% (per-N demands and N = 1 demands)
+#                                   within 10% (per-N demands and N = 1 demands), and the knee:
+#                                   saturated (the largest U at X max, hardware or a pool of the
+#                                   stack's threads busy / k, is >= 80%), flat (X stopped growing
+#                                   before the largest N) or not-reached (X still rising)
 #   RESULTS/CONFIG/bottleneck.md    the study's bottleneck table for one configuration
-#   RESULTS/summary.md              X max per load and configuration next to the study's (the
-#                                   put loads, durable uploads, are not in the study: measured
-#                                   rows only, left out of the comparison)
+#   RESULTS/summary.md              Findings first (scripts/findings.py: the study's claims
+#                                   against this run), then X max per load and configuration next
+#                                   to the study's (the put loads, durable uploads, are not in the
+#                                   study: measured rows only, left out of the comparison)
 #
 #   scripts/summarize.sh RESULTS_DIR
 #
@@ -27,7 +31,7 @@ STUDY=$TOP/results/study-2017.csv
 LOADS=(new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB put-4KB put-1MB)
 
 mapfile -t CONFIGS < <(awk -F'\t' 'NR > 1 { print $1 }' "$R/configs.tsv")
-runinfo() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$R/run.tsv" 2>/dev/null; }
+runinfo() { [[ ! -f $R/run.tsv ]] || awk -F"\t" -v k="$1" '$1 == k { print $2 }' "$R/run.tsv"; }
 # One argon2id hash or verify at --hash-cost min, on a 2-vCPU EPYC VM: the run says which
 # figure applies (run.tsv hash_us); runs made before it said were libsodium's, about 28 us
 # (the design document, "Numbers measured on a machine like yours").
@@ -74,6 +78,7 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
         l = c["little_rel_diff"]; l = l < 0 ? -l : l
         if (l > little[key]) { little[key] = l; littlen[key] = c["users"] }
         if (!(key in xmax) || c["x_rps"] + 0 > xmax[key] + 0) { xmax[key] = c["x_rps"]; atmax(key) }
+        if (!(key in nlarge) || c["users"] + 0 > nlarge[key] + 0) nlarge[key] = c["users"]
         if (c["is_knee_model"] == 1) kmodel[key] = c["users"]
         if (c["is_knee_model_n1"] == 1) kmodel1[key] = c["users"]
         if (c["err_model"] != "") {
@@ -108,8 +113,10 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
         rdc[key] = num(c["cpu_core_pct_redis-server"]) / 100
         myc[key] = num(c["cpu_core_pct_mariadbd"]) / 100
         lgc[key] = num(c["cpu_core_pct_loadgen"]) / 100
-        # the busiest software station (thread samples): the largest share of its threads busy
-        swn[key] = swb[key] = swk[key] = ""
+        # the busiest software station (thread samples): the largest share of its threads busy;
+        # sw_share: the same without the load generator'"'"'s own lg-*; s2: server2'"'"'s pool
+        swn[key] = swb[key] = swk[key] = shn[key] = sh[key] = shk[key] = shbl[key] = ""
+        s2n[key] = s2b[key] = s2bl[key] = s2k[key] = ""
         for (k in c) {
             if (k !~ /^sw_busy_/ || c[k] == "") continue
             name = substr(k, 9)
@@ -117,7 +124,27 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
             if (swn[key] == "" || c[k] / c["sw_threads_" name] > swb[key] / swk[key]) {
                 swn[key] = name; swb[key] = c[k]; swk[key] = c["sw_threads_" name]
             }
+            if (name !~ /^lg-/ && (shn[key] == "" || c[k] / c["sw_threads_" name] > sh[key])) {
+                shn[key] = name; sh[key] = c[k] / c["sw_threads_" name]
+                shk[key] = c["sw_threads_" name]
+                shbl[key] = ("sw_blocked_" name) in c ? num(c["sw_blocked_" name]) / shk[key] : ""
+            }
+            if (name ~ /^s2-(wrk|proc)$/ && c["sw_threads_" name] + 0 > s2k[key] + 0) {
+                s2n[key] = name; s2b[key] = c[k]; s2bl[key] = ("sw_blocked_" name) in c ? c["sw_blocked_" name] : ""
+                s2k[key] = c["sw_threads_" name]
+            }
         }
+        ucpu[key] = c["u_cpu"]; udisk[key] = ""
+        for (k in c) if (k ~ /^u_disk_/ && c[k] != "" && (udisk[key] == "" || c[k] + 0 > udisk[key] + 0)) udisk[key] = c[k]
+    }
+    # knee KEY: saturated (hardware or software U >= 80% at X max), flat (X stopped growing
+    # before the largest N, nothing at 80%) or not-reached (X still rising at the largest N)
+    function knee(key,   u) {
+        u = num(ub[key]); if (sh[key] != "" && sh[key] + 0 > u) u = sh[key] + 0
+        usat[key] = u
+        if (u >= 0.80) return "saturated"
+        if (nstar[key] != "" && nstar[key] + 0 < nlarge[key] + 0) return "flat"
+        return "not-reached"
     }
     END {
         n = split(backends, b, " "); for (i = 1; i <= n; i++) { split(b[i], kv, "="); be[kv[1]] = kv[2] }
@@ -126,16 +153,23 @@ awk -F, -v hash_us="$HASH_US" -v backends="$backends" -v cached="$cached" '
               "bottleneck,u_bottleneck,largest_u,loadgen_bound,cores_server1,cores_server2," \
               "cores_db,cores_loadgen,other_cpu_pct,errors,little_max_pct,server2_us_per_req," \
               "hash_share_pct,nstar_model,nstar_model_n1,model_points,model_within10,"\
-              "model_n1_within10,sw_busiest,sw_busy,sw_threads"
+              "model_n1_within10,sw_busiest,sw_busy,sw_threads,n_largest,sw_share,sw_share_name,"\
+              "sw_share_threads,sw_share_blocked,"\
+              "u_sat,knee,u_cpu,u_disk,s2_pool,s2_busy,s2_blocked,s2_threads"
         for (i = 1; i <= nkeys; i++) {
             key = order[i]; split(key, kc, SUBSEP)
             db = be[kc[1]] == "redis" ? rdc[key] : myc[key]
             hs = (kc[1] in iscached) && kc[2] != "new" ? "cached" : share[key]
-            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s,%s,%s,%d,%d,%d,%s,%s,%s\n",
+            kn = knee(key)
+            printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%.2f,%.2f,%.2f,%.0f,%d,%.1f,%s,%s,%s,%s,%d,%d,%d,%s,%s,%s,",
                 kc[1], kc[2], npts[key], nstar[key], rnstar[key], xnstar[key], xmax[key],
                 nxmax[key], bn[key], ub[key], argmax[key], lgb[key], s1c[key], s2c[key], db,
                 lgc[key], oth[key], err[key], 100 * little[key], s2us[key], hs, kmodel[key],
                 kmodel1[key], npm[key], wpm[key], wpm1[key], swn[key], swb[key], swk[key]
+            printf "%s,%s,%s,%s,%s,%.4f,%s,%s,%s,%s,%s,%s,%s\n", nlarge[key],
+                sh[key] == "" ? "" : sprintf("%.4f", sh[key]), shn[key], shk[key],
+                shbl[key] == "" ? "" : sprintf("%.4f", shbl[key]), usat[key], kn,
+                ucpu[key], udisk[key], s2n[key], s2b[key], s2bl[key], s2k[key]
         }
     }' "$R/points.csv" >"$R/table.csv"
 
@@ -193,7 +227,43 @@ pivot() {
         printf '%s\n' "$line"
     done
 }
-cell_x() { fmt "$(field "$1" "$2" x_max_rps)"; }
+# knee_mark CONFIG LOAD: "†" when the sweep's knee was not reached, "‡" when X went flat with
+# nothing saturated (table.csv's knee), "" otherwise (saturated, or no such sweep)
+knee_mark() {
+    case $(field "$1" "$2" knee) in
+    not-reached) echo "†" ;;
+    flat) echo "‡" ;;
+    esac
+}
+# largest_u CONFIG LOAD: the busiest station at X max, hardware or software: "cpu 72%" or
+# "threads s1-wrk 69% (1.4 of 2 busy)"
+largest_u() {
+    local b u sh shn shk
+    IFS=$'\t' read -r b u sh shn shk < <(field "$1" "$2" "bottleneck u_bottleneck sw_share sw_share_name sw_share_threads")
+    awk -v b="$b" -v u="$u" -v s="$sh" -v n="$shn" -v k="$shk" 'BEGIN {
+        if (n != "" && s + 0 > u + 0) printf "threads %s %.0f%% (%.1f of %d busy)\n", n, 100 * s, s * k, k
+        else printf "%s %.0f%%\n", b, 100 * u }'
+}
+# knee_words CONFIG LOAD: the knee column of bottleneck.md
+knee_words() {
+    local k n nl
+    IFS=$'\t' read -r k n nl < <(field "$1" "$2" "knee nstar n_largest")
+    case $k in
+    saturated) echo "saturated" ;;
+    flat) echo "not saturated: X flat from N* = $n on, no resource at 80% (largest U $(largest_u "$1" "$2"))" ;;
+    not-reached) echo "knee not reached: not saturated (X still rising at N = $nl, largest U $(largest_u "$1" "$2"))" ;;
+    *) echo "–" ;;
+    esac
+}
+# knee_legend: the words for the marks, under each table that carries them
+knee_legend() {
+    local m
+    m=$(cut -d, -f1-2 "$R/table.csv" | tail -n +2 | while IFS=, read -r c l; do knee_mark "$c" "$l"; done | sort -u | tr -d '\n')
+    [[ $m != *†* ]] || printf '\n† knee not reached: not saturated (X still rising at the largest N measured, no resource at 80%%).'
+    [[ $m != *‡* ]] || printf '\n‡ not saturated: X flat from N* on, no resource at 80%% (largest U: the bottleneck table).'
+    [[ -z $m ]] || echo
+}
+cell_x() { echo "$(fmt "$(field "$1" "$2" x_max_rps)")$(knee_mark "$1" "$2")"; }
 cell_study() { local v; v=$(study "$1" "$2" 2>/dev/null); echo "${v:-–}"; }
 cell_ratio() {
     local x s
@@ -205,7 +275,7 @@ cell_ratio() {
 cell_nstar() {
     local n r
     IFS=$'\t' read -r n r < <(field "$1" "$2" "nstar r_at_nstar_ms")
-    [[ -n $n ]] && echo "$n / $(fmt "$r") ms" || echo "–"
+    [[ -n $n ]] && echo "$n / $(fmt "$r") ms$(knee_mark "$1" "$2")" || echo "–"
 }
 # "model / measured" knee, per-N demands, then the N = 1 demands' in brackets
 cell_model() {
@@ -228,12 +298,15 @@ model_totals() {
         printf "- the N = 1 demands for every N: X within 10%% at %d of %d points; knee within 25%% of N\\* in %d of %d sweeps\n", w1, p, kk1, s
     }' "$R/table.csv"
 }
+# the largest U at X max: a pool of threads when its share busy is larger than any hardware U
+# ("threads s2-proc 99% (2.0 of 2 busy); cpu 67% (db 0.55 cores)"), then the knee's mark
 cell_bottleneck() {
-    local b u top
-    IFS=$'\t' read -r b u < <(field "$1" "$2" "bottleneck u_bottleneck")
+    local b u sh top
+    IFS=$'\t' read -r b u sh < <(field "$1" "$2" "bottleneck u_bottleneck sw_share")
     [[ -n $b ]] || { echo "–"; return; }
     top=$(top_cpu "$1" "$2")
-    awk -v b="$b" -v u="$u" -v t="$top" 'BEGIN { printf "%s %.0f%% (%s)\n", b, 100 * u, t }'
+    awk -v b="$b" -v u="$u" -v s="$sh" -v t="$top" -v w="$(largest_u "$1" "$2")" -v m="$(knee_mark "$1" "$2")" \
+        'BEGIN { printf "%s%s %.0f%% (%s)%s\n", (s + 0 > u + 0 ? w "; " : ""), b, 100 * u, t, m }'
 }
 cell_share() {
     local s
@@ -266,11 +339,11 @@ write_bottleneck_md() {
         printf '# Bottleneck table: %s\n\n' "$c"
         printf '%s. Backend %s; server2 `%s`; server1 `%s`.\n\n' "$(study_name "$c")" \
             "$(flags_of "$c" backend)" "$(flags_of "$c" server2)" "$(flags_of "$c" server1)"
-        echo "| load type | file size | N* | mean R at N* (ms) | max throughput (req/s) | bottleneck at X max (U) | CPU cores at X max: server1 / server2 / db / loadgen | CPU outside the stack | busiest threads at X max (busy of k) |"
-        echo "|---|---|---:|---:|---:|---|---|---:|---|"
+        echo "| load type | file size | N* | mean R at N* (ms) | max throughput (req/s) | bottleneck at X max (U) | CPU cores at X max: server1 / server2 / db / loadgen | CPU outside the stack | busiest threads at X max (busy of k) | knee |"
+        echo "|---|---|---:|---:|---:|---|---|---:|---|---|"
         for l in "${PRESENT[@]}"; do
             IFS=$'\t' read -r n r x nx b u lb s1 s2 db lg oth swn swb swk < <(field "$c" "$l" \
-                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct sw_busiest sw_busy sw_threads")
+                "nstar r_at_nstar_ms x_max_rps n_at_x_max bottleneck u_bottleneck loadgen_bound cores_server1 cores_server2 cores_db cores_loadgen other_cpu_pct sw_busiest sw_busy sw_threads") || true # no row: this load was not measured here
             [[ -n $x ]] || continue
             line="| $(label "$l" | cut -d' ' -f1) | $(size "$l") | $n | $(fmt "$r") | $(fmt "$x") (N=$nx) |"
             line+=" $(awk -v b="$b" -v u="$u" 'BEGIN { printf "%s (%.0f%%)", b, 100 * u }')"
@@ -281,7 +354,7 @@ write_bottleneck_md() {
             else
                 line+="–"
             fi
-            line+=" |"
+            line+=" | $(knee_words "$c" "$l") |"
             printf '%s\n' "$line"
         done
         cat <<EOF
@@ -298,7 +371,11 @@ with small files on an otherwise idle machine) and whatever else ran on this sha
 "machine busy just before" in summary.md). Busiest threads: the software station (a pool of k
 worker threads of one program, or a lone thread) with the largest share of its threads busy at X
 max: running, waiting for a core, or blocked on anything but new work (see the README, "Software
-stations"); runs without thread samples show "–". Per-point figures: \`points.csv\` of each load.
+stations"); runs without thread samples show "–". Knee: "saturated" when the largest U at X
+max, hardware or a pool of threads of the stack (busy / k), is 80% or more; otherwise the sweep
+is not saturated: X went flat from N* on (N* below the largest N measured), or X was still
+rising at the largest N (knee not reached: a larger N may give more). Per-point figures:
+\`points.csv\` of each load.
 EOF
     } >"$R/$c/bottleneck.md"
 }
@@ -367,6 +444,8 @@ checks() {
             bad = bad sprintf(" %s/%s (%s named, %s largest U)", v("config"), v("load"), v("bottleneck"), v("largest_u"))
         if (v("loadgen_bound") == 1) lgb = lgb " " v("config") "/" v("load")
         if (v("other_cpu_pct") + 0 > other) { other = v("other_cpu_pct"); ow = v("config") "/" v("load") }
+        sat += v("knee") == "saturated"; flat += v("knee") == "flat"
+        if (v("knee") == "not-reached") nr = nr ", " v("config") "/" v("load") " (N = " v("n_largest") ")"
     } END {
         printf "- %d sweeps; errors in all points together: %d\n", n, err
         printf "- Little'"'"'s law, |X (R + Z) / N - 1|: at most %.1f%% (%s); short points with slow requests at the window'"'"'s edges make it larger\n", little, lw
@@ -376,16 +455,23 @@ checks() {
         if (lgb != "") print "- **loadgen itself was the bottleneck in:**" lgb
         printf "- CPU not charged to any watched process at X max: at most %d%% of the machine (%s): kernel threads (ksoftirqd, ~20%% with large files) and other users of the machine\n", other, ow
         if (busy != "") printf "- other work on this machine, sampled for 1 s before each configuration while the stack was idle: at most %s\n", busy
+        printf "- knee reached in %d of %d sweeps (saturated %d, flat %d), not reached: %s\n", sat + flat, n, sat, flat, nr == "" ? "none" : substr(nr, 3)
     }' "$R/table.csv"
 }
 
 {
     printf '# Reproduction run %s\n\n' "${R##*/}"
+    echo "Read in this order: Findings (the study's claims against this run), then each"
+    echo "configuration's bottleneck table (\`CONFIG/bottleneck.md\`), then the plots (\`plots/\`)."
+    echo "The tables below Findings hold every number it quotes (and table.csv their digits)."
+    echo
     printf '%s run, %s. Machine: %s (see machine.md). Wall time %s s from setup to the last point.\n' \
         "$(runinfo mode)" "$(awk -F'|' '/^\| date/ { gsub(/^ +| +$/, "", $3); print $3 }' "$R/machine.md" 2>/dev/null)" \
         "$(awk -F'|' '/^\| CPU \|/ { c = $3 } /^\| cores/ { n = $3 } END { gsub(/^ +| +$/, "", c); gsub(/ /, "", n); print c ", " n " cores" }' "$R/machine.md" 2>/dev/null)" \
         "$(runinfo wall_s)"
     printf 'Command: `%s`.\n\n' "$(runinfo command)"
+    python3 "$TOP/scripts/findings.py" --study "$STUDY" "$R"
+    echo
     echo "## Configurations"
     echo
     echo "| configuration | the study's name | backend | server2 flags | server1 flags | machine busy just before |"
@@ -413,6 +499,7 @@ checks() {
 ## Maximum throughput X max (requests/s), this machine
 
 $(pivot cell_x)
+$(knee_legend)
 
 ## The study (2017), max throughput (requests/s)
 
@@ -426,6 +513,7 @@ $(pivot cell_ratio study)
 ## N* / mean response time at N*
 
 $(pivot cell_nstar)
+$(knee_legend)
 
 ## N* model / measured
 
@@ -440,6 +528,7 @@ $(model_totals)
 ## Bottleneck at X max: resource (U) and the busiest process of the stack
 
 $(pivot cell_bottleneck)
+$(knee_legend)
 
 ## Share of server2's CPU spent hashing, at N*
 

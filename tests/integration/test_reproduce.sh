@@ -139,7 +139,7 @@ hwpred=$("$BIN_DIR/loadgen" --predict-only "$OUT/$CFG/get-1KB/run.json" --hardwa
 check_ok "--predict-only --hardware-model: the CPU, disks and Redis" \
     grep -q '^model of run .*CPU = 2 cores' <<<"$hwpred"
 check_ok "bottleneck.md: the busiest threads of get 1KB, busy of k" \
-    grep -qE '^\| get \| 1KB \|.*\| (lg-wrk|s1-wrk|s2-wrk|redis-server) [0-9.]+/[12] \|$' \
+    grep -qE '^\| get \| 1KB \|.*\| (lg-wrk|s1-wrk|s2-wrk|redis-server) [0-9.]+/[12] \| [^|]+ \|$' \
     "$OUT/$CFG/bottleneck.md"
 
 # The study has no put: its table and the ratios leave the put rows out (no made-up numbers)
@@ -171,6 +171,82 @@ u=$(csv_get "$OUT/points.csv" 'c["type"] == "all" && c["load"] == "get-1KB"' x_r
 check_eq "bottleneck.md's U is the CSV's at X max" "$pct" "$u"
 nstar=$(col load users is_nstar | awk '$1 == "get-1KB" && $3 == 1 { print $2 }')
 check_eq "bottleneck.md's N* is loadgen's" "$(awk -F'|' '{ gsub(/ /, "", $4); print $4 }' <<<"$row")" "$nstar"
+
+# The knee of every sweep (table.csv) and the Findings (summary.md): on this run, then the
+# knee rule on a hand-written run of five sweeps, one of each kind
+check_eq "table.csv: knee, n_largest and u_sat valid in every sweep" \
+    "$(csv_get "$OUT/table.csv" 1 knee n_largest u_sat | awk -F'\t' '$1 ~ /^(saturated|flat|not-reached)$/ &&
+        $2 == 2 && $3 ~ /^[0-9.]+$/ && $3 <= 1.5' | wc -l)" 4
+check_eq "summary.md: Findings is the first section" \
+    "$(grep -m1 '^## ' "$OUT/summary.md")" "## Findings"
+# paragraphs: the Markdown with each paragraph on one line
+paragraphs() { awk '/^$/ { if (p != "") print p; p = ""; next } { p = p (p == "" ? "" : " ") $0 }
+    END { if (p != "") print p }' "$1"; }
+check_eq "... the three design changes: cannot tell, their configurations were not measured" \
+    "$(paragraphs "$OUT/summary.md" |
+        grep -c '^\*\*[123]\. .*Cannot tell: this run did not measure both configurations')" 3
+check_ok "... the file-size trend: cannot tell with one get load" \
+    grep -q '^\*\*4\. The file-size trend\*\*: cannot tell' "$OUT/summary.md"
+check_ok "Checks: knees reached, counted" \
+    grep -qE '^- knee reached in [0-4] of 4 sweeps \(saturated [0-4], flat [0-4]\), not reached: ' \
+    "$OUT/summary.md"
+check_ok "bottleneck.md: a knee column" grep -q '| knee |$' "$OUT/$CFG/bottleneck.md"
+
+# A run by hand: N = 1, 2, 4; X rising with nothing at 80% (not-reached, even with loadgen's
+# own threads all busy), X flat from N = 2 (flat), the CPU at 90% or server2's pool 95% busy
+# (saturated); all the CPU charged to server1; mt-prefetch-redis absent
+K=$ITEST_DIR/knee
+mkdir -p "$K"
+printf 'config\tbackend\tserver2\tserver1\tbusy_before_pct\n' >"$K/configs.tsv"
+for c in mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql; do
+    printf '%s\tmysql\t-\t-\t0\n' "$c" >>"$K/configs.tsv"
+done
+sweep() { # CONFIG LOAD "X1 X2 X4" U_CPU S2_BUSY LG_BUSY
+    local n x xs max
+    mkdir -p "$K/$1/$2"
+    read -ra xs <<<"$3"
+    max=$(printf '%s\n' "${xs[@]}" | sort -g | tail -n1)
+    {
+        echo "type,users,x_rps,r_mean_ms,is_nstar,errors,bottleneck,u_cpu,cpu_core_pct_server1,cpu_core_pct_server2,cpu_core_pct_mariadbd,sw_threads_s2-wrk,sw_busy_s2-wrk,sw_threads_lg-wrk,sw_busy_lg-wrk,sw_threads_s1-wrk,sw_busy_s1-wrk,cpu_machine_pct_server1"
+        local i=0 star=0 is
+        for n in 1 2 4; do
+            x=${xs[i++]}
+            is=$(awk -v x="$x" -v m="$max" -v s="$star" 'BEGIN { print (s == 0 && x >= 0.95 * m) }')
+            ((is == 0)) || star=1
+            echo "all,$n,$x,$(awk -v n="$n" -v x="$x" 'BEGIN { print 1000 * n / x }'),$is,0,cpu,$4,50,40,30,2,$5,2,$6,2,0.6,$(awk -v u="$4" 'BEGIN { print 100 * u }')"
+        done
+    } >"$K/$1/$2/points.csv"
+}
+sweep mp-noprefetch-mysql new "100 200 400" 0.3 0.4 0.2
+sweep mt-noprefetch-mysql new "100 200 201" 0.5 0.4 0.2
+sweep mt-noprefetch-mysql get-1KB "100 200 210" 0.9 0.4 0.2
+sweep mt-prefetch-mysql get-1KB "100 200 300" 0.5 1.9 0.2
+sweep mt-prefetch-mysql get-10KB "100 200 400" 0.4 0.4 2.0
+"$ITEST_ROOT/scripts/summarize.sh" "$K" >"$ITEST_DIR/knee.log" 2>&1 && rc=0 || rc=$?
+check_eq "summarize.sh on the hand-written run exits 0" "$rc" 0
+check_eq "knee rule: not-reached, flat, saturated (CPU), saturated (pool), not-reached (lg-wrk)" \
+    "$(csv_get "$K/table.csv" 1 knee n_largest sw_share_name u_sat | tr '\t\n' ': ')" \
+    "not-reached:4:s1-wrk:0.3000 flat:4:s1-wrk:0.5000 saturated:4:s1-wrk:0.9000 saturated:4:s2-wrk:0.9500 not-reached:4:s1-wrk:0.4000 "
+check_eq "summary marks: † on the not-reached X max, ‡ on the flat one" \
+    "$(awk -F'|' '/^## Maximum throughput/ { t = 1 } t && $2 ~ /new account/ { gsub(/ /, ""); print $3 $4; exit }' "$K/summary.md")" \
+    "400†201‡"
+check_ok "... and the words under the table" grep -q '^† knee not reached: not saturated' "$K/summary.md"
+check_ok "the pool named in the bottleneck cell" \
+    grep -qF 'threads s2-wrk 95% (1.9 of 2 busy); cpu 50%' "$K/summary.md"
+check_ok "Checks: knee reached in 3 of 5" grep -qF -e \
+    '- knee reached in 3 of 5 sweeps (saturated 2, flat 1), not reached: mp-noprefetch-mysql/new (N = 4), mt-prefetch-mysql/get-10KB (N = 4)' \
+    "$K/summary.md"
+check_ok "Findings 1: cannot tell, knee not reached" \
+    grep -q 'new account 400 → 201 req/s (0.50×, cannot tell: knee not reached in mp-noprefetch-mysql' \
+    <(paragraphs "$K/summary.md")
+check_ok "Findings 2: the saturated get 1KB told against the study" \
+    grep -q 'get 1KB 210 → 300 req/s (1.43×, a gain, smaller than the study' \
+    <(paragraphs "$K/summary.md")
+check_ok "Findings 3: skipped, mt-prefetch-redis absent" \
+    grep -q '^\*\*3\. MySQL → Redis\*\* (mt-prefetch-mysql → mt-prefetch-redis)\. Cannot tell' \
+    <(paragraphs "$K/summary.md")
+check_eq "bottleneck.md: the knee in words" \
+    "$(grep -c 'knee not reached: not saturated (X still rising at N = 4' "$K/mt-prefetch-mysql/bottleneck.md")" 1
 
 # nothing left running: the ports of the run's Redis, server2 and server1 are closed again,
 # and its run directory (databases' data) is gone
