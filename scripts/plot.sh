@@ -116,9 +116,10 @@ STUDY_KEY="NaN w l $DASH lc rgb 'black' t 'dashed, near the right edge: the stud
 
 # A figure is a grid of panels under its title (TOP pixels) above one legend (KEY pixels) that
 # spans the whole width: a key inside a panel covers data, and one per panel repeats itself.
-# start FILE WIDTH HEIGHT FONTSIZE TITLE: the figure's first gnuplot commands
+# start FILE WIDTH HEIGHT FONTSIZE TITLE: the figure's first gnuplot commands (1100 pixels
+# wide at least, for the legend's sake)
 start() {
-    echo "set terminal $TERM_PNG size $2,$3 font 'sans,$4' noenhanced"
+    echo "set terminal $TERM_PNG size $(($2 < 1100 ? 1100 : $2)),$3 font 'sans,$4' noenhanced"
     echo "set output '$1'"
     echo "$common"
     echo "set multiplot title '${5//\'/\'\'}'"
@@ -317,7 +318,7 @@ for f in "$tmp"/loads.*; do
     n=${#lds[@]}
     cols=$((n < 3 ? n : 3))
     rows=$(rows_of "$n" $cols)
-    TOP=50 KEY=$((30 + 18 * $(rows_of $(($(wc -l <"$tmp/ures.$cfg") + 1)) 3))) # the 80% line too
+    TOP=50 KEY=$((30 + 20 * $(rows_of $(($(wc -l <"$tmp/ures.$cfg") + 1)) 2))) # the 80% line too
     H=$((rows * 340 + TOP + KEY))
     {
         start "$R/plots/util-$cfg.png" $((cols * 560)) $H 10 "$cfg: utilization U against N. Solid: a resource (cpu:NAME = that process over the cores it can use); dashed: a pool of threads, its share of threads busy (running, waiting for a core, or blocked on anything but new work)"
@@ -336,7 +337,7 @@ for f in "$tmp"/loads.*; do
             done <"$tmp/ures.$cfg"
             echo "plot ${t%, }"
         done
-        legend "$KEY" $H 3
+        legend "$KEY" $H 2
         t=""
         while IFS=$'\t' read -r col name title; do
             t+="NaN w lp lw 2 $(res_style "$name") t '${title//\'/\'\'}', "
