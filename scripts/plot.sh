@@ -4,7 +4,7 @@
 #   RESULTS/plots/throughput.png   the one-glance figure: X against N, a small panel per load,
 #                                  the study's four configurations, the study's maxima dashed
 #   RESULTS/plots/LOAD.png         one per load: X against N of the study's configurations (N*
-#                                  circled, the study's maximum dashed at the right edge with its
+#                                  circled, the study's maximum dashed near the right edge with its
 #                                  value), X of the others (ours) on a panel of their own, and
 #                                  the mean response time R of all of them
 #   RESULTS/plots/model-LOAD.png   one per load, a column per configuration: measured X and R
@@ -90,7 +90,7 @@ res_style() {
     cpu_server1) echo "lc rgb '#0072b2' pt 5 dt 1" ;;
     cpu_server2) echo "lc rgb '#e69f00' pt 13 dt 1" ;;
     cpu_redis-server) echo "lc rgb '#d55e00' pt 11 dt 1" ;;
-    cpu_mariadbd) echo "lc rgb '#8b4513' pt 11 dt 1" ;;
+    cpu_mariadbd) echo "lc rgb '#8b4513' pt 14 dt 1" ;;
     disk_*) echo "lc rgb '#009e73' pt 15 dt 1" ;;
     redis) echo "lc rgb '#cc79a7' pt 3 dt 1" ;;
     "threads s1-wrk") echo "lc rgb '#0072b2' pt 4 dt 2" ;;
