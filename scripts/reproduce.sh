@@ -14,7 +14,7 @@
 #
 #   --quick        N = 1, 4, 16, ... up to 256 (16 for 100MB) until X stops growing, 1 s
 #                  points (2 s for 100MB): about 5 minutes
-#                  (default: --sweep auto up to N=64 (16 for 100MB), 5 s points: about 37 min)
+#                  (default: --sweep auto up to N=256 (16 for 100MB), 5 s points: about 40 min)
 #   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
 #                  mt-prefetch-redis ours (default all)
 #   --loads        comma list of: new get-1KB get-10KB get-100KB get-1MB get-10MB get-100MB
@@ -114,7 +114,7 @@ sweep_args() {
     elif [[ $1 == get-100MB ]]; then
         SWEEP=(--sweep auto --max-users 16) d=8 w=1
     else
-        SWEEP=(--sweep auto --max-users 64) d=5 w=1
+        SWEEP=(--sweep auto --max-users 256) d=5 w=1
     fi
     [[ -z $points ]] || SWEEP=(--sweep "$points")
     SWEEP+=(--duration "${duration:-$d}" --warmup "${warmup:-$w}" --timeout 60)

@@ -31,7 +31,8 @@ check_eq "reproduce.sh exits 0" "$rc" 0
 
 for f in points.csv table.csv summary.md machine.md "$CFG/bottleneck.md" "$CFG/new/run.json" \
     "$CFG/get-1KB/points.csv" "$CFG/put-4KB/points.csv" "$CFG/put-1MB/points.csv" plots/new.png \
-    plots/get-1KB.png plots/put-4KB.png plots/put-1MB.png "plots/util-$CFG.png"; do
+    plots/get-1KB.png plots/put-4KB.png plots/put-1MB.png "plots/util-$CFG.png" \
+    plots/throughput.png plots/model-new.png plots/model-get-1KB.png; do
     check_ok "$f written" test -s "$OUT/$f"
 done
 
@@ -76,7 +77,7 @@ check_ok "summary.md lists the points off Little's law by more than 5%, or says 
 # from 1000 up, three significant digits below).
 summary_x() {
     awk -F'|' -v row="$1" '/^## Maximum throughput/ { t = 1 } /^## The study/ { t = 0 }
-        t && $2 ~ row { gsub(/ /, "", $3); print $3 }' "$OUT/summary.md"
+        t && $2 ~ row { gsub(/ |†|‡/, "", $3); print $3 }' "$OUT/summary.md"
 }
 for l in new:"new account" get-1KB:"get 1KB" put-4KB:"put 4KB" put-1MB:"put 1MB"; do
     load=${l%%:*}
