@@ -178,3 +178,52 @@ size_t credcache_count(const struct credcache *c, uint64_t now_ns)
         n += c->e[i].expires_ns != 0 && now_ns < c->e[i].expires_ns;
     return n;
 }
+
+struct credcache_shared *credcache_shared_new(size_t entries, uint64_t ttl_ns)
+{
+    struct credcache_shared *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    if (!credcache_init(&s->c, entries, ttl_ns)) {
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+void credcache_shared_free(struct credcache_shared *s)
+{
+    if (s == NULL)
+        return;
+    credcache_release(&s->c);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+bool credcache_shared_hit(struct credcache_shared *s, const struct credcache_key *k,
+                          uint64_t now_ns)
+{
+    bool hit;
+
+    pthread_mutex_lock(&s->lock);
+    hit = credcache_hit(&s->c, k, now_ns);
+    pthread_mutex_unlock(&s->lock);
+    return hit;
+}
+
+void credcache_shared_put(struct credcache_shared *s, const struct credcache_key *k,
+                          uint64_t now_ns)
+{
+    pthread_mutex_lock(&s->lock);
+    credcache_put(&s->c, k, s->c.epoch, now_ns);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void credcache_shared_drop_user(struct credcache_shared *s, const char *user, size_t user_len)
+{
+    pthread_mutex_lock(&s->lock);
+    (void)credcache_drop_user(&s->c, user, user_len);
+    pthread_mutex_unlock(&s->lock);
+}

@@ -22,6 +22,7 @@
 #ifndef S1_CREDCACHE_H
 #define S1_CREDCACHE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,5 +82,24 @@ size_t credcache_drop_user(struct credcache *c, const char *user, size_t user_le
 void credcache_clear(struct credcache *c);
 /* Live entries (for /metrics and tests); scans the table. */
 size_t credcache_count(const struct credcache *c, uint64_t now_ns);
+
+/*
+ * The same, shared by every thread under one lock: what server1 knows of credentials without
+ * answering from them (which credentials server2 accepted lately, for the failed-login limits:
+ * handler.c). No epoch: a put is never undone by a change in flight, the caller drops the user.
+ */
+struct credcache_shared {
+    pthread_mutex_t lock;
+    struct credcache c;
+};
+
+/* NULL if out of memory. */
+struct credcache_shared *credcache_shared_new(size_t entries, uint64_t ttl_ns);
+void credcache_shared_free(struct credcache_shared *s); /* NULL is fine */
+bool credcache_shared_hit(struct credcache_shared *s, const struct credcache_key *k,
+                          uint64_t now_ns);
+void credcache_shared_put(struct credcache_shared *s, const struct credcache_key *k,
+                          uint64_t now_ns);
+void credcache_shared_drop_user(struct credcache_shared *s, const char *user, size_t user_len);
 
 #endif /* S1_CREDCACHE_H */

@@ -105,6 +105,9 @@ struct s1_request {
     bool auth_pending;             /* auth_handle is a server2 request in flight */
     bool login_held;               /* its login holds a failed-login token of the username and
                                       of the address (login_reserve) until server2 answers */
+    bool login_keyed;              /* login_key is set (per-client login limits on) */
+    bool login_known;              /* server2 accepted these credentials lately: no token held */
+    struct credcache_key login_key; /* keyed hash of (user, password), for env->known */
     uint64_t auth_handle;
     /* PUT /files/{name} */
     uint64_t up_len;               /* Content-Length */
@@ -249,17 +252,29 @@ static bool login_limited(struct s1_conn *c)
 }
 
 /*
- * Just before server2 is asked to check c->req->user's password: takes a failed-login token of
- * the username and one of the client address, as if the password were wrong, so that no more
- * logins wait for server2 at once than tokens are left (checking first and counting failures
- * as they came back let a burst of guesses sent together all through). False after answering
- * 429 if one of them has none (nothing is held then). login_answered settles them.
+ * Just before server2 is asked to check c->req->user's password pass: takes a failed-login
+ * token of the username and one of the client address, as if the password were wrong, so that
+ * no more guesses wait for server2 at once than tokens are left (checking first and counting
+ * failures as they came back let a burst of guesses sent together all through). Credentials
+ * server2 accepted lately (sh->known_logins) are no guess: they take no token, so a
+ * client's burst of requests with its right password is not refused (32 parallel GETs of one
+ * user held 32 tokens of a limit of 20 while server2 was slow). False after answering 429 if
+ * a token is missing (nothing is held then). login_answered settles them.
  */
-static bool login_reserve(struct s1_conn *c)
+static bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
 {
     const struct s1_service *sh = env_of(c)->svc;
     uint64_t now = clock_now_ns();
     uint64_t wait;
+
+    if (sh->known_logins != NULL) {
+        credcache_key(c->req->user, strlen(c->req->user), pass, pass_len, &c->req->login_key);
+        c->req->login_keyed = true;
+        if (credcache_shared_hit(sh->known_logins, &c->req->login_key, now)) {
+            c->req->login_known = true;
+            return true;
+        }
+    }
 
     if (sh->login_fail_user != NULL) {
         wait = ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
@@ -285,15 +300,34 @@ static bool login_reserve(struct s1_conn *c)
 
 /*
  * server2 answered c's login (or it was never sent): a wrong password (wrong) keeps the tokens
- * login_reserve took; anything else gives them back: an accepted password, and an answer that
- * says nothing about it (unavailable, expired, timed out, the link lost), so that an outage
- * does not lock out the users who retry through it. (A request whose client goes away first
- * keeps them: release.)
+ * login_reserve took; anything else gives them back: an accepted password (accepted; then the
+ * credentials are known good), and an answer that says nothing about it
+ * (unavailable, expired, timed out, the link lost), so that an outage does not lock out the
+ * users who retry through it. (A request whose client goes away first keeps them: release.)
+ * Known credentials found wrong (the password changed since) are forgotten and charged a
+ * failure after the fact.
  */
-static void login_answered(struct s1_conn *c, bool wrong)
+static void login_answered(struct s1_conn *c, bool wrong, bool accepted)
 {
     const struct s1_service *sh = env_of(c)->svc;
+    uint64_t now;
 
+    if (c->req->login_keyed) {
+        now = clock_now_ns();
+        if (accepted) {
+            credcache_shared_put(sh->known_logins, &c->req->login_key, now);
+        } else if (wrong && c->req->login_known) {
+            credcache_shared_drop_user(sh->known_logins, c->req->user, strlen(c->req->user));
+            if (sh->login_fail_user != NULL)
+                (void)ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user),
+                                     now);
+            if (sh->login_fail_addr != NULL)
+                (void)ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        }
+        sodium_memzero(&c->req->login_key, sizeof(c->req->login_key));
+        c->req->login_keyed = false;
+        c->req->login_known = false;
+    }
     if (!c->req->login_held)
         return;
     c->req->login_held = false;
@@ -703,7 +737,7 @@ static void read_verified(struct s1_conn *c, enum frame_status st, uint32_t retr
     struct s1_handler_env *env = env_of(c);
 
     c->req->auth_pending = false;
-    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID, st == FRAME_ST_OK);
     switch (st) {
     case FRAME_ST_LIMITED:
         respond_limited_by_server2(c, retry_ms);
@@ -812,13 +846,13 @@ static enum s1_dispatch verify_then(struct s1_conn *c, const char *buf,
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
-    if (!login_reserve(c)) {
+    if (!login_reserve(c, cred.pass, cred.pass_len)) {
         c->req->cred_cacheable = false;
         goto out;
     }
     if (authclient_submit(env_of(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
                           cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
-        login_answered(c, false);
+        login_answered(c, false, false);
         c->req->cred_cacheable = false;
         respond_unavailable(c);
         goto out;
@@ -1196,7 +1230,7 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, uint32_t r
                              enum commit_op op)
 {
     c->req->auth_pending = false;
-    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID);
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID, st == FRAME_ST_OK);
     switch (st) {
     case FRAME_ST_LIMITED:
         respond_limited_by_server2(c, retry_ms);
@@ -1255,7 +1289,11 @@ static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms
     struct s1_conn *c = arg;
 
     c->req->auth_pending = false;
-    login_answered(c, st == FRAME_ST_DENIED); /* (INVALID: the new password is not valid) */
+    /* (INVALID: the new password is not valid; OK: the credentials used are no longer good) */
+    login_answered(c, st == FRAME_ST_DENIED, false);
+    if (st == FRAME_ST_OK && env_of(c)->svc->known_logins != NULL)
+        credcache_shared_drop_user(env_of(c)->svc->known_logins, c->req->user,
+                                   strlen(c->req->user));
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
@@ -1332,7 +1370,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
             goto out;
         }
     }
-    if (!login_reserve(c))
+    if (!login_reserve(c, cred.pass, cred.pass_len))
         goto out;
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(env_of(c)->auth, cred.user, cred.user_len, cred.pass,
@@ -1342,7 +1380,7 @@ static enum s1_dispatch change_account(struct s1_conn *c, const char *buf,
         rc = authclient_submit(env_of(c)->auth, FRAME_DELETE, cred.user, cred.user_len, cred.pass,
                                cred.pass_len, on_account_change, c, &c->req->auth_handle);
     if (rc < 0) {
-        login_answered(c, false);
+        login_answered(c, false, false);
         respond_unavailable(c);
         goto out;
     }
@@ -1525,6 +1563,8 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     c->req->cred_cacheable = false;
     c->req->auth_pending = false;
     c->req->login_held = false;
+    c->req->login_keyed = false;
+    c->req->login_known = false;
     c->req->up_len = 0;
     c->req->up_open = false;
     c->req->uploading = false;
@@ -1552,6 +1592,7 @@ static void release(struct s1_conn *c)
     if (r->auth_pending)
         authclient_cancel(env_of(c)->auth, r->auth_handle);
     r->login_held = false;
+    sodium_memzero(&r->login_key, sizeof(r->login_key));
     if (r->job != NULL)
         r->job->c = NULL;
     upload_drop(c);

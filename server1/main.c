@@ -135,6 +135,14 @@ static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uin
     return 0;
 }
 
+/*
+ * Credentials server2 accepted lately, which take no failed-login token (handler.c,
+ * login_reserve): as many as --ratelimit-entries' default holds users; for a minute, so that a
+ * user idle longer takes a token again on the next login.
+ */
+#define KNOWN_LOGINS 65536
+#define KNOWN_LOGINS_TTL_NS (60ull * 1000000000ull)
+
 /* The per-client limits that are on (a count or N > 0); false if out of memory. */
 static bool limits_init(const struct s1_config *cfg, struct s1_service *sh)
 {
@@ -143,6 +151,9 @@ static bool limits_init(const struct s1_config *cfg, struct s1_service *sh)
         return false;
     if (cfg->login_fail_addr.count > 0 &&
         (sh->login_fail_addr = ratelimit_new(&cfg->login_fail_addr, cfg->ratelimit_entries)) == NULL)
+        return false;
+    if ((sh->login_fail_user != NULL || sh->login_fail_addr != NULL) &&
+        (sh->known_logins = credcache_shared_new(KNOWN_LOGINS, KNOWN_LOGINS_TTL_NS)) == NULL)
         return false;
     if (cfg->signup.count > 0 &&
         (sh->signup = ratelimit_new(&cfg->signup, cfg->ratelimit_entries)) == NULL)
@@ -160,6 +171,7 @@ static void limits_release(struct s1_service *sh)
 {
     ratelimit_free(sh->login_fail_user);
     ratelimit_free(sh->login_fail_addr);
+    credcache_shared_free(sh->known_logins);
     ratelimit_free(sh->signup);
     ratelimit_free(sh->list);
     connlimit_free(sh->conns_per_ip);

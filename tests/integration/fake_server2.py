@@ -12,6 +12,7 @@ with the key from --secret-file (without it: the all-zero key of --insecure-no-s
 that fails it is closed. Knobs for tests:
   --secret-file PATH        the link secret
   --unavailable-file PATH   while PATH exists, CREATE/VERIFY answer UNAVAILABLE
+  --deny-file PATH          while PATH exists, every VERIFY is DENIED (the passwords changed)
   --blackhole-file PATH     while PATH exists, CREATE/VERIFY get no answer at all
   --slow-delay SECONDS      VERIFY for "slowpoke" is answered after this delay (default 2), for
                             "sloth" after twice as long, so answers come back out of order
@@ -171,6 +172,8 @@ async def serve(reader, writer):
                 writer.write(reply(fid, st, ftype, user))
                 continue
             st = ST_OK if users.get(user) == pw else ST_DENIED
+            if args.deny_file and os.path.exists(args.deny_file):
+                st = ST_DENIED  # as if every password had changed
             if args.replay_user and user == args.replay_user.encode():
                 if user not in held:
                     held[user] = fid
@@ -206,6 +209,7 @@ async def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--secret-file")
     ap.add_argument("--unavailable-file")
+    ap.add_argument("--deny-file")
     ap.add_argument("--blackhole-file")
     ap.add_argument("--slow-delay", type=float, default=2.0)
     ap.add_argument("--log-requests", action="store_true")

@@ -172,7 +172,8 @@ stop_s1 "window"
 # flight together) reach server2 only as often as there are tokens. A right password, a cached
 # one and an answer that is not about the password (503) leave the tokens where they were.
 log "guesses sent at once"
-start_fake 0 --log-requests --verify-delay 1 --unavailable-file "$ITEST_DIR/unavailable"
+start_fake 0 --log-requests --verify-delay 1 --unavailable-file "$ITEST_DIR/unavailable" \
+    --deny-file "$ITEST_DIR/deny"
 start_s1 burst-user --read buffered --login-fail-limit 3/60m --login-fail-addr-limit 0 \
     --auth-cache 100
 check_eq "a right password (sent to server2)" "$(code -u alice:secret "$S1/files/pub.txt")" 200
@@ -202,6 +203,26 @@ check_eq "  ... then 30 wrong passwords at once: still 3 tokens" "$(head -1 <<<"
 check_eq "metrics: 54 answered 429 for the user" \
     "$(metric 'server1_ratelimited_total{kind="login_user"}')" 54
 stop_s1 "burst-user"
+# Credentials server2 accepted lately are no guess: many requests at once with the right
+# password take no token (no credential cache here: each asks server2, 1 s late), wrong ones still
+# do; a known password found wrong (it changed since) is charged then, after the fact.
+start_s1 burst-known --read buffered --login-fail-limit 3/60m --login-fail-addr-limit 100/60m
+check_eq "a right password, through server2" "$(code -u alice:secret "$S1/files/pub.txt")" 200
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 alice secret)
+check_eq "  ... then 30 requests at once with it (--login-fail-limit 3/60m): all 200" \
+    "$(head -1 <<<"$out")" "200=30"
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 alice wrong)
+check_eq "  ... while 30 wrong passwords at once still reach server2 3 times" \
+    "$(head -1 <<<"$out")" "401=3 429=27"
+check_eq "another user's right password" "$(code -u victim:secret "$S1/files/pub.txt")" 200
+touch "$ITEST_DIR/deny"
+out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 4 victim secret)
+check_eq "  ... 4 at once of another user's known password after it changed: 401 each" \
+    "$(head -1 <<<"$out")" "401=4"
+check_eq "  ... which charged the failures after the fact: that user is locked out" \
+    "$(code -u victim:secret "$S1/files/pub.txt")" 429
+rm "$ITEST_DIR/deny"
+stop_s1 "burst-known"
 start_s1 burst-addr --read buffered --login-fail-limit 0 --login-fail-addr-limit 3/60m
 out=$(python3 "$HERE/s1client.py" burst "$S1_PORT" 30 'many{i}' wrong)
 check_eq "30 wrong passwords for 30 names from one address at once (3/60m)" \
