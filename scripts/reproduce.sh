@@ -12,8 +12,8 @@
 #                        [--points LIST] [--duration S] [--warmup S] [--window-max S]
 #                        [--workers N] [--no-build]
 #
-#   --quick        N = 1, 4, 16, ... up to 256 (16 for 100MB) until X stops growing, 1 s
-#                  points (2 s for 100MB): about 5 minutes
+#   --quick        N = 1, 4, 16, ... up to 256 (64 for 10MB and put 1MB, 16 for 100MB) until
+#                  X stops growing, 1 s points (2 s for 100MB): about 5 minutes
 #                  (default: --sweep auto up to N=256 (16 for 100MB), 5 s points: about 40 min)
 #   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
 #                  mt-prefetch-redis ours (default all)
@@ -104,11 +104,14 @@ config() {
 # past the knee), no bisection: N* within a factor of 4, in 3 to 5 points.
 QUICK_PLAN=(--sweep-step 4 --sweep-stalls 1 --sweep-refine 0)
 # sweep_args LOAD: sets SWEEP, the loadgen flags for which N and how long each point lasts.
-# 100MB responses take 0.03-0.2 s each: fewer users, longer points.
+# 100MB responses take 0.03-0.2 s each: fewer users, longer points; a quick run's 1 s points
+# hold no 10 MB response or 1 MB upload at 256 users (R of seconds without prefetch).
 sweep_args() {
     local d w
     if [[ -n $quick && $1 == get-100MB ]]; then
         SWEEP=(--sweep auto "${QUICK_PLAN[@]}" --max-users 16) d=2 w=0.3
+    elif [[ -n $quick && ($1 == get-10MB || $1 == put-1MB) ]]; then
+        SWEEP=(--sweep auto "${QUICK_PLAN[@]}" --max-users 64) d=1 w=0.2
     elif [[ -n $quick ]]; then
         SWEEP=(--sweep auto "${QUICK_PLAN[@]}" --max-users 256) d=1 w=0.2
     elif [[ $1 == get-100MB ]]; then

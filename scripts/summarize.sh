@@ -453,7 +453,7 @@ checks() {
         if (bad == "") print "- the named bottleneck is the largest utilization (so the largest demand U / X) at X max in every sweep"
         else print "- **bottleneck is not the largest U in:**" bad
         if (lgb != "") print "- **loadgen itself was the bottleneck in:**" lgb
-        printf "- CPU not charged to any watched process at X max: at most %d%% of the machine (%s): kernel threads (ksoftirqd, ~20%% with large files) and other users of the machine\n", other, ow
+        printf "- CPU not charged to any watched process at X max: at most %d%% of the machine (%s): kernel threads (ksoftirqd: loopback TCP work, more with large files) and other users of the machine\n", other, ow
         if (busy != "") printf "- other work on this machine, sampled for 1 s before each configuration while the stack was idle: at most %s\n", busy
         printf "- knee reached in %d of %d sweeps (saturated %d, flat %d), not reached: %s\n", sat + flat, n, sat, flat, nr == "" ? "none" : substr(nr, 3)
     }' "$R/table.csv"
@@ -483,13 +483,14 @@ checks() {
     cat <<EOF
 
 - **Hash cost \`$(runinfo hash_cost)\`** (argon2id at libsodium's minimum limits, ~${HASH_US} µs per hash
-  or verify) everywhere, so that the database and the file path are what is measured, as in the study.
+  or verify, a figure measured elsewhere) everywhere, so that the database and the file path are what is measured, as in the study.
 - **Auth caches off** (\`--auth-cache 0\`) in the four study configurations: every GET is a verify
   in server2 and a lookup in the database. Only \`ours\` caches verifications: server2
   (\`--auth-cache 100000\`, skips argon2) and server1 (\`--auth-cache 100000 --auth-cache-ttl 60s\`,
   answers a GET it has seen accepted without asking server2; server2 revokes on a change).
 - **$(runinfo workers) server2 workers** (threads or processes) = the machine's cores; more only
-  contend for the same two cores (measured: 8 threads were slower than 2 for MySQL account creation).
+  contend for the same two cores (measured elsewhere: 8 threads were slower than 2 for MySQL
+  account creation).
   server1 runs 2 threads (= cores). Every server2 worker (thread or process) serves whole
   connections, so server1 opens at least one connection per worker (\`--threads 2 --auth-conns K\`,
   2K >= workers; K = 2 in \`threads\` mode).
@@ -533,9 +534,9 @@ $(knee_legend)
 ## Share of server2's CPU spent hashing, at N*
 
 Estimate: X(N*) × ${HASH_US} µs / server2's CPU-seconds per second at N*, one argon2id hash (new)
-or verify (get, put) per request. ${HASH_US} µs is the figure measured for \`--hash-cost min\` on a 2-vCPU
-EPYC VM (argon2id at libsodium's minimum limits; 15 µs since server2 computes it with libargon2,
-28 µs before, with libsodium); "cache" = the auth cache answers the verifies.
+or verify (get, put) per request. ${HASH_US} µs is a figure measured elsewhere, not by this run, for
+\`--hash-cost min\` on a 2-vCPU EPYC VM (argon2id at libsodium's minimum limits, libargon2); the
+cross-check below measures a verify here; "cache" = the auth cache answers the verifies.
 
 $(pivot cell_share)
 $(share_check)
