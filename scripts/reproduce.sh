@@ -13,7 +13,7 @@
 #                        [--workers N] [--no-build]
 #
 #   --quick        N = 1, 4, 16, ... up to 256 (64 for 10MB and put 1MB, 16 for 100MB) until
-#                  X stops growing, 1 s points (2 s for 100MB): about 5 minutes
+#                  X stops growing, 1 s points (2 s for 100MB): about 5.5 minutes
 #                  (default: --sweep auto up to N=256 (16 for 100MB), 5 s points: about 40 min)
 #   --configs      comma list of: mp-noprefetch-mysql mt-noprefetch-mysql mt-prefetch-mysql
 #                  mt-prefetch-redis ours (default all)
