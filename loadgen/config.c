@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "model.h"
-#include "sweep.h"
 #include "opts.h"
+#include "sweep.h"
 #include "window.h"
 
 #define LG_DEFAULT_URL "http://127.0.0.1:8080"

@@ -1344,7 +1344,6 @@ static int write_file(const char *dir, const char *name,
 }
 
 /* mkdir -p */
-
 static int make_dirs(const char *dir)
 {
     char path[sizeof(((struct lg_config *)0)->out_dir)];

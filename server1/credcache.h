@@ -6,6 +6,8 @@
  * DESIGN
  * - Owned by one worker thread: no lock, no atomics. Each worker has its own (a client's
  *   connection stays on one worker, so its hits stay there too).
+ * - credcache_shared is the one exception: the same table under one lock, for what every thread
+ *   must see alike (the credentials the failed-login limits let through: handler.c).
  * - Key: SipHash-2-4 (libsodium crypto_shorthash_siphashx24, 128 bits) of (user, password)
  *   under a random key made per process, never the password itself; plus a 64-bit tag of the
  *   user alone under a second key. Only successes are put in.
