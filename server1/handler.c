@@ -107,7 +107,7 @@ struct s1_request {
                                       of the address (login_reserve) until server2 answers */
     bool login_keyed;              /* login_key is set (per-client login limits on) */
     bool login_known;              /* server2 accepted these credentials lately: no token held */
-    struct credcache_key login_key; /* keyed hash of (user, password), for env->known */
+    struct credcache_key login_key; /* keyed hash of (user, password), for sh->known_logins */
     uint64_t auth_handle;
     /* PUT /files/{name} */
     uint64_t up_len;               /* Content-Length */
