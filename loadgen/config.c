@@ -980,7 +980,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         return -1;
     }
     if (cfg->sweep_plan_set && !cfg->sweep_auto) {
-        snprintf(err, LG_ERR_LEN, "--sweep-step, --sweep-stalls and --sweep-refine need --sweep auto");
+        snprintf(err, LG_ERR_LEN,
+                 "--sweep-step, --sweep-stalls and --sweep-refine need --sweep auto");
         return -1;
     }
     if (lg_target_parse(cfg->url, &cfg->target, terr) < 0 ||

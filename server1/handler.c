@@ -10,8 +10,8 @@
  * (listing.h), JSON or HTML by the Accept field. An upload of an active type
  * (mimetypes_is_active: HTML, XML, script), or any file of one with --sandbox-root, is sent as
  * an attachment in a CSP sandbox (HDR_SANDBOX): it must not run as the site, whose Basic
- * credentials the reader's browser holds; the HTML listing has a CSP without script. PUT and DELETE /files/{name} follow the same
- * rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
+ * credentials the reader's browser holds; the HTML listing has a CSP without script. PUT and
+ * DELETE /files/{name} follow the same rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
  * If-Unmodified-Since: it judges them against the name's version when it makes the change),
  * whose answer (commit_done, through the thread's mailbox) completes the request. A PUT comes
  * here with its head only: its body is read once the credentials, the name and the quotas
