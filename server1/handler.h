@@ -33,7 +33,7 @@
 /* What the handlers of every thread share; immutable after the threads start. */
 struct s1_service {
     const struct s1_config *cfg;
-    struct files *files;            /* its prefetch table has its own lock (files.h) */
+    struct files *files;            /* its prefetch table is read-only after start: no lock */
     struct committer *commit;       /* NULL with --read-only; thread-safe calls only */
     struct metrics *const *metrics; /* every thread's metrics, for /metrics */
     size_t nthreads;
