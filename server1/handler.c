@@ -11,11 +11,12 @@
  * (mimetypes_is_active: HTML, XML, script), or any file of one with --sandbox-root, is sent as
  * an attachment in a CSP sandbox (HDR_SANDBOX): it must not run as the site, whose Basic
  * credentials the reader's browser holds; the HTML listing has a CSP without script. PUT and
- * DELETE /files/{name} follow the same rule, then go to the committer (commit.h) with their preconditions (If-Match, If-None-Match,
- * If-Unmodified-Since: it judges them against the name's version when it makes the change),
- * whose answer (commit_done, through the thread's mailbox) completes the request. A PUT comes
- * here with its head only: its body is read once the credentials, the name and the quotas
- * (commit_quota_check) are accepted, and comes back in upload_received.
+ * DELETE /files/{name} follow the same rule, then go to the committer (commit.h) with their
+ * preconditions (If-Match, If-None-Match, If-Unmodified-Since: it judges them against the
+ * name's version when it makes the change), whose answer (commit_done, through the thread's
+ * mailbox) completes the request. A PUT comes here with its head only: its body is read once
+ * the credentials, the name and the quotas (commit_quota_check) are accepted, and comes back in
+ * upload_received.
  * Per-client limits (ratelimit.h) are applied before server2 is asked: a username or client
  * address over its failed-login limit, or an address over its sign-up limit, gets 429 with
  * Retry-After and server2 never sees the request. The check before each login (also one the
@@ -268,7 +269,10 @@ static bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
     uint64_t wait;
 
     if (sh->known_logins != NULL) {
-        credcache_key(c->req->user, strlen(c->req->user), pass, pass_len, &c->req->login_key);
+        if (c->req->cred_cacheable) /* cache_answers hashed the same (user, password) */
+            c->req->login_key = c->req->cred_key;
+        else
+            credcache_key(c->req->user, strlen(c->req->user), pass, pass_len, &c->req->login_key);
         c->req->login_keyed = true;
         if (credcache_shared_hit(sh->known_logins, &c->req->login_key, now)) {
             c->req->login_known = true;
