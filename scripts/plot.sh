@@ -273,6 +273,19 @@ MODEL="dt 3 lw 2 pt 2 lc rgb '#0072b2'"
 MODEL1="dt 4 lw 2 pt 3 lc rgb '#009e73'"
 KNEE="pt 4 ps 2.5 lw 2 lc rgb '#d55e00'"
 MEASURED="lw 2 pt 7 lc rgb 'black'"
+# model_plot FILE MEASURED BOUND MODEL MODEL_N1 [knee]: one panel's plot command, by the
+# columns of an xr file (X: 2 4 7 8, R: 3 5 9 10); "knee" marks the model's knee (col 11) on MODEL.
+model_plot() {
+    local f=$1 m=$2 b=$3 p=$4 p1=$5 knee=$6 t
+    t="$f u 1:$b w l $BOUND notitle, "
+    if [[ -n $model ]]; then
+        t+="$f u 1:$p w lp $MODEL notitle, $f u 1:$p1 w lp $MODEL1 notitle, "
+        [[ -z $knee ]] || t+="$f u 1:(\$11 == 1 ? \$$p : 1/0) w p $KNEE notitle, "
+    fi
+    t+="$f u 1:$m w lp $MEASURED notitle, "
+    t+="$f u 1:(\$6 == 1 ? \$$m : 1/0) w p pt 6 ps 3 lw 2 lc rgb 'black' notitle"
+    echo "plot $t"
+}
 for load in "${PRESENT[@]}"; do
     mapfile -t cfgs < <(awk '!s[$0]++' "$tmp/configs.$load")
     n=${#cfgs[@]}
@@ -287,18 +300,12 @@ for load in "${PRESENT[@]}"; do
             echo "set title '${cfgs[i]}'"
             echo "set ylabel 'throughput X (requests/s)'"
             echo "unset logscale y; set yrange [0:*]"
-            t="$f u 1:4 w l $BOUND notitle, "
-            [[ -z $model ]] || t+="$f u 1:7 w lp $MODEL notitle, $f u 1:8 w lp $MODEL1 notitle, $f u 1:(\$11 == 1 ? \$7 : 1/0) w p $KNEE notitle, "
-            t+="$f u 1:2 w lp $MEASURED notitle, $f u 1:(\$6 == 1 ? \$2 : 1/0) w p pt 6 ps 3 lw 2 lc rgb 'black' notitle"
-            echo "plot $t"
+            model_plot "$f" 2 4 7 8 knee
             panel $((i + n)) "$n" 2 $TOP $KEY $H
             echo "unset title"
             echo "set ylabel 'mean response time R (ms)'"
             echo "set logscale y 10; set yrange [*:*]"
-            t="$f u 1:5 w l $BOUND notitle, "
-            [[ -z $model ]] || t+="$f u 1:9 w lp $MODEL notitle, $f u 1:10 w lp $MODEL1 notitle, "
-            t+="$f u 1:3 w lp $MEASURED notitle, $f u 1:(\$6 == 1 ? \$3 : 1/0) w p pt 6 ps 3 lw 2 lc rgb 'black' notitle"
-            echo "plot $t"
+            model_plot "$f" 3 5 9 10 ""
         done
         legend $KEY $H 3
         t="NaN w lp $MEASURED t 'measured', $NSTAR_KEY, "
