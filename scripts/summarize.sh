@@ -459,6 +459,7 @@ checks() {
     }' "$R/table.csv"
 }
 
+KNEE_LEGEND=$(knee_legend) # (under three tables; one pass over table.csv)
 {
     printf '# Reproduction run %s\n\n' "${R##*/}"
     echo "Read in this order: Findings (the study's claims against this run), then each"
@@ -500,7 +501,7 @@ checks() {
 ## Maximum throughput X max (requests/s), this machine
 
 $(pivot cell_x)
-$(knee_legend)
+$KNEE_LEGEND
 
 ## The study (2017), max throughput (requests/s)
 
@@ -514,7 +515,7 @@ $(pivot cell_ratio study)
 ## N* / mean response time at N*
 
 $(pivot cell_nstar)
-$(knee_legend)
+$KNEE_LEGEND
 
 ## N* model / measured
 
@@ -529,7 +530,7 @@ $(model_totals)
 ## Bottleneck at X max: resource (U) and the busiest process of the stack
 
 $(pivot cell_bottleneck)
-$(knee_legend)
+$KNEE_LEGEND
 
 ## Share of server2's CPU spent hashing, at N*
 
