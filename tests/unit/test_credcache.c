@@ -2,8 +2,10 @@
  * test_credcache.c - server1's cache of accepted credentials (credcache.h): a hit only for the
  * exact (user, password) put in and only within the TTL; the epoch rule that keeps an answer
  * sent before a change out; dropping one user; clearing; the per-user bound that keeps one
- * user from pushing out others; and the keys, which never hold the password.
+ * user from pushing out others; the keys, which never hold the password; and the shared table
+ * (credcache_shared: the known logins), used by two threads at once.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,6 +52,63 @@ static void test_credcache_hit_only_exact_pair(void **state)
     assert_int_equal(c.st.misses, 4);
     assert_int_equal(c.used, 1);
     credcache_release(&c);
+}
+
+struct shared_arg {
+    struct credcache_shared *s;
+    int id;
+    int hits;
+};
+
+/*
+ * Puts 200 users of its own, then looks each up: every one a hit (no lost or torn entry). In
+ * 16384 sets of 4, 400 entries overflow a set about once in a million runs.
+ */
+static void *shared_worker(void *p)
+{
+    struct shared_arg *a = p;
+    char user[32];
+    struct credcache_key k;
+
+    for (int i = 0; i < 200; i++) {
+        snprintf(user, sizeof(user), "t%d-u%d", a->id, i);
+        key(user, "pw", &k);
+        credcache_shared_put(a->s, &k, 10 * SEC);
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(user, sizeof(user), "t%d-u%d", a->id, i);
+        key(user, "pw", &k);
+        a->hits += credcache_shared_hit(a->s, &k, 10 * SEC);
+    }
+    return NULL;
+}
+
+static void test_credcache_shared(void **state)
+{
+    struct credcache_shared *s = credcache_shared_new(65536, 60 * SEC); /* (server1's size) */
+    struct shared_arg a[2] = {{s, 0, 0}, {s, 1, 0}};
+    pthread_t t[2];
+    struct credcache_key k, other;
+
+    (void)state;
+    assert_non_null(s);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, shared_worker, &a[i]), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    assert_int_equal(a[0].hits, 200);
+    assert_int_equal(a[1].hits, 200);
+    /* the TTL holds as in the thread's own cache; dropping a user drops only that user */
+    key("t0-u7", "pw", &k);
+    key("t1-u7", "pw", &other);
+    assert_true(credcache_shared_hit(s, &k, 70 * SEC - 1));
+    assert_false(credcache_shared_hit(s, &other, 70 * SEC));
+    credcache_shared_put(s, &other, 100 * SEC);
+    credcache_shared_drop_user(s, "t0-u7", 5);
+    assert_false(credcache_shared_hit(s, &k, 100 * SEC));
+    assert_true(credcache_shared_hit(s, &other, 100 * SEC));
+    credcache_shared_free(s);
+    credcache_shared_free(NULL);
 }
 
 static void test_credcache_ttl(void **state)
@@ -219,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_credcache_bounded_per_user),
         cmocka_unit_test(test_credcache_capacity),
         cmocka_unit_test(test_credcache_no_password_in_memory),
+        cmocka_unit_test(test_credcache_shared),
     };
     return cmocka_run_group_tests_name("credcache", tests, setup, NULL);
 }
