@@ -141,7 +141,9 @@ setup:
 
 unit: build
 	$(Q)python3 scripts/check-includes.py
-	$(Q)python3 scripts/check-includes.py --readme README.md
+	$(Q)python3 scripts/check-includes.py --readme docs/design/server1.md
+	$(Q)python3 scripts/check-links.py
+	$(Q)python3 scripts/gen-metrics-doc.py --check docs/operate.md
 	$(Q)bash tests/run-unit.sh $(O)
 
 itest: all

@@ -1,5 +1,5 @@
 /*
- * frame.c - encoder and decoder for the frames described in PROTOCOL.md. Every length is
+ * frame.c - encoder and decoder for the frames described in docs/protocol.md. Every length is
  * checked against the limits before any byte is copied.
  */
 #include "frame.h"

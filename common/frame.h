@@ -4,7 +4,7 @@
  * start with a mutual challenge-response handshake; server2 may also send an unsolicited
  * INVALIDATE, which server1 acknowledges, and LEASE, the time for which server1 may answer
  * from credentials it cached. The full description, with the limits and
- * the rules for bad input, is in common/PROTOCOL.md. Pure functions, thread-safe.
+ * the rules for bad input, is in docs/protocol.md. Pure functions, thread-safe.
  */
 #ifndef FRAME_H
 #define FRAME_H
@@ -42,7 +42,7 @@ enum frame_type {
     FRAME_INVALIDATE = 10,     /* server -> client, unsolicited: forget what you cached of user */
     FRAME_INVALIDATE_ACK = 11, /* client -> server: done, same id; empty payload */
     FRAME_LEASE = 12,          /* server -> client, unsolicited: cached credentials may be used
-                                * for lease_ms from now (PROTOCOL.md, "Leases"); id 0 */
+                                * for lease_ms from now (docs/protocol.md, "Leases"); id 0 */
 };
 
 /* Whether t is a request server2 answers with a REPLY (what a REPLY may echo). */

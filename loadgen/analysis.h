@@ -11,7 +11,7 @@
  * D_max for N*_law is taken at the point of maximum throughput, where demands are measured
  * at the highest utilization. N*_law assumes one server, demands that do not change with N and
  * no latency outside the resources: it misses the knee by far on a 2-core machine whose
- * servers batch (see README). Pure computation over struct lg_run; no I/O.
+ * servers batch (docs/design/model.md). Pure computation over struct lg_run; no I/O.
  */
 #ifndef LG_ANALYSIS_H
 #define LG_ANALYSIS_H

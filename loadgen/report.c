@@ -1135,7 +1135,7 @@ static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f,
                 ": threads, demand = busy threads / X) over the %u cores (the wait for a core "
                 "follows the predicted X); %.2f of the stations' busy time on a request's "
-                "path; a delay of Z + %.4f ms. See the README, \"Software stations\"\n",
+                "path; a delay of Z + %.4f ms. See docs/design/model.md, \"Software stations\"\n",
                 m->ncpu, m->phi, m->fixed_s * 1e3);
         return;
     }
@@ -1143,7 +1143,7 @@ static void model_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
             "- model: exact MVA of a closed network: the machine's CPU as %u servers of which "
             "one request keeps %.2f busy at once, each disk and Redis's command time as one "
             "server, demands D = U / X; a delay of Z + %.4f ms (R at N = %u minus the model's "
-            "residence there). See the README, \"The queueing model\"\n",
+            "residence there). See docs/design/model.md, \"The queueing model\"\n",
             m->ncpu, m->per_job, m->fixed_s * 1e3, users_at(run, m->base));
 }
 

@@ -18,7 +18,8 @@ same order, then the modules that include none.
 
 --readme FILE checks that the first ``` block after the line that starts "Who may call whom in
 server1" in FILE is server1's graph as --graph prints it (without the "server1:" line and the
-two-space indent): exits 1 with a diff when the README has drifted from the sources.
+two-space indent): exits 1 with a diff when FILE (docs/design/server1.md) has drifted from the
+sources.
 """
 import difflib
 import os

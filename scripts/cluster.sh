@@ -2,7 +2,7 @@
 # Several hosts on one machine: network namespaces joined by veth pairs on a private bridge, one
 # namespace per host, each running its part: HAProxy (lb), server1s (s1-K), server2s (s2-K), the
 # account database on three hosts (db-1..3: Redis + Sentinel, or a Galera cluster) and two load
-# hosts (lg-1, lg-2, where the load generators run). Needs root (ip netns); README "Several hosts".
+# hosts (lg-1, lg-2, where the load generators run). Needs root (ip netns); docs/cluster.md.
 #
 #   scripts/cluster.sh up DIR [--server1 N] [--server2 N] [--backend redis-sentinel|galera]
 #                             [--subnet A.B.C]

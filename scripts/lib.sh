@@ -218,8 +218,8 @@ CONF
 }
 
 # auth_schema_sql PASSWORD [HOST...]: the SQL that makes the account database (the accounts, and
-# the account changes every server2 follows: README, "Running against your own Redis or MySQL")
-# and the user `auth`
+# the account changes every server2 follows: docs/operate.md, "Running against your own Redis or
+# MySQL") and the user `auth`
 # with PASSWORD (letters and digits: ensure_password's), for mariadb on stdin, never in argv.
 # `auth` may connect from localhost and 127.0.0.1, and from each HOST (a MariaDB host name or
 # pattern such as 10.201.7.%).

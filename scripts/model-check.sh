@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How well loadgen's queueing model (exact MVA, see README "The queueing model") predicts a
+# How well loadgen's queueing model (exact MVA, see docs/design/model.md) predicts a
 # committed run: for every sweep's run.json under RUN_DIR, `loadgen --predict-only` solves the
 # model and compares it with the measured points. Prints one line per sweep and two totals for
 # each demand set (each point's own demands, "per-N"; the N = 1 demands, "n1"): the points

@@ -97,7 +97,7 @@ cmd_start() {
         ;;
     *) die "--backend must be redis or mysql, not '$backend'" ;;
     esac
-    # the secret that authenticates the server1 <-> server2 link (common/PROTOCOL.md): made once
+    # the secret that authenticates the server1 <-> server2 link (docs/protocol.md): made once
     # per DIR, readable by the owner only, given to both
     local secret=$dir/link.secret
     if [[ ! -s $secret ]]; then

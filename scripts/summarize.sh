@@ -370,11 +370,12 @@ doing deferred loopback TCP work, about 20% with large files; kworkers for disk 
 with small files on an otherwise idle machine) and whatever else ran on this shared machine (see
 "machine busy just before" in summary.md). Busiest threads: the software station (a pool of k
 worker threads of one program, or a lone thread) with the largest share of its threads busy at X
-max: running, waiting for a core, or blocked on anything but new work (see the README, "Software
-stations"); runs without thread samples show "–". Knee: "saturated" when the largest U at X
-max, hardware or a pool of threads of the stack (busy / k), is 80% or more; otherwise the sweep
-is not saturated: X went flat from N* on (N* below the largest N measured), or X was still
-rising at the largest N (knee not reached: a larger N may give more). Per-point figures:
+max: running, waiting for a core, or blocked on anything but new work (see
+docs/design/model.md, "Software stations"); runs without thread samples show "–". Knee:
+"saturated" when the largest U at X max, hardware or a pool of threads of the stack (busy / k),
+is 80% or more; otherwise the sweep is not saturated: X went flat from N* on (N* below the
+largest N measured), or X was still rising at the largest N (knee not reached: a larger N may
+give more). Per-point figures:
 \`points.csv\` of each load.
 EOF
     } >"$R/$c/bottleneck.md"
@@ -519,7 +520,7 @@ $KNEE_LEGEND
 
 ## N* model / measured
 
-The knee of loadgen's queueing model (exact MVA; README, "The queueing model") over the measured
+The knee of loadgen's queueing model (exact MVA; docs/design/model.md) over the measured
 N*, both by the same rule (the smallest measured N whose X is within 5% of the maximum): with each
 point's own demands (per-N), and in brackets with the demands measured at N = 1 for every N.
 
@@ -548,6 +549,6 @@ $(checks)
 
 Per configuration: \`CONFIG/bottleneck.md\`; every point: \`points.csv\` (merged) and
 \`CONFIG/LOAD/\` (loadgen's own points.csv, run.json, summary.md, log); plots: \`plots/\`.
-How to read all this: ../README.md.
+How to read all this: docs/reproduce.md.
 EOF
 } >"$R/summary.md"

@@ -1,5 +1,5 @@
 /*
- * authclient.h - one worker thread's client for server2 (common/PROTOCOL.md): --auth-conns
+ * authclient.h - one worker thread's client for server2 (docs/protocol.md): --auth-conns
  * persistent TCP connections to each server2 of --auth in the worker's event base, the link
  * handshake first (HELLO, HELLO_ACK checked against the shared key, AUTH), then requests
  * pipelined with 64-bit ids and matched to their answers in any order.
@@ -12,7 +12,7 @@
  * another server2 that is up, with a fresh --auth-timeout; its handle stays valid. A VERIFY
  * and a PING are idempotent; a CREATE carries a random creation token, the same when sent
  * again, which server2 stores with the account, so a creation the first server2 applied is
- * answered OK by the second (common/PROTOCOL.md). A SETPASS or DELETE is not sent again (it
+ * answered OK by the second (docs/protocol.md). A SETPASS or DELETE is not sent again (it
  * may have been applied, and its compare-and-set would then be denied). Frames queued during
  * one event-loop iteration leave in one write at its end. Each request gets exactly one callback: the answer,
  * UNAVAILABLE on timeout (--auth-timeout) or disconnect — unless it was cancelled first
@@ -27,7 +27,7 @@
  * client calls events.invalidated before it reads another byte, then acknowledges it
  * (INVALIDATE_ACK, same id), so server2 knows the user's cached credentials are gone. A
  * connection that was up and goes down calls events.lost: an INVALIDATE may have been lost
- * with it. server2 also sends LEASE while it hears every account change (PROTOCOL.md,
+ * with it. server2 also sends LEASE while it hears every account change (docs/protocol.md,
  * "Leases"): the owner may answer from its cache only while authclient_lease_valid, and a
  * LEASE that comes after every lease had run out calls events.lost first (while none was
  * valid, a change may have been made that no server2 told us about).

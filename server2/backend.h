@@ -35,7 +35,7 @@
  *   (N-1) * DUR/N the user must wait). N failures in a burst, then one per DUR/N; the database's
  *   clock decides (Redis: the key fail:NAME expiring at TAT, read with PTTL; SQL: the table
  *   login_failures, with NOW(3)). Unknown names count like real ones.
- * - Account changes are announced through the database (PROTOCOL.md, "Invalidation"): a
+ * - Account changes are announced through the database (docs/protocol.md, "Invalidation"): a
  *   REPLACE that writes also appends the user to the database's change feed in the same atomic
  *   operation and returns the change's number (consecutive from 1, in the order the changes
  *   were made); the feed_* ops let every server2's change feed (changefeed.h) read the feed,

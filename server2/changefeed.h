@@ -1,7 +1,7 @@
 /*
  * changefeed.h - how one server2 follows the account changes every server2 on the same database
  * makes, and how it tells the others that its server1s have forgotten them
- * (common/PROTOCOL.md, "Invalidation" and "Leases").
+ * (docs/protocol.md, "Invalidation" and "Leases").
  *
  * DESIGN
  * - Every account change is appended to the database's feed in the same atomic operation that

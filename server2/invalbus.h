@@ -3,7 +3,7 @@
  * processes mode) learn that an account changed, tell each other when every server1 connected
  * to any of them has acknowledged it, and share what the change feed (changefeed.h) knows:
  * how long they may grant leases, and which changes every live server2 has applied
- * (common/PROTOCOL.md, "Invalidation" and "Leases").
+ * (docs/protocol.md, "Invalidation" and "Leases").
  *
  * DESIGN
  * - One bus per server2, in memory every member can reach (MAP_SHARED before the first fork

@@ -43,7 +43,7 @@ enum conn_state {
 };
 
 /*
- * What a request in flight was, so that its REPLY can echo it (PROTOCOL.md): the workers'
+ * What a request in flight was, so that its REPLY can echo it (docs/protocol.md): the workers'
  * replies carry only the id and the status. Open addressing on the id, linear probing,
  * deletion by backward shift (no tombstones); at most half full.
  */

@@ -13,7 +13,7 @@
  *   generation, so a reply for a closed connection is dropped, never sent to a reused slot.
  * - Back-pressure: a connection with max_inflight jobs unanswered, or with too many reply
  *   bytes its peer has not read, is not read from until that drains.
- * - The handshake (PROTOCOL.md) must be over within handshake_timeout_us of the accept, else the
+ * - The handshake (docs/protocol.md) must end within handshake_timeout_us of the accept, else the
  *   connection is closed (hs_timeouts). At most max_unauth connections are in their handshake
  *   at once, and at most max_unauth_per_addr of them from one address (net_addr_key: IPv4, or
  *   an IPv6 /64); a new connection beyond either cap, or one that finds every slot taken while
@@ -31,7 +31,7 @@
  *   connection by id, since the workers' replies carry only id and status. A request's budget
  *   becomes its job's deadline_ns (now + budget) when the frame is read.
  * - Balancing (processes mode only): see shared_counts below.
- * - Account changes (PROTOCOL.md, "Invalidation"): the reply to a SETPASS or DELETE that may
+ * - Account changes (docs/protocol.md, "Invalidation"): the reply to a SETPASS or DELETE that may
  *   have changed the account is held back; the change is published on the bus (invalbus.h),
  *   every loop sends INVALIDATE on its ready connections, and the reply goes out once every
  *   server1 connection of every loop has acknowledged it (or was closed: one that does not

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake_server2.py - a tiny stand-in for server2 speaking common/PROTOCOL.md (version 5), for
+"""fake_server2.py - a tiny stand-in for server2 speaking docs/protocol.md (version 5), for
 deterministic tests of server1 alone.
 
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""s2client.py - a small client of server2's protocol (common/PROTOCOL.md) for tests.
+"""s2client.py - a small client of server2's protocol (docs/protocol.md) for tests.
 
 Usage: s2client.py [--host H] --port P [--secret-file F] [--budget MS] COMMAND [ARGS]
 Every connection starts with the link handshake (HELLO, HELLO_ACK checked, AUTH) keyed by

@@ -2,7 +2,7 @@
 # An account creation whose answer is lost is sent again, and answered 201, not 409: server1
 # with two real server2s (--auth A,B) on one Redis primary with a replica; A is reached through
 # replydrop.py, which can throw A's answers away after A has stored the account. The CREATE
-# times out at A, goes to B with the same creation token (common/PROTOCOL.md, "Creation
+# times out at A, goes to B with the same creation token (docs/protocol.md, "Creation
 # tokens"), and B finds the record A stored: 201, and the account logs in. Another creation of
 # the name gets 409. With --redis-wait 1 the repeat confirms the record on the replica first:
 # with the replica stopped, 503 instead of an unconfirmed 201.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_server2.sh - server2 against a real redis-server and mariadbd, in threads and processes
-# mode, driven by s2client.py (common/PROTOCOL.md): create/verify statuses (a creation sent
+# mode, driven by s2client.py (docs/protocol.md): create/verify statuses (a creation sent
 # again with its token is answered ok, another creation of the name exists), 200 pipelined
 # requests, every kind of bad input (that connection closes, a second one carries on), the
 # backend killed (UNAVAILABLE) and restarted (OK again by itself), SIGTERM with requests in
