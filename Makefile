@@ -142,6 +142,7 @@ setup:
 unit: build
 	$(Q)python3 scripts/check-includes.py
 	$(Q)python3 scripts/check-includes.py --readme README.md
+	$(Q)python3 scripts/results-index.py --check
 	$(Q)bash tests/run-unit.sh $(O)
 
 itest: all
