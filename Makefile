@@ -132,6 +132,7 @@ unit: build ## cmocka unit tests and the source, document and results checks
 	$(Q)python3 scripts/check-includes.py
 	$(Q)python3 scripts/check-includes.py --readme README.md
 	$(Q)python3 scripts/results-index.py --check
+	$(Q)bash scripts/check-commits.sh
 	$(Q)bash tests/run-unit.sh $(O)
 
 itest: all ## integration tests only
