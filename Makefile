@@ -47,7 +47,7 @@ COMMON_SRC := $(wildcard common/*.c)
 S1_SRC := $(filter-out server1/main.c,$(wildcard server1/*.c))
 S2_SRC := $(filter-out server2/main.c,$(wildcard server2/*.c))
 LG_SRC := $(filter-out loadgen/main.c,$(wildcard loadgen/*.c))
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 PROGS := $(if $(wildcard server1/main.c),$(O)/server1) $(if $(wildcard server2/main.c),$(O)/server2) \
