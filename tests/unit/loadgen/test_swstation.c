@@ -359,7 +359,10 @@ static void test_thrsample_self(void **state)
     print_message("s1-wrk: run %.3f blocked %.3f cpu %.3f; ticks %llu\n", st->run, st->blocked,
                   st->cpu_cores, (unsigned long long)r.ticks);
     assert_int_equal(st->threads, 2);
-    assert_true(st->run > 0.9 && st->run < 1.05); /* the spinner, never asleep */
+    /* the spinner, never asleep: its CPU and run-queue time fill the window, but for what the
+     * hypervisor steals on a busy VM (0.84 seen at load average 15): well above the idle
+     * thread's 0 all the same */
+    assert_true(st->run > 0.7 && st->run < 1.05);
     assert_true(st->blocked < 0.05);              /* the other is idle in epoll */
     assert_true(st->cpu_cores <= 1.2);
     st = &r.st[find(&r, "s2-wrk")];
