@@ -1,17 +1,6 @@
-# One non-recursive build for every program, test and sanitizer variant.
-#   make            release build: build/release/{server1,server2,loadgen}
-#   make test       install what is missing (scripts/setup.sh), build, unit + integration tests
-#   make unit       cmocka unit tests only          make itest   integration tests only
-#   make asan       AddressSanitizer + UBSan build   make tsan    ThreadSanitizer build
-#   make test-asan / test-tsan   the tests against a sanitizer build
-#   make fuzz       every libFuzzer target for FUZZ_SECONDS (60) each (FUZZ_ONLY=NAME: one);
-#                   make fuzz-short: 5 s each
-#   make soak       scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan runs the ASan build
-#   make failover   scripts/cluster-failover.sh, the long run, for each of FAILOVER_BACKENDS
-#                   (redis-sentinel galera); needs root (network namespaces);
-#                   FAILOVER_OUT=DIR: each run's output in DIR/BACKEND.txt (--out)
-#   V=1 shows full commands; WERROR=1 turns warnings into errors; the test goals compile with
-#   JOBS parallel jobs (default: the number of CPUs), then run the tests one at a time.
+# One non-recursive build for every program, test and sanitizer variant. `make help` lists the
+# goals: the lines below that start with two hashes, and each goal's text after its two hashes.
+## Goals (build/VARIANT/ holds everything built; VARIANT=release by default):
 
 VARIANT ?= release
 O := build/$(VARIANT)
@@ -58,7 +47,7 @@ COMMON_SRC := $(wildcard common/*.c)
 S1_SRC := $(filter-out server1/main.c,$(wildcard server1/*.c))
 S2_SRC := $(filter-out server2/main.c,$(wildcard server2/*.c))
 LG_SRC := $(filter-out loadgen/main.c,$(wildcard loadgen/*.c))
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 PROGS := $(if $(wildcard server1/main.c),$(O)/server1) $(if $(wildcard server2/main.c),$(O)/server2) \
@@ -81,12 +70,12 @@ endif
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROGS)
-build: all $(UNIT_BINS)
+all: $(PROGS) ## release build: build/release/{server1,server2,loadgen} (the default)
+build: all $(UNIT_BINS) ## the programs and the unit test binaries
 
-asan:
+asan: ## AddressSanitizer + UBSan build (build/asan)
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan build
-tsan:
+tsan: ## ThreadSanitizer build (build/tsan)
 	$(Q)$(MAKE) --no-print-directory VARIANT=tsan build
 
 $(O)/obj/%.o: %.c
@@ -129,45 +118,47 @@ $(O)/fuzz/%: $(O)/obj/tests/fuzz/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(qld)$(CC) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
 
-fuzz-build:
+fuzz-build: ## every libFuzzer target (clang, build/fuzz)
 	$(Q)$(MAKE) --no-print-directory VARIANT=fuzz $(FUZZ_BINS)
-fuzz: fuzz-build
+fuzz: fuzz-build ## every fuzz target for FUZZ_SECONDS (60) each; FUZZ_ONLY=NAME: one
 	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
-fuzz-short: fuzz-build
+fuzz-short: fuzz-build ## every fuzz target for 5 s
 	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz 5
 
-setup:
+setup: ## install the Debian packages the project needs (scripts/setup.sh)
 	$(Q)bash scripts/setup.sh
 
-unit: build
+unit: build ## cmocka unit tests and the source, document and results checks
 	$(Q)python3 scripts/check-includes.py
 	$(Q)python3 scripts/check-includes.py --readme docs/design/server1.md
 	$(Q)python3 scripts/check-links.py
 	$(Q)python3 scripts/gen-metrics-doc.py --check docs/operate.md
+	$(Q)python3 scripts/results-index.py --check
+	$(Q)bash scripts/check-commits.sh
 	$(Q)bash tests/run-unit.sh $(O)
 
-itest: all
+itest: all ## integration tests only
 	$(Q)BIN_DIR=$(O) bash tests/run-integration.sh
 
-test: setup
+test: setup ## install what is missing, build, unit + short fuzz + integration tests
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) build
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	$(Q)$(MAKE) --no-print-directory fuzz-short
 	$(Q)$(MAKE) --no-print-directory itest
 
-test-asan: setup
+test-asan: setup ## the unit and integration tests against the ASan build
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=asan build
 	$(Q)ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 	    $(MAKE) --no-print-directory VARIANT=asan unit itest
-test-tsan: setup
+test-tsan: setup ## the unit and integration tests against the TSan build
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=tsan build
 	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
 	    $(MAKE) --no-print-directory VARIANT=tsan unit itest
 
 # The long crash-consistency run (tests/crash/crash.py): 20 SIGKILL rounds per backend and
 # server2 process model; CRASH_FLAGS adds harness flags (e.g. --seed N).
-crash-test: all
+crash-test: all ## the long crash-consistency run (20 SIGKILL rounds per backend)
 	$(Q)for cfg in "redis threads" "redis processes" "mysql threads" "mysql processes"; do \
 	    set -- $$cfg; echo "== crash-test: $$1, server2 $$2"; \
 	    python3 tests/crash/crash.py --bin-dir $(O) --backend $$1 --mode $$2 --rounds 20 \
@@ -175,22 +166,28 @@ crash-test: all
 	done
 
 # The long soak under faults (scripts/soak.sh); `make test` runs a 2-minute one.
-soak: all
+soak: all ## scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan: the ASan build
 	$(Q)bash scripts/soak.sh --minutes $(SOAK_MINUTES) --bin-dir $(O)
 
 # The long failover run under load (scripts/cluster-failover.sh: every fault twice, 10 s each);
 # `make test` runs the short one (tests/integration/test_cluster.sh, Redis + Sentinel).
 FAILOVER_BACKENDS ?= redis-sentinel galera
-failover: all
+failover: all ## scripts/cluster-failover.sh for each of FAILOVER_BACKENDS (needs root)
 	$(Q)rc=0; for b in $(FAILOVER_BACKENDS); do echo "== failover: $$b"; \
 	    BIN_DIR=$(O) bash scripts/cluster-failover.sh --backend $$b \
 	        $(if $(FAILOVER_OUT),--out $(FAILOVER_OUT)) || rc=1; \
 	done; exit $$rc
 
-clean:
+clean: ## remove build/
 	rm -rf build
 
-help:
-	@sed -n '2,13p' Makefile | sed 's/^# //'
+help: ## this list
+	@awk '/^## / { sub(/^## /, ""); print; next } \
+	    /^[a-z][a-z-]*:.*## / { t = $$0; sub(/:.*/, "", t); d = $$0; sub(/.*## /, "", d); \
+	        printf "  make %-11s %s\n", t, d }' $(firstword $(MAKEFILE_LIST))
+## Variables: V=1 full commands; WERROR=1 warnings are errors; VARIANT=asan|tsan one sanitizer
+##   build; JOBS=N parallel compiles in the test goals (default: the number of CPUs; the tests
+##   themselves run one at a time); FUZZ_SECONDS, FUZZ_ONLY=NAME, SOAK_MINUTES, CRASH_FLAGS,
+##   FAILOVER_BACKENDS, FAILOVER_OUT=DIR: see the goal they belong to.
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # How well loadgen's queueing model (exact MVA, see docs/design/model.md) predicts a
-# committed run: for every sweep's run.json under RUN_DIR, `loadgen --predict-only` solves the
-# model and compares it with the measured points. Prints one line per sweep and two totals for
-# each demand set (each point's own demands, "per-N"; the N = 1 demands, "n1"): the points
-# whose predicted X is within 10% of the measured X, and the sweeps whose predicted knee is
-# within 25% of the measured N*.
+# committed run: for every sweep's run.json (or run.json.gz, as committed runs keep it) under
+# RUN_DIR, `loadgen --predict-only` solves the model and compares it with the measured points.
+# Prints one line per sweep and two totals for each demand set (each point's own demands,
+# "per-N"; the N = 1 demands, "n1"): the points whose predicted X is within 10% of the measured
+# X, and the sweeps whose predicted knee is within 25% of the measured N*.
 #
 #   scripts/model-check.sh [-q] [-H] RUN_DIR
 #
@@ -28,14 +28,20 @@ done
 (($# == 1)) || die "usage: ${0##*/} [-q] [-H] RUN_DIR"
 [[ -d $1 ]] || die "'$1' is not a directory"
 [[ -x $LOADGEN ]] || die "$LOADGEN missing: run make first (or set LOADGEN)"
-mapfile -t files < <(find "$1" -name run.json | sort)
+mapfile -t files < <(find "$1" \( -name run.json -o -name run.json.gz \) | sort)
 ((${#files[@]} > 0)) || die "no run.json under '$1'"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 main() {
     local f line sweep
     for f in "${files[@]}"; do
         sweep=${f#"$1"/}
-        sweep=${sweep%/run.json}
+        sweep=${sweep%/run.json*}
+        if [[ $f == *.gz ]]; then
+            gzip -dc "$f" >"$tmp/run.json"
+            f=$tmp/run.json
+        fi
         if ! line=$("$LOADGEN" --predict-only "$f" --max-users 1 "${hw[@]}" 2>&1 |
             grep '^check: '); then
             echo "skip $sweep (no model: $("$LOADGEN" --predict-only "$f" "${hw[@]}" 2>&1 |

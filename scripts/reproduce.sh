@@ -3,7 +3,7 @@
 # command. Installs what is missing, builds, makes the test files, starts its own Redis and
 # MariaDB, and for each configuration starts server2 + server1 on them and sweeps the number of
 # closed-loop users N with loadgen for every load type (account creation, GETs of each file
-# size, durable 4 KB and 1 MB uploads). Writes results/<date>-<host>[-quick]/:
+# size, durable 4 KB and 1 MB uploads). Writes results/DATE-TIME-{quick,full}-HOST/:
 # loadgen's raw output per configuration and load, bottleneck.md per configuration,
 # summary.md, machine.md, the merged points.csv and the plots. Stops everything it started,
 # also on Ctrl-C or failure.
@@ -141,7 +141,9 @@ for l in "${loads[@]}"; do
 done
 
 if [[ -z $out ]]; then
-    out=results/$(date +%Y%m%d-%H%M)-$(hostname -s)${quick:+-quick}
+    kind=full
+    [[ -z $quick ]] || kind=quick
+    out=results/$(date +%Y%m%d-%H%M)-$kind-$(hostname -s)
     [[ ! -e $out ]] || die "$out exists (a run in the same minute?): use --out DIR"
 fi
 mkdir -p "$out"
@@ -293,6 +295,7 @@ mode=full
     printf 'key\tvalue\n'
     printf 'mode\t%s\n' "$mode"
     printf 'command\t%s\n' "scripts/reproduce.sh $ARGS"
+    printf 'commit\t%s\n' "$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
     printf 'hash_cost\t%s\n' "$HASH_COST"
     # what one hash or verify at that cost costs here (server2/pwhash.c; libargon2 at min)
     printf 'hash_us\t%s\n' 15

@@ -27,7 +27,7 @@ static const char *sample(const char *name)
     n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) {
         exe[n] = '\0';
-        snprintf(path, sizeof(path), "%s/../../../tests/unit/data/%s", dirname(exe), name);
+        snprintf(path, sizeof(path), "%s/../../../../tests/unit/data/%s", dirname(exe), name);
         if (procstat_read_file(path, testdata_text, sizeof(testdata_text)) >= 0)
             return testdata_text;
     }

@@ -1,0 +1,84 @@
+/*
+ * test_record.c - what server2 stores per account (record.h): a hash marked with its creation
+ * token, read back to its hash; two records of one creation recognised, of two not; records
+ * without a well-formed mark (a bare hash, the tombstone, a near-miss) taken as they are.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../../server2/record.h"
+
+#define HASH "$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g"
+
+static const uint8_t T1[FRAME_TOKEN_SIZE] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xcd, 0xef, 0xff,
+                                             1,    2,    3,    4,    5,    6,    7,    8};
+static const uint8_t T2[FRAME_TOKEN_SIZE] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xcd, 0xef, 0xff,
+                                             1,    2,    3,    4,    5,    6,    7,    9};
+
+static void test_record_make_and_read(void **state)
+{
+    char rec[256];
+    int n;
+
+    (void)state;
+    n = record_make(T1, HASH, rec, sizeof(rec));
+    assert_int_equal(n, RECORD_MARK_LEN + strlen(HASH));
+    assert_string_equal(rec, "c:00017f80abcdefff0102030405060708:" HASH);
+    assert_string_equal(record_hash(rec), HASH);
+    /* exactly room for it, and one byte short */
+    assert_int_equal(record_make(T1, HASH, rec, (size_t)n + 1), n);
+    assert_int_equal(record_make(T1, HASH, rec, (size_t)n), -1);
+}
+
+static void test_record_same_creation(void **state)
+{
+    char a[256];
+    char b[256];
+    char c[256];
+
+    (void)state;
+    record_make(T1, HASH, a, sizeof(a));
+    record_make(T1, "$argon2id$v=19$m=8,t=1,p=1$b3RoZXJzYWx0$b3RoZXJoYXNo", b, sizeof(b));
+    record_make(T2, HASH, c, sizeof(c));
+    assert_true(record_same_creation(a, strlen(a), b, strlen(b))); /* same token, new salt */
+    assert_false(record_same_creation(a, strlen(a), c, strlen(c)));
+    assert_false(record_same_creation(a, strlen(a), HASH, strlen(HASH)));
+    assert_false(record_same_creation(HASH, strlen(HASH), HASH, strlen(HASH))); /* no token */
+    assert_false(record_same_creation(RECORD_TOMBSTONE, strlen(RECORD_TOMBSTONE), a, strlen(a)));
+    /* a length that cuts the mark short */
+    assert_false(record_same_creation(a, RECORD_MARK_LEN - 1, b, strlen(b)));
+}
+
+static void test_record_without_a_mark(void **state)
+{
+    const char *bad[] = {
+        HASH,
+        RECORD_TOMBSTONE,
+        "",
+        "c:00017F80ABCDEFFF0102030405060708:" HASH, /* upper-case hex: not ours */
+        "c:00017f80abcdefff010203040506070:" HASH,  /* 31 digits */
+        "c:00017f80abcdefff0102030405060708" HASH,  /* no closing colon */
+        "d:00017f80abcdefff0102030405060708:" HASH,
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_ptr_equal(record_hash(bad[i]), bad[i]);
+        assert_false(record_same_creation(bad[i], strlen(bad[i]), bad[i], strlen(bad[i])));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_make_and_read),
+        cmocka_unit_test(test_record_same_creation),
+        cmocka_unit_test(test_record_without_a_mark),
+    };
+    return cmocka_run_group_tests_name("record", tests, NULL, NULL);
+}
