@@ -76,10 +76,15 @@ class Conn:
         self.buf += chunk
 
     def _take(self, n):
-        while len(self.buf) < n:
-            self._fill()
-        data, self.buf = self.buf[:n], self.buf[n:]
-        return data
+        """The next n bytes; received in pieces, never copied whole more than once."""
+        got = bytearray()
+        while len(got) < n:
+            if not self.buf:
+                self._fill()
+            take = self.buf[: n - len(got)]
+            self.buf = self.buf[len(take):]
+            got += take
+        return bytes(got)
 
     def _line(self):
         while b"\r\n" not in self.buf:
