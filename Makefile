@@ -77,7 +77,7 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover
+        fuzz fuzz-short fuzz-build soak failover faultlib-test
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -144,12 +144,18 @@ unit: build
 	$(Q)python3 scripts/check-includes.py --readme README.md
 	$(Q)bash tests/run-unit.sh $(O)
 
+# The unit tests of tests/faultlib, the Python library of the crash, soak and cluster loads
+# (about 2 s, no servers).
+faultlib-test:
+	$(Q)cd tests && python3 -m unittest discover -s faultlib -t . -p 'test_*.py'
+
 itest: all
 	$(Q)BIN_DIR=$(O) bash tests/run-integration.sh
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) build
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory faultlib-test
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	$(Q)$(MAKE) --no-print-directory fuzz-short
 	$(Q)$(MAKE) --no-print-directory itest
