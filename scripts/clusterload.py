@@ -29,6 +29,8 @@
       Logs in (GET /files/f1k-00 with Basic credentials) with every account whose creation was
       answered 201. 200: there; 401: lost; anything else is asked again for up to 30 s. Prints
       "lost = N"; exit 1 if N > 0 or an account could not be checked either way.
+
+Built on tests/faultlib: its HTTP/1.1 client, read-back, attribution of errors to faults.
 """
 import argparse
 import hashlib

@@ -22,6 +22,8 @@
       journal allows (a version is acknowledged by 201/204; a write whose answer was lost may
       or may not be there). Prints "lost = N" (names whose acknowledged state is not what is
       served); exit 1 unless N is 0.
+
+Built on tests/faultlib: its HTTP/1.1 client, ledger of acknowledged writes, fault windows.
 """
 import argparse
 import base64

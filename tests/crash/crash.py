@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""crash.py - crash-consistency harness for the whole stack (server1, server2, Redis or MariaDB).
+"""crash.py - crash-consistency harness for the whole stack (server1, server2, Redis or MariaDB),
+a profile on tests/faultlib (its HTTP/1.1 client, ledger, read-back and killable stack).
 
 Starts a throw-away stack under a temp dir (scripts/stack.sh), runs a mixed load from several
 client threads (account creations, uploads of random sizes with known sha256 to per-client
