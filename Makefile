@@ -66,7 +66,7 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover
+        fuzz fuzz-short fuzz-build soak failover faultlib-test
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -137,12 +137,16 @@ unit: build ## cmocka unit tests and the source, document and results checks
 	$(Q)bash scripts/check-commits.sh
 	$(Q)bash tests/run-unit.sh $(O)
 
+faultlib-test: ## unit tests of tests/faultlib (the crash, soak and cluster loads' library)
+	$(Q)cd tests && python3 -m unittest discover -s faultlib -t . -p 'test_*.py'
+
 itest: all ## integration tests only
 	$(Q)BIN_DIR=$(O) bash tests/run-integration.sh
 
 test: setup ## install what is missing, build, unit + short fuzz + integration tests
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) build
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory faultlib-test
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	$(Q)$(MAKE) --no-print-directory fuzz-short
 	$(Q)$(MAKE) --no-print-directory itest
@@ -184,7 +188,7 @@ clean: ## remove build/
 help: ## this list
 	@awk '/^## / { sub(/^## /, ""); print; next } \
 	    /^[a-z][a-z-]*:.*## / { t = $$0; sub(/:.*/, "", t); d = $$0; sub(/.*## /, "", d); \
-	        printf "  make %-11s %s\n", t, d }' $(firstword $(MAKEFILE_LIST))
+	        printf "  make %-13s %s\n", t, d }' $(firstword $(MAKEFILE_LIST))
 ## Variables: V=1 full commands; WERROR=1 warnings are errors; VARIANT=asan|tsan one sanitizer
 ##   build; JOBS=N parallel compiles in the test goals (default: the number of CPUs; the tests
 ##   themselves run one at a time); FUZZ_SECONDS, FUZZ_ONLY=NAME, SOAK_MINUTES, CRASH_FLAGS,

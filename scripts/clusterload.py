@@ -29,6 +29,8 @@
       Logs in (GET /files/f1k-00 with Basic credentials) with every account whose creation was
       answered 201. 200: there; 401: lost; anything else is asked again for up to 30 s. Prints
       "lost = N"; exit 1 if N > 0 or an account could not be checked either way.
+
+Built on tests/faultlib: its HTTP/1.1 client, read-back, attribution of errors to faults.
 """
 import argparse
 import hashlib
@@ -41,8 +43,10 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from soakload import Conn, HttpError, basic  # noqa: E402  (the soak's HTTP/1.1 connection)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from faultlib.faults import attribute, read_kills, window  # noqa: E402
+from faultlib.http import Conn, ConnectFailed, HttpError, basic  # noqa: E402
+from faultlib.ledger import ask, print_lost, read_back  # noqa: E402
 
 FILES = 16          # f1k-00 .. f1k-15, made by scripts/cluster.sh
 BACKOFF_S = 0.02    # after a failed request
@@ -51,28 +55,6 @@ TIMEOUT_S = 10      # a request unanswered this long fails as "timeout"
 
 def now_ms():
     return time.time() * 1000.0
-
-
-class HostConn(Conn):
-    """soakload's connection to HOST:PORT rather than to loopback; tells a failed connect apart."""
-
-    def __init__(self, host, port, timeout):
-        super().__init__(port, timeout)
-        self.host = host
-
-    def open(self):
-        if self.sock is None:
-            try:
-                self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
-            except OSError as e:
-                raise ConnectFailed(e) from e
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.buf = b""
-        return self.sock
-
-
-class ConnectFailed(Exception):
-    pass
 
 
 def parse_url(url):
@@ -124,7 +106,7 @@ class Loader(threading.Thread):
         super().__init__(daemon=True)
         self.a, self.idx, self.seed, self.stop, self.ready = a, idx, seed, stop, ready
         self.host, self.port = parse_url(a.url)
-        self.conn = HostConn(self.host, self.port, TIMEOUT_S)
+        self.conn = Conn(self.port, TIMEOUT_S, self.host)
         self.rnd = random.Random("%s/%s/%d" % (runid, a.tag, idx))
         self.prefix = "%s-%s-%d-" % (runid, a.tag, idx)
         self.n = 0
@@ -228,34 +210,6 @@ def ok(kind, st):
     return st == ("201" if kind == "new" else "200")
 
 
-def window(fails, t_event):
-    """ms from the first failed request's start (t_event if it started before) to the last one's
-    end (0: none failed)."""
-    if not fails:
-        return 0
-    return int(round(max(r[1] for r in fails) - max(t_event, min(r[0] for r in fails))))
-
-
-def attribute(faults, fails):
-    """(failures before the first kill, [(after the kill, after the restart)] per fault): each
-    failure goes to the last kill or restart at or before its end."""
-    before = []
-    periods = [([], []) for _ in faults]
-    for r in fails:
-        end = r[1]
-        for i in range(len(faults) - 1, -1, -1):
-            kill, restart = faults[i][1], faults[i][2]
-            if end >= restart:
-                periods[i][1].append(r)
-                break
-            if end >= kill:
-                periods[i][0].append(r)
-                break
-        else:
-            before.append(r)
-    return before, periods
-
-
 def by_class(fails):
     counts = {}
     for r in fails:
@@ -276,12 +230,7 @@ def cmd_report(a):
     if not rows:
         print("clusterload report: no requests in the journals")
         return 1
-    faults = []
-    with open(a.faults) as f:
-        for line in f:
-            p = line.split()
-            if len(p) == 5:
-                faults.append((p[0], float(p[1]), float(p[2]), float(p[3]), int(p[4])))
+    faults = read_kills(a.faults)
     fails = [r for r in rows if not ok(r[2], r[3])]
     end = rows[-1][1] + 1
     bad = 0
@@ -315,43 +264,31 @@ def cmd_verify(a):
     seed = read_seed(a.seed_file)
     host, port = parse_url(a.url)
     users = [r[4] for r in read_journals(a.journals) if r[2] == "new" and r[3] == "201"]
-    lost, unknown = [], []
-    lock = threading.Lock()
-    todo = list(users)
+    local = threading.local()
 
-    def worker():
-        conn = HostConn(host, port, TIMEOUT_S)
-        while True:
-            with lock:
-                if not todo:
-                    break
-                user = todo.pop()
-            auth = ["Authorization: " + basic(user, password(seed, user))]
-            deadline = time.time() + 30
-            while True:
-                st, _ = one(conn, "GET", "/files/f1k-00", auth)
-                if st in (200, 401) or time.time() > deadline:
-                    break
-                time.sleep(0.2)
-            with lock:
-                if st == 401:
-                    lost.append(user)
-                elif st != 200:
-                    unknown.append("%s (%s)" % (user, st))
-        conn.close()
+    def check(user):
+        """The last answer to a login as user: 200 there, 401 lost; anything else is asked
+        again for up to 30 s."""
+        if not hasattr(local, "conn"):
+            local.conn = Conn(port, TIMEOUT_S, host)
+        auth = ["Authorization: " + basic(user, password(seed, user))]
+        return ask(lambda: one(local.conn, "GET", "/files/f1k-00", auth)[0],
+                   lambda st: st in (200, 401), 0.2, deadline_s=30)
 
-    ths = [threading.Thread(target=worker, daemon=True) for _ in range(a.threads)]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
+    def done():
+        if hasattr(local, "conn"):
+            local.conn.close()
+
+    results = read_back(users, check, threads=a.threads, done=done)
+    lost = [u for u, st in zip(users, results) if st == 401]
+    unknown = ["%s (%s)" % (u, st) for u, st in zip(users, results) if st not in (200, 401)]
     print("verify: %d acknowledged accounts logged in with: %d there, %d lost, %d not checked" %
           (len(users), len(users) - len(lost) - len(unknown), len(lost), len(unknown)))
     for u in lost[:20]:
         print("  LOST " + u)
     for u in unknown[:20]:
         print("  NOT CHECKED " + u)
-    print("lost = %d" % len(lost))
+    print_lost(len(lost))
     return 1 if lost or unknown or not users else 0
 
 

@@ -22,6 +22,8 @@
       journal allows (a version is acknowledged by 201/204; a write whose answer was lost may
       or may not be there). Prints "lost = N" (names whose acknowledged state is not what is
       served); exit 1 unless N is 0.
+
+Built on tests/faultlib: its HTTP/1.1 client, ledger of acknowledged writes, fault windows.
 """
 import argparse
 import base64
@@ -34,6 +36,11 @@ import socket
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from faultlib.faults import Windows  # noqa: E402
+from faultlib.http import Conn, HttpError, basic  # noqa: E402
+from faultlib.ledger import ABSENT, Ledger, ask, print_lost, read_back, version_of  # noqa: E402
 
 SIZES_PUT = [(0, 2), (1, 2), (1024, 30), (10 * 1024, 30), (100 * 1024, 10), (1 << 20, 3)]
 MALFORMED = [
@@ -52,133 +59,10 @@ def now_ms():
     return int(time.time() * 1000)
 
 
-def basic(user, pw):
-    return "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()
-
-
 def version_bytes(name, version, size):
     """The bytes of version `version` of upload `name`: reproducible from the journal."""
     rnd = random.Random("%s/%d" % (name, version))
     return rnd.randbytes(size)
-
-
-class HttpError(Exception):
-    pass
-
-
-class Conn:
-    """One keep-alive HTTP/1.1 connection with just what the soak needs."""
-
-    def __init__(self, port, timeout=20):
-        self.port, self.timeout, self.sock, self.buf = port, timeout, None, b""
-
-    def close(self):
-        if self.sock is not None:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
-        self.sock, self.buf = None, b""
-
-    def open(self):
-        if self.sock is None:
-            self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.buf = b""
-        return self.sock
-
-    def _fill(self):
-        chunk = self.sock.recv(262144)
-        if not chunk:
-            raise HttpError("closed by the server")
-        self.buf += chunk
-
-    def read_head(self):
-        while b"\r\n\r\n" not in self.buf:
-            if len(self.buf) > 65536:
-                raise HttpError("response head too long")
-            self._fill()
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            raise HttpError("bad status line %r" % lines[0][:60])
-        hdrs = {}
-        for ln in lines[1:]:
-            k, _, v = ln.partition(":")
-            hdrs[k.strip().lower()] = v.strip()
-        return int(parts[1]), hdrs
-
-    def read_body(self, hdrs, head_only=False, hasher=None, limit=None):
-        """The body (or its sha256 when hasher is given); limit: read that many bytes, then stop."""
-        n = 0 if head_only else int(hdrs.get("content-length", "0"))
-        got = bytearray()
-        want = n if limit is None else min(n, limit)
-        while len(got) < want:
-            if not self.buf:
-                self._fill()
-            take = self.buf[: want - len(got)]
-            self.buf = self.buf[len(take):]
-            got += take
-        if hasher is not None:
-            hasher.update(got)
-        return bytes(got)
-
-    def request(self, method, path, headers=(), body=b"", head_only=False, expect=False):
-        """Sends one request, returns (status, headers, body). expect: send the body only after
-        100 Continue. Raises OSError / HttpError when the connection fails."""
-        s = self.open()
-        h = ["%s %s HTTP/1.1" % (method, path), "Host: soak"]
-        h += list(headers)
-        if body or method in ("PUT", "POST"):
-            h.append("Content-Length: %d" % len(body))
-        if expect and body:
-            h.append("Expect: 100-continue")
-        s.sendall(("\r\n".join(h) + "\r\n\r\n").encode())
-        if body and not expect:
-            s.sendall(body)
-        st, hd = self.read_head()
-        if st == 100:
-            s.sendall(body)
-            st, hd = self.read_head()
-        elif expect and body:
-            # refused before the body: the server closes this connection
-            data = self.read_body(hd, head_only=head_only)
-            self.close()
-            return st, hd, data
-        data = self.read_body(hd, head_only=head_only or method == "HEAD")
-        if hd.get("connection", "").lower() == "close":
-            self.close()
-        return st, hd, data
-
-
-class Faults:
-    """Fault windows written by soak.sh; which statuses each one explains."""
-
-    SLACK_BEFORE_MS, SLACK_AFTER_MS = 1000, 15000
-
-    def __init__(self, path):
-        self.windows = []
-        try:
-            with open(path) as f:
-                for line in f:
-                    p = line.split()
-                    if len(p) >= 4:
-                        self.windows.append((int(p[0]), int(p[1]), p[2], set(p[3].split(","))))
-        except FileNotFoundError:
-            pass
-
-    def explains(self, t, target, status, retry_after):
-        for start, end, kind, targets in self.windows:
-            if target not in targets:
-                continue
-            if not start - self.SLACK_BEFORE_MS <= t <= end + self.SLACK_AFTER_MS:
-                continue
-            if kind == "disk-full" and status in (507,):
-                return kind
-            if kind != "disk-full" and status == 503 and retry_after:
-                return kind
-        return None
 
 
 class Stats:
@@ -214,17 +98,6 @@ class Target:
             raise SystemExit("soakload: no files under %s" % root)
 
 
-class Journal:
-    """What each upload name may hold: a set of states, a state being None (absent) or
-    (version, size, sha256). One name is written by one worker only, so its order is known."""
-
-    def __init__(self):
-        self.names = {}   # "target/name" -> {"owner", "pw", "allowed": [state...], "acked": bool}
-
-    def to_json(self):
-        return self.names
-
-
 def create_user(conn, user, pw):
     body = ("username=%s&password=%s" % (user, pw)).encode()
     return conn.request("POST", "/users", ["Content-Type: application/x-www-form-urlencoded"],
@@ -249,12 +122,8 @@ class Worker(threading.Thread):
     def jkey(self, name):
         return "%s/%s" % (self.t.name, name)
 
-    def allowed(self, name):
-        return self.journal.names[self.jkey(name)]["allowed"]
-
-    def set_state(self, name, states, acked):
-        j = self.journal.names[self.jkey(name)]
-        j["allowed"], j["acked"] = states, acked
+    def entry(self, name):
+        return self.journal.entries[self.jkey(name)]
 
     def call(self, action, method, path, headers=(), body=b"", expect=False, head_only=False):
         """One request on the worker's connection; None when the connection failed."""
@@ -308,16 +177,15 @@ class Worker(threading.Thread):
         if r is None:
             return
         st, hd, body = r
-        allowed = self.allowed(name)
+        e = self.entry(name)
         ok = set()
-        if None in allowed:
+        if e.allows(ABSENT):
             ok.add(404)
-        if any(s is not None for s in allowed):
+        if any(s is not ABSENT for s in e.acceptable()):
             ok.add(200)
         self.verdict("get-upload", st, hd, ok, "allowed: %s" % sorted(ok))
         if st == 200:
-            sha = hashlib.sha256(body).hexdigest()
-            if not any(s is not None and s[2] == sha for s in allowed):
+            if not e.allows(hashlib.sha256(body).hexdigest()):
                 self.stats.corrupt.append("%s/files/%s: %d bytes, no version written" %
                                           (self.t.name, name, len(body)))
 
@@ -326,10 +194,9 @@ class Worker(threading.Thread):
         size = self.rnd.choices([s for s, _ in SIZES_PUT], [w for _, w in SIZES_PUT])[0]
         self.version += 1
         data = version_bytes(self.jkey(name), self.version, size)
-        state = (self.version, size, hashlib.sha256(data).hexdigest())
-        before = list(self.allowed(name))
+        state = version_of(data, self.version)
         # until the answer: either
-        self.set_state(name, before + [state], False)
+        before = self.journal.attempt(self.jkey(name), state)
         r = self.call("put", "PUT", "/files/" + name,
                       ["Authorization: " + basic(self.user, self.pw)], data, expect=True)
         if r is None:
@@ -337,25 +204,24 @@ class Worker(threading.Thread):
         st, hd, _ = r
         self.verdict("put", st, hd, {201, 204})
         if st in (201, 204):
-            self.set_state(name, [state], True)
+            self.journal.acknowledged(self.jkey(name), state)
         else:
-            self.set_state(name, before, self.journal.names[self.jkey(name)]["acked"])
+            self.journal.refused(self.jkey(name), before)
 
     def delete_upload(self):
         name = self.rnd.choice(self.names)
-        before = list(self.allowed(name))
-        self.set_state(name, before + [None], False)
+        ok = {204, 404} if self.entry(name).allows(ABSENT) else {204}
+        before = self.journal.attempt(self.jkey(name), ABSENT)
         r = self.call("delete", "DELETE", "/files/" + name,
                       ["Authorization: " + basic(self.user, self.pw)])
         if r is None:
             return
         st, hd, _ = r
-        ok = {204, 404} if None in before else {204}
         self.verdict("delete", st, hd, ok)
         if st in (204, 404):
-            self.set_state(name, [None], True)
+            self.journal.acknowledged(self.jkey(name), ABSENT)
         else:
-            self.set_state(name, before, self.journal.names[self.jkey(name)]["acked"])
+            self.journal.refused(self.jkey(name), before)
 
     def new_account(self):
         self.new_users += 1
@@ -433,8 +299,7 @@ class Worker(threading.Thread):
 
     def setup(self):
         for name in self.names:
-            self.journal.names[self.jkey(name)] = {"owner": self.user, "pw": self.pw,
-                                                   "allowed": [None], "acked": True}
+            self.journal.entry(self.jkey(name), (self.user, self.pw))
         deadline = time.time() + 60
         while True:
             try:
@@ -523,7 +388,7 @@ class Slow(threading.Thread):
 
 def cmd_run(a):
     targets = [Target(s) for s in a.targets]
-    stats, journal, stop = Stats(), Journal(), threading.Event()
+    stats, journal, stop = Stats(), Ledger(), threading.Event()
     workers = []
     for t in targets:
         for i in range(a.workers):
@@ -550,7 +415,7 @@ def cmd_run(a):
     elapsed = time.time() - t0
     total = sum(w.requests for w in workers)
 
-    faults = Faults(a.faults)
+    faults = Windows(a.faults)
     explained, unexplained = {}, []
     for ev in stats.events:
         t, tgt, action, st, what, ra = ev
@@ -596,44 +461,41 @@ def cmd_run(a):
 def cmd_verify(a):
     targets = {t.name: t for t in (Target(s) for s in a.targets)}
     with open(os.path.join(a.out, "journal.json")) as f:
-        names = json.load(f)
-    lost, unknown_ok, checked = [], 0, 0
+        journal = Ledger.from_json(json.load(f))
     conns = {}
-    for key, j in sorted(names.items()):
+
+    def check(key):
+        """The answer to GET of key as its owner: (status or 0, body), asked again for up to
+        60 s until it is 200 or 404."""
         tname, name = key.split("/", 1)
-        t = targets[tname]
-        c = conns.setdefault(tname, Conn(t.port))
-        deadline = time.time() + 60
-        while True:
+        c = conns.setdefault(tname, Conn(targets[tname].port))
+        auth = ["Authorization: " + basic(*journal.entries[key].owner)]
+
+        def get():
             try:
-                st, hd, body = c.request("GET", "/files/" + name,
-                                         ["Authorization: " + basic(j["owner"], j["pw"])])
+                return c.request("GET", "/files/" + name, auth)[::2]
             except (OSError, HttpError):
                 c.close()
-                st = 0
-            if st in (200, 404) or time.time() > deadline:
-                break
-            time.sleep(0.5)
-        checked += 1
-        allowed = j["allowed"]
-        if st == 200:
-            sha = hashlib.sha256(body).hexdigest()
-            good = any(s is not None and s[2] == sha for s in allowed)
-        elif st == 404:
-            good = None in allowed
-        else:
-            good = False
-        if not good:
+                return 0, b""
+        return ask(get, lambda r: r[0] in (200, 404), 0.5, deadline_s=60)
+
+    keys = sorted(journal.entries)
+    lost, unknown_ok = [], 0
+    for key, (st, body) in zip(keys, read_back(keys, check, threads=1)):
+        e = journal.entries[key]
+        if journal.judge(key, st, body) != "ok":
             lost.append("%s: got %s, allowed %s" % (key, st, [
-                "absent" if s is None else "v%d (%d B)" % (s[0], s[1]) for s in allowed]))
-        elif len(allowed) > 1:
+                "absent" if v is ABSENT else "v%d (%d B)" % (v.serial, v.size)
+                for v in e.acceptable()]))
+        elif len(e.acceptable()) > 1:
             unknown_ok += 1
+    checked = len(keys)
     label = " (%s)" % a.label if a.label else ""
     print("soakload verify%s: %d names read back, %d of them after a write whose answer was lost"
           % (label, checked, unknown_ok))
     for x in lost[:20]:
         print("    LOST " + x)
-    print("lost = %d" % len(lost))
+    print_lost(len(lost))
     return 1 if lost or checked == 0 else 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""crash.py - crash-consistency harness for the whole stack (server1, server2, Redis or MariaDB).
+"""crash.py - crash-consistency harness for the whole stack (server1, server2, Redis or MariaDB),
+a profile on tests/faultlib (its HTTP/1.1 client, ledger, read-back and killable stack).
 
 Starts a throw-away stack under a temp dir (scripts/stack.sh), runs a mixed load from several
 client threads (account creations, uploads of random sizes with known sha256 to per-client
@@ -33,17 +34,12 @@ only to 127.0.0.1; never touches system services; stops everything it started on
 (finally, and on SIGINT/SIGTERM).
 """
 import argparse
-import base64
 import ctypes
-import hashlib
-import http.client
 import os
 import random
-import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,7 +47,11 @@ import time
 import urllib.parse
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DELETED = "DELETED"      # ledger token: the name does not exist
+sys.path.insert(0, os.path.join(TOP, "tests"))
+from faultlib.http import Conn, HttpError, basic, request_once  # noqa: E402
+from faultlib.ledger import ABSENT, Ledger, ask, read_back, short, version_of  # noqa: E402
+from faultlib.stack import Fatal, Stack, children_of, proc_alive, wait_until  # noqa: E402
+
 NAMES_PER_CLIENT = 8     # each client uploads to c<id>-f0..7, overwriting
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -61,320 +61,13 @@ def log(msg):
     sys.stderr.flush()
 
 
-class Fatal(Exception):
-    """The stack could not be (re)started: exit 3."""
-
-
-# ---- HTTP ----
-
-class Resp:
-    def __init__(self, status, body, headers):
-        self.status = status
-        self.body = body
-        self.headers = headers
-
-
-def req(port, method, path, body=None, auth=None, ctype=None, timeout=20.0):
-    """One request on a fresh connection to 127.0.0.1:port. Returns Resp, or None when the
-    connection failed or timed out (outcome unknown)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    headers = {"Connection": "close"}
-    if auth is not None:
-        token = base64.b64encode(("%s:%s" % auth).encode()).decode()
-        headers["Authorization"] = "Basic " + token
-    if ctype is not None:
-        headers["Content-Type"] = ctype
-    if body is not None or method in ("PUT", "POST"):
-        headers["Content-Length"] = str(len(body or b""))
-    try:
-        conn.request(method, path, body=body, headers=headers)
-        r = conn.getresponse()
-        data = r.read()
-        return Resp(r.status, data, dict((k.lower(), v) for k, v in r.getheaders()))
-    except (OSError, http.client.HTTPException):
-        return None
-    finally:
-        conn.close()
-
-
 def create_account(port, user, password, timeout=20.0):
     form = urllib.parse.urlencode({"username": user, "password": password}).encode()
-    return req(port, "POST", "/users", form, ctype="application/x-www-form-urlencoded",
-                timeout=timeout)
-
-
-# ---- processes ----
-
-def proc_alive(pid):
-    """True if pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
-def children_of(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-            kids.append(int(d))
-    return kids
-
-
-def read_pid(path):
-    try:
-        with open(path) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def wait_until(timeout, pred, step=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        if pred():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(step)
-
-
-class Stack:
-    """The stack under dir: started by scripts/stack.sh; server1/server2 restarted by us (same
-    argv, same port). This process is a child subreaper, so the servers stack.sh started become
-    our children when its shell exits, and their exit status can be read."""
-
-    def __init__(self, args, root_dir):
-        self.args = args
-        self.dir = root_dir
-        self.popens = {}          # pid -> Popen of the servers we (re)started
-        self.exit_status = {}     # pid -> status reaped by us
-        self.generation = {"server1": 0, "server2": 0}
-        self.port = None
-
-    # -- start / stop --
-    def start(self):
-        flags = list(self.args.server1_flag or [])
-        help_text = subprocess.run([os.path.join(self.args.bin_dir, "server1"), "--help"],
-                                   capture_output=True, text=True, timeout=10).stdout
-        if "--max-upload" in help_text and not any(f.startswith("--max-upload") for f in flags):
-            flags += ["--max-upload", "4m"]
-        # the load creates accounts from 127.0.0.1 far faster than the per-client limits allow:
-        # they are off here (tests/integration/test_limits.sh tests them); later flags win
-        if "--signup-limit" in help_text:
-            flags = ["--login-fail-limit", "0", "--login-fail-addr-limit", "0",
-                     "--signup-limit", "0", "--max-conns-per-ip", "0"] + flags
-        cmd = [os.path.join(TOP, "scripts", "stack.sh"), "start", self.dir, "--backend",
-               self.args.backend, "--mode", self.args.mode, "--hash-cost", "min", "--port", "0",
-               "--"] + flags
-        log("starting: %s" % " ".join(cmd))
-        env = dict(os.environ, BIN_DIR=self.args.bin_dir)
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-        if r.returncode != 0:
-            raise Fatal("stack.sh start failed: %s" % r.stderr.strip()[-600:])
-        url = r.stdout.strip().splitlines()[-1]
-        self.port = int(url.rsplit(":", 1)[1])
-        log("stack up: %s (%s, %s); server1 flags: %s" % (url, self.args.backend, self.args.mode,
-                                                        " ".join(flags) or "-"))
-
-    def stop(self):
-        env = dict(os.environ, BIN_DIR=self.args.bin_dir)
-        try:
-            subprocess.run([os.path.join(TOP, "scripts", "stack.sh"), "stop", self.dir],
-                           capture_output=True, timeout=120, env=env)
-        except (OSError, subprocess.SubprocessError) as e:
-            log("stack.sh stop: %s" % e)
-        for pid, p in list(self.popens.items()):
-            if p.poll() is None:
-                p.kill()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    pass
-        self.reap_all()
-
-    def reap_all(self):
-        """Reap exited children nobody waits for (the servers stack.sh started, dead
-        databases). Only called from the main thread between subprocess calls."""
-        while True:
-            try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            self.exit_status[pid] = st
-            if pid in self.popens:
-                self.popens[pid].returncode = os.waitstatus_to_exitcode(st)
-
-    # -- pids --
-    def pid(self, name):
-        return read_pid(os.path.join(self.dir, name + ".pid"))
-
-    def db_pid(self):
-        if self.args.backend == "redis":
-            return read_pid(os.path.join(self.dir, "redis", "redis.pid"))
-        return read_pid(os.path.join(self.dir, "mysql", "mysqld.pid"))
-
-    def wait_exit(self, pid, timeout):
-        """Wait for pid to exit; return its exit code (negative: signal), or None if it did
-        not exit in time or its status cannot be read (not our child)."""
-        p = self.popens.get(pid)
-        if p is not None:
-            try:
-                return p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                return None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if pid in self.exit_status:
-                return os.waitstatus_to_exitcode(self.exit_status[pid])
-            try:
-                got, st = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                if not proc_alive(pid):
-                    return None
-                got = 0
-            if got == pid:
-                self.exit_status[pid] = st
-                return os.waitstatus_to_exitcode(st)
-            time.sleep(0.05)
-        return None
-
-    # -- kill and restart --
-    def _argv(self, pid):
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return [a.decode() for a in f.read().split(b"\0") if a]
-
-    def _log_port(self, name):
-        """The port of the newest 'listening on' line in name's logs."""
-        port = None
-        for lf in self._logs(name):
-            with open(lf, errors="replace") as f:
-                for line in f:
-                    m = re.search(r"listening on \S*:(\d+)", line)
-                    if m:
-                        port = int(m.group(1))
-        return port
-
-    def _logs(self, name):
-        out = [os.path.join(self.dir, name + ".log")]
-        out += [os.path.join(self.dir, "%s.%d.log" % (name, g))
-                for g in range(1, self.generation[name] + 1)]
-        return [p for p in out if os.path.exists(p)]
-
-    def capture(self, name):
-        """What it takes to start name again: argv with the bound port fixed."""
-        pid = self.pid(name)
-        if pid is None or not proc_alive(pid):
-            raise Fatal("%s is not running (pid file %s)" % (name, pid))
-        argv = self._argv(pid)
-        port = self._log_port(name)
-        if port is None:
-            raise Fatal("%s: no 'listening on' line in its log" % name)
-        if "--port" in argv:
-            argv[argv.index("--port") + 1] = str(port)
-        else:
-            argv += ["--port", str(port)]
-        return pid, argv
-
-    def start_server(self, name, argv):
-        self.generation[name] += 1
-        logf = os.path.join(self.dir, "%s.%d.log" % (name, self.generation[name]))
-        for attempt in range(20):
-            with open(logf, "ab") as lf:
-                p = subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-            self.popens[p.pid] = p
-            with open(os.path.join(self.dir, name + ".pid"), "w") as f:
-                f.write("%d\n" % p.pid)
-
-            def up():
-                with open(logf, errors="replace") as f:
-                    return "listening on " in f.read() or p.poll() is not None
-            wait_until(15, up)
-            if p.poll() is None:
-                return p.pid
-            # most likely the port is still held by the dying process: try again shortly
-            time.sleep(0.25)
-        raise Fatal("%s did not restart; see %s" % (name, logf))
-
-    def kill_server(self, name):
-        """SIGKILL name's whole process group (server2's pre-forked workers too); returns the
-        argv to start it again."""
-        pid, argv = self.capture(name)
-        try:
-            os.killpg(pid, signal.SIGKILL)  # started with setsid: the group is the server
-        except ProcessLookupError:
-            os.kill(pid, signal.SIGKILL)    # not a group leader after all
-        self.wait_exit(pid, 10)
-        # pre-forked children get SIGTERM from the kernel (PDEATHSIG): let them go
-        wait_until(10, lambda: not any(proc_alive(k) for k in children_of(pid)))
-        return argv
-
-    def kill_and_restart(self, victim):
-        if victim in ("server1", "server2"):
-            argv = self.kill_server(victim)
-            self.start_server(victim, argv)
-        elif victim == "server2-worker":
-            parent = self.pid("server2")
-            kids = [k for k in children_of(parent) if proc_alive(k)] if parent else []
-            if not kids:
-                raise Fatal("server2 has no worker process to kill")
-            os.kill(random.choice(kids), signal.SIGKILL)
-            # the parent forks a replacement (after at most its restart delay)
-        elif victim == "db":
-            pid = self.db_pid()
-            if pid is None or not proc_alive(pid):
-                raise Fatal("the %s server is not running" % self.args.backend)
-            os.kill(pid, signal.SIGKILL)
-            self.wait_exit(pid, 10)
-            wait_until(10, lambda: not proc_alive(pid))
-            kind = self.args.backend
-            sub = os.path.join(self.dir, kind)
-            r = subprocess.run([os.path.join(TOP, "scripts", kind + ".sh"), "restart", sub],
-                               capture_output=True, text=True, timeout=120)
-            self.reap_all()
-            if r.returncode != 0:
-                raise Fatal("%s.sh restart failed: %s" % (kind, r.stderr.strip()[-400:]))
-        else:
-            raise ValueError(victim)
-
-    def healthy(self, account, timeout):
-        """/healthz 200 and an authenticated GET answered (not 503) within timeout s."""
-        def ok():
-            r = req(self.port, "GET", "/healthz", timeout=2)
-            if r is None or r.status != 200:
-                return False
-            if account is None:
-                return True
-            r = req(self.port, "GET", "/files/hello.txt", auth=account, timeout=5)
-            return r is not None and r.status == 200
-        return wait_until(timeout, ok, step=0.1)
+    return request_once(port, "POST", "/users", form, ctype="application/x-www-form-urlencoded",
+                        timeout=timeout)
 
 
 # ---- the ledger and the clients ----
-
-class FileState:
-    __slots__ = ("acked", "maybe", "history")
-
-    def __init__(self):
-        self.acked = DELETED  # never uploaded == absent
-        self.maybe = set()    # versions (sha hex or DELETED) attempted since, outcome unknown
-        self.history = set()  # every version ever attempted: telling lost from corrupt
-
-    def acceptable(self):
-        return {self.acked} | self.maybe
-
 
 class Client(threading.Thread):
     """One user of the stack: its own accounts and its own names, one request at a time."""
@@ -387,7 +80,7 @@ class Client(threading.Thread):
         self.rng = random.Random(seed)
         self.accounts = []        # acknowledged (user, password)
         self.main = None          # the account that owns this client's files
-        self.files = {}           # name -> FileState
+        self.files = Ledger()     # this client's names (owner: main)
         self.acks = {"account": 0, "upload": 0, "delete": 0}
         self.unknown = {}         # requests with no answer or a 5xx: "OP status" -> count
         self.rejected = {}        # unexpected definite answers: status -> count
@@ -462,7 +155,7 @@ class Client(threading.Thread):
             self.reject("POST /users", r.status)
 
     def op_read_hello(self):
-        r = req(self.h.port, "GET", "/files/hello.txt", auth=self.main, timeout=10)
+        r = request_once(self.h.port, "GET", "/files/hello.txt", auth=self.main, timeout=10)
         if r is not None and r.status not in (200, 503):
             self.reject("GET hello.txt", r.status)
 
@@ -478,61 +171,59 @@ class Client(threading.Thread):
 
     def op_upload(self):
         name = "c%d-f%d" % (self.cid, self.rng.randrange(NAMES_PER_CLIENT))
-        st = self.files.setdefault(name, FileState())
+        st = self.files.entry(name, self.main)
         body = os.urandom(self.pick_size())
-        sha = hashlib.sha256(body).hexdigest()
-        existed = st.acked != DELETED and not st.maybe
-        st.history.add(sha)
-        r = req(self.h.port, "PUT", "/files/" + name, body, auth=self.main,
-                 ctype="application/octet-stream", timeout=30)
+        v = version_of(body)
+        existed = st.acked is not ABSENT and not st.maybe
+        unknown_before = bool(st.maybe)
+        before = self.files.attempt(name, v)
+        r = request_once(self.h.port, "PUT", "/files/" + name, body, auth=self.main,
+                         ctype="application/octet-stream", timeout=30)
         if r is None or r.status >= 500:
-            st.maybe.add(sha)
-            self.not_acked("PUT", r)
+            self.not_acked("PUT", r)   # it stays a maybe
         elif r.status in (201, 204):
-            if (r.status == 204) != existed and not st.maybe:
+            if (r.status == 204) != existed and not unknown_before:
                 self.reject("PUT (201 vs 204 disagrees with the ledger)", r.status)
-            st.acked = sha
-            st.maybe = set()
+            self.files.acknowledged(name, v)
             self.acks["upload"] += 1
         else:
+            self.files.refused(name, before)
             self.reject("PUT", r.status)
 
     def op_delete(self):
-        names = [n for n, s in self.files.items() if s.acked != DELETED or s.maybe]
+        names = [n for n, s in self.files.entries.items() if s.acked is not ABSENT or s.maybe]
         if not names:
             return
         name = self.rng.choice(sorted(names))
-        st = self.files[name]
-        st.history.add(DELETED)
-        r = req(self.h.port, "DELETE", "/files/" + name, auth=self.main, timeout=20)
+        st = self.files.entries[name]
+        absent_ok = st.allows(ABSENT)
+        before = self.files.attempt(name, ABSENT)
+        r = request_once(self.h.port, "DELETE", "/files/" + name, auth=self.main, timeout=20)
         if r is None or r.status >= 500:
-            st.maybe.add(DELETED)
-            self.not_acked("DELETE", r)
+            self.not_acked("DELETE", r)   # it stays a maybe
         elif r.status == 204:
-            st.acked = DELETED
-            st.maybe = set()
+            self.files.acknowledged(name, ABSENT)
             self.acks["delete"] += 1
         elif r.status == 404:
-            if DELETED not in st.acceptable():
+            if not absent_ok:
                 self.online_lost.append("%s: DELETE answered 404, the ledger has %s" %
-                                        (name, st.acked[:12]))
-            st.acked = DELETED   # observed: count the loss once
-            st.maybe = set()
+                                        (name, short(st.acked)))
+            self.files.acknowledged(name, ABSENT)   # observed: count the loss once
         else:
+            self.files.refused(name, before)
             self.reject("DELETE", r.status)
 
     def op_get(self):
-        if not self.files:
+        if not self.files.entries:
             return
-        name = self.rng.choice(sorted(self.files))
-        st = self.files[name]
-        r = req(self.h.port, "GET", "/files/" + name, auth=self.main, timeout=30)
+        name = self.rng.choice(sorted(self.files.entries))
+        r = request_once(self.h.port, "GET", "/files/" + name, auth=self.main, timeout=30)
         if r is None or r.status >= 500:
             return
-        verdict = judge(st, r)
+        verdict = self.files.judge(name, r.status, r.body)
         if verdict == "lost":
             self.online_lost.append("%s: GET saw %s, the ledger allows %s" %
-                                    (name, describe(r), sorted(v[:12] for v in st.acceptable())))
+                                    (name, describe(r), allowed(self.files.entries[name])))
         elif verdict == "corrupt":
             self.online_corrupt.append("%s: GET saw %s, matching no version" % (name, describe(r)))
         elif verdict == "other":
@@ -541,21 +232,13 @@ class Client(threading.Thread):
 
 def describe(r):
     if r.status == 200:
-        return "%d bytes sha256 %s" % (len(r.body), hashlib.sha256(r.body).hexdigest()[:12])
+        return "%d bytes sha256 %s" % (len(r.body), version_of(r.body).sha[:12])
     return "status %d" % r.status
 
 
-def judge(st, r):
-    """ok / lost / corrupt / other, for a GET answer against a name's ledger state."""
-    ok = st.acceptable()
-    if r.status == 404:
-        return "ok" if DELETED in ok else "lost"
-    if r.status != 200:
-        return "other"
-    sha = hashlib.sha256(r.body).hexdigest()
-    if sha in ok:
-        return "ok"
-    return "lost" if sha in st.history else "corrupt"  # an older version, or bytes never sent
+def allowed(st):
+    """The versions a ledger entry allows, for a log line."""
+    return sorted({short(v) for v in st.acceptable()})
 
 
 # ---- the run ----
@@ -575,12 +258,13 @@ class Harness:
         """True if server1 answers PUT; False (with a note) if it does not implement it."""
         name = "probe-%s" % self.run_id
         for _ in range(3):
-            r = req(self.port, "PUT", "/files/" + name, b"probe", auth=account, timeout=20)
+            r = request_once(self.port, "PUT", "/files/" + name, b"probe", auth=account,
+                             timeout=20)
             if r is None or r.status == 503:
                 time.sleep(0.5)
                 continue
             if r.status in (201, 204):
-                req(self.port, "DELETE", "/files/" + name, auth=account, timeout=20)
+                request_once(self.port, "DELETE", "/files/" + name, auth=account, timeout=20)
                 return True
             if r.status in (404, 405, 501):
                 self.notes.append("uploads SKIPPED: server1 answers PUT with %d (not implemented, "
@@ -601,10 +285,10 @@ class Harness:
             if uploads:
                 body = os.urandom(random.randint(256 * 1024, 1024 * 1024))
                 name = "t-%s-%d" % (self.run_id, i)
-                head = ("PUT /files/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic %s\r\n"
+                head = ("PUT /files/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: %s\r\n"
                         "Content-Length: %d\r\nConnection: close\r\n\r\n" %
-                        (name, base64.b64encode(("%s:%s" % account).encode()).decode(), len(body)))
-                expect.append(("upload", name, hashlib.sha256(body).hexdigest()))
+                        (name, basic(*account), len(body)))
+                expect.append(("upload", name, version_of(body)))
                 head = head.encode()
                 data = head + body
             else:
@@ -640,9 +324,8 @@ class Harness:
                 continue
             answered += 1
             if e[0] == "upload":
-                st = FileState()
-                st.acked = e[2]
-                self.term_files[e[1]] = st
+                self.term_files.entry(e[1], account)
+                self.term_files.acknowledged(e[1], e[2])
             else:
                 self.term_accounts.append((e[1], e[2]))
         rc = stack.wait_exit(pid1, 30)
@@ -707,9 +390,9 @@ class Harness:
         args = self.args
         t0 = time.monotonic()
         tmp = tempfile.mkdtemp(prefix="crash-", dir=args.tmpdir)
-        stack = Stack(args, tmp)
+        stack = Stack(args, tmp, log)
         clients = []
-        self.term_files = {}
+        self.term_files = Ledger()   # acknowledged in the SIGTERM round (owner: the harness)
         self.term_accounts = []
         rounds = 0
         ok = False
@@ -793,11 +476,11 @@ class Harness:
         replace another with different bytes of the same length (through server1, as their
         owner, so whatever the storage), so the verification must report lost >= 1 and
         corrupt >= 1."""
-        present = sorted((name, c) for c in clients for name, st in c.files.items()
-                         if st.acked != DELETED and not st.maybe)
+        present = sorted((name, c) for c in clients for name, st in c.files.entries.items()
+                         if st.acked is not ABSENT and not st.maybe)
         big = []
         for n, c in present:
-            r = req(self.port, "GET", "/files/" + n, auth=c.main, timeout=20)
+            r = request_once(self.port, "GET", "/files/" + n, auth=c.main, timeout=20)
             if r is not None and r.status == 200 and len(r.body) > 0:
                 big.append((n, c, r.body))
             if len(big) == 2:
@@ -806,9 +489,9 @@ class Harness:
             self.failures.append("sabotage: fewer than 2 non-empty acknowledged files")
             return
         (gone, gc, _), (flipped, fc, data) = big
-        r1 = req(self.port, "DELETE", "/files/" + gone, auth=gc.main, timeout=20)
-        r2 = req(self.port, "PUT", "/files/" + flipped, bytes([data[0] ^ 0xFF]) + data[1:],
-                 auth=fc.main, timeout=20)
+        r1 = request_once(self.port, "DELETE", "/files/" + gone, auth=gc.main, timeout=20)
+        r2 = request_once(self.port, "PUT", "/files/" + flipped,
+                          bytes([data[0] ^ 0xFF]) + data[1:], auth=fc.main, timeout=20)
         if r1 is None or r1.status != 204 or r2 is None or r2.status != 204:
             self.failures.append("sabotage: the DELETE or PUT was not acknowledged")
             return
@@ -819,57 +502,35 @@ class Harness:
         lost, corrupt = [], []
         verified = 0
         accounts = list(self.term_accounts)
-        files = dict(self.term_files)   # name -> (owner, state)
         for c in clients:
             accounts += c.accounts
             lost += c.online_lost
             corrupt += c.online_corrupt
         acked = (sum(sum(c.acks.values()) for c in clients) + len(self.term_accounts) +
-                 len(self.term_files))
-        owners = {}
-        for c in clients:
-            for name, st in c.files.items():
-                files[name] = st
-                owners[name] = c.main
-        main_account = self.term_accounts[0]
-        for name in self.term_files:
-            owners[name] = main_account
+                 len(self.term_files.entries))
+        files = {}   # name -> the ledger that has it (the entry's owner reads it back)
+        for led in [self.term_files] + [c.files for c in clients]:
+            for name in led.entries:
+                files[name] = led
 
-        def check_account(a):
-            for _ in range(3):
-                r = req(port, "GET", "/files/hello.txt", auth=a, timeout=20)
-                if r is not None and r.status != 503:
-                    return r.status
-                time.sleep(0.5)
-            return None
+        def answered(r):
+            return r is not None and r.status != 503
 
-        def check_file(name):
-            for _ in range(3):
-                r = req(port, "GET", "/files/" + name, auth=owners[name], timeout=30)
-                if r is not None and r.status != 503:
-                    return r
-                time.sleep(0.5)
-            return None
+        def check(item):
+            """An account's status, or a file's Resp; None: no answer (503 thrice)."""
+            kind, what = item
+            if kind == "a":
+                r = ask(lambda: request_once(port, "GET", "/files/hello.txt", auth=what,
+                                             timeout=20), answered, 0.5, tries=3)
+                return r.status if answered(r) else None
+            owner = files[what].entries[what].owner
+            r = ask(lambda: request_once(port, "GET", "/files/" + what, auth=owner, timeout=30),
+                    answered, 0.5, tries=3)
+            return r if answered(r) else None
 
         # a few threads: thousands of accounts take a while one by one
         work = [("a", a) for a in accounts] + [("f", n) for n in sorted(files)]
-        results = [None] * len(work)
-        idx = iter(range(len(work)))
-        lock = threading.Lock()
-
-        def worker():
-            while True:
-                with lock:
-                    i = next(idx, None)
-                if i is None:
-                    return
-                kind, what = work[i]
-                results[i] = check_account(what) if kind == "a" else check_file(what)
-        ts = [threading.Thread(target=worker) for _ in range(4)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(self.args.reserve)
+        results = read_back(work, check, threads=4, join_timeout=self.args.reserve)
         unanswered = 0
         for (kind, what), res in zip(work, results):
             if kind == "a":
@@ -880,16 +541,16 @@ class Harness:
                 else:
                     verified += 1
                 continue
-            st = files[what]
+            led = files[what]
             if res is None:
                 unanswered += 1
                 continue
-            v = judge(st, res)
+            v = led.judge(what, res.status, res.body)
             if v == "ok":
                 verified += 1
             elif v == "lost":
                 lost.append("%s: %s, the ledger allows %s" %
-                            (what, describe(res), sorted(x[:12] for x in st.acceptable())))
+                            (what, describe(res), allowed(led.entries[what])))
             elif v == "corrupt":
                 corrupt.append("%s: %s, matching no acknowledged or in-flight version" %
                                (what, describe(res)))
@@ -911,7 +572,7 @@ class Harness:
         log("acknowledged: %d accounts, %d uploads, %d deletes (+%d in the SIGTERM round); "
             "not acknowledged (no answer or 5xx): %s" %
             (kinds["account"], kinds["upload"], kinds["delete"],
-             len(self.term_accounts) - 1 + len(self.term_files),
+             len(self.term_accounts) - 1 + len(self.term_files.entries),
              ", ".join("%s: %d" % kv for kv in sorted(unknown.items())) or "none"))
         if rejected:
             log("unexpected answers (not failures): %s" %
@@ -947,17 +608,10 @@ class Harness:
 def read_status(s):
     """The status code of the HTTP response on socket s, or None (no answer)."""
     s.settimeout(30)
-    buf = b""
     try:
-        while b"\r\n" not in buf and len(buf) < 4096:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            buf += chunk
-    except OSError:
+        return Conn.adopt(s).read_head()[0]
+    except (OSError, HttpError):
         return None
-    m = re.match(rb"HTTP/1\.[01] (\d{3})", buf)
-    return int(m.group(1)) if m else None
 
 
 def main():

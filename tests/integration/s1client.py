@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """s1client.py - raw-socket HTTP helpers for tests/integration/test_server1.sh, for the cases
 curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /metrics syntax).
+Answers are read with the fault-injection tests' HTTP/1.1 client (tests/faultlib/http.py).
 
   raw PORT [--timeout S] [--rst] [--shut]
       send stdin as is, print every byte received; last line "<closed>" if the server closed the
@@ -35,7 +36,6 @@ curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /
       cumulative, _count == +Inf bucket); print "valid", then the value of each NAME (a full
       series name with labels; 0 if absent).
 """
-import base64
 import email.utils
 import os
 import re
@@ -44,6 +44,9 @@ import struct
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from faultlib.http import Conn, basic  # noqa: E402
 
 
 def connect(port):
@@ -99,33 +102,9 @@ def cmd_raw(argv):
     return 0
 
 
-class Resp:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-
-def read_response(f, head_only=False):
-    line = f.readline()
-    if not line:
-        raise EOFError("connection closed")
-    parts = line.decode("latin-1").split(" ", 2)
-    status = int(parts[1])
-    headers = {}
-    while True:
-        h = f.readline()
-        if h in (b"\r\n", b""):
-            break
-        k, v = h.decode("latin-1").split(":", 1)
-        headers[k.strip().lower()] = v.strip()
-    n = int(headers.get("content-length", "0"))
-    body = b"" if head_only or status == 100 else f.read(n)
-    if len(body) != (0 if head_only or status == 100 else n):
-        raise EOFError("short body")
-    return Resp(status, headers, body)
-
-
-def auth_header(user, pw):
-    return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+def read_response(s):
+    """The next response on socket s (status, headers, body), by faultlib's client."""
+    return Conn.adopt(s).read_response()
 
 
 def cmd_fetch(argv):
@@ -136,22 +115,18 @@ def cmd_fetch(argv):
         name, path = spec.split("=", 1)
         with open(path, "rb") as fh:
             files.append((name, fh.read()))
-    auth = auth_header(user, pw)
+    auth = basic(user, pw)
     errors = []
     count = [0]
     lock = threading.Lock()
 
     def worker(k):
         try:
-            s = connect(port)
-            f = s.makefile("rb")
+            c = Conn(port, timeout=10, host_header="t")
             for r in range(rounds):
                 for j in range(len(files)):
                     name, want = files[(j + k) % len(files)]
-                    req = (f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
-                           f"Authorization: {auth}\r\n\r\n").encode()
-                    s.sendall(req)
-                    resp = read_response(f)
+                    resp = c.request("GET", f"/files/{name}", [f"Authorization: {auth}"])
                     if resp.status != 200 or resp.body != want:
                         with lock:
                             errors.append(f"client {k} {name}: status {resp.status}, "
@@ -160,7 +135,7 @@ def cmd_fetch(argv):
                         return
                     with lock:
                         count[0] += 1
-            s.close()
+            c.close()
         except Exception as e:  # report, don't hang
             with lock:
                 errors.append(f"client {k}: {e!r}")
@@ -183,7 +158,7 @@ def cmd_slowget(argv):
     s = connect(port)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     s.sendall((f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
-               f"Authorization: {auth_header(user, pw)}\r\n\r\n").encode())
+               f"Authorization: {basic(user, pw)}\r\n\r\n").encode())
     s.settimeout(30)
     head = b""
     while b"\r\n\r\n" not in head:
@@ -216,7 +191,7 @@ def cmd_pausedget(argv):
     s.connect(("127.0.0.1", port))
     s.settimeout(90)
     s.sendall((f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
-               f"Authorization: {auth_header(user, pw)}\r\n{rng}Connection: close\r\n\r\n")
+               f"Authorization: {basic(user, pw)}\r\n{rng}Connection: close\r\n\r\n")
               .encode())
     parts = [s.recv(65536)]
     open(started, "w").close()
@@ -253,7 +228,7 @@ def cmd_maxconns(argv):
     for _ in range(n):
         s = connect(port)
         s.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
-        resp = read_response(s.makefile("rb"))
+        resp = read_response(s)
         if resp.status != 404:
             print(f"connection {len(held)} got {resp.status}")
             return 1
@@ -283,15 +258,15 @@ def cmd_spread(argv):
     for _ in range(n):
         s = connect(port)
         s.sendall(b"GET /nope HTTP/1.1\r\nHost: t\r\n\r\n")
-        f = s.makefile("rb")
-        resp = read_response(f)
+        c = Conn.adopt(s)
+        resp = c.read_response()
         if resp.status != 404:
             print(f"connection {len(held)} got {resp.status}")
             return 1
-        held.append((s, f))
-    s, f = held[0]
+        held.append((s, c))
+    s, c = held[0]
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
-    resp = read_response(f)
+    resp = c.read_response()
     counts = []
     for k in range(threads):
         m = re.search(r'^server1_worker_connections\{worker="%d"\} (\d+)$' % k,
@@ -311,7 +286,7 @@ def cmd_metrics(argv):
     port = int(argv[0])
     s = connect(port)
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
-    resp = read_response(s.makefile("rb"))
+    resp = read_response(s)
     s.close()
     if resp.status != 200 or not resp.headers.get("content-type", "").startswith(
             "text/plain; version=0.0.4"):
@@ -362,14 +337,14 @@ def cmd_burst(argv):
     port, n, user, pw = int(argv[0]), int(argv[1]), argv[2], argv[3]
     socks = [connect(port) for _ in range(n)]
     reqs = [(f"GET /files/pub.txt HTTP/1.1\r\nHost: t\r\nAuthorization: "
-             f"{auth_header(user.replace('{i}', str(i + 1)), pw)}\r\n\r\n").encode()
+             f"{basic(user.replace('{i}', str(i + 1)), pw)}\r\n\r\n").encode()
             for i in range(n)]
     for s, req in zip(socks, reqs):  # one after another, none waiting for an answer
         s.sendall(req)
     counts, retry = {}, 0
     for s in socks:
         s.settimeout(30)
-        resp = read_response(s.makefile("rb"))
+        resp = read_response(s)
         counts[resp.status] = counts.get(resp.status, 0) + 1
         ra = resp.headers.get("retry-after", "")
         if resp.status == 429 and ra.isdigit() and int(ra) >= 1:
