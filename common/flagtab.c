@@ -246,6 +246,37 @@ static int value_error(char *err, const struct flagtab_flag *f, const char *why)
     return -1;
 }
 
+/*
+ * A number the flag's parser refused: either it is one but out of bounds, or it is none. Both
+ * say the accepted range in the flag's own units ("4ms..3600s", not microseconds).
+ */
+static int bound_error(char *err, const struct flagtab_flag *f, const char *arg,
+                       const char *why)
+{
+    char range[96];
+    char probe[OPTS_ERR_LEN];
+    uint64_t v;
+    double d;
+    int rc = -1;
+
+    range_text(f, range, sizeof(range));
+    if (range[0] == '\0')
+        return value_error(err, f, why);
+    if (f->kind == FLAGTAB_U64)
+        rc = opts_parse_u64(arg, 0, UINT64_MAX, &v, probe);
+    else if (f->kind == FLAGTAB_SIZE)
+        rc = opts_parse_size(arg, 0, 1ull << 62, &v, probe);
+    else if (f->kind == FLAGTAB_DURATION)
+        rc = opts_parse_duration_us(arg, 0, 1ull << 62, &v, probe);
+    else if (f->kind == FLAGTAB_DOUBLE)
+        rc = opts_parse_double(arg, -1e300, 1e300, &d, probe);
+    if (rc == 0)
+        snprintf(err, FLAGTAB_ERR_LEN, "--%s: '%.64s' is out of range %s", f->name, arg, range);
+    else
+        snprintf(err, FLAGTAB_ERR_LEN, "--%s: %s; accepted: %s", f->name, why, range);
+    return -1;
+}
+
 static int parse_enum(const struct flagtab_flag *f, void *dst, const char *arg, char *err)
 {
     char names[256];
@@ -341,7 +372,7 @@ static int apply(const struct flagtab_prog *p, const struct flagtab_flag *f, voi
         return value_error(err, f, "not a flag (table error)");
     }
     if (rc < 0)
-        return value_error(err, f, why);
+        return bound_error(err, f, arg, why);
     if (f->kind == FLAGTAB_U64 || f->kind == FLAGTAB_SIZE || f->kind == FLAGTAB_DURATION)
         write_uint(dst, f->size, v);
     if (f->seen != 0)

@@ -201,15 +201,21 @@ static void test_flagtab_parse_bad_values(void **state)
     char err[FLAGTAB_ERR_LEN];
 
     (void)state;
-    expect_error("--num: '11' is out of range [1, 10]", parse(&t, err, "-n", "11", NULL), err);
-    expect_error("--num: 'x' is not", parse(&t, err, "--number", "x", NULL), err);
+    expect_error("--num: '11' is out of range 1..10", parse(&t, err, "-n", "11", NULL), err);
+    expect_error("--num: 'x' is not a non-negative integer; accepted: 1..10",
+                 parse(&t, err, "--number", "x", NULL), err);
     assert_int_equal(t.num, 5); /* unchanged */
     assert_false(t.num_seen);
-    expect_error("--size: '2M' is out of range", parse(&t, err, "--size", "2M", NULL), err);
-    expect_error("--dur: '1us' is out of range", parse(&t, err, "--dur", "1us", NULL), err);
-    expect_error("--win: '3ms' is out of range", parse(&t, err, "--win", "3ms", NULL), err);
+    expect_error("--size: '2M' is out of range 1..1M", parse(&t, err, "--size", "2M", NULL), err);
+    expect_error("--size: '2x' has an unknown unit 'x'; accepted: 1..1M",
+                 parse(&t, err, "--size", "2x", NULL), err);
+    expect_error("--dur: '1us' is out of range 1ms..60s", parse(&t, err, "--dur", "1us", NULL),
+                 err);
+    expect_error("--win: '3ms' is out of range 0 or 4ms..60s",
+                 parse(&t, err, "--win", "3ms", NULL), err);
     expect_error("--win: '0s' is out of range", parse(&t, err, "--win", "0s", NULL), err);
-    expect_error("--rate: '0.1' is out of range", parse(&t, err, "--rate", "0.1", NULL), err);
+    expect_error("--rate: '0.1' is out of range 0.5..100", parse(&t, err, "--rate", "0.1", NULL),
+                 err);
     expect_error("--limit: ", parse(&t, err, "--limit", "5", NULL), err);
     expect_error("--addr: empty value", parse(&t, err, "--addr", "", NULL), err);
     expect_error("--path: empty path", parse(&t, err, "--path", "", NULL), err);
