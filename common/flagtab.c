@@ -246,6 +246,19 @@ static int value_error(char *err, const struct flagtab_flag *f, const char *why)
     return -1;
 }
 
+/* With FLAGTAB_F_MS, "250" becomes "250ms" (in buf); any other value is returned as it is. */
+static const char *ms_default(const struct flagtab_flag *f, const char *arg, char *buf,
+                              size_t len)
+{
+    size_t n = strlen(arg);
+
+    if (!(f->flags & FLAGTAB_F_MS) || n == 0 || n + 3 > len || arg[n - 1] < '0' ||
+        arg[n - 1] > '9')
+        return arg;
+    snprintf(buf, len, "%sms", arg);
+    return buf;
+}
+
 /*
  * A number the flag's parser refused: either it is one but out of bounds, or it is none. Both
  * say the accepted range in the flag's own units ("4ms..3600s", not microseconds).
@@ -255,6 +268,7 @@ static int bound_error(char *err, const struct flagtab_flag *f, const char *arg,
 {
     char range[96];
     char probe[OPTS_ERR_LEN];
+    char num[64];
     uint64_t v;
     double d;
     int rc = -1;
@@ -267,7 +281,8 @@ static int bound_error(char *err, const struct flagtab_flag *f, const char *arg,
     else if (f->kind == FLAGTAB_SIZE)
         rc = opts_parse_size(arg, 0, 1ull << 62, &v, probe);
     else if (f->kind == FLAGTAB_DURATION)
-        rc = opts_parse_duration_us(arg, 0, 1ull << 62, &v, probe);
+        rc = opts_parse_duration_us(ms_default(f, arg, num, sizeof(num)), 0, 1ull << 62, &v,
+                                    probe);
     else if (f->kind == FLAGTAB_DOUBLE)
         rc = opts_parse_double(arg, -1e300, 1e300, &d, probe);
     if (rc == 0)
@@ -299,6 +314,7 @@ static int apply(const struct flagtab_prog *p, const struct flagtab_flag *f, voi
                  const char *arg, char *err)
 {
     char why[OPTS_ERR_LEN];
+    char num[64];
     void *dst = (char *)cfg + f->off;
     uint64_t v = 0;
     int rc = 0;
@@ -326,7 +342,8 @@ static int apply(const struct flagtab_prog *p, const struct flagtab_flag *f, voi
         if ((f->flags & FLAGTAB_F_ZERO) && strcmp(arg, "0") == 0)
             v = 0;
         else
-            rc = opts_parse_duration_us(arg, f->min, f->max, &v, why);
+            rc = opts_parse_duration_us(ms_default(f, arg, num, sizeof(num)), f->min, f->max,
+                                        &v, why);
         break;
     case FLAGTAB_DOUBLE: {
         double d;
@@ -591,7 +608,8 @@ void flagtab_usage(const struct flagtab_prog *p, FILE *out)
     p->defaults(defs);
     fprintf(out, "usage: %s\n", p->usage);
     print_paragraphs(out, p->about);
-    fputc('\n', out);
+    if (p->flags[0].kind != FLAGTAB_SECTION)
+        fputc('\n', out); /* a section starts with a blank line of its own */
     for (const struct flagtab_flag *f = p->flags; f->kind != FLAGTAB_END; f++) {
         if (f->kind == FLAGTAB_SECTION) {
             char head[2048];

@@ -50,6 +50,7 @@ enum flagtab_kind {
 #define FLAGTAB_F_TAKES_ARG 64u /* CUSTOM: the flag takes a value (.arg names it) */
 #define FLAGTAB_F_CLEAR 128u    /* SET: stores 0 (a --no-X flag) */
 #define FLAGTAB_F_DEFSTR 256u   /* CUSTOM: the destination is a const char *, the default shown */
+#define FLAGTAB_F_MS 512u       /* DURATION: a number without a unit is milliseconds, not s */
 
 struct flagtab_choice {
     const char *name; /* as typed; NULL ends the list */

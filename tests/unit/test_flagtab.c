@@ -1,7 +1,7 @@
 /*
  * test_flagtab.c - the flag table module: every kind parsed into its destination, one error
  * line naming the flag and what it accepts, getopt's own errors, --help/man/markdown from one
- * table.
+ * table, and each program's table checked for consistency (names, bounds, defaults).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include "flagtab.h"
 #include "opts.h"
 
+#include "../../server1/config.h"
 
 struct toy {
     uint16_t num;
@@ -306,6 +307,57 @@ static void test_flagtab_write_md(void **state)
     free(out);
 }
 
+/* Every program's table: unique names, help for each, bounds that fit, defaults within them. */
+static void check_prog(const struct flagtab_prog *p)
+{
+    void *defs = calloc(1, p->cfg_size);
+    const struct flagtab_flag *t = p->flags;
+    size_t n = 0;
+
+    p->defaults(defs);
+    for (size_t i = 0; t[i].kind != FLAGTAB_END; i++, n++) {
+        const struct flagtab_flag *f = &t[i];
+        if (f->kind == FLAGTAB_SECTION)
+            continue;
+        if (f->help == NULL || f->help[0] == '\0' || f->name == NULL)
+            fail_msg("%s: a flag without a name or help (entry %zu)", p->name, i);
+        for (size_t j = 0; j < i; j++) {
+            if (t[j].kind == FLAGTAB_SECTION)
+                continue;
+            if (strcmp(t[j].name, f->name) == 0)
+                fail_msg("%s: --%s twice", p->name, f->name);
+            if (f->short_name != 0 &&
+                (t[j].short_name == f->short_name || t[j].short2 == f->short_name))
+                fail_msg("%s: -%c twice", p->name, f->short_name);
+        }
+        if (f->kind == FLAGTAB_U64 || f->kind == FLAGTAB_SIZE || f->kind == FLAGTAB_DURATION) {
+            uint64_t v = 0;
+            uint64_t cap = f->size >= 8 ? UINT64_MAX : (1ull << (f->size * 8)) - 1;
+            memcpy(&v, (char *)defs + f->off, f->size); /* little-endian */
+            if (f->min > f->max || f->max > cap)
+                fail_msg("%s: --%s bounds [%llu, %llu] do not fit %zu bytes", p->name, f->name,
+                         (unsigned long long)f->min, (unsigned long long)f->max, f->size);
+            if (f->def == NULL && (v < f->min || v > f->max) &&
+                !(v == 0 && (f->flags & FLAGTAB_F_ZERO)))
+                fail_msg("%s: --%s default %llu outside [%llu, %llu]", p->name, f->name,
+                         (unsigned long long)v, (unsigned long long)f->min,
+                         (unsigned long long)f->max);
+        }
+        if (f->kind == FLAGTAB_CUSTOM)
+            assert_non_null(f->fn);
+        if (f->kind == FLAGTAB_ENUM)
+            assert_non_null(f->choices);
+    }
+    assert_true(n < FLAGTAB_MAX);
+    free(defs);
+}
+
+static void test_flagtab_program_tables(void **state)
+{
+    (void)state;
+    check_prog(&s1_config_flags);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_flagtab_usage),
         cmocka_unit_test(test_flagtab_write_man),
         cmocka_unit_test(test_flagtab_write_md),
+        cmocka_unit_test(test_flagtab_program_tables),
     };
     return cmocka_run_group_tests_name("flagtab", tests, NULL, NULL);
 }
