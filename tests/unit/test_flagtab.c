@@ -1,7 +1,7 @@
 /*
  * test_flagtab.c - the flag table module: every kind parsed into its destination, one error
  * line naming the flag and what it accepts, getopt's own errors, --help/man/markdown from one
- * table, and each program's table checked for consistency (names, bounds, defaults).
+ * table, and the three programs' tables checked for consistency (names, bounds, defaults).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include "flagtab.h"
 #include "opts.h"
 
+#include "../../loadgen/config.h"
 #include "../../server1/config.h"
 
 struct toy {
@@ -356,6 +357,7 @@ static void test_flagtab_program_tables(void **state)
 {
     (void)state;
     check_prog(&s1_config_flags);
+    check_prog(&lg_config_flags);
 }
 
 int main(void)
