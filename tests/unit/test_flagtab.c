@@ -19,6 +19,7 @@
 
 #include "../../loadgen/config.h"
 #include "../../server1/config.h"
+#include "../../server2/config.h"
 
 struct toy {
     uint16_t num;
@@ -357,6 +358,7 @@ static void test_flagtab_program_tables(void **state)
 {
     (void)state;
     check_prog(&s1_config_flags);
+    check_prog(&s2_config_flags);
     check_prog(&lg_config_flags);
 }
 
