@@ -77,12 +77,12 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover
+        fuzz fuzz-short fuzz-build soak failover docs
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 all: $(PROGS)
-build: all $(UNIT_BINS)
+build: all $(UNIT_BINS) $(O)/gen-flags
 
 asan:
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan build
@@ -124,6 +124,13 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL) -lcmocka
 
+# docs/man/PROG.1 and docs/flags/PROG.md come from the programs' flag tables (common/flagtab.h):
+# `make docs` writes them; `make unit` fails while the committed ones differ from the tables.
+$(O)/gen-flags: $(O)/obj/scripts/gen-flags.o $(TEST_LIBS)
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+docs: $(O)/gen-flags
+	$(Q)$(O)/gen-flags docs
+
 # A fuzz target links its own object, the program archives and libFuzzer's main.
 $(O)/fuzz/%: $(O)/obj/tests/fuzz/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
@@ -142,6 +149,7 @@ setup:
 unit: build
 	$(Q)python3 scripts/check-includes.py
 	$(Q)python3 scripts/check-includes.py --readme README.md
+	$(Q)$(O)/gen-flags --check docs
 	$(Q)bash tests/run-unit.sh $(O)
 
 itest: all

@@ -755,7 +755,8 @@ void flagtab_write_man(const struct flagtab_prog *p, FILE *out)
         roff(out, f->help);
         doc_facts(f, defs, facts, sizeof(facts));
         if (facts[0] != '\0') {
-            fputc(' ', out);
+            size_t n = strlen(f->help);
+            fputs(n > 0 && f->help[n - 1] == '.' ? " " : ". ", out);
             roff(out, facts);
         }
         fputc('\n', out);

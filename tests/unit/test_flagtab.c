@@ -288,7 +288,7 @@ static void test_flagtab_write_man(void **state)
     assert_non_null(strstr(out, "\\fB\\-n\\fR, \\fB\\-N\\fR, \\fB\\-\\-num\\fR, "
                                 "\\fB\\-\\-number\\fR \\fIN\\fR\n"));
     /* the docs say what the default is, not what it is on this machine */
-    assert_non_null(strstr(out, "a number Range: 1..10. Default: cores.\n"));
+    assert_non_null(strstr(out, "a number. Range: 1..10. Default: cores.\n"));
     assert_non_null(strstr(out, "\n.SS Strings\nvalues that are \\etext, not numbers.\n"));
     assert_non_null(strstr(out, "\n\\&.A paragraph")); /* a leading dot is not a request */
     assert_non_null(strstr(out, "May be given more than once."));
