@@ -511,7 +511,7 @@ static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_SET, "hardware-model", LG(hardware_model),
      .help = "with --predict-only: the model of the hardware alone (CPU, disks, Redis), without "
              "the software stations, as a run without thread samples is modelled"},
-    {FLAGTAB_END},
+    {.kind = FLAGTAB_END},
 };
 
 const struct flagtab_prog lg_config_flags = {

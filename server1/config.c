@@ -344,7 +344,7 @@ static const struct flagtab_flag s1_flags[] = {
      S1(auth_cache_ttl_us),
      .help = "how long an accepted password is trusted; 0 = off; server2 revokes sooner when "
              "an account changes"},
-    {FLAGTAB_END},
+    {.kind = FLAGTAB_END},
 };
 
 const struct flagtab_prog s1_config_flags = {

@@ -286,7 +286,7 @@ static const struct flagtab_flag s2_flags[] = {
      .help = "raise the log level by one (after --log-level, wherever it is)"},
     {FLAGTAB_VERSION, "version", 'V', .help = "print version and build flags, exit"},
     {FLAGTAB_HELP, "help", 'h', .help = "print this help, exit"},
-    {FLAGTAB_END},
+    {.kind = FLAGTAB_END},
 };
 
 const struct flagtab_prog s2_config_flags = {

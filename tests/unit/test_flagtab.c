@@ -101,7 +101,7 @@ static const struct flagtab_flag toy_flags[] = {
              "one line of the terminal, and then some more words to be sure of it"},
     {FLAGTAB_HELP, "help", 'h', .help = "this text"},
     {FLAGTAB_VERSION, "version", 'V', .help = "the version"},
-    {FLAGTAB_END},
+    {.kind = FLAGTAB_END},
 };
 
 static const struct flagtab_prog toy_prog = {
@@ -289,7 +289,7 @@ static void test_flagtab_write_man(void **state)
                                 "\\fB\\-\\-number\\fR \\fIN\\fR\n"));
     /* the docs say what the default is, not what it is on this machine */
     assert_non_null(strstr(out, "a number. Range: 1..10. Default: cores.\n"));
-    assert_non_null(strstr(out, "\n.SS Strings\nvalues that are \\etext, not numbers.\n"));
+    assert_non_null(strstr(out, "\n.SS Strings\nValues that are \\etext, not numbers.\n"));
     assert_non_null(strstr(out, "\n\\&.A paragraph")); /* a leading dot is not a request */
     assert_non_null(strstr(out, "May be given more than once."));
     free(out);
@@ -304,7 +304,7 @@ static void test_flagtab_write_md(void **state)
     assert_non_null(strstr(out, "| `-n`, `-N`, `--num`, `--number` | `N` (1..10) | cores | "
                                 "a number |\n"));
     assert_non_null(strstr(out, "| `--path` | `PATH` |  | a path \\| with a pipe |\n"));
-    assert_non_null(strstr(out, "\n## Strings\n"));
+    assert_non_null(strstr(out, "\n## Strings\n\nValues that are \\text, not numbers.\n"));
     assert_non_null(strstr(out, "| `--mode` | `fast\\|slow\\|odd` | slow | how |\n"));
     free(out);
 }
