@@ -5,6 +5,7 @@
  */
 #include "flagtab.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -727,7 +728,8 @@ void flagtab_write_man(const struct flagtab_prog *p, FILE *out)
             roff(out, f->name);
             fputc('\n', out);
             if (f->help != NULL) {
-                roff(out, f->help);
+                fputc(toupper((unsigned char)f->help[0]), out);
+                roff(out, f->help + 1);
                 fputc('\n', out);
             }
             continue;
@@ -812,7 +814,9 @@ void flagtab_write_md(const struct flagtab_prog *p, FILE *out)
         if (f->kind == FLAGTAB_SECTION) {
             fprintf(out, "%s## %s\n\n", in_table ? "\n" : "", f->name);
             if (f->help != NULL) {
-                md_cell(out, f->help);
+                /* a sentence of its own here, not the rest of "Heading: ..." as in --help */
+                fputc(toupper((unsigned char)f->help[0]), out);
+                md_cell(out, f->help + 1);
                 fputs("\n\n", out);
             }
             md_table_head(out);
