@@ -66,12 +66,12 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover faultlib-test
+        fuzz fuzz-short fuzz-build soak failover faultlib-test docs
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 all: $(PROGS) ## release build: build/release/{server1,server2,loadgen} (the default)
-build: all $(UNIT_BINS) ## the programs and the unit test binaries
+build: all $(UNIT_BINS) $(O)/gen-flags ## the programs, the unit test binaries and gen-flags
 
 asan: ## AddressSanitizer + UBSan build (build/asan)
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan build
@@ -113,6 +113,13 @@ $(O)/tests/%: $(O)/obj/tests/unit/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
 	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL) -lcmocka
 
+# docs/man/PROG.1 and docs/flags/PROG.md come from the programs' flag tables (common/flagtab.h):
+# `make docs` writes them; `make unit` fails while the committed ones differ from the tables.
+$(O)/gen-flags: $(O)/obj/scripts/gen-flags.o $(TEST_LIBS)
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+docs: $(O)/gen-flags ## write docs/man/PROG.1 and docs/flags/PROG.md from the flag tables
+	$(Q)$(O)/gen-flags docs
+
 # A fuzz target links its own object, the program archives and libFuzzer's main.
 $(O)/fuzz/%: $(O)/obj/tests/fuzz/%.o $(TEST_LIBS)
 	$(Q)mkdir -p $(dir $@)
@@ -133,6 +140,7 @@ unit: build ## cmocka unit tests and the source, document and results checks
 	$(Q)python3 scripts/check-includes.py --readme docs/design/server1.md
 	$(Q)python3 scripts/check-links.py
 	$(Q)python3 scripts/gen-metrics-doc.py --check docs/operate.md
+	$(Q)$(O)/gen-flags --check docs
 	$(Q)python3 scripts/results-index.py --check
 	$(Q)bash scripts/check-commits.sh
 	$(Q)bash tests/run-unit.sh $(O)

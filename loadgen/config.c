@@ -1,16 +1,17 @@
 /*
- * config.c - see config.h. Every numeric flag goes through the strict parsers of common/opts.h;
- * every error is one line that names the flag.
+ * config.c - see config.h. lg_config_flags lists every flag once; common/flagtab parses them
+ * (numbers through the strict parsers of common/opts.h, lists through the *_item callbacks
+ * below); every error is one line that names the flag.
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "flagtab.h"
 #include "model.h"
 #include "opts.h"
 #include "sweep.h"
@@ -18,89 +19,6 @@
 
 #define LG_DEFAULT_URL "http://127.0.0.1:8080"
 #define LG_DEFAULT_PASSWORD "lg-secret-1"
-
-enum {
-    OPT_URL = 1000,
-    OPT_ALLOW_REMOTE,
-    OPT_MODEL,
-    OPT_THINK,
-    OPT_WARMUP,
-    OPT_RPU,
-    OPT_TIMEOUT,
-    OPT_TYPE,
-    OPT_FILE,
-    OPT_SIZE,
-    OPT_MIX,
-    OPT_PREPARE,
-    OPT_USERNAME,
-    OPT_PASSWORD,
-    OPT_EXPECT_LENGTH,
-    OPT_COPY_BODY,
-    OPT_RATE,
-    OPT_ARRIVALS,
-    OPT_SEED,
-    OPT_SWEEP,
-    OPT_MAX_USERS,
-    OPT_SWEEP_STEP,
-    OPT_SWEEP_STALLS,
-    OPT_SWEEP_REFINE,
-    OPT_SAMPLE_MS,
-    OPT_WATCH,
-    OPT_WATCH_COMM,
-    OPT_REDIS_PORT,
-    OPT_PIN_CPUS,
-    OPT_PREDICT_ONLY,
-    OPT_START_AT,
-    OPT_THREAD_HZ,
-    OPT_HARDWARE_MODEL,
-    OPT_WINDOW_MAX,
-};
-
-static const struct option lg_longopts[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {"predict-only", required_argument, NULL, OPT_PREDICT_ONLY},
-    {"hardware-model", no_argument, NULL, OPT_HARDWARE_MODEL},
-    {"verbose", no_argument, NULL, 'v'},
-    {"url", required_argument, NULL, OPT_URL},
-    {"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
-    {"users", required_argument, NULL, 'u'},
-    {"connections", required_argument, NULL, 'c'},
-    {"threads", required_argument, NULL, 't'},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"think", required_argument, NULL, OPT_THINK},
-    {"duration", required_argument, NULL, 'd'},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"window-max", required_argument, NULL, OPT_WINDOW_MAX},
-    {"requests-per-user", required_argument, NULL, OPT_RPU},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"type", required_argument, NULL, OPT_TYPE},
-    {"file", required_argument, NULL, OPT_FILE},
-    {"size", required_argument, NULL, OPT_SIZE},
-    {"mix", required_argument, NULL, OPT_MIX},
-    {"prepare-users", required_argument, NULL, OPT_PREPARE},
-    {"username", required_argument, NULL, OPT_USERNAME},
-    {"password", required_argument, NULL, OPT_PASSWORD},
-    {"expect-length", required_argument, NULL, OPT_EXPECT_LENGTH},
-    {"copy-body", no_argument, NULL, OPT_COPY_BODY},
-    {"rate", required_argument, NULL, OPT_RATE},
-    {"arrivals", required_argument, NULL, OPT_ARRIVALS},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"sweep", required_argument, NULL, OPT_SWEEP},
-    {"max-users", required_argument, NULL, OPT_MAX_USERS},
-    {"sweep-step", required_argument, NULL, OPT_SWEEP_STEP},
-    {"sweep-stalls", required_argument, NULL, OPT_SWEEP_STALLS},
-    {"sweep-refine", required_argument, NULL, OPT_SWEEP_REFINE},
-    {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
-    {"thread-hz", required_argument, NULL, OPT_THREAD_HZ},
-    {"watch", required_argument, NULL, OPT_WATCH},
-    {"watch-comm", required_argument, NULL, OPT_WATCH_COMM},
-    {"redis-port", required_argument, NULL, OPT_REDIS_PORT},
-    {"out", required_argument, NULL, 'o'},
-    {"pin-cpus", required_argument, NULL, OPT_PIN_CPUS},
-    {"start-at", required_argument, NULL, OPT_START_AT},
-    {NULL, 0, NULL, 0},
-};
 
 void lg_config_defaults(struct lg_config *cfg)
 {
@@ -125,138 +43,6 @@ void lg_config_defaults(struct lg_config *cfg)
     cfg->sample_ms = 200;
     cfg->thread_hz = LG_THREAD_HZ_DEFAULT;
     cfg->put_size = 4096;
-}
-
-void lg_config_usage(FILE *out)
-{
-    struct lg_config d;
-
-    lg_config_defaults(&d);
-    fprintf(
-        out,
-        "Usage: loadgen [options]\n"
-        "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server: drives N\n"
-        "users on keep-alive connections, sweeps N, and reports throughput X, response time\n"
-        "R (mean, p50..p99.9, max), errors, Little's law, the resource use of every process\n"
-        "of the stack from /proc, operational-law bounds, N* and the bottleneck.\n"
-        "\n"
-        "Target and load:\n"
-        "  --url URL               server, loopback only (default %s)\n"
-        "  --allow-remote          accept a non-loopback host in --url\n"
-        "  -u, -c, --users N       users = connections of a single point (default %u);\n"
-        "                          with --rate, the size of the connection pool\n"
-        "  -t, --threads T         event-loop threads for --model events (default: cores = %u,\n"
-        "                          never more than users)\n"
-        "  --model events|threads  events: users spread over T epoll loops (default);\n"
-        "                          threads: one thread per user, blocking, as in the report\n"
-        "  --think MS              think time Z between a response and the next request\n"
-        "                          (default %" PRIu64 " ms; a unit like 1s is accepted)\n"
-        "  -d, --duration S        measured time of each point, at least (default %" PRIu64
-        " s)\n"
-        "  --window-max S          the longest a point's measured window may grow to hold\n"
-        "                          %u x (R + Z) and %u completions, so that Little's law\n"
-        "                          holds to about 5%% (R: measured in the window; the window\n"
-        "                          grows before its end until the rule holds or it reaches S);\n"
-        "                          0: exactly --duration (default %u x --duration; none with\n"
-        "                          --start-at or --requests-per-user)\n"
-        "  --warmup S              time before each point's measurement, not counted\n"
-        "                          (default %" PRIu64 " s)\n"
-        "  --requests-per-user K   instead of --duration: each user sends K requests\n"
-        "  --timeout S             per request, an error of class timeout (default %" PRIu64 " s)\n"
-        "\n"
-        "Requests (each response is checked: 201 for new, 200 for get, 201 or 204 for put):\n"
-        "  --type new|get|put      new: POST /users with a unique username each time;\n"
-        "                          get: GET /files/NAME (default: get with --file, else new);\n"
-        "                          put: PUT /files/lg-RUN-USER-K of --size bytes, K cycling\n"
-        "                          through 0..%u, so each user overwrites its own %u names\n"
-        "  --file NAME[,NAME...]   the file for get; with several (at most %u), user u gets\n"
-        "                          the (u mod count)th, so the load spreads over the names\n"
-        "  --size BYTES            body of put: random bytes made once (default %" PRIu64 ";\n"
-        "                          suffixes k, m)\n"
-        "  --mix new:W,get:W,put:W weighted mix, e.g. new:1,get:9 (get needs --file)\n"
-        "  --prepare-users K       create K accounts before the first point; get and put\n"
-        "                          requests use them (user i logs in as account i mod K)\n"
-        "                          (default 0)\n"
-        "  --username U            an existing account for get/put instead of --prepare-users\n"
-        "                          (with neither, get sends no Authorization header; put\n"
-        "                          needs one of them)\n"
-        "  --password P            password of prepared and new accounts (default built in;\n"
-        "                          never printed, logged, or written to results)\n"
-        "  --expect-length BYTES   get responses must have this body length (else invalid)\n"
-        "  --copy-body             copy bodies to user space (default: discarded by the kernel\n"
-        "                          with MSG_TRUNC; headers are always parsed)\n"
-        "\n"
-        "Open loop (instead of the closed loop):\n"
-        "  --rate R                requests/s in total, sent at intended times; latency counts\n"
-        "                          from the intended send time (no coordinated omission).\n"
-        "                          --users connections form the pool; when all are busy,\n"
-        "                          requests queue and their latency grows\n"
-        "  --arrivals constant|poisson   inter-arrival times (default constant)\n"
-        "  --seed N                seed of the mix and Poisson draws (default %" PRIu64 ")\n"
-        "\n"
-        "Sweep (closed loop):\n"
-        "  --sweep 1,2,4,...|auto  one point per N; auto doubles N from 1 until two doublings\n"
-        "                          in a row raise the best X by 5%% or less (or --max-users),\n"
-        "                          then bisects below the knee twice. N* = the smallest\n"
-        "                          measured N whose throughput is within 5%% of the sweep's\n"
-        "                          maximum; reported with R at N*\n"
-        "  --max-users N           bound of --sweep auto (default %u)\n"
-        "  --sweep-step F          auto: multiply N by F (2-%d) instead of doubling\n"
-        "  --sweep-stalls K        auto: K steps in a row without growth end it (1-%d, default\n"
-        "                          %d); 1 stops one step after X stops growing\n"
-        "  --sweep-refine K        auto: bisect below N* K times afterwards (0-%d, default %d)\n"
-        "\n"
-        "Several hosts (then merge their --out directories with 'loadgen merge'):\n"
-        "  --start-at EPOCH_MS     wall-clock start, in milliseconds since the epoch (at most\n"
-        "                          a day ahead), e.g. $(( $(date +%%s%%3N) + 3000 )): waits\n"
-        "                          (after --prepare-users) and starts point k (0-based) at\n"
-        "                          EPOCH_MS + k * (warmup + duration + %llu ms), so processes\n"
-        "                          given the same value measure the same wall-clock windows\n"
-        "                          (clocks synchronized by NTP). Needs --duration (not\n"
-        "                          --requests-per-user) and a single N or a --sweep list\n"
-        "  loadgen merge [-o DIR] DIR...   combine such runs into one (see 'loadgen merge -h')\n"
-        "\n"
-        "Resource monitor (/proc, during every point's measured window):\n"
-        "  --sample-ms MS          sampling interval (default %u)\n"
-        "  --thread-hz HZ          samples per second of the wait channel of the stack's\n"
-        "                          worker threads: the software stations of the model\n"
-        "                          (default %u, at most %u; 0: off)\n"
-        "  --watch NAME=PID,...    processes of the stack to sample (repeatable)\n"
-        "  --watch-comm C1,C2,...  every process whose comm is C (summed per name), e.g.\n"
-        "                          server1,server2,redis-server,mariadbd\n"
-        "  --redis-port P          also sample Redis INFO commandstats on 127.0.0.1:P\n"
-        "                          (password, if any, from the environment: REDISCLI_AUTH)\n"
-        "  (loadgen itself, the machine's CPU, disks and loopback are always sampled)\n"
-        "\n"
-        "Output:\n"
-        "  -o, --out DIR           write points.csv, run.json, summary.md into DIR\n"
-        "  --pin-cpus LIST         pin worker threads to CPUs, e.g. 1 or 0-1 or 0,1\n"
-        "  -v, --verbose           more log detail on stderr (repeatable)\n"
-        "  -V, --version           print version, compiler and flags\n"
-        "  -h, --help              print this help\n"
-        "\n"
-        "Model only (measures nothing):\n"
-        "  --predict-only RUN.json the queueing model (exact MVA) of a run loadgen wrote, e.g. a\n"
-        "                          short --sweep 1,4: X(N), R(N) and the knee for N up to\n"
-        "                          --max-users (at most %u), from demands D(N) = a + b / N\n"
-        "                          fitted through N = 1 and N = 4 (a fixed part and a part a\n"
-        "                          batch shares; when they fall faster than 1 / N, beyond N = 4\n"
-        "                          all of D(4) is taken as shared) and from the N = 1 demands\n"
-        "                          alone; then the file's own points against the model.\n"
-        "                          A run with thread samples gets the layered model (software\n"
-        "                          stations over the CPU), solved for N up to %u\n"
-        "  --hardware-model        with --predict-only: the model of the hardware alone (CPU,\n"
-        "                          disks, Redis), without the software stations, as a run\n"
-        "                          without thread samples is modelled\n"
-        "\n"
-        "Closed-loop latency is service time under coordinated omission: always read it with\n"
-        "N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.\n",
-        d.url, d.users, d.ncores, d.think_us / 1000, d.duration_us / 1000000, LG_WINDOW_CYCLES,
-        LG_WINDOW_OK, LG_WINDOW_MAX_FACTOR, d.warmup_us / 1000000,
-        d.timeout_us / 1000000, LG_PUT_NAMES - 1, LG_PUT_NAMES, LG_FILES_MAX, d.put_size, d.seed,
-        d.max_users, LG_SWEEP_STEP_MAX, LG_SWEEP_STALLS_MAX, LG_SWEEP_STALLS, LG_SWEEP_REFINE_MAX,
-        LG_SWEEP_REFINE, (unsigned long long)LG_START_GAP_MS, d.sample_ms, d.thread_hz,
-        LG_THREAD_HZ_MAX, LG_MODEL_PREDICT_MAX, LG_MODEL_LAYERED_MAX_N);
 }
 
 void lg_config_version(FILE *out)
@@ -291,19 +77,6 @@ unsigned lg_config_weight_total(const struct lg_config *cfg)
     for (int t = 0; t < LG_REQ_TYPES; t++)
         sum += cfg->weight[t];
     return sum;
-}
-
-/* Milliseconds when the value has no unit, else any unit of opts_parse_duration_us. */
-static int parse_ms(const char *s, uint64_t max_us, uint64_t *out_us, char *err)
-{
-    char buf[64];
-    size_t len = strlen(s);
-
-    if (len > 0 && len < sizeof(buf) - 3 && s[len - 1] >= '0' && s[len - 1] <= '9') {
-        snprintf(buf, sizeof(buf), "%sms", s);
-        return opts_parse_duration_us(buf, 0, max_us, out_us, err);
-    }
-    return opts_parse_duration_us(s, 0, max_us, out_us, err);
 }
 
 static bool name_ok(const char *s, size_t len)
@@ -489,264 +262,287 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *flag, ch
     return 0;
 }
 
-/* Turns a parser's result into the flag's error line: returns r, and on r < 0 fills err. */
-static int flag_result(int r, const char *flag, const char *why, char *err)
+static int on_type(void *cfg, const char *arg, char *err)
 {
-    if (r < 0)
-        snprintf(err, LG_ERR_LEN, "%s: %s", flag, why);
-    return r;
+    struct lg_config *c = cfg;
+
+    if (lg_config_weight_total(c) > 0) {
+        snprintf(err, LG_ERR_LEN, "--type: give one --type or one --mix");
+        return -1;
+    }
+    if (strcmp(arg, "new") != 0 && strcmp(arg, "get") != 0 && strcmp(arg, "put") != 0) {
+        snprintf(err, LG_ERR_LEN, "--type: '%.64s' is not new, get or put", arg);
+        return -1;
+    }
+    c->weight[arg[0] == 'n' ? LG_REQ_NEW : arg[0] == 'g' ? LG_REQ_GET : LG_REQ_PUT] = 1;
+    return 0;
+}
+
+static int on_mix(void *cfg, const char *arg, char *err)
+{
+    struct lg_config *c = cfg;
+
+    if (lg_config_weight_total(c) > 0) {
+        snprintf(err, LG_ERR_LEN, "--mix: give one --type or one --mix");
+        return -1;
+    }
+    if (for_each_item(c, "--mix", arg, mix_item, err) < 0)
+        return -1;
+    if (lg_config_weight_total(c) == 0) {
+        snprintf(err, LG_ERR_LEN, "--mix: every weight is 0");
+        return -1;
+    }
+    return copy_str(c->mix_desc, sizeof(c->mix_desc), arg, "--mix", err);
+}
+
+static int on_password(void *cfg, const char *arg, char *err)
+{
+    struct lg_config *c = cfg;
+    size_t len = strlen(arg);
+
+    /* the value is never echoed, not even in an error */
+    if (len == 0 || !account_password_valid(arg, len) || len >= sizeof(c->password)) {
+        snprintf(err, LG_ERR_LEN, "--password: must be 1..%d bytes", ACCOUNT_PASS_MAX);
+        return -1;
+    }
+    memcpy(c->password, arg, len + 1);
+    return 0;
+}
+
+static int on_sweep(void *cfg, const char *arg, char *err)
+{
+    struct lg_config *c = cfg;
+
+    c->nsweep = 0;
+    c->sweep_auto = strcmp(arg, "auto") == 0;
+    return c->sweep_auto ? 0 : for_each_item(c, "--sweep", arg, sweep_item, err);
+}
+
+static int on_watch(void *cfg, const char *arg, char *err)
+{
+    return for_each_item(cfg, "--watch", arg, watch_item, err);
+}
+
+static int on_watch_comm(void *cfg, const char *arg, char *err)
+{
+    return for_each_item(cfg, "--watch-comm", arg, comm_item, err);
+}
+
+static int on_pin_cpus(void *cfg, const char *arg, char *err)
+{
+    struct lg_config *c = cfg;
+
+    c->ncpus = 0;
+    return for_each_item(c, "--pin-cpus", arg, cpu_item, err);
+}
+
+static void defaults_cb(void *cfg)
+{
+    lg_config_defaults(cfg);
+}
+
+static void version_cb(void)
+{
+    lg_config_version(stdout);
+}
+
+static const struct flagtab_choice models[] = {
+    {"events", LG_MODEL_EVENTS}, {"threads", LG_MODEL_THREADS}, {NULL, 0}};
+static const struct flagtab_choice arrivals[] = {
+    {"constant", LG_ARRIVALS_CONSTANT}, {"poisson", LG_ARRIVALS_POISSON}, {NULL, 0}};
+
+#define LG(field) FLAGTAB_DST(struct lg_config, field)
+#define LG_SEEN(field) FLAGTAB_SEEN(struct lg_config, field)
+#define SEC 1000000ull
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct flagtab_flag lg_flags[] = {
+    {FLAGTAB_SECTION, "Target and load", .help = NULL},
+    {FLAGTAB_STRBUF, "url", .arg = "URL", LG(url), .help = "server, loopback only"},
+    {FLAGTAB_SET, "allow-remote", LG(allow_remote), .help = "accept a non-loopback host in --url"},
+    {FLAGTAB_U64, "users", 'u', 'c', .alias = "connections", .arg = "N", .min = 1,
+     .max = LG_USERS_MAX, LG(users),
+     .help = "users = connections of a single point; with --rate, the size of the connection "
+             "pool"},
+    {FLAGTAB_U64, "threads", 't', .arg = "T", .min = 1, .max = 1024, LG(threads),
+     LG_SEEN(threads_set), .def = "cores, never more than users", .flags = FLAGTAB_F_RUNTIME,
+     .help = "event-loop threads for --model events"},
+    {FLAGTAB_ENUM, "model", LG(model), .choices = models,
+     .help = "events: users spread over T epoll loops; threads: one thread per user, blocking, "
+             "as in the report"},
+    {FLAGTAB_DURATION, "think", .arg = "MS", .min = 0, .max = 3600 * SEC, LG(think_us),
+     .flags = FLAGTAB_F_MS,
+     .help = "think time Z between a response and the next request, in ms (a unit like 1s is "
+             "accepted)"},
+    {FLAGTAB_DURATION, "duration", 'd', .arg = "S", .min = 100000, .max = 30 * 86400 * SEC,
+     LG(duration_us), LG_SEEN(duration_set), .help = "measured time of each point, at least"},
+    {FLAGTAB_DURATION, "window-max", .arg = "S", .min = 0, .max = 30 * 86400 * SEC,
+     LG(window_max_us), LG_SEEN(window_max_set),
+     .def = STR(LG_WINDOW_MAX_FACTOR) " x --duration; none with --start-at or "
+            "--requests-per-user",
+     .help = "the longest a point's measured window may grow to hold " STR(LG_WINDOW_CYCLES)
+             " x (R + Z) and " STR(LG_WINDOW_OK) " completions, so that Little's law holds to "
+             "about 5% (R: measured in the window; the window grows before its end until the "
+             "rule holds or it reaches S); 0: exactly --duration"},
+    {FLAGTAB_DURATION, "warmup", .arg = "S", .min = 0, .max = 86400 * SEC, LG(warmup_us),
+     .help = "time before each point's measurement, not counted"},
+    {FLAGTAB_U64, "requests-per-user", .arg = "K", .min = 1, .max = 1000000000000ull,
+     LG(requests_per_user), .def = "off",
+     .help = "instead of --duration: each user sends K requests"},
+    {FLAGTAB_DURATION, "timeout", .arg = "S", .min = 1000, .max = 3600 * SEC, LG(timeout_us),
+     .help = "per request, an error of class timeout"},
+
+    {FLAGTAB_SECTION, "Requests",
+     .help = "each response is checked: 201 for new, 200 for get, 201 or 204 for put."},
+    {FLAGTAB_CUSTOM, "type", .arg = "new|get|put", .fn = on_type,
+     .flags = FLAGTAB_F_TAKES_ARG, .def = "get with --file, else new",
+     .help = "new: POST /users with a unique username each time; get: GET /files/NAME; put: PUT "
+             "/files/lg-RUN-USER-K of --size bytes, K cycling so that each user overwrites its "
+             "own " STR(LG_PUT_NAMES) " names"},
+    {FLAGTAB_STRBUF, "file", .arg = "NAME[,NAME...]", LG(file),
+     .help = "the file for get; with several (at most " STR(LG_FILES_MAX) "), user u gets the "
+             "(u mod count)th, so the load spreads over the names"},
+    {FLAGTAB_SIZE, "size", .arg = "BYTES", .min = 0, .max = LG_PUT_SIZE_MAX, LG(put_size),
+     LG_SEEN(put_size_set), .help = "body of put: random bytes made once"},
+    {FLAGTAB_CUSTOM, "mix", .arg = "new:W,get:W,put:W", .fn = on_mix,
+     .flags = FLAGTAB_F_TAKES_ARG,
+     .help = "weighted mix, e.g. new:1,get:9 (get needs --file)"},
+    {FLAGTAB_U64, "prepare-users", .arg = "K", .min = 0, .max = 10000000, LG(prepare_users),
+     .help = "create K accounts before the first point; get and put requests use them (user i "
+             "logs in as account i mod K)"},
+    {FLAGTAB_STRBUF, "username", .arg = "U", LG(username),
+     .help = "an existing account for get/put instead of --prepare-users (with neither, get "
+             "sends no Authorization header; put needs one of them)"},
+    {FLAGTAB_CUSTOM, "password", .arg = "P", .fn = on_password, .flags = FLAGTAB_F_TAKES_ARG,
+     .def = "built in",
+     .help = "password of prepared and new accounts; never printed, logged, or written to "
+             "results"},
+    {FLAGTAB_SIZE, "expect-length", .arg = "BYTES", .min = 0, .max = 1ull << 62,
+     LG(expect_length), LG_SEEN(has_expect_length), .flags = FLAGTAB_F_NODEF | FLAGTAB_F_NORANGE,
+     .help = "get responses must have this body length (else invalid)"},
+    {FLAGTAB_SET, "copy-body", LG(copy_body),
+     .def = "off: discarded by the kernel with MSG_TRUNC; headers are always parsed",
+     .help = "copy bodies to user space"},
+
+    {FLAGTAB_SECTION, "Open loop", .help = "instead of the closed loop."},
+    {FLAGTAB_DOUBLE, "rate", .arg = "R", .dmin = 0.001, .dmax = 1e8, LG(rate),
+     .def = "off: the closed loop",
+     .help = "requests/s in total, sent at intended times; latency counts from the intended "
+             "send time (no coordinated omission). --users connections form the pool; when all "
+             "are busy, requests queue and their latency grows"},
+    {FLAGTAB_ENUM, "arrivals", LG(arrivals), .choices = arrivals,
+     .help = "inter-arrival times"},
+    {FLAGTAB_U64, "seed", .arg = "N", .min = 0, .max = UINT64_MAX, LG(seed),
+     .flags = FLAGTAB_F_NORANGE, .help = "seed of the mix and Poisson draws"},
+
+    {FLAGTAB_SECTION, "Sweep", .help = "closed loop."},
+    {FLAGTAB_CUSTOM, "sweep", .arg = "1,2,4,...|auto", .fn = on_sweep,
+     .flags = FLAGTAB_F_TAKES_ARG,
+     .help = "one point per N (at most " STR(LG_SWEEP_MAX) "); auto doubles N from 1 until two "
+             "doublings in a row raise the best X by 5% or less (or --max-users), then bisects "
+             "below the knee twice. N* = the smallest measured N whose throughput is within 5% "
+             "of the sweep's maximum; reported with R at N*"},
+    {FLAGTAB_U64, "max-users", .arg = "N", .min = 1, .max = LG_USERS_MAX, LG(max_users),
+     .help = "bound of --sweep auto (and of --predict-only)"},
+    {FLAGTAB_U64, "sweep-step", .arg = "F", .min = 2, .max = LG_SWEEP_STEP_MAX, LG(sweep_step),
+     LG_SEEN(sweep_plan_set), .help = "auto: multiply N by F instead of doubling"},
+    {FLAGTAB_U64, "sweep-stalls", .arg = "K", .min = 1, .max = LG_SWEEP_STALLS_MAX,
+     LG(sweep_stalls), LG_SEEN(sweep_plan_set),
+     .help = "auto: K steps in a row without growth end it; 1 stops one step after X stops "
+             "growing"},
+    {FLAGTAB_U64, "sweep-refine", .arg = "K", .min = 0, .max = LG_SWEEP_REFINE_MAX,
+     LG(sweep_refine), LG_SEEN(sweep_plan_set),
+     .help = "auto: bisect below N* K times afterwards"},
+
+    {FLAGTAB_SECTION, "Several hosts",
+     .help = "then merge their --out directories with 'loadgen merge [-o DIR] DIR...' (see "
+             "'loadgen merge -h')."},
+    {FLAGTAB_U64, "start-at", .arg = "EPOCH_MS", .min = 1, .max = UINT64_MAX / 2,
+     LG(start_at_ms), .def = "now", .flags = FLAGTAB_F_NORANGE,
+     .help = "wall-clock start, in milliseconds since the epoch (at most a day ahead), e.g. $(( "
+             "$(date +%s%3N) + 3000 )): waits (after --prepare-users) and starts point k "
+             "(0-based) at EPOCH_MS + k * (warmup + duration + " STR(LG_START_GAP_MS)
+             " ms), so "
+             "processes given the same value measure the same wall-clock windows (clocks "
+             "synchronized by NTP). Needs --duration (not --requests-per-user) and a single N "
+             "or a --sweep list"},
+
+    {FLAGTAB_SECTION, "Resource monitor",
+     .help = "/proc, during every point's measured window; loadgen itself, the machine's CPU, "
+             "disks and loopback are always sampled."},
+    {FLAGTAB_U64, "sample-ms", .arg = "MS", .min = 10, .max = 60000, LG(sample_ms),
+     .help = "sampling interval"},
+    {FLAGTAB_U64, "thread-hz", .arg = "HZ", .min = 0, .max = LG_THREAD_HZ_MAX, LG(thread_hz),
+     .help = "samples per second of the wait channel of the stack's worker threads: the "
+             "software stations of the model; 0: off"},
+    {FLAGTAB_CUSTOM, "watch", .arg = "NAME=PID,...", .fn = on_watch,
+     .flags = FLAGTAB_F_TAKES_ARG | FLAGTAB_F_REPEAT,
+     .help = "processes of the stack to sample (at most " STR(LG_WATCH_MAX) ")"},
+    {FLAGTAB_CUSTOM, "watch-comm", .arg = "C1,C2,...", .fn = on_watch_comm,
+     .flags = FLAGTAB_F_TAKES_ARG | FLAGTAB_F_REPEAT,
+     .help = "every process whose comm is C (summed per name), e.g. "
+             "server1,server2,redis-server,mariadbd"},
+    {FLAGTAB_U64, "redis-port", .arg = "P", .min = 1, .max = 65535, LG(redis_port),
+     .def = "off",
+     .help = "also sample Redis INFO commandstats on 127.0.0.1:P (password, if any, from the "
+             "environment: REDISCLI_AUTH)"},
+
+    {FLAGTAB_SECTION, "Output", .help = NULL},
+    {FLAGTAB_STRBUF, "out", 'o', .arg = "DIR", LG(out_dir), .def = "none: stdout only",
+     .help = "write points.csv, run.json, summary.md into DIR"},
+    {FLAGTAB_CUSTOM, "pin-cpus", .arg = "LIST", .fn = on_pin_cpus, .flags = FLAGTAB_F_TAKES_ARG,
+     .help = "pin worker threads to CPUs, e.g. 1 or 0-1 or 0,1"},
+    {FLAGTAB_COUNT, "verbose", 'v', LG(verbose), .flags = FLAGTAB_F_NODEF | FLAGTAB_F_REPEAT,
+     .help = "more log detail on stderr"},
+    {FLAGTAB_VERSION, "version", 'V', .help = "print version, compiler and flags"},
+    {FLAGTAB_HELP, "help", 'h', .help = "print this help"},
+
+    {FLAGTAB_SECTION, "Model only", .help = "measures nothing."},
+    {FLAGTAB_STRBUF, "predict-only", .arg = "RUN.json", LG(predict_path),
+     .help = "the queueing model (exact MVA) of a run loadgen wrote, e.g. a short --sweep 1,4: "
+             "X(N), R(N) and the knee for N up to --max-users (at most "
+             STR(LG_MODEL_PREDICT_MAX) "), from demands D(N) = a + b / N fitted through N = 1 "
+             "and N = 4 (a fixed part and a part a batch shares; when they fall faster than 1 / "
+             "N, beyond N = 4 all of D(4) is taken as shared) and from the N = 1 demands alone; "
+             "then the file's own points against the model. A run with thread samples gets the "
+             "layered model (software stations over the CPU), solved for N up to "
+             STR(LG_MODEL_LAYERED_MAX_N)},
+    {FLAGTAB_SET, "hardware-model", LG(hardware_model),
+     .help = "with --predict-only: the model of the hardware alone (CPU, disks, Redis), without "
+             "the software stations, as a run without thread samples is modelled"},
+    {.kind = FLAGTAB_END},
+};
+
+const struct flagtab_prog lg_config_flags = {
+    .name = "loadgen",
+    .summary = "closed-loop HTTP/1.1 load generator and queueing model for the file server",
+    .usage = "loadgen [options]",
+    .about = "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server: drives N "
+             "users on keep-alive connections, sweeps N, and reports throughput X, response "
+             "time R (mean, p50..p99.9, max), errors, Little's law, the resource use of every "
+             "process of the stack from /proc, operational-law bounds, N* and the bottleneck.",
+    .notes = "Closed-loop latency is service time under coordinated omission: always read it "
+             "with N and X. Exit status: 0 ok, 1 run failed, 2 bad flags, 130 interrupted.",
+    .flags = lg_flags,
+    .cfg_size = sizeof(struct lg_config),
+    .defaults = defaults_cb,
+    .version = version_cb,
+    .help_col = 26,
+};
+
+void lg_config_usage(FILE *out)
+{
+    flagtab_usage(&lg_config_flags, out);
 }
 
 int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
 {
-    char e[OPTS_ERR_LEN];
-    uint64_t v = 0;
-    int rc = 0;
-    bool type_given = false;
-    bool mix_given = false;
-
     cfg->argc = argc;
     cfg->argv = argv;
-    opterr = 0;
-    optind = 0; /* glibc: a full reset, so parsing can run more than once (tests) */
-    while (rc == 0) {
-        int opt = getopt_long(argc, argv, ":hVvu:c:t:d:o:", lg_longopts, NULL);
-
-        if (opt == -1)
-            break;
-        switch (opt) {
-        case 'h':
-            lg_config_usage(stdout);
-            return 1;
-        case 'V':
-            lg_config_version(stdout);
-            return 1;
-        case 'v':
-            cfg->verbose++;
-            break;
-        case OPT_PREDICT_ONLY:
-            rc = optarg[0] == '\0' ? flag_result(-1, "--predict-only", "give a run.json", err)
-                                    : copy_str(cfg->predict_path, sizeof(cfg->predict_path),
-                                               optarg, "--predict-only", err);
-            break;
-        case OPT_URL:
-            rc = copy_str(cfg->url, sizeof(cfg->url), optarg, "--url", err);
-            break;
-        case OPT_ALLOW_REMOTE:
-            cfg->allow_remote = true;
-            break;
-        case 'u':
-        case 'c':
-            rc = flag_result(opts_parse_u64(optarg, 1, LG_USERS_MAX, &v, e), "--users", e, err);
-            cfg->users = (unsigned)v;
-            break;
-        case 't':
-            rc = flag_result(opts_parse_u64(optarg, 1, 1024, &v, e), "--threads", e, err);
-            cfg->threads = (unsigned)v;
-            cfg->threads_set = true;
-            break;
-        case OPT_MODEL:
-            if (strcmp(optarg, "events") == 0) {
-                cfg->model = LG_MODEL_EVENTS;
-            } else if (strcmp(optarg, "threads") == 0) {
-                cfg->model = LG_MODEL_THREADS;
-            } else {
-                snprintf(err, LG_ERR_LEN, "--model: '%s' is not events or threads", optarg);
-                rc = -1;
-            }
-            break;
-        case OPT_THINK:
-            rc = flag_result(parse_ms(optarg, 3600ull * 1000000, &cfg->think_us, e), "--think", e,
-                             err);
-            break;
-        case 'd':
-            rc = flag_result(opts_parse_duration_us(optarg, 100000, 30ull * 86400 * 1000000,
-                                                    &cfg->duration_us, e),
-                             "--duration", e, err);
-            cfg->duration_set = true;
-            break;
-        case OPT_WINDOW_MAX:
-            rc = flag_result(opts_parse_duration_us(optarg, 0, 30ull * 86400 * 1000000,
-                                                    &cfg->window_max_us, e),
-                             "--window-max", e, err);
-            cfg->window_max_set = true;
-            break;
-        case OPT_WARMUP:
-            rc = flag_result(
-                opts_parse_duration_us(optarg, 0, 86400ull * 1000000, &cfg->warmup_us, e),
-                "--warmup", e, err);
-            break;
-        case OPT_RPU:
-            rc =
-                flag_result(opts_parse_u64(optarg, 1, 1000000000000ull, &cfg->requests_per_user, e),
-                            "--requests-per-user", e, err);
-            break;
-        case OPT_TIMEOUT:
-            rc = flag_result(
-                opts_parse_duration_us(optarg, 1000, 3600ull * 1000000, &cfg->timeout_us, e),
-                "--timeout", e, err);
-            break;
-        case OPT_TYPE:
-            if (mix_given || type_given) {
-                snprintf(err, LG_ERR_LEN, "--type: give one --type or one --mix");
-                rc = -1;
-            } else if (strcmp(optarg, "new") == 0 || strcmp(optarg, "get") == 0 ||
-                       strcmp(optarg, "put") == 0) {
-                cfg->weight[optarg[0] == 'n'   ? LG_REQ_NEW
-                            : optarg[0] == 'g' ? LG_REQ_GET
-                                               : LG_REQ_PUT] = 1;
-                type_given = true;
-            } else {
-                snprintf(err, LG_ERR_LEN, "--type: '%s' is not new, get or put", optarg);
-                rc = -1;
-            }
-            break;
-        case OPT_MIX:
-            if (mix_given || type_given) {
-                snprintf(err, LG_ERR_LEN, "--mix: give one --type or one --mix");
-                rc = -1;
-                break;
-            }
-            mix_given = true;
-            rc = for_each_item(cfg, "--mix", optarg, mix_item, err);
-            if (rc == 0 && lg_config_weight_total(cfg) == 0) {
-                snprintf(err, LG_ERR_LEN, "--mix: every weight is 0");
-                rc = -1;
-            }
-            if (rc == 0)
-                rc = copy_str(cfg->mix_desc, sizeof(cfg->mix_desc), optarg, "--mix", err);
-            break;
-        case OPT_FILE:
-            rc = copy_str(cfg->file, sizeof(cfg->file), optarg, "--file", err);
-            break;
-        case OPT_SIZE:
-            rc = flag_result(opts_parse_size(optarg, 0, LG_PUT_SIZE_MAX, &cfg->put_size, e),
-                             "--size", e, err);
-            cfg->put_size_set = true;
-            break;
-        case OPT_PREPARE:
-            rc = flag_result(opts_parse_u64(optarg, 0, 10000000, &cfg->prepare_users, e),
-                             "--prepare-users", e, err);
-            break;
-        case OPT_USERNAME:
-            rc = copy_str(cfg->username, sizeof(cfg->username), optarg, "--username", err);
-            break;
-        case OPT_PASSWORD:
-            /* the value is never echoed, not even in an error */
-            if (strlen(optarg) == 0 || !account_password_valid(optarg, strlen(optarg)) ||
-                strlen(optarg) >= sizeof(cfg->password)) {
-                snprintf(err, LG_ERR_LEN, "--password: must be 1..%d bytes", ACCOUNT_PASS_MAX);
-                rc = -1;
-            } else {
-                memcpy(cfg->password, optarg, strlen(optarg) + 1);
-            }
-            break;
-        case OPT_EXPECT_LENGTH:
-            rc = flag_result(opts_parse_size(optarg, 0, 1ull << 62, &cfg->expect_length, e),
-                             "--expect-length", e, err);
-            cfg->has_expect_length = true;
-            break;
-        case OPT_COPY_BODY:
-            cfg->copy_body = true;
-            break;
-        case OPT_RATE:
-            rc =
-                flag_result(opts_parse_double(optarg, 0.001, 1e8, &cfg->rate, e), "--rate", e, err);
-            break;
-        case OPT_ARRIVALS:
-            if (strcmp(optarg, "constant") == 0) {
-                cfg->arrivals = LG_ARRIVALS_CONSTANT;
-            } else if (strcmp(optarg, "poisson") == 0) {
-                cfg->arrivals = LG_ARRIVALS_POISSON;
-            } else {
-                snprintf(err, LG_ERR_LEN, "--arrivals: '%s' is not constant or poisson", optarg);
-                rc = -1;
-            }
-            break;
-        case OPT_SEED:
-            rc =
-                flag_result(opts_parse_u64(optarg, 0, UINT64_MAX, &cfg->seed, e), "--seed", e, err);
-            break;
-        case OPT_SWEEP:
-            cfg->nsweep = 0;
-            cfg->sweep_auto = strcmp(optarg, "auto") == 0;
-            if (!cfg->sweep_auto)
-                rc = for_each_item(cfg, "--sweep", optarg, sweep_item, err);
-            break;
-        case OPT_MAX_USERS:
-            rc = flag_result(opts_parse_u64(optarg, 1, LG_USERS_MAX, &v, e), "--max-users", e, err);
-            cfg->max_users = (unsigned)v;
-            break;
-        case OPT_SWEEP_STEP:
-            rc = flag_result(opts_parse_u64(optarg, 2, LG_SWEEP_STEP_MAX, &v, e), "--sweep-step", e,
-                             err);
-            cfg->sweep_step = (unsigned)v;
-            cfg->sweep_plan_set = true;
-            break;
-        case OPT_SWEEP_STALLS:
-            rc = flag_result(opts_parse_u64(optarg, 1, LG_SWEEP_STALLS_MAX, &v, e),
-                             "--sweep-stalls", e, err);
-            cfg->sweep_stalls = (unsigned)v;
-            cfg->sweep_plan_set = true;
-            break;
-        case OPT_SWEEP_REFINE:
-            rc = flag_result(opts_parse_u64(optarg, 0, LG_SWEEP_REFINE_MAX, &v, e),
-                             "--sweep-refine", e, err);
-            cfg->sweep_refine = (unsigned)v;
-            cfg->sweep_plan_set = true;
-            break;
-        case OPT_SAMPLE_MS:
-            rc = flag_result(opts_parse_u64(optarg, 10, 60000, &v, e), "--sample-ms", e, err);
-            cfg->sample_ms = (unsigned)v;
-            break;
-        case OPT_THREAD_HZ:
-            rc = flag_result(opts_parse_u64(optarg, 0, LG_THREAD_HZ_MAX, &v, e), "--thread-hz", e,
-                             err);
-            cfg->thread_hz = (unsigned)v;
-            break;
-        case OPT_HARDWARE_MODEL:
-            cfg->hardware_model = true;
-            break;
-        case OPT_WATCH:
-            rc = for_each_item(cfg, "--watch", optarg, watch_item, err);
-            break;
-        case OPT_WATCH_COMM:
-            rc = for_each_item(cfg, "--watch-comm", optarg, comm_item, err);
-            break;
-        case OPT_REDIS_PORT:
-            rc = flag_result(opts_parse_u64(optarg, 1, 65535, &v, e), "--redis-port", e, err);
-            cfg->redis_port = (uint16_t)v;
-            break;
-        case 'o':
-            rc = copy_str(cfg->out_dir, sizeof(cfg->out_dir), optarg, "--out", err);
-            break;
-        case OPT_START_AT:
-            rc = flag_result(opts_parse_u64(optarg, 1, UINT64_MAX / 2, &cfg->start_at_ms, e),
-                             "--start-at", e, err);
-            break;
-        case OPT_PIN_CPUS:
-            cfg->ncpus = 0;
-            rc = for_each_item(cfg, "--pin-cpus", optarg, cpu_item, err);
-            break;
-        case ':':
-            snprintf(err, LG_ERR_LEN, "option '%s' needs a value", argv[optind - 1]);
-            rc = -1;
-            break;
-        default:
-            if (optopt != 0)
-                snprintf(err, LG_ERR_LEN, "unknown option '-%c' (see --help)", optopt);
-            else
-                snprintf(err, LG_ERR_LEN, "unknown option '%s' (see --help)", argv[optind - 1]);
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && optind < argc) {
-        snprintf(err, LG_ERR_LEN, "unexpected argument '%s' (see --help)", argv[optind]);
-        rc = -1;
-    }
-    return rc;
+    return (int)flagtab_parse(&lg_config_flags, cfg, argc, argv, err);
 }
+
 
 static bool file_name_ok(const char *s)
 {

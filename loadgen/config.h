@@ -1,7 +1,7 @@
 /*
- * config.h - struct lg_config: every flag of loadgen, its default, parsing (getopt_long),
- * validation and the --help text, which prints the defaults from lg_config_defaults() so the two
- * cannot drift. Built by main before any thread starts; immutable afterwards.
+ * config.h - struct lg_config: every flag of loadgen, its default, parsing and --help (both from
+ * the flag table lg_config_flags, which prints the defaults from lg_config_defaults() so the two
+ * cannot drift), and validation. Built by main before any thread starts; immutable afterwards.
  */
 #ifndef LG_CONFIG_H
 #define LG_CONFIG_H
@@ -12,10 +12,11 @@
 #include <sys/types.h>
 
 #include "account.h"
+#include "flagtab.h"
 #include "stats.h"
 #include "target.h"
 
-#define LG_ERR_LEN 512
+#define LG_ERR_LEN FLAGTAB_ERR_LEN
 #define LG_SWEEP_MAX 64    /* points in an explicit --sweep list */
 #define LG_WATCH_MAX 32    /* --watch name=PID entries and --watch-comm names, each */
 #define LG_NAME_MAX 32     /* a watched process group's name */
@@ -24,7 +25,7 @@
 #define LG_PUT_NAMES 8                  /* names each user overwrites in turn with put */
 #define LG_FILES_MAX 64                 /* names in --file NAME,NAME,... */
 #define LG_PUT_SIZE_MAX (1024ull << 20) /* --size bound */
-#define LG_START_GAP_MS 1000ull         /* --start-at: idle time between two points' slots */
+#define LG_START_GAP_MS 1000 /* --start-at: idle ms between two points (--help prints it) */
 #define LG_START_AHEAD_MAX_MS (24ull * 3600 * 1000) /* --start-at: at most a day ahead */
 #define LG_THREAD_HZ_DEFAULT 200        /* --thread-hz: thread-state samples per second */
 #define LG_THREAD_HZ_MAX 5000
@@ -114,6 +115,9 @@ struct lg_config {
     int argc;
     char **argv;
 };
+
+/* Every flag of loadgen: names, kinds, bounds, destinations, help (common/flagtab.h). */
+extern const struct flagtab_prog lg_config_flags;
 
 void lg_config_defaults(struct lg_config *cfg);
 /*

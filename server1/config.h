@@ -1,6 +1,6 @@
 /*
- * config.h - server1's configuration: defaults, strict flag parsing (getopt_long + common/opts),
- * validation, --help text generated from the defaults, and the one-line summary logged at start.
+ * config.h - server1's configuration: defaults, the flag table (common/flagtab.h: parsing,
+ * --help, man page and docs all come from it), validation, and the summary logged at start.
  * Built once by main; immutable (and shared read-only by every thread) afterwards.
  */
 #ifndef S1_CONFIG_H
@@ -13,10 +13,11 @@
 
 #include "authclient.h"
 #include "files.h"
+#include "flagtab.h"
 #include "log.h"
 #include "ratelimit.h"
 
-#define S1_CONFIG_ERR_LEN 512
+#define S1_CONFIG_ERR_LEN FLAGTAB_ERR_LEN
 
 enum s1_read_mode {
     S1_READ_DIRECT,   /* O_DIRECT per request */
@@ -78,8 +79,13 @@ enum s1_config_result {
     S1_CONFIG_ERROR = -1, /* bad flag or value: one line in err, exit 2 */
 };
 
+/* Every flag of server1: names, kinds, bounds, destinations, help (common/flagtab.h). */
+extern const struct flagtab_prog s1_config_flags;
+
 void s1_config_defaults(struct s1_config *c);
+/* Parses argv over the defaults in c, then checks the flags together; err: one line. */
 enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv, char *err);
+/* --help, from s1_config_flags. */
 void s1_config_usage(FILE *out);
 /* The files mode implied by --prefetch and --read. */
 enum files_mode s1_config_files_mode(const struct s1_config *c);

@@ -1,12 +1,11 @@
 /*
- * config.c - see config.h. Every value is checked in full (opts.h parsers, never atoi); any
- * error becomes one line in err. getopt's own messages are off (opterr = 0) so that a bad flag
- * also gives exactly one line.
+ * config.c - see config.h. s2_config_flags lists every flag once; common/flagtab checks each
+ * value in full (opts.h parsers, never atoi) and turns any error, getopt's included, into one
+ * line in err; s2_config_parse then checks the flags that depend on each other.
  */
 #include "config.h"
 
 #include <event2/event.h>
-#include <getopt.h>
 #include <hiredis.h>
 #include <inttypes.h>
 #include <mysql.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "authcache.h"
+#include "flagtab.h"
 #include "opts.h"
 
 #ifndef PROJECT_VERSION
@@ -26,59 +26,6 @@
 #ifndef PROJECT_CFLAGS
 #define PROJECT_CFLAGS "unknown"
 #endif
-
-enum {
-    OPT_HASH_COST = 256,
-    OPT_AUTH_CACHE,
-    OPT_AUTH_CACHE_TTL,
-    OPT_BATCH,
-    OPT_MAX_INFLIGHT,
-    OPT_MAX_QUEUE,
-    OPT_MAX_CONNS,
-    OPT_IDLE_TIMEOUT,
-    OPT_LOG_LEVEL,
-    OPT_BACKEND_PASSWORD_FILE,
-    OPT_SENTINEL_PASSWORD_FILE,
-    OPT_SECRET_FILE,
-    OPT_INSECURE_NO_SECRET,
-    OPT_REDIS_WAIT,
-    OPT_BACKEND_TIMEOUT,
-    OPT_HANDSHAKE_TIMEOUT,
-    OPT_MAX_UNAUTH_CONNS,
-    OPT_MAX_UNAUTH_CONNS_PER_IP,
-    OPT_LOGIN_FAIL_LIMIT,
-};
-
-static const struct option long_opts[] = {
-    {"listen", required_argument, NULL, 'l'},
-    {"port", required_argument, NULL, 'p'},
-    {"backend", required_argument, NULL, 'b'},
-    {"backend-password-file", required_argument, NULL, OPT_BACKEND_PASSWORD_FILE},
-    {"sentinel-password-file", required_argument, NULL, OPT_SENTINEL_PASSWORD_FILE},
-    {"mode", required_argument, NULL, 'm'},
-    {"workers", required_argument, NULL, 'w'},
-    {"hash-cost", required_argument, NULL, OPT_HASH_COST},
-    {"auth-cache", required_argument, NULL, OPT_AUTH_CACHE},
-    {"auth-cache-ttl", required_argument, NULL, OPT_AUTH_CACHE_TTL},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT},
-    {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
-    {"max-conns", required_argument, NULL, OPT_MAX_CONNS},
-    {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-    {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT},
-    {"max-unauth-conns", required_argument, NULL, OPT_MAX_UNAUTH_CONNS},
-    {"max-unauth-conns-per-ip", required_argument, NULL, OPT_MAX_UNAUTH_CONNS_PER_IP},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"redis-wait", required_argument, NULL, OPT_REDIS_WAIT},
-    {"login-fail-limit", required_argument, NULL, OPT_LOGIN_FAIL_LIMIT},
-    {"backend-timeout", required_argument, NULL, OPT_BACKEND_TIMEOUT},
-    {"secret-file", required_argument, NULL, OPT_SECRET_FILE},
-    {"insecure-no-secret", no_argument, NULL, OPT_INSECURE_NO_SECRET},
-    {"verbose", no_argument, NULL, 'v'},
-    {"version", no_argument, NULL, 'V'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -117,6 +64,7 @@ void s2_config_defaults(struct s2_config *c)
     c->backend_timeout_us = BACKEND_URL_IO_TIMEOUT_MS * 1000ull;
     c->login_fail = (struct opts_rate){20, 60000000};
     c->log_level = LOG_INFO;
+    c->redis_wait = -1;
 }
 
 /* "60s", "250ms", "10us", or "0" (off). */
@@ -130,115 +78,6 @@ static void fmt_duration(uint64_t us, char *out, size_t cap)
         snprintf(out, cap, "%" PRIu64 "ms", us / 1000);
     else
         snprintf(out, cap, "%" PRIu64 "us", us);
-}
-
-void s2_config_usage(FILE *out)
-{
-    struct s2_config d;
-    char ttl[32];
-    char idle[32];
-    char btimeout[32];
-    char hs[32];
-    char lf[48];
-
-    s2_config_defaults(&d);
-    opts_format_rate(&d.login_fail, lf, sizeof(lf));
-    fmt_duration(d.handshake_timeout_us, hs, sizeof(hs));
-    fmt_duration(d.auth_cache_ttl_us, ttl, sizeof(ttl));
-    fmt_duration(d.idle_timeout_us, idle, sizeof(idle));
-    fmt_duration(d.backend_timeout_us, btimeout, sizeof(btimeout));
-    fprintf(out,
-            "usage: server2 --backend URL [flags]\n"
-            "The auth backend: serves server1's CREATE/VERIFY requests (common/PROTOCOL.md)\n"
-            "against Redis or MariaDB/MySQL; passwords are stored only as argon2id hashes.\n"
-            "\n"
-            "  -b, --backend URL        required; one of\n"
-            "                             redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
-            "                             redis:///path/to/redis.sock[?db=N]\n"
-            "                             redis://USER@HOST[:PORT][/DB]   (an ACL user)\n"
-            "                             redis-sentinel://HOST[:PORT],HOST[:PORT]/MASTER\n"
-            "                               (Sentinels, port 26379: they name the primary;\n"
-            "                               a failover is followed)\n"
-            "                             mysql://USER@HOST[:PORT]/DB   (port 3306)\n"
-            "                             mysql://USER@H1[:PORT],H2[:PORT],.../DB   (a\n"
-            "                               Galera cluster: the next node on a lost one)\n"
-            "                             mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
-            "                           a URL with a password is refused (argv is public)\n"
-            "      --backend-password-file PATH\n"
-            "                           the database password: the file's first line; if\n"
-            "                           not given, the environment variable\n"
-            "                           %s; default: no password\n"
-            "      --sentinel-password-file PATH\n"
-            "                           redis-sentinel://: the Sentinels' own password\n"
-            "                           (their requirepass), the file's first line; if not\n"
-            "                           given, the environment variable %s;\n"
-            "                           default: none (a warning: anyone who reaches the\n"
-            "                           Sentinels may name another primary)\n"
-            "  -l, --listen ADDR        address to listen on (default %s)\n"
-            "  -p, --port N             port to listen on, 0 = any (default %u)\n"
-            "  -m, --mode MODE          threads | processes (default %s)\n"
-            "  -w, --workers N          worker threads or processes, 1..%d (default %u = cores)\n"
-            "      --hash-cost COST     argon2id cost for new accounts: min | interactive |\n"
-            "                           moderate (default %s)\n"
-            "      --auth-cache N       cache N successful verifications (per process in\n"
-            "                           processes mode), 0 = off (default %" PRIu64 ")\n"
-            "      --auth-cache-ttl D   lifetime of a cache entry, 0 = unlimited (default %s)\n"
-            "      --batch N            requests a worker may take at once to share one database\n"
-            "                           round trip (hashing stays one at a time, each answer\n"
-            "                           goes out when ready), 1..%d (default %u)\n"
-            "      --max-inflight N     requests in flight per connection before server2 stops\n"
-            "                           reading it (default %u)\n"
-            "      --max-queue N        requests that may need argon2 waiting in one worker;\n"
-            "                           beyond, answered UNAVAILABLE at once; verifications the\n"
-            "                           --auth-cache holds skip the queue (default %u)\n"
-            "      --max-conns N        connections per worker; beyond, one still in its\n"
-            "                           handshake gives way, else the new one is closed at\n"
-            "                           once (default %u)\n"
-            "      --handshake-timeout D\n"
-            "                           a connection must prove it holds the link secret\n"
-            "                           (HELLO..AUTH) this long after it is accepted, else it\n"
-            "                           is closed; 100ms..60s (default %s)\n"
-            "      --max-unauth-conns N connections per worker still in their handshake; a\n"
-            "                           new one beyond, or one that finds --max-conns taken,\n"
-            "                           closes the oldest of them, 1..%d (default %u)\n"
-            "      --max-unauth-conns-per-ip N\n"
-            "                           of them from one address (IPv6: per /64); a new one\n"
-            "                           beyond closes that address's oldest, 0 = no cap of its\n"
-            "                           own (default %u)\n"
-            "      --redis-wait N       Redis: a write is acknowledged only once N replicas\n"
-            "                           have it (WAIT, 1 s or half --backend-timeout);\n"
-            "                           default 1 with redis-sentinel://; with redis://, 1\n"
-            "                           while the primary lists replicas (ROLE, asked at\n"
-            "                           connect and before a write at most once a second),\n"
-            "                           else 0\n"
-            "      --login-fail-limit N/DUR\n"
-            "                           failed logins per username, counted in the database\n"
-            "                           so every server2 (and every server1) shares them: N\n"
-            "                           at once, then one per DUR/N; over it a VERIFY, SETPASS\n"
-            "                           or DELETE is answered LIMITED (server1: 429) without\n"
-            "                           hashing, the right password too; 0 = off (default %s)\n"
-            "      --backend-timeout D  one database read or write at most, and a MySQL\n"
-            "                           connect (MySQL: whole seconds, rounded up); past it the\n"
-            "                           request is UNAVAILABLE and the connection made anew.\n"
-            "                           Longer than a Galera cluster's eviction of a dead node\n"
-            "                           (writes wait for it), shorter than server1's\n"
-            "                           --auth-timeout; 100ms..60s (default %s)\n"
-            "      --idle-timeout D     close a connection silent this long, 0 = never\n"
-            "                           (default %s)\n"
-            "      --secret-file PATH   required: the link secret shared with server1, >= 32\n"
-            "                           random bytes, mode 0600 (common/PROTOCOL.md)\n"
-            "      --insecure-no-secret run without --secret-file: anyone who can connect\n"
-            "                           may create and verify accounts (off)\n"
-            "      --log-level LEVEL    error | warn | info | debug (default %s)\n"
-            "  -v, --verbose            raise the log level by one (repeatable)\n"
-            "  -V, --version            print version and build flags, exit\n"
-            "  -h, --help               print this help, exit\n"
-            "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting,\n"
-            "answer every request already read, exit 0.\n",
-            S2_BACKEND_PASSWORD_ENV, S2_SENTINEL_PASSWORD_ENV, d.listen_addr, d.port,
-            s2_mode_name(d.mode), S2_WORKERS_MAX, d.workers, pwhash_cost_name(d.hash_cost), d.auth_cache_entries, ttl, S2_BATCH_MAX, d.batch,
-            d.max_inflight, d.max_queue, d.max_conns, hs, S2_MAX_UNAUTH_MAX, d.max_unauth_conns,
-            d.max_unauth_conns_per_ip, lf, btimeout, idle, level_names[d.log_level]);
 }
 
 static void print_version(void)
@@ -258,28 +97,6 @@ PRINTF_FMT(2, 3) static enum s2_config_result bad(char *err, const char *fmt, ..
     vsnprintf(err, S2_CONFIG_ERR_LEN, fmt, ap);
     va_end(ap);
     return S2_CONFIG_ERROR;
-}
-
-static int parse_uint(const char *flag, const char *s, uint64_t min, uint64_t max, uint64_t *out,
-                      char *err)
-{
-    char why[OPTS_ERR_LEN];
-    if (opts_parse_u64(s, min, max, out, why) < 0) {
-        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: %s", flag, why);
-        return -1;
-    }
-    return 0;
-}
-
-static int parse_dur(const char *flag, const char *s, uint64_t *out, char *err)
-{
-    char why[OPTS_ERR_LEN];
-    /* up to one day */
-    if (opts_parse_duration_us(s, 0, 86400ull * 1000000, out, why) < 0) {
-        snprintf(err, S2_CONFIG_ERR_LEN, "--%s: %s", flag, why);
-        return -1;
-    }
-    return 0;
 }
 
 /*
@@ -338,196 +155,174 @@ static int read_password(const char *flag, const char *path, const char *env, ch
     return 0;
 }
 
+/* -b: the URL is masked in argv (ps) whether or not it parses; no password may be in it. */
+static int on_backend(void *cfg, const char *arg, char *err)
+{
+    struct s2_config *c = cfg;
+    char why[BACKEND_URL_ERR_LEN];
+    char *url = (char *)arg; /* argv's own storage: masking writes into it */
+    int rc = backend_url_parse(url, &c->backend, why);
+
+    backend_url_mask_inplace(url);
+    if (rc < 0) {
+        bad(err, "bad --backend URL: %s", why);
+        return -1;
+    }
+    if (c->backend.has_password) {
+        backend_url_wipe(&c->backend);
+        bad(err,
+            "--backend: a password in the URL is visible to every user (ps); give it with "
+            "--backend-password-file PATH or %s",
+            S2_BACKEND_PASSWORD_ENV);
+        return -1;
+    }
+    c->backend_arg = url;
+    return 0;
+}
+
+static void defaults_cb(void *cfg)
+{
+    s2_config_defaults(cfg);
+}
+
+static const struct flagtab_choice modes[] = {
+    {"threads", S2_MODE_THREADS}, {"processes", S2_MODE_PROCESSES}, {NULL, 0}};
+static const struct flagtab_choice hash_costs[] = {{"min", PWHASH_MIN},
+                                                   {"interactive", PWHASH_INTERACTIVE},
+                                                   {"moderate", PWHASH_MODERATE},
+                                                   {NULL, 0}};
+static const struct flagtab_choice log_levels[] = {
+    {"error", LOG_ERROR}, {"warn", LOG_WARN}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
+
+#define S2(field) FLAGTAB_DST(struct s2_config, field)
+#define SEC 1000000ull
+
+static const struct flagtab_flag s2_flags[] = {
+    {FLAGTAB_CUSTOM, "backend", 'b', .arg = "URL", .fn = on_backend,
+     .flags = FLAGTAB_F_TAKES_ARG,
+     .help = "required; one of\n"
+             "  redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
+             "  redis:///path/to/redis.sock[?db=N]\n"
+             "  redis://USER@HOST[:PORT][/DB]   (an ACL user)\n"
+             "  redis-sentinel://HOST[:PORT],HOST[:PORT]/MASTER   (Sentinels, port 26379: "
+             "they name the primary; a failover is followed)\n"
+             "  mysql://USER@HOST[:PORT]/DB   (port 3306)\n"
+             "  mysql://USER@H1[:PORT],H2[:PORT],.../DB   (a Galera cluster: the next node on a "
+             "lost one)\n"
+             "  mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
+             "a URL with a password is refused (argv is public)"},
+    {FLAGTAB_PATH, "backend-password-file", .arg = "PATH", S2(backend_password_file),
+     .def = "no password",
+     .help = "the database password: the file's first line; if not given, the environment "
+             "variable " S2_BACKEND_PASSWORD_ENV},
+    {FLAGTAB_PATH, "sentinel-password-file", .arg = "PATH", S2(sentinel_password_file),
+     .def = "none, with a warning: anyone who reaches the Sentinels may name another primary",
+     .help = "redis-sentinel://: the Sentinels' own password (their requirepass), the file's "
+             "first line; if not given, the environment variable " S2_SENTINEL_PASSWORD_ENV},
+    {FLAGTAB_STR, "listen", 'l', .arg = "ADDR", S2(listen_addr), .help = "address to listen on"},
+    {FLAGTAB_U64, "port", 'p', .arg = "N", .min = 0, .max = 65535, S2(port),
+     .help = "port to listen on, 0 = any"},
+    {FLAGTAB_ENUM, "mode", 'm', S2(mode), .choices = modes,
+     .help = "threads: one I/O thread and a pool of workers; processes: pre-forked processes"},
+    {FLAGTAB_U64, "workers", 'w', .arg = "N", .min = 1, .max = S2_WORKERS_MAX, S2(workers),
+     .def = "cores", .flags = FLAGTAB_F_RUNTIME, .help = "worker threads or processes"},
+    {FLAGTAB_ENUM, "hash-cost", S2(hash_cost), .choices = hash_costs,
+     .help = "argon2id cost for new accounts (min: tests and benchmarks only)"},
+    {FLAGTAB_U64, "auth-cache", .arg = "N", .min = 0, .max = AUTHCACHE_MAX_ENTRIES,
+     S2(auth_cache_entries),
+     .help = "cache N successful verifications (per process in processes mode), 0 = off"},
+    {FLAGTAB_DURATION, "auth-cache-ttl", .arg = "D", .min = 0, .max = 86400 * SEC,
+     S2(auth_cache_ttl_us), .help = "lifetime of a cache entry, 0 = unlimited"},
+    {FLAGTAB_U64, "batch", .arg = "N", .min = 1, .max = S2_BATCH_MAX, S2(batch),
+     .help = "requests a worker may take at once to share one database round trip (hashing "
+             "stays one at a time, each answer goes out when ready)"},
+    {FLAGTAB_U64, "max-inflight", .arg = "N", .min = 1, .max = 1u << 20, S2(max_inflight),
+     .help = "requests in flight per connection before server2 stops reading it"},
+    {FLAGTAB_U64, "max-queue", .arg = "N", .min = 1, .max = 1u << 20, S2(max_queue),
+     .help = "requests that may need argon2 waiting in one worker; beyond, answered UNAVAILABLE "
+             "at once; verifications the --auth-cache holds skip the queue"},
+    {FLAGTAB_U64, "max-conns", .arg = "N", .min = 1, .max = 1u << 20, S2(max_conns),
+     .help = "connections per worker; beyond, one still in its handshake gives way, else the "
+             "new one is closed at once"},
+    {FLAGTAB_DURATION, "handshake-timeout", .arg = "D", .min = 100000, .max = 60 * SEC,
+     S2(handshake_timeout_us),
+     .help = "a connection must prove it holds the link secret (HELLO..AUTH) this long after "
+             "it is accepted, else it is closed"},
+    {FLAGTAB_U64, "max-unauth-conns", .arg = "N", .min = 1, .max = S2_MAX_UNAUTH_MAX,
+     S2(max_unauth_conns),
+     .help = "connections per worker still in their handshake; a new one beyond, or one that "
+             "finds --max-conns taken, closes the oldest of them"},
+    {FLAGTAB_U64, "max-unauth-conns-per-ip", .arg = "N", .min = 0, .max = S2_MAX_UNAUTH_MAX,
+     S2(max_unauth_conns_per_ip),
+     .help = "of them from one address (IPv6: per /64); a new one beyond closes that address's "
+             "oldest, 0 = no cap of its own"},
+    {FLAGTAB_U64, "redis-wait", .arg = "N", .min = 0, .max = 16, S2(redis_wait),
+     .def = "1 with redis-sentinel://; with redis://, 1 while the primary lists replicas (ROLE, "
+            "asked at connect and before a write at most once a second), else 0",
+     .help = "Redis: a write is acknowledged only once N replicas have it (WAIT, 1 s or half "
+             "--backend-timeout)"},
+    {FLAGTAB_RATE, "login-fail-limit", .arg = "N/DUR", S2(login_fail),
+     .help = "failed logins per username, counted in the database so every server2 (and every "
+             "server1) shares them: N at once, then one per DUR/N; over it a VERIFY, SETPASS or "
+             "DELETE is answered LIMITED (server1: 429) without hashing, the right password "
+             "too; 0 = off"},
+    {FLAGTAB_DURATION, "backend-timeout", .arg = "D", .min = 100000, .max = 60 * SEC,
+     S2(backend_timeout_us),
+     .help = "one database read or write at most, and a MySQL connect (MySQL: whole seconds, "
+             "rounded up); past it the request is UNAVAILABLE and the connection made anew. "
+             "Longer than a Galera cluster's eviction of a dead node (writes wait for it), "
+             "shorter than server1's --auth-timeout"},
+    {FLAGTAB_DURATION, "idle-timeout", .arg = "D", .min = 0, .max = 86400 * SEC,
+     S2(idle_timeout_us), .help = "close a connection silent this long, 0 = never"},
+    {FLAGTAB_PATH, "secret-file", .arg = "PATH", S2(secret_file),
+     .help = "required: the link secret shared with server1, >= 32 random bytes, mode 0600 "
+             "(common/PROTOCOL.md)"},
+    {FLAGTAB_SET, "insecure-no-secret", S2(insecure_no_secret), .def = "off",
+     .help = "run without --secret-file: anyone who can connect may create and verify "
+             "accounts"},
+    {FLAGTAB_ENUM, "log-level", S2(log_level), .choices = log_levels,
+     .flags = FLAGTAB_F_NOCASE, .help = "the least severe messages logged"},
+    {FLAGTAB_COUNT, "verbose", 'v', S2(verbose), .flags = FLAGTAB_F_NODEF | FLAGTAB_F_REPEAT,
+     .help = "raise the log level by one (after --log-level, wherever it is)"},
+    {FLAGTAB_VERSION, "version", 'V', .help = "print version and build flags, exit"},
+    {FLAGTAB_HELP, "help", 'h', .help = "print this help, exit"},
+    {.kind = FLAGTAB_END},
+};
+
+const struct flagtab_prog s2_config_flags = {
+    .name = "server2",
+    .summary = "the auth backend of server1, on Redis or MariaDB/MySQL",
+    .usage = "server2 --backend URL [flags]",
+    .about = "The auth backend: serves server1's CREATE/VERIFY requests (common/PROTOCOL.md) "
+             "against Redis or MariaDB/MySQL; passwords are stored only as argon2id hashes.",
+    .notes = "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting, "
+             "answer every request already read, exit 0.",
+    .flags = s2_flags,
+    .cfg_size = sizeof(struct s2_config),
+    .defaults = defaults_cb,
+    .version = print_version,
+    .help_col = 27,
+};
+
+void s2_config_usage(FILE *out)
+{
+    flagtab_usage(&s2_config_flags, out);
+}
+
 enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err)
 {
-    enum log_level level = c->log_level;
-    const char *password_file = NULL;
-    const char *sentinel_password_file = NULL;
-    int redis_wait = -1; /* --redis-wait; -1: the default for the URL */
-    unsigned verbose = 0;
-    uint64_t v;
-    int opt;
-    int cur;
+    enum flagtab_result rc = flagtab_parse(&s2_config_flags, c, argc, argv, err);
 
-    opterr = 0;
-    optind = 0; /* glibc: 0 re-initialises getopt completely (tests parse more than once) */
-    /* '+': stop at the first non-flag, so argv[cur] is always the element being parsed. */
-    for (;;) {
-        cur = optind ? optind : 1;
-        opt = getopt_long(argc, argv, "+:l:p:b:m:w:vVh", long_opts, NULL);
-        if (opt == -1)
-            break;
-        switch (opt) {
-        case 'l':
-            if (optarg[0] == '\0')
-                return bad(err, "--listen: empty address");
-            c->listen_addr = optarg;
-            break;
-        case 'p':
-            if (parse_uint("port", optarg, 0, 65535, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->port = (uint16_t)v;
-            break;
-        case 'b': {
-            char why[BACKEND_URL_ERR_LEN];
-            int rc = backend_url_parse(optarg, &c->backend, why);
-            /* hide the password from `ps` whether or not the URL parsed */
-            backend_url_mask_inplace(optarg);
-            if (rc < 0)
-                return bad(err, "bad --backend URL: %s", why);
-            if (c->backend.has_password) {
-                backend_url_wipe(&c->backend);
-                return bad(err,
-                           "--backend: a password in the URL is visible to every user (ps); "
-                           "give it with --backend-password-file PATH or %s",
-                           S2_BACKEND_PASSWORD_ENV);
-            }
-            c->backend_arg = optarg;
-            break;
-        }
-        case OPT_BACKEND_PASSWORD_FILE:
-            if (optarg[0] == '\0')
-                return bad(err, "--backend-password-file: empty path");
-            password_file = optarg;
-            break;
-        case OPT_SENTINEL_PASSWORD_FILE:
-            if (optarg[0] == '\0')
-                return bad(err, "--sentinel-password-file: empty path");
-            sentinel_password_file = optarg;
-            break;
-        case 'm':
-            if (strcmp(optarg, "threads") == 0)
-                c->mode = S2_MODE_THREADS;
-            else if (strcmp(optarg, "processes") == 0)
-                c->mode = S2_MODE_PROCESSES;
-            else
-                return bad(err, "--mode: '%s' is not threads or processes", optarg);
-            break;
-        case 'w':
-            if (parse_uint("workers", optarg, 1, S2_WORKERS_MAX, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->workers = (unsigned)v;
-            break;
-        case OPT_HASH_COST:
-            if (pwhash_cost_parse(optarg, &c->hash_cost) < 0)
-                return bad(err, "--hash-cost: '%s' is not min, interactive or moderate", optarg);
-            break;
-        case OPT_AUTH_CACHE:
-            if (parse_uint("auth-cache", optarg, 0, AUTHCACHE_MAX_ENTRIES, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->auth_cache_entries = v;
-            break;
-        case OPT_AUTH_CACHE_TTL:
-            if (parse_dur("auth-cache-ttl", optarg, &c->auth_cache_ttl_us, err) < 0)
-                return S2_CONFIG_ERROR;
-            break;
-        case OPT_BATCH:
-            if (parse_uint("batch", optarg, 1, S2_BATCH_MAX, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->batch = (unsigned)v;
-            break;
-        case OPT_MAX_QUEUE:
-            if (parse_uint("max-queue", optarg, 1, 1u << 20, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->max_queue = (unsigned)v;
-            break;
-        case OPT_MAX_INFLIGHT:
-            if (parse_uint("max-inflight", optarg, 1, 1u << 20, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->max_inflight = (unsigned)v;
-            break;
-        case OPT_MAX_CONNS:
-            if (parse_uint("max-conns", optarg, 1, 1u << 20, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->max_conns = (unsigned)v;
-            break;
-        case OPT_IDLE_TIMEOUT:
-            if (parse_dur("idle-timeout", optarg, &c->idle_timeout_us, err) < 0)
-                return S2_CONFIG_ERROR;
-            break;
-        case OPT_HANDSHAKE_TIMEOUT: {
-            char why[OPTS_ERR_LEN];
-            if (opts_parse_duration_us(optarg, 100000, 60000000, &c->handshake_timeout_us,
-                                       why) < 0)
-                return bad(err, "--handshake-timeout: %s", why);
-            break;
-        }
-        case OPT_MAX_UNAUTH_CONNS:
-            if (parse_uint("max-unauth-conns", optarg, 1, S2_MAX_UNAUTH_MAX, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->max_unauth_conns = (unsigned)v;
-            break;
-        case OPT_MAX_UNAUTH_CONNS_PER_IP:
-            if (parse_uint("max-unauth-conns-per-ip", optarg, 0, S2_MAX_UNAUTH_MAX, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            c->max_unauth_conns_per_ip = (unsigned)v;
-            break;
-        case OPT_SECRET_FILE:
-            if (optarg[0] == '\0')
-                return bad(err, "--secret-file: empty path");
-            c->secret_file = optarg;
-            break;
-        case OPT_INSECURE_NO_SECRET:
-            c->insecure_no_secret = true;
-            break;
-        case OPT_BACKEND_TIMEOUT: {
-            char why[OPTS_ERR_LEN];
-            if (opts_parse_duration_us(optarg, 100000, 60000000, &c->backend_timeout_us,
-                                       why) < 0)
-                return bad(err, "--backend-timeout: %s", why);
-            break;
-        }
-        case OPT_LOGIN_FAIL_LIMIT: {
-            char why[OPTS_ERR_LEN];
-            if (opts_parse_rate(optarg, &c->login_fail, why) < 0)
-                return bad(err, "--login-fail-limit: %s", why);
-            break;
-        }
-        case OPT_REDIS_WAIT:
-            if (parse_uint("redis-wait", optarg, 0, 16, &v, err) < 0)
-                return S2_CONFIG_ERROR;
-            redis_wait = (int)v;
-            break;
-        case OPT_LOG_LEVEL:
-            if (log_level_parse(optarg, &level) < 0)
-                return bad(err, "--log-level: '%s' is not error, warn, info or debug", optarg);
-            break;
-        case 'v':
-            verbose++;
-            break;
-        case 'V':
-            print_version();
-            return S2_CONFIG_EXIT;
-        case 'h':
-            s2_config_usage(stdout);
-            return S2_CONFIG_EXIT;
-        case ':':
-            if (strncmp(argv[cur], "--", 2) == 0)
-                return bad(err, "flag '%s' needs a value", argv[cur]);
-            return bad(err, "flag '-%c' needs a value", optopt);
-        case '?':
-        default:
-            if (strncmp(argv[cur], "--", 2) == 0) {
-                const char *a = argv[cur];
-                const char *eq = strchr(a, '=');
-                if (eq != NULL)
-                    return bad(err,
-                               "unknown flag, or flag that takes no value: '%.*s' "
-                               "(see --help)",
-                               (int)(eq - a), a);
-                return bad(err, "unknown flag '%s' (see --help)", a);
-            }
-            return bad(err, "unknown flag '-%c' (see --help)", optopt ? optopt : '?');
-        }
-    }
-    if (optind < argc)
-        return bad(err, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (rc != FLAGTAB_OK)
+        return rc == FLAGTAB_EXIT ? S2_CONFIG_EXIT : S2_CONFIG_ERROR;
+
     if (c->backend_arg == NULL)
         return bad(err, "--backend URL is required (see --help)");
-    if (redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
+    if (c->redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
         return bad(err, "--redis-wait applies to a Redis backend only");
-    c->backend.redis_wait = redis_wait >= 0 ? (unsigned)redis_wait : c->backend.sentinel ? 1 : 0;
-    c->backend.redis_wait_auto = redis_wait < 0 && c->backend.kind == BACKEND_REDIS &&
+    c->backend.redis_wait =
+        c->redis_wait >= 0 ? (unsigned)c->redis_wait : c->backend.sentinel ? 1 : 0;
+    c->backend.redis_wait_auto = c->redis_wait < 0 && c->backend.kind == BACKEND_REDIS &&
                                  !c->backend.sentinel;
     c->backend.io_timeout_ms = (unsigned)(c->backend_timeout_us / 1000);
     if (c->login_fail.count > 0 && c->login_fail.period_us / c->login_fail.count < 1000)
@@ -536,13 +331,13 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     c->backend.login_fail_burst = (unsigned)c->login_fail.count;
     c->backend.login_fail_interval_ms =
         c->login_fail.count ? (unsigned)(c->login_fail.period_us / c->login_fail.count / 1000) : 0;
-    if (read_password("backend-password-file", password_file, S2_BACKEND_PASSWORD_ENV,
+    if (read_password("backend-password-file", c->backend_password_file, S2_BACKEND_PASSWORD_ENV,
                       c->backend.password, &c->backend.has_password, err) < 0)
         return S2_CONFIG_ERROR;
-    if (sentinel_password_file != NULL && !c->backend.sentinel)
+    if (c->sentinel_password_file != NULL && !c->backend.sentinel)
         return bad(err, "--sentinel-password-file applies to a redis-sentinel:// backend only");
     if (c->backend.sentinel &&
-        read_password("sentinel-password-file", sentinel_password_file,
+        read_password("sentinel-password-file", c->sentinel_password_file,
                       S2_SENTINEL_PASSWORD_ENV, c->backend.sentinel_password,
                       &c->backend.has_sentinel_password, err) < 0)
         return S2_CONFIG_ERROR;
@@ -553,7 +348,9 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         return bad(err, "--secret-file PATH is required (or --insecure-no-secret; see --help)");
     if (c->secret_file != NULL && c->insecure_no_secret)
         return bad(err, "--secret-file and --insecure-no-secret exclude each other");
-    c->log_level = level + verbose > LOG_DEBUG ? LOG_DEBUG : (enum log_level)(level + verbose);
+    c->log_level = c->log_level + c->verbose > LOG_DEBUG
+                       ? LOG_DEBUG
+                       : (enum log_level)(c->log_level + c->verbose);
     return S2_CONFIG_OK;
 }
 

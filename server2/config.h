@@ -1,7 +1,7 @@
 /*
- * config.h - server2's configuration: defaults, strict flag parsing (getopt_long), --help text
- * built from the defaults, --version, and the one-line summary logged at start. After start-up
- * the config is read-only and shared by every thread.
+ * config.h - server2's configuration: defaults, the flag table (common/flagtab.h: parsing,
+ * --help, man page and docs all come from it), --version, and the one-line summary logged at
+ * start. After start-up the config is read-only and shared by every thread.
  */
 #ifndef S2_CONFIG_H
 #define S2_CONFIG_H
@@ -11,11 +11,12 @@
 #include <stdio.h>
 
 #include "backend_url.h"
+#include "flagtab.h"
 #include "opts.h"
 #include "log.h"
 #include "pwhash.h"
 
-#define S2_CONFIG_ERR_LEN 512
+#define S2_CONFIG_ERR_LEN FLAGTAB_ERR_LEN
 #define S2_WORKERS_MAX 256
 #define S2_BATCH_MAX 1024
 #define S2_MAX_UNAUTH_MAX 4096 /* --max-unauth-conns: each accept scans them (per address) */
@@ -54,6 +55,11 @@ struct s2_config {
     enum log_level log_level;
     const char *secret_file; /* --secret-file: the link secret (linkauth.h) */
     bool insecure_no_secret; /* --insecure-no-secret: all-zero link key */
+    /* as given, for s2_config_parse's checks after the flags */
+    const char *backend_password_file;  /* --backend-password-file; NULL: the environment */
+    const char *sentinel_password_file; /* --sentinel-password-file; NULL: the environment */
+    int redis_wait;                     /* --redis-wait; -1: the default for the URL */
+    unsigned verbose;                   /* -v given this many times: added to log_level */
 };
 
 enum s2_config_result {
@@ -61,6 +67,9 @@ enum s2_config_result {
     S2_CONFIG_OK = 0,
     S2_CONFIG_EXIT = 1, /* --help or --version was printed: exit 0 */
 };
+
+/* Every flag of server2: names, kinds, bounds, destinations, help (common/flagtab.h). */
+extern const struct flagtab_prog s2_config_flags;
 
 void s2_config_defaults(struct s2_config *c);
 /* Parses argv over the defaults already in c; err has S2_CONFIG_ERR_LEN bytes. */
