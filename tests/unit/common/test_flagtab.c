@@ -17,9 +17,9 @@
 #include "flagtab.h"
 #include "opts.h"
 
-#include "../../loadgen/config.h"
-#include "../../server1/config.h"
-#include "../../server2/config.h"
+#include "../../../loadgen/config.h"
+#include "../../../server1/config.h"
+#include "../../../server2/config.h"
 
 struct toy {
     uint16_t num;
