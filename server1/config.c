@@ -239,7 +239,7 @@ static const struct flagtab_flag s1_flags[] = {
      S1(authc.max_inflight), .help = "requests in flight per server2 connection; beyond, 503"},
     {FLAGTAB_PATH, "auth-secret-file", .arg = "PATH", S1(auth_secret_file),
      .help = "required: the link secret shared with server2, >= 32 random bytes, mode 0600 "
-             "(common/PROTOCOL.md)"},
+             "(docs/protocol.md)"},
     {FLAGTAB_SET, "insecure-no-secret", S1(insecure_no_secret), .def = "off",
      .help = "run without --auth-secret-file (all-zero link key; only with a server2 started "
              "the same way)"},

@@ -276,7 +276,7 @@ static const struct flagtab_flag s2_flags[] = {
      S2(idle_timeout_us), .help = "close a connection silent this long, 0 = never"},
     {FLAGTAB_PATH, "secret-file", .arg = "PATH", S2(secret_file),
      .help = "required: the link secret shared with server1, >= 32 random bytes, mode 0600 "
-             "(common/PROTOCOL.md)"},
+             "(docs/protocol.md)"},
     {FLAGTAB_SET, "insecure-no-secret", S2(insecure_no_secret), .def = "off",
      .help = "run without --secret-file: anyone who can connect may create and verify "
              "accounts"},
@@ -293,7 +293,7 @@ const struct flagtab_prog s2_config_flags = {
     .name = "server2",
     .summary = "the auth backend of server1, on Redis or MariaDB/MySQL",
     .usage = "server2 --backend URL [flags]",
-    .about = "The auth backend: serves server1's CREATE/VERIFY requests (common/PROTOCOL.md) "
+    .about = "The auth backend: serves server1's CREATE/VERIFY requests (docs/protocol.md) "
              "against Redis or MariaDB/MySQL; passwords are stored only as argon2id hashes.",
     .notes = "Durations take a unit: us, ms, s (default), m. SIGTERM/SIGINT: stop accepting, "
              "answer every request already read, exit 0.",
