@@ -24,7 +24,9 @@ check_message() {
         echo "$name: subject is ${#subject} characters (at most 72): $subject"
         bad=1
     fi
-    if [[ ! $subject =~ ^[A-Za-z0-9_./{},-]+(\ [A-Za-z0-9_./{},-]+)?:\ [^\ ] ]]; then
+    # area: one or two words, or a list of them ("store, listing: ..."); then what changed
+    local word='[A-Za-z0-9_./{}-]+( [A-Za-z0-9_./{}-]+)?'
+    if [[ ! $subject =~ ^$word(,\ $word)*:\ [^\ ] ]]; then
         echo "$name: subject is not 'area: what changed': $subject"
         bad=1
     fi
