@@ -18,11 +18,8 @@
 
 #include "clock.h"
 #include "config.h"
-#include "files.h"
 #include "log.h"
 #include "net.h"
-#include "respbuf.h"
-#include "store.h"
 #include "xalloc.h"
 
 #define S1_IN_INIT 4096
@@ -141,42 +138,6 @@ static char *put_u64(char *p, uint64_t v)
     return p;
 }
 
-static void body_discard(struct s1_body *b)
-{
-    if (b->kind == S1_BODY_MEM && b->owned != NULL)
-        free(b->owned);
-    respbuf_free(b->rbuf);
-    b->owned = NULL;
-    b->rbuf = NULL;
-    if ((b->kind == S1_BODY_FILE || b->kind == S1_BODY_STREAM) && b->fd >= 0)
-        close(b->fd);
-    if (b->kind == S1_BODY_FILE)
-        store_unpin(b->pin);
-    b->pin = NULL;
-    b->kind = S1_BODY_NONE;
-}
-
-static void free_ref(const void *data, size_t len, void *owned)
-{
-    UNUSED(data);
-    UNUSED(len);
-    free(owned);
-}
-
-static void free_rbuf(const void *data, size_t len, void *rbuf)
-{
-    UNUSED(data);
-    UNUSED(len);
-    respbuf_free(rbuf);
-}
-
-static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
-{
-    UNUSED(seg);
-    UNUSED(flags);
-    store_unpin(pin);
-}
-
 static struct evbuffer *out_buf(struct s1_conn *c)
 {
     if (c->out == NULL) {
@@ -219,55 +180,31 @@ static void deadline_extend(struct s1_conn *c, uint64_t bytes)
     c->send_deadline_ns += add;
 }
 
-/* Appends head + body to the output buffer (for later writes). */
-static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b,
-                      size_t body_off)
+/*
+ * Appends head + body to the output buffer (for later writes) and takes the body: released at
+ * once if it gave all its bytes, else held in c->body until it has (conn_flush).
+ */
+static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b)
 {
     struct evbuffer *out = out_buf(c);
 
-    deadline_extend(c, hlen + (b->kind == S1_BODY_NONE ? 0 : b->len - body_off));
-    if (hlen > 0 && evbuffer_add(out, head, hlen) < 0)
+    deadline_extend(c, hlen + (b->ops == NULL ? 0 : b->len));
+    if (hlen > 0 && evbuffer_add(out, head, hlen) < 0) {
+        log_warn("cannot queue a response: out of memory");
         goto fail;
-    if (b->kind == S1_BODY_MEM && b->len > body_off) {
-        const char *p = (const char *)b->data + body_off;
-        size_t n = b->len - body_off;
-        int rc = b->owned  ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
-                 : b->rbuf ? evbuffer_add_reference(out, p, n, free_rbuf, b->rbuf)
-                           : evbuffer_add_reference(out, p, n, NULL, NULL);
-        if (rc < 0)
-            goto fail;
-        b->owned = NULL; /* the evbuffer frees it now */
-        b->rbuf = NULL;
-    } else if (b->kind == S1_BODY_STREAM) {
-        /* conn_flush reads it in, a chunk each time the output has drained */
-        c->st_fd = b->fd;
-        c->st_buf = b->rbuf;
-        c->st_off = b->off / c->home->files->align * c->home->files->align;
-        c->st_skip = (size_t)(b->off - c->st_off); /* O_DIRECT reads whole aligned blocks */
-        c->st_left = b->len;
-        b->fd = -1;
-        b->rbuf = NULL;
-    } else if (b->kind == S1_BODY_FILE && b->len > 0) {
-        struct evbuffer_file_segment *seg = evbuffer_file_segment_new(
-            b->fd, (ev_off_t)b->off, (ev_off_t)b->len, EVBUF_FS_CLOSE_ON_FREE);
-        int rc;
-        if (seg == NULL)
-            goto fail;
-        b->fd = -1; /* the segment closes it now */
-        if (b->pin != NULL) /* ... and drops the pin once the bytes are sent */
-            evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->pin);
-        b->pin = NULL;
-        rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
-        evbuffer_file_segment_free(seg); /* the evbuffer holds its own reference */
-        if (rc < 0)
-            goto fail;
     }
-    body_discard(b);
+    if (b->ops != NULL && b->len > 0 && b->ops->fill(b, out, S1_WRITE_BUDGET) < 0)
+        goto fail; /* (out of memory, or the bytes could not be read: logged) */
+    if (b->ops != NULL && b->len > 0) {
+        c->body = *b; /* the rest once the output has drained */
+        *b = (struct s1_body){.ops = NULL, ._fd = -1};
+        return;
+    }
+    body_release(b);
     return;
 
 fail:
-    log_warn("cannot queue a response: out of memory");
-    body_discard(b);
+    body_release(b);
     c->dead = true;
 }
 
@@ -280,46 +217,48 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
     ssize_t n;
 
     if (c->dead) {
-        body_discard(b);
+        body_release(b);
         return;
     }
-    if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE ||
-        b->kind == S1_BODY_STREAM || (b->kind == S1_BODY_MEM && b->len > S1_WRITE_BUDGET)) {
-        queue_out(c, head, hlen, b, 0);
+    if (out_len(c) > 0 || c->more_input ||
+        (b->ops != NULL && b->len > 0 && (b->data == NULL || b->len > S1_WRITE_BUDGET))) {
+        queue_out(c, head, hlen, b);
         return;
     }
     iov[0].iov_base = (void *)head;
     iov[0].iov_len = hlen;
-    if (b->kind == S1_BODY_MEM && b->len > 0) {
+    if (b->ops != NULL && b->len > 0) {
         iov[1].iov_base = (void *)b->data;
-        iov[1].iov_len = b->len;
-        total += b->len;
+        iov[1].iov_len = (size_t)b->len;
+        total += (size_t)b->len;
         cnt = 2;
     }
     n = writev(c->fd, iov, cnt);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             c->dead = true;
-            body_discard(b);
+            body_release(b);
             return;
         }
         n = 0;
     }
     metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
     if ((size_t)n == total) {
-        body_discard(b);
+        body_release(b);
         return;
     }
-    if ((size_t)n < hlen)
-        queue_out(c, head + n, hlen - (size_t)n, b, 0);
-    else
-        queue_out(c, NULL, 0, b, (size_t)n - hlen);
+    if ((size_t)n < hlen) {
+        queue_out(c, head + n, hlen - (size_t)n, b);
+    } else {
+        body_consume(b, (size_t)n - hlen);
+        queue_out(c, NULL, 0, b);
+    }
 }
 
 void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
                      struct s1_body *body)
 {
-    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    struct s1_body none = {.ops = NULL, ._fd = -1};
     /* the status line and the headers written here take at most 512 bytes (a Content-Type is
      * at most MIMETYPES_TYPE_MAX); the caller's extra headers get the rest */
     char head[2048];
@@ -356,7 +295,7 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
      * of the 200 it stands for, which it leaves out here */
     if (status != 204 && status != 304) {
         p = put_str(p, "Content-Length: ");
-        p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
+        p = put_u64(p, body->ops == NULL ? 0 : body->len);
         p = put_str(p, "\r\n");
     }
     if (content_type != NULL) {
@@ -384,13 +323,15 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         metrics_gauge_add(&c->home->metrics->inflight, -1);
     }
     if (c->head_only)
-        body_discard(body);
+        body_release(body);
     send_response(c, head, (size_t)(p - head), body);
 }
 
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *text)
 {
-    struct s1_body b = {.kind = S1_BODY_MEM, .data = text, .len = strlen(text), .fd = -1};
+    struct s1_body b;
+
+    body_mem(&b, text, strlen(text));
     s1_conn_respond(c, status, "text/plain; charset=utf-8", extra, &b);
 }
 
@@ -429,7 +370,7 @@ static void parse_error(struct s1_conn *c)
 static void send_continue(struct s1_conn *c)
 {
     static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    struct s1_body none = {.ops = NULL, ._fd = -1};
     bool more = c->more_input;
 
     c->more_input = false;
@@ -564,7 +505,7 @@ static void conn_process(struct s1_conn *c)
         avail = c->in_end - c->in_start;
         if (avail == 0)
             break;
-        if (out_len(c) > S1_OUT_HIGH_WATER || c->st_fd >= 0)
+        if (out_len(c) > S1_OUT_HIGH_WATER || c->body.ops != NULL)
             break; /* resumed by conn_settle once the output drains */
         if (!c->head_done) {
             enum http_parse_result r = http_parser_execute(&c->parser, c->in + c->in_start, avail);
@@ -626,52 +567,18 @@ static void conn_process(struct s1_conn *c)
     }
 }
 
-/* The streamed file is sent (or abandoned): its descriptor and buffer go. */
-static void stream_end(struct s1_conn *c)
-{
-    if (c->st_fd < 0)
-        return;
-    close(c->st_fd);
-    c->st_fd = -1;
-    respbuf_free(c->st_buf); /* (nothing in the output refers to it any more) */
-    c->st_buf = NULL;
-}
-
 /*
- * With the output drained: reads the next chunk of the streamed file into its buffer and
- * queues it (true), or ends the stream when all is sent or on error (false; c->dead if the
- * file could not give the bytes promised).
+ * With the output drained: has the body being given add its next bytes (true), or releases it
+ * once it gave them all or on error (false; c->dead if it could not give the bytes promised).
  */
-static bool stream_fill(struct s1_conn *c)
+static bool body_more(struct s1_conn *c)
 {
-    struct respbuf *rb = c->st_buf;
-    long got;
-    size_t n;
-
-    if (c->st_left == 0) {
-        stream_end(c);
-        return false;
-    }
-    got = files_pread_direct(c->home->files, c->st_fd, rb->data, rb->cap, c->st_off);
-    n = got > (long)c->st_skip ? (size_t)got - c->st_skip : 0; /* body bytes in the chunk */
-    if (n > c->st_left)
-        n = (size_t)c->st_left;
-    if (n == 0 || ((size_t)got < rb->cap && n < c->st_left)) {
-        log_warn("closing fd %d: a file being sent %s", c->fd,
-                 got < 0 ? "could not be read" : "shrank");
+    if (c->body.len > 0 && c->body.ops->fill(&c->body, out_buf(c), S1_WRITE_BUDGET) < 0)
         c->dead = true;
-        stream_end(c);
-        return false;
+    if (c->dead || c->body.len == 0) {
+        body_release(&c->body);
+        return !c->dead && out_len(c) > 0;
     }
-    if (evbuffer_add_reference(out_buf(c), (const char *)rb->data + c->st_skip, n, NULL,
-                               NULL) < 0) {
-        c->dead = true;
-        stream_end(c);
-        return false;
-    }
-    c->st_off += (uint64_t)got; /* a whole chunk, aligned, unless it was the last */
-    c->st_skip = 0;
-    c->st_left -= n;
     return true;
 }
 
@@ -697,8 +604,8 @@ static void arm_write(struct s1_conn *c)
 }
 
 /*
- * Writes queued output (reading a streamed file in as it goes); arms the write event if the
- * socket is full.
+ * Writes queued output (filling it from a body that gives its bytes a part at a time); arms
+ * the write event if the socket is full.
  */
 static void conn_flush(struct s1_conn *c)
 {
@@ -736,7 +643,7 @@ static void conn_flush(struct s1_conn *c)
             budget -= (size_t)n < budget ? (size_t)n : budget;
             metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
         }
-    } while (!c->dead && c->st_fd >= 0 && stream_fill(c));
+    } while (!c->dead && c->body.ops != NULL && body_more(c));
     if (c->dead)
         return;
     c->send_deadline_ns = 0; /* everything queued was taken */
@@ -912,7 +819,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
     c->fd = fd;
     memcpy(c->peer, peer, sizeof(c->peer));
     c->state = S1_CONN_READ;
-    c->st_fd = -1;
+    c->body = (struct s1_body){.ops = NULL, ._fd = -1};
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
     http_parser_init(&c->parser, home->cfg->max_header_bytes);
@@ -946,8 +853,8 @@ void s1_conn_free(struct s1_conn *c)
     if (close(c->fd) < 0)
         log_debug("close fd %d: %d", c->fd, errno);
     if (c->out != NULL)
-        evbuffer_free(c->out);
-    stream_end(c);
+        evbuffer_free(c->out); /* (before the body: nothing it gave is read any more) */
+    body_release(&c->body);
     free(c->in);
     if (c->req_inflight)
         metrics_gauge_add(&home->metrics->inflight, -1);

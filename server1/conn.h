@@ -40,6 +40,7 @@
 
 #include <event2/event_struct.h>
 
+#include "body.h"
 #include "http_parser.h"
 #include "httpdate.h"
 #include "metrics.h"
@@ -47,37 +48,14 @@
 #include "ratelimit.h"
 
 struct evbuffer;
-struct files;
-struct respbuf;
 struct s1_config;
 struct s1_conn;
 struct s1_request;
-struct store_segment;
 
 enum s1_conn_state {
     S1_CONN_READ,   /* between requests, or receiving one */
     S1_CONN_WAIT,   /* the current request is being answered asynchronously */
     S1_CONN_LINGER, /* last response sent and write side shut; discarding input, then close */
-};
-
-enum s1_body_kind {
-    S1_BODY_NONE,
-    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL (else it
-                     outlives the response: static text, a prefetched file) */
-    S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
-    S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from off, read into rbuf one chunk at a time
-                       as the socket takes them; fd closed and rbuf freed at the end */
-};
-
-struct s1_body {
-    enum s1_body_kind kind;
-    const void *data;
-    size_t len;
-    void *owned;
-    struct respbuf *rbuf; /* S1_BODY_MEM: data lies in it, freed once sent; S1_BODY_STREAM */
-    int fd;
-    uint64_t off; /* S1_BODY_FILE, S1_BODY_STREAM: where the bytes start in fd */
-    struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
 };
 
 enum s1_dispatch {
@@ -122,7 +100,6 @@ struct s1_conn_home {
     struct event_base *base;
     const struct s1_config *cfg;
     struct metrics *metrics;          /* the thread's */
-    struct files *files;              /* the files streamed responses are read from */
     struct connlimit *conns_per_ip;   /* --max-conns-per-ip, or NULL */
     const struct timeval *header_tv;  /* common timeouts of base */
     const struct timeval *idle_tv;
@@ -163,12 +140,9 @@ struct s1_conn {
     uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
     uint64_t send_last_ns;  /* when the output last moved (or was queued into an empty one) */
     struct minrate send_rate; /* how fast the output queued since it was empty is taken */
-    /* a S1_BODY_STREAM being sent: the next chunk is read once the output has drained */
-    int st_fd;              /* -1 when none */
-    struct respbuf *st_buf;
-    uint64_t st_off;        /* where the next chunk starts in the file (aligned) */
-    size_t st_skip;         /* bytes of the next chunk before the body starts */
-    uint64_t st_left;       /* body bytes not read yet */
+    /* a body that gives its bytes a part at a time (body.h): filled again once the output
+     * has drained; no next request is handled until it is all given (ops NULL: none) */
+    struct s1_body body;
 
     /* the request being answered */
     enum metrics_route route;
@@ -206,7 +180,10 @@ void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */
 void s1_conn_drain(struct s1_conn *c);
 
-/* For the handler: queue the response to the current request. */
+/*
+ * For the handler: queue the response to the current request. body (NULL: none) is taken:
+ * the conn releases it once sent or dropped, and *body is left empty.
+ */
 void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
                      struct s1_body *body);
 /* A short text/plain response; body is a static string. */

@@ -477,65 +477,33 @@ static void respond_file_error(struct s1_conn *c, int err)
 }
 
 /*
- * The body for bytes [off, off + count) of src, which moves into it. --read direct: a span up to
- * RESPBUF_CHUNK is read whole into a response buffer (O_DIRECT reads whole aligned blocks: the
- * bytes are sliced out of them); a bigger one is streamed through one (conn.c reads the next
- * chunk once the socket took the last), so a response holds at most RESPBUF_CHUNK of memory;
- * with the thread's --response-memory spent, false after answering 503 + Retry-After.
+ * The body for bytes [off, off + count) of src, which moves into it (source_body; a HEAD's, or
+ * an empty one's, is its length only); false after answering 503 + Retry-After with the
+ * thread's --response-memory spent, or 500 when the file cannot be read.
  */
 static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_t count,
                     struct s1_body *b)
 {
-    const struct files *f = env_of(c)->svc->files;
-    uint64_t a0, span;
-    struct respbuf *rb;
-    long got;
+    int rc;
 
-    *b = (struct s1_body){.kind = S1_BODY_MEM, .fd = -1, .len = (size_t)count};
-    if (c->head_only || count == 0)
-        return true; /* the length only */
-    if (src->kind == SOURCE_MEM) {
-        /* a prefetched file: its memory outlives every response (files.h) */
-        b->data = (const char *)src->data + off;
+    if (c->head_only || count == 0) {
+        body_length_only(b, count);
         return true;
     }
-    if (!src->direct) {
-        /* sendfile from the page cache; an upload's segment stays pinned until sent */
-        b->kind = S1_BODY_FILE;
-        b->fd = src->fd;
-        b->off = src->off + off;
-        b->pin = src->pin;
-        src->fd = -1;
-        src->pin = NULL;
+    rc = source_body(src, off, count, env_of(c)->svc->files, &env_of(c)->resp_budget, b);
+    if (rc == 0)
         return true;
-    }
-    a0 = off / f->align * f->align;
-    span = (off + count + f->align - 1) / f->align * f->align - a0;
-    rb = respbuf_new(&env_of(c)->resp_budget, (size_t)span, f->align);
-    if (rb == NULL) {
+    if (rc == -EAGAIN) {
         metrics_add(&c->home->metrics->responses_busy, 1);
         s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
         return false;
     }
-    if (span > rb->cap) {
-        *b = (struct s1_body){.kind = S1_BODY_STREAM, .fd = src->fd, .off = off,
-                              .len = (size_t)count, .rbuf = rb};
-        src->fd = -1;
-        return true;
-    }
-    got = files_pread_direct(f, src->fd, rb->data, rb->cap, a0);
-    if (got < 0 || (uint64_t)got < off - a0 + count) {
-        if (got < 0)
-            log_warn("cannot read '%s' with O_DIRECT: error %ld", c->req->name, -got);
-        else
-            log_warn("'%s' shrank while being read", c->req->name);
-        respbuf_free(rb);
-        s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
-        return false;
-    }
-    b->data = (const char *)rb->data + (off - a0);
-    b->rbuf = rb;
-    return true;
+    if (rc == -ENODATA)
+        log_warn("'%s' shrank while being read", c->req->name);
+    else
+        log_warn("cannot read '%s' with O_DIRECT: error %d", c->req->name, -rc);
+    s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+    return false;
 }
 
 /* Content-Type of the file: by the name's extension; unknown ones are octets. */
@@ -971,8 +939,10 @@ static void list_verified(struct s1_conn *c)
                                .max = svc->cfg->max_list,
                                .after = r->after_len > 0 ? r->after : NULL,
                                .after_len = r->after_len, .after_dir = r->after_dir};
-    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    struct s1_body b;
     struct listing l;
+    size_t len;
+    char *page;
     uint64_t wait;
     int rc;
 
@@ -992,9 +962,9 @@ static void list_verified(struct s1_conn *c)
         respond_file_error(c, -rc);
         return;
     }
-    b.owned = r->want_html ? listing_html(&l, r->name, r->name_len, &b.len)
-                           : listing_json(&l, r->name, r->name_len, &b.len);
-    b.data = b.owned;
+    page = r->want_html ? listing_html(&l, r->name, r->name_len, &len)
+                        : listing_json(&l, r->name, r->name_len, &len);
+    body_mem_owned(&b, page, len, page);
     listing_free(&l);
     if (r->want_html)
         s1_conn_respond(c, 200, "text/html; charset=utf-8", "Vary: Accept\r\n" HDR_LISTING_CSP,
@@ -1426,7 +1396,7 @@ static enum s1_dispatch healthz(struct s1_conn *c)
 static void metrics_page(struct s1_conn *c)
 {
     const struct s1_service *sh = env_of(c)->svc;
-    struct s1_body b = {.kind = S1_BODY_MEM, .fd = -1};
+    struct s1_body b;
     uint64_t count;
     uint64_t bytes;
     size_t len;
@@ -1443,9 +1413,7 @@ static void metrics_page(struct s1_conn *c)
         free(ctext);
     }
 
-    b.data = text;
-    b.owned = text;
-    b.len = len;
+    body_mem_owned(&b, text, len, text);
     s1_conn_respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", NULL, &b);
 }
 

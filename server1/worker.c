@@ -364,7 +364,6 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->listen_fd = listen_fd;
     w->home.cfg = sh->svc.cfg;
     w->home.metrics = &w->metrics;
-    w->home.files = sh->svc.files;
     w->home.conns_per_ip = sh->svc.conns_per_ip;
     w->home.handler = &s1_handler;
     w->home.handler_arg = &w->env;
