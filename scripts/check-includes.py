@@ -33,10 +33,16 @@ import textwrap
 # reaches it only through body.h, and the request's meaning only through the handler's table.
 TRANSPORT_ONLY = ("the transport sees bodies through body.h and requests through "
                   "struct s1_conn_handler")
+# The route modules (and what they share) are called by the handler, which the worker calls: a
+# lower layer never includes the layer that called it.
+CALLED_BY_HANDLER = "the handler calls it; it reaches its thread through service.h"
 FORBIDDEN = {
     "server1": {
         "conn": {m: TRANSPORT_ONLY for m in ("store", "files", "respbuf", "source", "commit",
                                              "listing", "handler", "worker")},
+        **{m: {n: CALLED_BY_HANDLER for n in ("handler", "worker")}
+           for m in ("route_files", "route_listing", "route_users", "route_admin", "request",
+                     "login", "service")},
     },
 }
 

@@ -1,0 +1,255 @@
+/* login.c - see login.h. */
+#include "login.h"
+
+#include <sodium.h>
+#include <string.h>
+
+#include "basic_auth.h"
+#include "clock.h"
+#include "credcache.h"
+#include "log.h"
+#include "ratelimit.h"
+#include "request.h"
+
+/*
+ * server2 said the user's failed logins, counted in the database every server2 (and so every
+ * server1) shares, are over its --login-fail-limit: 429, retry_ms from server2 as Retry-After.
+ */
+void login_limited_by_server2(struct s1_conn *c, uint32_t retry_ms)
+{
+    request_limited(c, METRICS_LIMIT_LOGIN_SHARED, (uint64_t)retry_ms * 1000000ull,
+                    "too many failed logins for this user, retry later\n");
+}
+
+/*
+ * Before a login (c->req->user set): true after answering 429 if the username or the client address
+ * is over its failed-login limit. A lockout holds every login as that user, the right password
+ * too: otherwise the answer would tell a guesser when a guess was right.
+ */
+static bool login_limited(struct s1_conn *c)
+{
+    const struct s1_service *sh = request_env(c)->svc;
+    uint64_t wait_user = 0;
+    uint64_t wait_addr = 0;
+    uint64_t now;
+
+    if (sh->login_fail_user == NULL && sh->login_fail_addr == NULL)
+        return false;
+    now = clock_now_ns();
+    if (sh->login_fail_user != NULL)
+        wait_user = ratelimit_check(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+    if (sh->login_fail_addr != NULL)
+        wait_addr = ratelimit_check(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+    if (wait_user == 0 && wait_addr == 0)
+        return false;
+    if (wait_user >= wait_addr)
+        request_limited(c, METRICS_LIMIT_LOGIN_USER, wait_user,
+                        "too many failed logins for this user, retry later\n");
+    else
+        request_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait_addr,
+                        "too many failed logins from your address, retry later\n");
+    return true;
+}
+
+/*
+ * Just before server2 is asked to check c->req->user's password pass: takes a failed-login
+ * token of the username and one of the client address, as if the password were wrong, so that
+ * no more guesses wait for server2 at once than tokens are left (checking first and counting
+ * failures as they came back let a burst of guesses sent together all through). Credentials
+ * server2 accepted lately (sh->known_logins) are no guess: they take no token, so a
+ * client's burst of requests with its right password is not refused (32 parallel GETs of one
+ * user held 32 tokens of a limit of 20 while server2 was slow). False after answering 429 if
+ * a token is missing (nothing is held then). login_answered settles them.
+ */
+bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
+{
+    const struct s1_service *sh = request_env(c)->svc;
+    uint64_t now = clock_now_ns();
+    uint64_t wait;
+
+    if (sh->known_logins != NULL) {
+        if (c->req->cred_cacheable) /* cache_answers hashed the same (user, password) */
+            c->req->login_key = c->req->cred_key;
+        else
+            credcache_key(c->req->user, strlen(c->req->user), pass, pass_len, &c->req->login_key);
+        c->req->login_keyed = true;
+        if (credcache_shared_hit(sh->known_logins, &c->req->login_key, now)) {
+            c->req->login_known = true;
+            return true;
+        }
+    }
+
+    if (sh->login_fail_user != NULL) {
+        wait = ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        if (wait > 0) {
+            request_limited(c, METRICS_LIMIT_LOGIN_USER, wait,
+                            "too many failed logins for this user, retry later\n");
+            return false;
+        }
+    }
+    if (sh->login_fail_addr != NULL) {
+        wait = ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        if (wait > 0) {
+            if (sh->login_fail_user != NULL)
+                ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+            request_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait,
+                            "too many failed logins from your address, retry later\n");
+            return false;
+        }
+    }
+    c->req->login_held = true;
+    return true;
+}
+
+/*
+ * server2 answered c's login (or it was never sent): a wrong password (wrong) keeps the tokens
+ * login_reserve took; anything else gives them back: an accepted password (accepted; then the
+ * credentials are known good), and an answer that says nothing about it
+ * (unavailable, expired, timed out, the link lost), so that an outage does not lock out the
+ * users who retry through it. (A request whose client goes away first keeps them: release.)
+ * Known credentials found wrong (the password changed since) are forgotten and charged a
+ * failure after the fact.
+ */
+void login_answered(struct s1_conn *c, bool wrong, bool accepted)
+{
+    const struct s1_service *sh = request_env(c)->svc;
+    uint64_t now;
+
+    if (c->req->login_keyed) {
+        now = clock_now_ns();
+        if (accepted) {
+            credcache_shared_put(sh->known_logins, &c->req->login_key, now);
+        } else if (wrong && c->req->login_known) {
+            credcache_shared_drop_user(sh->known_logins, c->req->user, strlen(c->req->user));
+            if (sh->login_fail_user != NULL)
+                (void)ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user),
+                                     now);
+            if (sh->login_fail_addr != NULL)
+                (void)ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        }
+        sodium_memzero(&c->req->login_key, sizeof(c->req->login_key));
+        c->req->login_keyed = false;
+        c->req->login_known = false;
+    }
+    if (!c->req->login_held)
+        return;
+    c->req->login_held = false;
+    if (wrong)
+        return;
+    if (sh->login_fail_user != NULL)
+        ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+    if (sh->login_fail_addr != NULL)
+        ratelimit_refund(sh->login_fail_addr, c->peer, sizeof(c->peer));
+}
+
+/* server2's answer to a GET or HEAD's credentials: then() answers an accepted one. */
+void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
+                    void (*then)(struct s1_conn *))
+{
+    struct s1_handler_env *env = request_env(c);
+
+    c->req->auth_pending = false;
+    login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID, st == FRAME_ST_OK);
+    switch (st) {
+    case FRAME_ST_LIMITED:
+        login_limited_by_server2(c, retry_ms);
+        break;
+    case FRAME_ST_OK:
+        if (c->req->cred_cacheable) {
+            credcache_put(&env->cache, &c->req->cred_key, c->req->cred_epoch, clock_now_ns());
+            metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
+        }
+        then(c);
+        break;
+    case FRAME_ST_DENIED:
+    case FRAME_ST_INVALID:
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "unauthorized\n");
+        break;
+    default:
+        request_unavailable(c);
+        break;
+    }
+    c->req->cred_cacheable = false;
+    sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
+    s1_conn_resume(c);
+}
+
+/*
+ * With the cache on: true after answering through hit() if it holds these credentials; else
+ * prepares c so that server2's acceptance is cached.
+ */
+static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
+                          void (*hit)(struct s1_conn *))
+{
+    struct s1_handler_env *env = request_env(c);
+    uint64_t now;
+    bool found;
+
+    c->req->cred_cacheable = false;
+    if (hit == NULL || !env->cache_on || cred->user_len > ACCOUNT_USER_MAX)
+        return false;
+    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->req->cred_key);
+    now = clock_now_ns();
+    /* only under a lease: while none holds, a change may go by that no server2 tells us */
+    found = authclient_lease_valid(env->auth, now) &&
+            credcache_hit(&env->cache, &c->req->cred_key, now);
+    metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
+    if (found) {
+        metrics_add(&c->home->metrics->auth_cache_hits, 1);
+        sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
+        hit(c);
+        return true;
+    }
+    metrics_add(&c->home->metrics->auth_cache_misses, 1);
+    c->req->cred_epoch = env->cache.epoch;
+    c->req->cred_cacheable = true;
+    return false;
+}
+
+/*
+ * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
+ * answering 401/503 itself, or after hit() answered from the cache (hit may be NULL: never
+ * cached). The user name is kept in c->req->user.
+ */
+enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct http_request *req,
+                              authclient_cb cb, void (*hit)(struct s1_conn *))
+{
+    struct http_basic_cred cred;
+    const char *why = NULL;
+    enum s1_dispatch d = S1_DISPATCH_DONE;
+    size_t ulen;
+
+    if (req->authorization < 0) {
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "credentials required\n");
+        return S1_DISPATCH_DONE;
+    }
+    if (http_basic_parse(http_span_ptr(buf, req->headers[req->authorization].value),
+                         req->headers[req->authorization].value.len, &cred, &why) < 0) {
+        log_debug("/files: bad credentials: %s", why);
+        s1_conn_respond_text(c, 401, HDR_AUTHN, "bad credentials\n");
+        return S1_DISPATCH_DONE;
+    }
+    ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
+    memcpy(c->req->user, cred.user, ulen); /* longer names are refused by server2 anyway */
+    c->req->user[ulen] = '\0';
+    if (login_limited(c)) /* (a lockout holds the cached credentials too) */
+        goto out;
+    if (cache_answers(c, &cred, hit))
+        goto out;
+    if (!login_reserve(c, cred.pass, cred.pass_len)) {
+        c->req->cred_cacheable = false;
+        goto out;
+    }
+    if (authclient_submit(request_env(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
+                          cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
+        login_answered(c, false, false);
+        c->req->cred_cacheable = false;
+        request_unavailable(c);
+        goto out;
+    }
+    c->req->auth_pending = true;
+    d = S1_DISPATCH_PENDING;
+out:
+    explicit_bzero(&cred, sizeof(cred));
+    return d;
+}
