@@ -8,7 +8,10 @@
  * its home (struct s1_conn_home: the event base, timeouts, limits, counters) and the request
  * handler only through the functions in home->handler, so conn includes neither worker.h nor
  * handler.h, and knows no route: the worker owns homes and conns, the handler answers through
- * this API and keeps its own state of the request being answered in c->req. Every entry point
+ * this API and keeps its own state of the request being answered in the conn's req. Others see
+ * of a conn only its public part (struct s1_conn_pub: home, req, peer, route, head_only); struct
+ * s1_conn itself is conn.c's. A response's body is a generator (body.h) that conn fills the
+ * output from and releases once, whatever it is made of. Every entry point
  * (socket readable/writable, timer, an asynchronous answer via s1_conn_resume, worker drain)
  * ends in one place that frees the conn if it died, so nothing below an entry point ever frees
  * it; a conn freed with an answer pending tells the handler (release), so a late answer finds
@@ -83,7 +86,7 @@ struct s1_conn_handler {
                                  size_t body_len);
     /* A response to the request is being queued (every response passes here once). */
     void (*answered)(struct s1_conn *c);
-    /* The conn is being freed: drop c->req and whatever it holds (a pending answer too). */
+    /* The conn is being freed: drop its req and whatever it holds (a pending answer too). */
     void (*release)(struct s1_conn *c);
 };
 
@@ -113,62 +116,24 @@ struct s1_conn_home {
     bool draining;                    /* new responses close their connection */
 };
 
-struct s1_conn {
-    struct s1_conn_home *home;
-    TAILQ_ENTRY(s1_conn) link;
-    int fd;
+/*
+ * The part of a conn others may read and the handler's own slot (req); struct s1_conn (conn.c)
+ * begins with it, and the rest of it is conn.c's alone. The facts are those of the request
+ * being answered, set before the handler sees its head.
+ */
+struct s1_conn_pub {
+    struct s1_conn_home *home;        /* its thread's */
+    struct s1_request *req;           /* the handler's state of the request, or NULL (its own) */
     uint8_t peer[RATELIMIT_ADDR_LEN]; /* the client's address key (per-client limits) */
-    enum s1_conn_state state;
-    struct event rd_ev;
-    struct event wr_ev;
-    struct event tmo_ev;
-    bool reading;        /* rd_ev is added */
-    bool timer_is_header; /* tmo_ev is the header timer of the request being received */
-
-    /* input: in[in_start..in_end) not yet consumed */
-    char *in;
-    size_t in_start;
-    size_t in_end;
-    size_t in_cap;
-    struct http_parser parser;
-    bool head_done;         /* parser finished the current head; waiting for its body */
-    bool sent_continue;
-
-    /* output: NULL until a response cannot be written at once */
-    struct evbuffer *out;
-    unsigned zero_writes;   /* consecutive flushes that wrote nothing */
-    uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
-    uint64_t send_last_ns;  /* when the output last moved (or was queued into an empty one) */
-    struct minrate send_rate; /* how fast the output queued since it was empty is taken */
-    /* a body that gives its bytes a part at a time (body.h): filled again once the output
-     * has drained; no next request is handled until it is all given (ops NULL: none) */
-    struct s1_body body;
-
-    /* the request being answered */
-    enum metrics_route route;
-    bool head_only;         /* HEAD: headers without the body */
-    bool keep_alive;
-    bool http10;            /* HTTP/1.0: keep-alive must be announced */
-    bool req_inflight;      /* counted in server1_inflight_requests */
-    bool more_input;        /* more requests are already buffered: batch the writes */
-    struct s1_request *req; /* the handler's state of the request (handler.c), or NULL */
-
-    /* the body of the request */
-    bool body_unread;       /* a body follows and is not accepted yet: an answer closes */
-    bool expect_continue;   /* ... and its client waits for 100 Continue */
-    bool streaming;         /* the body goes to sink as it arrives */
-    const struct s1_body_sink *sink;
-    uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
-    uint64_t body_left;     /* streamed body bytes still to receive */
-    uint64_t body_last_ns;  /* when bytes of it last arrived (or it was accepted) */
-    struct minrate body_rate; /* how fast it arrives */
-
-    bool close_after;  /* close once the output is flushed */
-    bool linger_after; /* ... after a lingering close (the peer may still be sending) */
-    bool peer_eof;
-    bool reset;        /* close with a reset: what is still unsent is dropped */
-    bool dead;         /* free at the end of the current entry point */
+    enum metrics_route route;         /* the request's route (handler->route) */
+    bool head_only;                   /* HEAD: the answer's body is its length only */
 };
+
+/* The public part of c (c's own memory; not const: req is the handler's to set). */
+static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
+{
+    return (struct s1_conn_pub *)(void *)(uintptr_t)c;
+}
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
@@ -179,6 +144,8 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */
 void s1_conn_drain(struct s1_conn *c);
+/* s1_conn_drain of every conn of home (home->draining set first). */
+void s1_conn_drain_all(struct s1_conn_home *home);
 
 /*
  * For the handler: queue the response to the current request. body (NULL: none) is taken:

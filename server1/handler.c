@@ -91,6 +91,7 @@ static bool method_is_get(const struct http_request *req)
 static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
                                  const struct http_request *req, const char *body, size_t body_len)
 {
+    enum metrics_route route = s1_conn_pub(c)->route;
     const char *path;
     size_t len;
 
@@ -98,7 +99,7 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 400, NULL, "bad request target\n");
         return S1_DISPATCH_DONE;
     }
-    switch (c->route) {
+    switch (route) {
     case METRICS_ROUTE_FILES:
         if (req->method == HTTP_METHOD_DELETE) /* (a PUT's head went to upload_head) */
             return route_files_change(c, buf, req, path, len);
@@ -133,31 +134,31 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
         return S1_DISPATCH_DONE;
     }
     s1_conn_respond_text(c, 405,
-                         c->route == METRICS_ROUTE_FILES ? "Allow: GET, HEAD, PUT, DELETE\r\n"
-                                                         : "Allow: GET, HEAD\r\n",
+                         route == METRICS_ROUTE_FILES ? "Allow: GET, HEAD, PUT, DELETE\r\n"
+                                                      : "Allow: GET, HEAD\r\n",
                          "method not allowed\n");
     return S1_DISPATCH_DONE;
 }
 
 static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
-    if (c->req == NULL)
-        c->req = xmalloc(sizeof(*c->req));
+    if (request_of(c) == NULL)
+        s1_conn_pub(c)->req = xmalloc(sizeof(*request_of(c)));
     /* (the name and user buffers are written before they are read) */
-    c->req->name_len = 0;
-    c->req->name_ok = false;
-    c->req->user[0] = '\0';
-    c->req->cred_cacheable = false;
-    c->req->auth_pending = false;
-    c->req->login_held = false;
-    c->req->login_keyed = false;
-    c->req->login_known = false;
-    c->req->up_len = 0;
-    c->req->up_open = false;
-    c->req->uploading = false;
-    c->req->up = (struct commit_body){.fd = -1};
-    c->req->job = NULL;
-    if (c->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
+    request_of(c)->name_len = 0;
+    request_of(c)->name_ok = false;
+    request_of(c)->user[0] = '\0';
+    request_of(c)->cred_cacheable = false;
+    request_of(c)->auth_pending = false;
+    request_of(c)->login_held = false;
+    request_of(c)->login_keyed = false;
+    request_of(c)->login_known = false;
+    request_of(c)->up_len = 0;
+    request_of(c)->up_open = false;
+    request_of(c)->uploading = false;
+    request_of(c)->up = (struct commit_body){.fd = -1};
+    request_of(c)->job = NULL;
+    if (s1_conn_pub(c)->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
         const char *path;
         size_t len;
         if (target_path(buf, req, &path, &len) < 0) { /* (route_of said it is a path) */
@@ -181,7 +182,7 @@ static void answered(struct s1_conn *c)
  */
 static void release(struct s1_conn *c)
 {
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
 
     if (r->auth_pending)
         authclient_cancel(request_env(c)->auth, r->auth_handle);
@@ -192,7 +193,7 @@ static void release(struct s1_conn *c)
     route_files_drop(c);
     sodium_memzero(&r->cred_key, sizeof(r->cred_key));
     free(r);
-    c->req = NULL;
+    s1_conn_pub(c)->req = NULL;
 }
 
 const struct s1_conn_handler s1_handler = {

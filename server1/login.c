@@ -22,12 +22,13 @@ void login_limited_by_server2(struct s1_conn *c, uint32_t retry_ms)
 }
 
 /*
- * Before a login (c->req->user set): true after answering 429 if the username or the client address
- * is over its failed-login limit. A lockout holds every login as that user, the right password
- * too: otherwise the answer would tell a guesser when a guess was right.
+ * Before a login (the request's user set): true after answering 429 if the username or the
+ * client address is over its failed-login limit. A lockout holds every login as that user, the
+ * right password too: otherwise the answer would tell a guesser when a guess was right.
  */
 static bool login_limited(struct s1_conn *c)
 {
+    struct s1_request *r = request_of(c);
     const struct s1_service *sh = request_env(c)->svc;
     uint64_t wait_user = 0;
     uint64_t wait_addr = 0;
@@ -37,9 +38,10 @@ static bool login_limited(struct s1_conn *c)
         return false;
     now = clock_now_ns();
     if (sh->login_fail_user != NULL)
-        wait_user = ratelimit_check(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        wait_user = ratelimit_check(sh->login_fail_user, r->user, strlen(r->user), now);
     if (sh->login_fail_addr != NULL)
-        wait_addr = ratelimit_check(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        wait_addr = ratelimit_check(sh->login_fail_addr, s1_conn_pub(c)->peer,
+                                    RATELIMIT_ADDR_LEN, now);
     if (wait_user == 0 && wait_addr == 0)
         return false;
     if (wait_user >= wait_addr)
@@ -52,7 +54,7 @@ static bool login_limited(struct s1_conn *c)
 }
 
 /*
- * Just before server2 is asked to check c->req->user's password pass: takes a failed-login
+ * Just before server2 is asked to check the request's user's password pass: takes a failed-login
  * token of the username and one of the client address, as if the password were wrong, so that
  * no more guesses wait for server2 at once than tokens are left (checking first and counting
  * failures as they came back let a burst of guesses sent together all through). Credentials
@@ -63,24 +65,25 @@ static bool login_limited(struct s1_conn *c)
  */
 bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
 {
+    struct s1_request *r = request_of(c);
     const struct s1_service *sh = request_env(c)->svc;
     uint64_t now = clock_now_ns();
     uint64_t wait;
 
     if (sh->known_logins != NULL) {
-        if (c->req->cred_cacheable) /* cache_answers hashed the same (user, password) */
-            c->req->login_key = c->req->cred_key;
+        if (r->cred_cacheable) /* cache_answers hashed the same (user, password) */
+            r->login_key = r->cred_key;
         else
-            credcache_key(c->req->user, strlen(c->req->user), pass, pass_len, &c->req->login_key);
-        c->req->login_keyed = true;
-        if (credcache_shared_hit(sh->known_logins, &c->req->login_key, now)) {
-            c->req->login_known = true;
+            credcache_key(r->user, strlen(r->user), pass, pass_len, &r->login_key);
+        r->login_keyed = true;
+        if (credcache_shared_hit(sh->known_logins, &r->login_key, now)) {
+            r->login_known = true;
             return true;
         }
     }
 
     if (sh->login_fail_user != NULL) {
-        wait = ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user), now);
+        wait = ratelimit_take(sh->login_fail_user, r->user, strlen(r->user), now);
         if (wait > 0) {
             request_limited(c, METRICS_LIMIT_LOGIN_USER, wait,
                             "too many failed logins for this user, retry later\n");
@@ -88,16 +91,17 @@ bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
         }
     }
     if (sh->login_fail_addr != NULL) {
-        wait = ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+        wait = ratelimit_take(sh->login_fail_addr, s1_conn_pub(c)->peer, RATELIMIT_ADDR_LEN,
+                              now);
         if (wait > 0) {
             if (sh->login_fail_user != NULL)
-                ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+                ratelimit_refund(sh->login_fail_user, r->user, strlen(r->user));
             request_limited(c, METRICS_LIMIT_LOGIN_ADDR, wait,
                             "too many failed logins from your address, retry later\n");
             return false;
         }
     }
-    c->req->login_held = true;
+    r->login_held = true;
     return true;
 }
 
@@ -112,52 +116,55 @@ bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len)
  */
 void login_answered(struct s1_conn *c, bool wrong, bool accepted)
 {
+    struct s1_request *r = request_of(c);
     const struct s1_service *sh = request_env(c)->svc;
     uint64_t now;
 
-    if (c->req->login_keyed) {
+    if (r->login_keyed) {
         now = clock_now_ns();
         if (accepted) {
-            credcache_shared_put(sh->known_logins, &c->req->login_key, now);
-        } else if (wrong && c->req->login_known) {
-            credcache_shared_drop_user(sh->known_logins, c->req->user, strlen(c->req->user));
+            credcache_shared_put(sh->known_logins, &r->login_key, now);
+        } else if (wrong && r->login_known) {
+            credcache_shared_drop_user(sh->known_logins, r->user, strlen(r->user));
             if (sh->login_fail_user != NULL)
-                (void)ratelimit_take(sh->login_fail_user, c->req->user, strlen(c->req->user),
+                (void)ratelimit_take(sh->login_fail_user, r->user, strlen(r->user),
                                      now);
             if (sh->login_fail_addr != NULL)
-                (void)ratelimit_take(sh->login_fail_addr, c->peer, sizeof(c->peer), now);
+                (void)ratelimit_take(sh->login_fail_addr, s1_conn_pub(c)->peer,
+                                     RATELIMIT_ADDR_LEN, now);
         }
-        sodium_memzero(&c->req->login_key, sizeof(c->req->login_key));
-        c->req->login_keyed = false;
-        c->req->login_known = false;
+        sodium_memzero(&r->login_key, sizeof(r->login_key));
+        r->login_keyed = false;
+        r->login_known = false;
     }
-    if (!c->req->login_held)
+    if (!r->login_held)
         return;
-    c->req->login_held = false;
+    r->login_held = false;
     if (wrong)
         return;
     if (sh->login_fail_user != NULL)
-        ratelimit_refund(sh->login_fail_user, c->req->user, strlen(c->req->user));
+        ratelimit_refund(sh->login_fail_user, r->user, strlen(r->user));
     if (sh->login_fail_addr != NULL)
-        ratelimit_refund(sh->login_fail_addr, c->peer, sizeof(c->peer));
+        ratelimit_refund(sh->login_fail_addr, s1_conn_pub(c)->peer, RATELIMIT_ADDR_LEN);
 }
 
 /* server2's answer to a GET or HEAD's credentials: then() answers an accepted one. */
 void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
                     void (*then)(struct s1_conn *))
 {
+    struct s1_request *r = request_of(c);
     struct s1_handler_env *env = request_env(c);
 
-    c->req->auth_pending = false;
+    r->auth_pending = false;
     login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID, st == FRAME_ST_OK);
     switch (st) {
     case FRAME_ST_LIMITED:
         login_limited_by_server2(c, retry_ms);
         break;
     case FRAME_ST_OK:
-        if (c->req->cred_cacheable) {
-            credcache_put(&env->cache, &c->req->cred_key, c->req->cred_epoch, clock_now_ns());
-            metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
+        if (r->cred_cacheable) {
+            credcache_put(&env->cache, &r->cred_key, r->cred_epoch, clock_now_ns());
+            metrics_gauge_set(&request_metrics(c)->auth_cache_entries, (int64_t)env->cache.used);
         }
         then(c);
         break;
@@ -169,8 +176,8 @@ void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
         request_unavailable(c);
         break;
     }
-    c->req->cred_cacheable = false;
-    sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
+    r->cred_cacheable = false;
+    sodium_memzero(&r->cred_key, sizeof(r->cred_key));
     s1_conn_resume(c);
 }
 
@@ -181,39 +188,41 @@ void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
 static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
                           void (*hit)(struct s1_conn *))
 {
+    struct s1_request *r = request_of(c);
     struct s1_handler_env *env = request_env(c);
     uint64_t now;
     bool found;
 
-    c->req->cred_cacheable = false;
+    r->cred_cacheable = false;
     if (hit == NULL || !env->cache_on || cred->user_len > ACCOUNT_USER_MAX)
         return false;
-    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &c->req->cred_key);
+    credcache_key(cred->user, cred->user_len, cred->pass, cred->pass_len, &r->cred_key);
     now = clock_now_ns();
     /* only under a lease: while none holds, a change may go by that no server2 tells us */
     found = authclient_lease_valid(env->auth, now) &&
-            credcache_hit(&env->cache, &c->req->cred_key, now);
-    metrics_gauge_set(&c->home->metrics->auth_cache_entries, (int64_t)env->cache.used);
+            credcache_hit(&env->cache, &r->cred_key, now);
+    metrics_gauge_set(&request_metrics(c)->auth_cache_entries, (int64_t)env->cache.used);
     if (found) {
-        metrics_add(&c->home->metrics->auth_cache_hits, 1);
-        sodium_memzero(&c->req->cred_key, sizeof(c->req->cred_key));
+        metrics_add(&request_metrics(c)->auth_cache_hits, 1);
+        sodium_memzero(&r->cred_key, sizeof(r->cred_key));
         hit(c);
         return true;
     }
-    metrics_add(&c->home->metrics->auth_cache_misses, 1);
-    c->req->cred_epoch = env->cache.epoch;
-    c->req->cred_cacheable = true;
+    metrics_add(&request_metrics(c)->auth_cache_misses, 1);
+    r->cred_epoch = env->cache.epoch;
+    r->cred_cacheable = true;
     return false;
 }
 
 /*
  * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
  * answering 401/503 itself, or after hit() answered from the cache (hit may be NULL: never
- * cached). The user name is kept in c->req->user.
+ * cached). The user name is kept in the request (request_of(c)->user).
  */
 enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct http_request *req,
                               authclient_cb cb, void (*hit)(struct s1_conn *))
 {
+    struct s1_request *r = request_of(c);
     struct http_basic_cred cred;
     const char *why = NULL;
     enum s1_dispatch d = S1_DISPATCH_DONE;
@@ -230,24 +239,24 @@ enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct h
         return S1_DISPATCH_DONE;
     }
     ulen = cred.user_len < ACCOUNT_USER_MAX ? cred.user_len : ACCOUNT_USER_MAX;
-    memcpy(c->req->user, cred.user, ulen); /* longer names are refused by server2 anyway */
-    c->req->user[ulen] = '\0';
+    memcpy(r->user, cred.user, ulen); /* longer names are refused by server2 anyway */
+    r->user[ulen] = '\0';
     if (login_limited(c)) /* (a lockout holds the cached credentials too) */
         goto out;
     if (cache_answers(c, &cred, hit))
         goto out;
     if (!login_reserve(c, cred.pass, cred.pass_len)) {
-        c->req->cred_cacheable = false;
+        r->cred_cacheable = false;
         goto out;
     }
     if (authclient_submit(request_env(c)->auth, FRAME_VERIFY, cred.user, cred.user_len, cred.pass,
-                          cred.pass_len, cb, c, &c->req->auth_handle) < 0) {
+                          cred.pass_len, cb, c, &r->auth_handle) < 0) {
         login_answered(c, false, false);
-        c->req->cred_cacheable = false;
+        r->cred_cacheable = false;
         request_unavailable(c);
         goto out;
     }
-    c->req->auth_pending = true;
+    r->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(&cred, sizeof(cred));

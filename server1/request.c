@@ -19,7 +19,7 @@ void request_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t wait_n
 
     snprintf(hdr, sizeof(hdr), "Retry-After: %llu\r\n",
              (unsigned long long)ratelimit_retry_after_s(wait_ns));
-    metrics_add(&c->home->metrics->ratelimited[kind], 1);
+    metrics_add(&request_metrics(c)->ratelimited[kind], 1);
     s1_conn_respond_text(c, 429, hdr, text);
 }
 

@@ -1,12 +1,13 @@
 /*
  * request.h - what the route modules share: the handler's state of the request being answered
- * on a conn (struct s1_request, c->req), the header lines several of them send, and the
+ * on a conn (struct s1_request, request_of), the header lines several of them send, and the
  * answers they give alike (503 while server2 is away, 429 over a per-client limit, a file
  * error as 404/403/503/500).
  *
- * DESIGN: handler.c creates c->req at a request's first head, resets it at each head and frees
- * it with the conn (handler.h); a route module fills the parts of it its route uses, and lets go
- * of what it holds when the request is answered. Everything here runs on the conn's thread.
+ * DESIGN: handler.c creates it (the conn's req, conn.h's struct s1_conn_pub) at a request's first
+ * head, resets it at each head and frees it with the conn (handler.h); a route module fills the
+ * parts of it its route uses, and lets go of what it holds when the request is answered.
+ * Everything here runs on the conn's thread.
  */
 #ifndef S1_REQUEST_H
 #define S1_REQUEST_H
@@ -47,7 +48,7 @@ struct hfield {
 _Static_assert(HV_MAX <= COMMIT_COND_MAX, "a PUT's or DELETE's conditions fit in its job");
 
 /*
- * The request being answered on a conn (c->req): created at its first head, reset at each
+ * The request being answered on a conn (request_of): created at its first head, reset at each
  * head, freed with the conn. What it holds (a server2 request, an upload's body, a commit job)
  * is let go when the request is answered (answered) or the conn goes (release).
  */
@@ -90,7 +91,19 @@ struct s1_request {
 /* The handler's state of the conn's thread (handler.h). */
 static inline struct s1_handler_env *request_env(const struct s1_conn *c)
 {
-    return c->home->handler_arg;
+    return s1_conn_pub(c)->home->handler_arg;
+}
+
+/* The handler's state of the request being answered on c (never NULL in a route). */
+static inline struct s1_request *request_of(const struct s1_conn *c)
+{
+    return s1_conn_pub(c)->req;
+}
+
+/* The counters of c's thread. */
+static inline struct metrics *request_metrics(const struct s1_conn *c)
+{
+    return s1_conn_pub(c)->home->metrics;
 }
 
 /* 503 + Retry-After: server2 cannot be asked now. */

@@ -12,7 +12,7 @@ static void on_ping(void *arg, enum frame_status st, uint32_t retry_ms)
     struct s1_conn *c = arg;
 
     UNUSED(retry_ms);
-    c->req->auth_pending = false;
+    request_of(c)->auth_pending = false;
     if (st == FRAME_ST_OK)
         s1_conn_respond_text(c, 200, NULL, "ok\n");
     else
@@ -22,13 +22,15 @@ static void on_ping(void *arg, enum frame_status st, uint32_t retry_ms)
 
 enum s1_dispatch route_admin_healthz(struct s1_conn *c)
 {
+    struct s1_request *r = request_of(c);
+
     if (!authclient_is_up(request_env(c)->auth) ||
         authclient_submit(request_env(c)->auth, FRAME_PING, NULL, 0, NULL, 0, on_ping, c,
-                          &c->req->auth_handle) < 0) {
+                          &r->auth_handle) < 0) {
         s1_conn_respond_text(c, 503, HDR_RETRY, "auth backend unavailable\n");
         return S1_DISPATCH_DONE;
     }
-    c->req->auth_pending = true;
+    r->auth_pending = true;
     return S1_DISPATCH_PENDING;
 }
 

@@ -30,9 +30,10 @@
 static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_t count,
                     struct s1_body *b)
 {
+    struct s1_request *r = request_of(c);
     int rc;
 
-    if (c->head_only || count == 0) {
+    if (s1_conn_pub(c)->head_only || count == 0) {
         body_length_only(b, count);
         return true;
     }
@@ -40,14 +41,14 @@ static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_
     if (rc == 0)
         return true;
     if (rc == -EAGAIN) {
-        metrics_add(&c->home->metrics->responses_busy, 1);
+        metrics_add(&request_metrics(c)->responses_busy, 1);
         s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
         return false;
     }
     if (rc == -ENODATA)
-        log_warn("'%s' shrank while being read", c->req->name);
+        log_warn("'%s' shrank while being read", r->name);
     else
-        log_warn("cannot read '%s' with O_DIRECT: error %d", c->req->name, -rc);
+        log_warn("cannot read '%s' with O_DIRECT: error %d", r->name, -rc);
     s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
     return false;
 }
@@ -55,7 +56,8 @@ static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_
 /* Content-Type of the file: by the name's extension; unknown ones are octets. */
 static const char *type_of(const struct s1_conn *c)
 {
-    const char *t = mimetypes_lookup(request_env(c)->svc->types, c->req->name, c->req->name_len);
+    struct s1_request *r = request_of(c);
+    const char *t = mimetypes_lookup(request_env(c)->svc->types, r->name, r->name_len);
     return t != NULL ? t : "application/octet-stream";
 }
 
@@ -122,14 +124,14 @@ static void put_content_range(char *extra, size_t *n, uint64_t off, uint64_t cou
  */
 static bool answer_prefetched(struct s1_conn *c, struct source *src)
 {
-    const struct s1_request *r = c->req;
+    const struct s1_request *r = request_of(c);
     const struct files_blob *blob = src->blob;
     struct s1_body b;
 
     if (blob == NULL || blob->head_len == 0 ||
         (blob->active && request_env(c)->svc->cfg->sandbox_root) || r->if_match.present ||
         r->if_none_match.present || r->if_modified_since.valid ||
-        r->if_unmodified_since.valid || (r->range.present && !c->head_only))
+        r->if_unmodified_since.valid || (r->range.present && !s1_conn_pub(c)->head_only))
         return false;
     body_of(c, src, 0, src->size, &b); /* (memory: never fails) */
     s1_conn_respond(c, 200, NULL, blob->head, &b);
@@ -147,7 +149,7 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
 static void answer_get(struct s1_conn *c, struct source *src)
 {
     static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
-    const struct s1_request *r = c->req;
+    const struct s1_request *r = request_of(c);
     const char *type = type_of(c);
     /* the validators, Accept-Ranges, HDR_SANDBOX, and "Content-Range: " + its value + "\r\n"
      * + NUL */
@@ -192,7 +194,7 @@ static void answer_get(struct s1_conn *c, struct source *src)
         memcpy(extra + n, HDR_SANDBOX, sizeof(HDR_SANDBOX));
         n += sizeof(HDR_SANDBOX) - 1;
     }
-    if (r->range.present && !r->range.bad && !c->head_only &&
+    if (r->range.present && !r->range.bad && !s1_conn_pub(c)->head_only &&
         range_applies(r, etag, etag_len, src->strong_date)) {
         switch (httprange_parse(r->hv + r->range.off, r->range.len, src->size, &off, &count)) {
         case HTTPRANGE_ONE:
@@ -223,21 +225,22 @@ static void answer_get(struct s1_conn *c, struct source *src)
 static bool upload_hidden(const struct s1_conn *c, const struct source *src)
 {
     return request_env(c)->svc->cfg->private_uploads && src->upload && src->owner[0] != '\0' &&
-           strcmp(src->owner, c->req->user) != 0;
+           strcmp(src->owner, request_of(c)->user) != 0;
 }
 
 /* A GET or HEAD whose credentials are accepted: the file, or 404. */
 static void serve_verified(struct s1_conn *c)
 {
+    struct s1_request *r = request_of(c);
     const struct s1_service *svc = request_env(c)->svc;
     struct source src;
     int rc;
 
-    if (!c->req->name_ok) {
+    if (!r->name_ok) {
         s1_conn_respond_text(c, 404, NULL, "not found\n");
         return;
     }
-    rc = source_resolve(svc->files, svc->commit, c->req->name, c->req->name_len, &src);
+    rc = source_resolve(svc->files, svc->commit, r->name, r->name_len, &src);
     if (rc < 0) {
         request_file_error(c, -rc);
     } else if (upload_hidden(c, &src)) {
@@ -253,19 +256,20 @@ static void on_verify(void *arg, enum frame_status st, uint32_t retry_ms)
     login_verified(arg, st, retry_ms, serve_verified);
 }
 
-/* Decodes {name} into c->req->name; c->req->name_ok is false for invalid and reserved names. */
+/* Decodes {name} into the request's name; its name_ok is false for invalid and reserved names. */
 static void decode_name(struct s1_conn *c, const char *path, size_t len)
 {
+    struct s1_request *r = request_of(c);
     const char *why = NULL;
 
-    c->req->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
-                                        len - (sizeof(FILES_PREFIX) - 1), c->req->name,
-                                        sizeof(c->req->name), &c->req->name_len, &why) == 0;
-    if (c->req->name_ok && files_name_is_reserved(c->req->name, c->req->name_len)) {
-        c->req->name_ok = false;
+    r->name_ok = files_name_decode(path + sizeof(FILES_PREFIX) - 1,
+                                        len - (sizeof(FILES_PREFIX) - 1), r->name,
+                                        sizeof(r->name), &r->name_len, &why) == 0;
+    if (r->name_ok && files_name_is_reserved(r->name, r->name_len)) {
+        r->name_ok = false;
         why = "reserved name";
     }
-    if (!c->req->name_ok)
+    if (!r->name_ok)
         log_debug("/files: bad name: %s", why);
 }
 
@@ -310,10 +314,10 @@ static void keep_date(struct httpcond_date *d, bool *seen, const char *v, size_t
     d->secs = d->valid ? t : 0;
 }
 
-/* Copies the fields a request's conditions and range need from the head into c->req. */
+/* Copies the fields a request's conditions and range need from the head into the request. */
 static void keep_conditions(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
     int64_t now = clock_wall_s();
     bool ims_seen = false, ius_seen = false, ir_seen = false;
 
@@ -401,7 +405,7 @@ static void commit_done(struct mailbox_msg *m, bool live)
     struct s1_conn *c = job->c;
 
     if (live && c != NULL) {
-        c->req->job = NULL;
+        request_of(c)->job = NULL;
         if (job->over_quota)
             s1_conn_respond_text(c, 507, NULL, "storage quota exceeded\n");
         else
@@ -414,30 +418,31 @@ static void commit_done(struct mailbox_msg *m, bool live)
 /* After server2 accepted the credentials (and a PUT's body arrived): to the committer. */
 static void submit_change(struct s1_conn *c, enum commit_op op)
 {
+    struct s1_request *r = request_of(c);
     struct commit_job *job = xcalloc(1, sizeof(*job));
 
     job->op = op;
     job->reply_to = request_env(c)->inbox;
     job->done.deliver = commit_done;
-    memcpy(job->name, c->req->name, c->req->name_len + 1);
-    job->name_len = c->req->name_len;
-    memcpy(job->user, c->req->user, strlen(c->req->user) + 1);
-    memcpy(job->cond_text, c->req->hv, c->req->hv_len);
+    memcpy(job->name, r->name, r->name_len + 1);
+    job->name_len = r->name_len;
+    memcpy(job->user, r->user, strlen(r->user) + 1);
+    memcpy(job->cond_text, r->hv, r->hv_len);
     job->cond = (struct httpcond_request){
         .method = HTTPCOND_WRITE,
-        .if_match = cond_list(&c->req->if_match, job->cond_text),
-        .if_none_match = cond_list(&c->req->if_none_match, job->cond_text),
-        .if_unmodified_since = c->req->if_unmodified_since,
+        .if_match = cond_list(&r->if_match, job->cond_text),
+        .if_none_match = cond_list(&r->if_none_match, job->cond_text),
+        .if_unmodified_since = r->if_unmodified_since,
     };
     job->body = (struct commit_body){.fd = -1};
     if (op == COMMIT_PUT) {
-        job->body = c->req->up; /* the committer owns the body now */
-        c->req->up = (struct commit_body){.fd = -1};
-        c->req->uploading = false;
-        c->req->up_open = false; /* (commit_submit counts it out) */
+        job->body = r->up; /* the committer owns the body now */
+        r->up = (struct commit_body){.fd = -1};
+        r->uploading = false;
+        r->up_open = false; /* (commit_submit counts it out) */
     }
     job->c = c;
-    c->req->job = job;
+    r->job = job;
     commit_submit(request_env(c)->svc->commit, job);
     /* stays S1_CONN_WAIT until commit_done */
 }
@@ -451,7 +456,7 @@ static void upload_received(struct s1_conn *c)
 static int upload_write(struct s1_conn *c, const char *p, size_t n)
 {
     char ebuf[128];
-    int rc = commit_body_write(&c->req->up, p, n);
+    int rc = commit_body_write(&request_of(c)->up, p, n);
 
     if (rc == 0)
         return 0;
@@ -475,7 +480,7 @@ static const struct s1_body_sink upload_sink = {
 static void upload_begin(struct s1_conn *c)
 {
     const struct s1_config *cfg = request_env(c)->svc->cfg;
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
     char ebuf[128];
     int rc = commit_body_begin(request_env(c)->svc->commit, &r->up, r->up_len, r->user);
 
@@ -483,7 +488,7 @@ static void upload_begin(struct s1_conn *c)
         if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
             /* out of temp space, descriptors or memory for now: the client may try again */
             log_debug("no room for an upload now: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
-            metrics_add(&c->home->metrics->uploads_busy, 1);
+            metrics_add(&request_metrics(c)->uploads_busy, 1);
             s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
         } else {
             log_warn("cannot make room for an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
@@ -505,7 +510,7 @@ static void upload_begin(struct s1_conn *c)
 static void put_accepted(struct s1_conn *c)
 {
     struct committer *cm = request_env(c)->svc->commit;
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
 
     if (!r->name_ok)
         s1_conn_respond_text(c, 404, NULL, "not found\n");
@@ -519,7 +524,9 @@ static void put_accepted(struct s1_conn *c)
 static void on_change_verify(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
                              enum commit_op op)
 {
-    c->req->auth_pending = false;
+    struct s1_request *r = request_of(c);
+
+    r->auth_pending = false;
     login_answered(c, st == FRAME_ST_DENIED || st == FRAME_ST_INVALID, st == FRAME_ST_OK);
     switch (st) {
     case FRAME_ST_LIMITED:
@@ -531,7 +538,7 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, uint32_t r
             put_accepted(c);
             return;
         }
-        if (!c->req->name_ok)
+        if (!r->name_ok)
             break;
         submit_change(c, op);
         return;
@@ -575,7 +582,7 @@ enum s1_dispatch route_files_change(struct s1_conn *c, const char *buf,
 /* The upload's body and its place among the committer's open uploads, if still held. */
 void route_files_drop(struct s1_conn *c)
 {
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
     struct committer *cm = request_env(c)->svc->commit;
 
     if (r->uploading)
@@ -594,6 +601,7 @@ void route_files_drop(struct s1_conn *c)
 enum s1_head route_files_put_head(struct s1_conn *c, const char *buf,
                                   const struct http_request *req, const char *path, size_t len)
 {
+    struct s1_request *r = request_of(c);
     const struct s1_service *svc = request_env(c)->svc;
 
     if (svc->commit == NULL) {
@@ -608,8 +616,8 @@ enum s1_head route_files_put_head(struct s1_conn *c, const char *buf,
         s1_conn_respond_fatal(c, 413, NULL, "upload too large\n");
         return S1_HEAD_DONE;
     }
-    c->req->up_len = req->content_length;
-    c->req->up_open = true;
+    r->up_len = req->content_length;
+    r->up_open = true;
     commit_upload_open(svc->commit);
     return route_files_change(c, buf, req, path, len) == S1_DISPATCH_PENDING ? S1_HEAD_WAIT
                                                                              : S1_HEAD_DONE;

@@ -19,7 +19,7 @@
 static void list_verified(struct s1_conn *c)
 {
     const struct s1_service *svc = request_env(c)->svc;
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
     struct listing_scope sc = {.dir = r->name, .dir_len = r->name_len, .user = r->user,
                                .private_uploads = svc->cfg->private_uploads,
                                .max = svc->cfg->max_list,
@@ -66,11 +66,11 @@ static void on_list_verify(void *arg, enum frame_status st, uint32_t retry_ms)
 
 /*
  * GET or HEAD of a path under /files/ that ends in '/': the directory's name into
- * c->req->name ("" for /files/ itself), name_ok false for one that could not be valid.
+ * the request's name ("" for /files/ itself), name_ok false for one that could not be valid.
  */
 static void decode_dir(struct s1_conn *c, const char *path, size_t len)
 {
-    struct s1_request *r = c->req;
+    struct s1_request *r = request_of(c);
     const char *raw = path + sizeof(FILES_PREFIX) - 1;
     size_t n = len - (sizeof(FILES_PREFIX) - 1);
     const char *why = NULL;
@@ -87,17 +87,18 @@ static void decode_dir(struct s1_conn *c, const char *path, size_t len)
         log_debug("/files: bad directory: %s", why != NULL ? why : "reserved name");
 }
 
-/* A listing's cursor (?after=) into c->req; false after answering 400 for a bad one. */
+/* A listing's cursor (?after=) into request_of(c); false after answering 400 for a bad one. */
 static bool keep_cursor(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
+    struct s1_request *r = request_of(c);
     const char *t = http_span_ptr(buf, req->target);
     const char *q = memchr(t, '?', req->target.len);
 
-    c->req->after_len = 0;
-    c->req->after_dir = false;
+    r->after_len = 0;
+    r->after_dir = false;
     if (q == NULL || listing_after_parse(q + 1, req->target.len - (size_t)(q + 1 - t),
-                                         c->req->after, sizeof(c->req->after),
-                                         &c->req->after_len, &c->req->after_dir) >= 0)
+                                         r->after, sizeof(r->after),
+                                         &r->after_len, &r->after_dir) >= 0)
         return true;
     s1_conn_respond_text(c, 400, NULL, "bad after= in a listing's query\n");
     return false;
@@ -117,7 +118,7 @@ enum s1_dispatch route_listing_get(struct s1_conn *c, const char *buf,
             break;
         }
     }
-    c->req->want_html = listing_wants_html(accept, accept_len);
+    request_of(c)->want_html = listing_wants_html(accept, accept_len);
     if (!keep_cursor(c, buf, req))
         return S1_DISPATCH_DONE;
     decode_dir(c, path, len);

@@ -20,7 +20,7 @@ static bool signup_allowed(struct s1_conn *c)
 
     if (rl == NULL)
         return true;
-    wait = ratelimit_take(rl, c->peer, sizeof(c->peer), clock_now_ns());
+    wait = ratelimit_take(rl, s1_conn_pub(c)->peer, RATELIMIT_ADDR_LEN, clock_now_ns());
     if (wait == 0)
         return true;
     request_limited(c, METRICS_LIMIT_SIGNUP, wait,
@@ -50,7 +50,7 @@ static void on_create(void *arg, enum frame_status st, uint32_t retry_ms)
     struct s1_conn *c = arg;
 
     UNUSED(retry_ms);
-    c->req->auth_pending = false;
+    request_of(c)->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond_text(c, 201, NULL, "created\n");
@@ -72,6 +72,7 @@ enum s1_dispatch route_users_create(struct s1_conn *c, const char *buf,
                                     const struct http_request *req, const char *body,
                                     size_t body_len)
 {
+    struct s1_request *r = request_of(c);
     char user[ACCOUNT_USER_MAX + 1];
     char pass[ACCOUNT_PASS_MAX + 1];
     struct http_form_field fields[2] = {
@@ -104,11 +105,11 @@ enum s1_dispatch route_users_create(struct s1_conn *c, const char *buf,
     if (!signup_allowed(c)) /* every CREATE costs server2 a hash, taken or not */
         goto out;
     if (authclient_submit(request_env(c)->auth, FRAME_CREATE, user, fields[0].len, pass,
-                          fields[1].len, on_create, c, &c->req->auth_handle) < 0) {
+                          fields[1].len, on_create, c, &r->auth_handle) < 0) {
         request_unavailable(c);
         goto out;
     }
-    c->req->auth_pending = true;
+    r->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(pass, sizeof(pass));
@@ -118,13 +119,14 @@ out:
 static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms)
 {
     struct s1_conn *c = arg;
+    struct s1_request *r = request_of(c);
 
-    c->req->auth_pending = false;
+    r->auth_pending = false;
     /* (INVALID: the new password is not valid; OK: the credentials used are no longer good) */
     login_answered(c, st == FRAME_ST_DENIED, false);
     if (st == FRAME_ST_OK && request_env(c)->svc->known_logins != NULL)
-        credcache_shared_drop_user(request_env(c)->svc->known_logins, c->req->user,
-                                   strlen(c->req->user));
+        credcache_shared_drop_user(request_env(c)->svc->known_logins, r->user,
+                                   strlen(r->user));
     switch (st) {
     case FRAME_ST_OK:
         s1_conn_respond(c, 204, NULL, NULL, NULL);
@@ -154,6 +156,7 @@ enum s1_dispatch route_users_change(struct s1_conn *c, const char *buf,
                                     const struct http_request *req, const char *path,
                                     size_t len, const char *body, size_t body_len)
 {
+    struct s1_request *r = request_of(c);
     const char *name = path + sizeof(USERS_PREFIX) - 1;
     size_t name_len = len - (sizeof(USERS_PREFIX) - 1);
     char pass[ACCOUNT_PASS_MAX + 1];
@@ -182,8 +185,8 @@ enum s1_dispatch route_users_change(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 403, NULL, "forbidden: only the account itself may change it\n");
         goto out;
     }
-    memcpy(c->req->user, name, name_len);
-    c->req->user[name_len] = '\0';
+    memcpy(r->user, name, name_len);
+    r->user[name_len] = '\0';
     if (req->method == HTTP_METHOD_PUT) {
         if (!form_body_ok(c, buf, req))
             goto out;
@@ -206,17 +209,17 @@ enum s1_dispatch route_users_change(struct s1_conn *c, const char *buf,
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(request_env(c)->auth, cred.user, cred.user_len, cred.pass,
                                        cred.pass_len, pass, field.len, on_account_change, c,
-                                       &c->req->auth_handle);
+                                       &r->auth_handle);
     else
         rc = authclient_submit(request_env(c)->auth, FRAME_DELETE, cred.user, cred.user_len,
                                cred.pass, cred.pass_len, on_account_change, c,
-                               &c->req->auth_handle);
+                               &r->auth_handle);
     if (rc < 0) {
         login_answered(c, false, false);
         request_unavailable(c);
         goto out;
     }
-    c->req->auth_pending = true;
+    r->auth_pending = true;
     d = S1_DISPATCH_PENDING;
 out:
     explicit_bzero(pass, sizeof(pass));

@@ -224,8 +224,6 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
 static void start_drain(struct s1_worker *w)
 {
     struct timeval tv = tv_us(w->sh->svc.cfg->drain_timeout_us);
-    struct s1_conn *c;
-    struct s1_conn *next;
 
     if (w->home.draining)
         return;
@@ -237,10 +235,7 @@ static void start_drain(struct s1_worker *w)
         w->listen_fd = -1;
     }
     log_debug("draining %u connections", w->home.nconns);
-    for (c = TAILQ_FIRST(&w->home.conns); c != NULL; c = next) {
-        next = TAILQ_NEXT(c, link);
-        s1_conn_drain(c);
-    }
+    s1_conn_drain_all(&w->home);
     if (w->home.nconns == 0) {
         event_base_loopexit(w->base, NULL);
         return;
