@@ -88,7 +88,7 @@ struct s1_request {
     char hv[HV_MAX];
 };
 
-/* The handler's state of the conn's thread (handler.h). */
+/* The handler's state of the conn's thread (service.h). */
 static inline struct s1_handler_env *request_env(const struct s1_conn *c)
 {
     return s1_conn_pub(c)->home->handler_arg;

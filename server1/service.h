@@ -36,7 +36,7 @@ struct s1_service {
     struct ratelimit *login_fail_user; /* --login-fail-limit */
     struct ratelimit *login_fail_addr; /* --login-fail-addr-limit */
     struct credcache_shared *known_logins; /* credentials server2 accepted lately, which take
-                                              no failed-login token (handler.c); NULL when both
+                                              no failed-login token (login.c); NULL when both
                                               limits above are off */
     struct ratelimit *signup;          /* --signup-limit */
     struct ratelimit *list;            /* --list-limit */
