@@ -9,7 +9,9 @@ A module is a .c file and its .h (conn.c + conn.h = conn). Module A depends on m
 A.c or A.h has #include "B.h" (quoted includes only; a name found in no scanned directory,
 such as common's headers seen from server1, is another program's and ends the path). Prints
 each circle found as "server1: conn -> handler -> conn" and exits 1; prints the number of
-modules and dependencies checked and exits 0 when there is none.
+modules and dependencies checked and exits 0 when there is none. It also fails when a module
+includes one that FORBIDDEN says it must not (directly: what it reaches through a module it may
+include is that module's business), printing "server1: conn includes store (...)".
 
 --graph prints, for each DIR without a circle, who includes whom, top to bottom: a module's
 height is 0 when it includes none of its directory's modules, else one more than the highest
@@ -26,6 +28,24 @@ import os
 import re
 import sys
 import textwrap
+
+# Modules that must not include others, with why. server1's conn is the transport: bytes, the
+# parser, timers; what a response's body is made of (files, the upload store, response buffers)
+# reaches it only through body.h, and the request's meaning only through the handler's table.
+TRANSPORT_ONLY = ("the transport sees bodies through body.h and requests through "
+                  "struct s1_conn_handler")
+# The route modules (and what they share) are called by the handler, which the worker calls: a
+# lower layer never includes the layer that called it.
+CALLED_BY_HANDLER = "the handler calls it; it reaches its thread through service.h"
+FORBIDDEN = {
+    "server1": {
+        "conn": {m: TRANSPORT_ONLY for m in ("store", "files", "respbuf", "source", "commit",
+                                             "listing", "handler", "worker")},
+        **{m: {n: CALLED_BY_HANDLER for n in ("handler", "worker")}
+           for m in ("route_files", "route_listing", "route_users", "route_admin", "request",
+                     "login", "service")},
+    },
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)
 
@@ -57,6 +77,13 @@ def circles(deps):
                 elif nxt > start and nxt not in path:
                     stack.append((nxt, path + [nxt]))
     return found
+
+
+def forbidden(d, deps):
+    """Lines for each include FORBIDDEN[d] refuses."""
+    return [f"{d}: {m} includes {n} ({why})"
+            for m, rules in sorted(FORBIDDEN.get(d, {}).items())
+            for n, why in sorted(rules.items()) if n in deps.get(m, ())]
 
 
 def heights(deps):
@@ -148,10 +175,14 @@ def main(argv):
         for c in found:
             print(f"{d}: {' -> '.join(c)}")
             bad += 1
+        for line in forbidden(d, deps):
+            print(line)
+            bad += 1
         if graph and not found:
             print_graph(d, deps)
     if bad:
-        print(f"check-includes: {bad} include circle(s)", file=sys.stderr)
+        print(f"check-includes: {bad} include circle(s) or forbidden include(s)",
+              file=sys.stderr)
         return 1
     if not graph:
         print(f"check-includes: {nmod} modules, {nedge} dependencies, no circle")

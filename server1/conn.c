@@ -18,12 +18,63 @@
 
 #include "clock.h"
 #include "config.h"
-#include "files.h"
 #include "log.h"
 #include "net.h"
-#include "respbuf.h"
-#include "store.h"
 #include "xalloc.h"
+
+/* A connection (conn.h): its public part first, the rest conn.c's. */
+struct s1_conn {
+    struct s1_conn_pub pub; /* home, the handler's req, peer, route, head_only */
+    TAILQ_ENTRY(s1_conn) link;
+    int fd;
+    enum s1_conn_state state;
+    struct event rd_ev;
+    struct event wr_ev;
+    struct event tmo_ev;
+    bool reading;        /* rd_ev is added */
+    bool timer_is_header; /* tmo_ev is the header timer of the request being received */
+
+    /* input: in[in_start..in_end) not yet consumed */
+    char *in;
+    size_t in_start;
+    size_t in_end;
+    size_t in_cap;
+    struct http_parser parser;
+    bool head_done;         /* parser finished the current head; waiting for its body */
+    bool sent_continue;
+
+    /* output: NULL until a response cannot be written at once */
+    struct evbuffer *out;
+    unsigned zero_writes;   /* consecutive flushes that wrote nothing */
+    uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
+    uint64_t send_last_ns;  /* when the output last moved (or was queued into an empty one) */
+    struct minrate send_rate; /* how fast the output queued since it was empty is taken */
+    /* a body that gives its bytes a part at a time (body.h): filled again once the output
+     * has drained; no next request is handled until it is all given (ops NULL: none) */
+    struct s1_body body;
+
+    /* the request being answered (and pub.route, pub.head_only) */
+    bool keep_alive;
+    bool http10;            /* HTTP/1.0: keep-alive must be announced */
+    bool req_inflight;      /* counted in server1_inflight_requests */
+    bool more_input;        /* more requests are already buffered: batch the writes */
+
+    /* the body of the request */
+    bool body_unread;       /* a body follows and is not accepted yet: an answer closes */
+    bool expect_continue;   /* ... and its client waits for 100 Continue */
+    bool streaming;         /* the body goes to sink as it arrives */
+    const struct s1_body_sink *sink;
+    uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
+    uint64_t body_left;     /* streamed body bytes still to receive */
+    uint64_t body_last_ns;  /* when bytes of it last arrived (or it was accepted) */
+    struct minrate body_rate; /* how fast it arrives */
+
+    bool close_after;  /* close once the output is flushed */
+    bool linger_after; /* ... after a lingering close (the peer may still be sending) */
+    bool peer_eof;
+    bool reset;        /* close with a reset: what is still unsent is dropped */
+    bool dead;         /* free at the end of the current entry point */
+};
 
 #define S1_IN_INIT 4096
 #define S1_IN_MIN_READ 1024
@@ -39,7 +90,7 @@ static void conn_process(struct s1_conn *c);
 
 static size_t in_max(const struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->home->cfg;
+    const struct s1_config *cfg = c->pub.home->cfg;
     return cfg->max_header_bytes + cfg->max_body;
 }
 
@@ -141,42 +192,6 @@ static char *put_u64(char *p, uint64_t v)
     return p;
 }
 
-static void body_discard(struct s1_body *b)
-{
-    if (b->kind == S1_BODY_MEM && b->owned != NULL)
-        free(b->owned);
-    respbuf_free(b->rbuf);
-    b->owned = NULL;
-    b->rbuf = NULL;
-    if ((b->kind == S1_BODY_FILE || b->kind == S1_BODY_STREAM) && b->fd >= 0)
-        close(b->fd);
-    if (b->kind == S1_BODY_FILE)
-        store_unpin(b->pin);
-    b->pin = NULL;
-    b->kind = S1_BODY_NONE;
-}
-
-static void free_ref(const void *data, size_t len, void *owned)
-{
-    UNUSED(data);
-    UNUSED(len);
-    free(owned);
-}
-
-static void free_rbuf(const void *data, size_t len, void *rbuf)
-{
-    UNUSED(data);
-    UNUSED(len);
-    respbuf_free(rbuf);
-}
-
-static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
-{
-    UNUSED(seg);
-    UNUSED(flags);
-    store_unpin(pin);
-}
-
 static struct evbuffer *out_buf(struct s1_conn *c)
 {
     if (c->out == NULL) {
@@ -194,7 +209,7 @@ static struct evbuffer *out_buf(struct s1_conn *c)
 /* The rate rule of transfers (minrate.h), from the config. */
 static struct minrate_cfg rate_rule(const struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->home->cfg;
+    const struct s1_config *cfg = c->pub.home->cfg;
     return (struct minrate_cfg){.rate = cfg->min_rate,
                                 .grace_ns = cfg->min_rate_grace_us * 1000,
                                 .window_ns = cfg->min_rate_window_us * 1000};
@@ -207,7 +222,7 @@ static struct minrate_cfg rate_rule(const struct s1_conn *c)
  */
 static void deadline_extend(struct s1_conn *c, uint64_t bytes)
 {
-    const struct s1_config *cfg = c->home->cfg;
+    const struct s1_config *cfg = c->pub.home->cfg;
     uint64_t add = (uint64_t)((double)bytes / (double)cfg->min_rate * 1e9);
 
     if (c->send_deadline_ns == 0) {
@@ -219,55 +234,31 @@ static void deadline_extend(struct s1_conn *c, uint64_t bytes)
     c->send_deadline_ns += add;
 }
 
-/* Appends head + body to the output buffer (for later writes). */
-static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b,
-                      size_t body_off)
+/*
+ * Appends head + body to the output buffer (for later writes) and takes the body: released at
+ * once if it gave all its bytes, else held in c->body until it has (conn_flush).
+ */
+static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s1_body *b)
 {
     struct evbuffer *out = out_buf(c);
 
-    deadline_extend(c, hlen + (b->kind == S1_BODY_NONE ? 0 : b->len - body_off));
-    if (hlen > 0 && evbuffer_add(out, head, hlen) < 0)
+    deadline_extend(c, hlen + (b->ops == NULL ? 0 : b->len));
+    if (hlen > 0 && evbuffer_add(out, head, hlen) < 0) {
+        log_warn("cannot queue a response: out of memory");
         goto fail;
-    if (b->kind == S1_BODY_MEM && b->len > body_off) {
-        const char *p = (const char *)b->data + body_off;
-        size_t n = b->len - body_off;
-        int rc = b->owned  ? evbuffer_add_reference(out, p, n, free_ref, b->owned)
-                 : b->rbuf ? evbuffer_add_reference(out, p, n, free_rbuf, b->rbuf)
-                           : evbuffer_add_reference(out, p, n, NULL, NULL);
-        if (rc < 0)
-            goto fail;
-        b->owned = NULL; /* the evbuffer frees it now */
-        b->rbuf = NULL;
-    } else if (b->kind == S1_BODY_STREAM) {
-        /* conn_flush reads it in, a chunk each time the output has drained */
-        c->st_fd = b->fd;
-        c->st_buf = b->rbuf;
-        c->st_off = b->off / c->home->files->align * c->home->files->align;
-        c->st_skip = (size_t)(b->off - c->st_off); /* O_DIRECT reads whole aligned blocks */
-        c->st_left = b->len;
-        b->fd = -1;
-        b->rbuf = NULL;
-    } else if (b->kind == S1_BODY_FILE && b->len > 0) {
-        struct evbuffer_file_segment *seg = evbuffer_file_segment_new(
-            b->fd, (ev_off_t)b->off, (ev_off_t)b->len, EVBUF_FS_CLOSE_ON_FREE);
-        int rc;
-        if (seg == NULL)
-            goto fail;
-        b->fd = -1; /* the segment closes it now */
-        if (b->pin != NULL) /* ... and drops the pin once the bytes are sent */
-            evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->pin);
-        b->pin = NULL;
-        rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
-        evbuffer_file_segment_free(seg); /* the evbuffer holds its own reference */
-        if (rc < 0)
-            goto fail;
     }
-    body_discard(b);
+    if (b->ops != NULL && b->len > 0 && b->ops->fill(b, out, S1_WRITE_BUDGET) < 0)
+        goto fail; /* (out of memory, or the bytes could not be read: logged) */
+    if (b->ops != NULL && b->len > 0) {
+        c->body = *b; /* the rest once the output has drained */
+        *b = (struct s1_body){.ops = NULL, ._fd = -1};
+        return;
+    }
+    body_release(b);
     return;
 
 fail:
-    log_warn("cannot queue a response: out of memory");
-    body_discard(b);
+    body_release(b);
     c->dead = true;
 }
 
@@ -280,46 +271,48 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
     ssize_t n;
 
     if (c->dead) {
-        body_discard(b);
+        body_release(b);
         return;
     }
-    if (out_len(c) > 0 || c->more_input || b->kind == S1_BODY_FILE ||
-        b->kind == S1_BODY_STREAM || (b->kind == S1_BODY_MEM && b->len > S1_WRITE_BUDGET)) {
-        queue_out(c, head, hlen, b, 0);
+    if (out_len(c) > 0 || c->more_input ||
+        (b->ops != NULL && b->len > 0 && (b->data == NULL || b->len > S1_WRITE_BUDGET))) {
+        queue_out(c, head, hlen, b);
         return;
     }
     iov[0].iov_base = (void *)head;
     iov[0].iov_len = hlen;
-    if (b->kind == S1_BODY_MEM && b->len > 0) {
+    if (b->ops != NULL && b->len > 0) {
         iov[1].iov_base = (void *)b->data;
-        iov[1].iov_len = b->len;
-        total += b->len;
+        iov[1].iov_len = (size_t)b->len;
+        total += (size_t)b->len;
         cnt = 2;
     }
     n = writev(c->fd, iov, cnt);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             c->dead = true;
-            body_discard(b);
+            body_release(b);
             return;
         }
         n = 0;
     }
-    metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
+    metrics_add(&c->pub.home->metrics->bytes_sent, (uint64_t)n);
     if ((size_t)n == total) {
-        body_discard(b);
+        body_release(b);
         return;
     }
-    if ((size_t)n < hlen)
-        queue_out(c, head + n, hlen - (size_t)n, b, 0);
-    else
-        queue_out(c, NULL, 0, b, (size_t)n - hlen);
+    if ((size_t)n < hlen) {
+        queue_out(c, head + n, hlen - (size_t)n, b);
+    } else {
+        body_consume(b, (size_t)n - hlen);
+        queue_out(c, NULL, 0, b);
+    }
 }
 
 void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
                      struct s1_body *body)
 {
-    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    struct s1_body none = {.ops = NULL, ._fd = -1};
     /* the status line and the headers written here take at most 512 bytes (a Content-Type is
      * at most MIMETYPES_TYPE_MAX); the caller's extra headers get the rest */
     char head[2048];
@@ -328,10 +321,10 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
 
     if (body == NULL)
         body = &none;
-    if (!c->keep_alive || c->home->draining || c->peer_eof)
+    if (!c->keep_alive || c->pub.home->draining || c->peer_eof)
         c->close_after = true;
-    if (c->req != NULL)
-        c->home->handler->answered(c);
+    if (c->pub.req != NULL)
+        c->pub.home->handler->answered(c);
     if (c->streaming) {
         /* the rest of the body will not be read: the connection cannot go on */
         c->streaming = false;
@@ -350,13 +343,13 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     *p++ = ' ';
     p = put_str(p, reason(status));
     p = put_str(p, "\r\nServer: server1\r\nDate: ");
-    p = put_str(p, httpdate_cached(&c->home->date, clock_wall_s()));
+    p = put_str(p, httpdate_cached(&c->pub.home->date, clock_wall_s()));
     p = put_str(p, "\r\n");
     /* a 204 must not carry Content-Length (RFC 9110 8.6); a 304 may only with the length
      * of the 200 it stands for, which it leaves out here */
     if (status != 204 && status != 304) {
         p = put_str(p, "Content-Length: ");
-        p = put_u64(p, body->kind == S1_BODY_NONE ? 0 : body->len);
+        p = put_u64(p, body->ops == NULL ? 0 : body->len);
         p = put_str(p, "\r\n");
     }
     if (content_type != NULL) {
@@ -378,19 +371,21 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         p = put_str(p, "Connection: keep-alive\r\n");
     p = put_str(p, "\r\n");
 
-    metrics_request(c->home->metrics, c->route, status);
+    metrics_request(c->pub.home->metrics, c->pub.route, status);
     if (c->req_inflight) {
         c->req_inflight = false;
-        metrics_gauge_add(&c->home->metrics->inflight, -1);
+        metrics_gauge_add(&c->pub.home->metrics->inflight, -1);
     }
-    if (c->head_only)
-        body_discard(body);
+    if (c->pub.head_only)
+        body_release(body);
     send_response(c, head, (size_t)(p - head), body);
 }
 
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *text)
 {
-    struct s1_body b = {.kind = S1_BODY_MEM, .data = text, .len = strlen(text), .fd = -1};
+    struct s1_body b;
+
+    body_mem(&b, text, strlen(text));
     s1_conn_respond(c, status, "text/plain; charset=utf-8", extra, &b);
 }
 
@@ -409,7 +404,7 @@ static void parse_error(struct s1_conn *c)
     int status = c->parser.status;
 
     log_debug("bad request from fd %d: %s (%d)", c->fd, c->parser.error, status);
-    c->route = METRICS_ROUTE_OTHER;
+    c->pub.route = METRICS_ROUTE_OTHER;
     switch (status) {
     case 431:
         s1_conn_respond_fatal(c, 431, NULL, "request header fields too large\n");
@@ -429,7 +424,7 @@ static void parse_error(struct s1_conn *c)
 static void send_continue(struct s1_conn *c)
 {
     static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    struct s1_body none = {.kind = S1_BODY_NONE, .fd = -1};
+    struct s1_body none = {.ops = NULL, ._fd = -1};
     bool more = c->more_input;
 
     c->more_input = false;
@@ -454,7 +449,7 @@ static struct timeval tv_of_ns(uint64_t ns)
 static void arm_body_timer(struct s1_conn *c, uint64_t now)
 {
     struct minrate_cfg rule = rate_rule(c);
-    uint64_t at = c->body_last_ns + c->home->cfg->header_timeout_us * 1000;
+    uint64_t at = c->body_last_ns + c->pub.home->cfg->header_timeout_us * 1000;
     uint64_t check = minrate_next_ns(&c->body_rate, &rule, now);
     struct timeval tv;
 
@@ -473,7 +468,7 @@ static const char *body_late(struct s1_conn *c, uint64_t now)
 
     if (now >= c->body_deadline_ns)
         return "not received within --upload-timeout + size / --min-rate";
-    if (now - c->body_last_ns >= c->home->cfg->header_timeout_us * 1000)
+    if (now - c->body_last_ns >= c->pub.home->cfg->header_timeout_us * 1000)
         return "stalled for --header-timeout";
     if (minrate_too_slow(&c->body_rate, &rule, now))
         return "slower than --min-rate over --min-rate-window";
@@ -537,7 +532,7 @@ static void head_taken(struct s1_conn *c, const struct http_request *req, enum s
 /* Handles every complete request in the buffer, in order, until one goes asynchronous. */
 static void conn_process(struct s1_conn *c)
 {
-    const struct s1_config *cfg = c->home->cfg;
+    const struct s1_config *cfg = c->pub.home->cfg;
 
     while (!c->dead && c->state == S1_CONN_READ && !c->close_after) {
         size_t avail;
@@ -564,14 +559,14 @@ static void conn_process(struct s1_conn *c)
         avail = c->in_end - c->in_start;
         if (avail == 0)
             break;
-        if (out_len(c) > S1_OUT_HIGH_WATER || c->st_fd >= 0)
+        if (out_len(c) > S1_OUT_HIGH_WATER || c->body.ops != NULL)
             break; /* resumed by conn_settle once the output drains */
         if (!c->head_done) {
             enum http_parse_result r = http_parser_execute(&c->parser, c->in + c->in_start, avail);
             if (r == HTTP_PARSE_MORE) {
                 /* part of a request: it must be complete within --header-timeout */
                 if (!c->timer_is_header)
-                    arm_timer(c, c->home->header_tv, true);
+                    arm_timer(c, c->pub.home->header_tv, true);
                 break;
             }
             if (r == HTTP_PARSE_ERROR) {
@@ -581,15 +576,15 @@ static void conn_process(struct s1_conn *c)
             c->head_done = true;
             c->sent_continue = false;
             c->req_inflight = true;
-            metrics_gauge_add(&c->home->metrics->inflight, 1);
-            c->route = c->home->handler->route(c->in + c->in_start, req);
+            metrics_gauge_add(&c->pub.home->metrics->inflight, 1);
+            c->pub.route = c->pub.home->handler->route(c->in + c->in_start, req);
             c->keep_alive = req->keep_alive;
             c->http10 = req->version_minor == 0;
-            c->head_only = req->method == HTTP_METHOD_HEAD;
+            c->pub.head_only = req->method == HTTP_METHOD_HEAD;
             c->body_left = req->content_length;
             c->body_unread = req->content_length > 0;
             c->expect_continue = req->expect_continue && req->version_minor == 1;
-            h = c->home->handler->head(c, c->in + c->in_start, req);
+            h = c->pub.home->handler->head(c, c->in + c->in_start, req);
             if (h != S1_HEAD_WHOLE) {
                 head_taken(c, req, h);
                 continue; /* (an answer with a body unread closed the connection) */
@@ -603,7 +598,7 @@ static void conn_process(struct s1_conn *c)
         need = req->head_len + (size_t)req->content_length;
         if (avail < need) {
             if (!c->timer_is_header)
-                arm_timer(c, c->home->header_tv, true);
+                arm_timer(c, c->pub.home->header_tv, true);
             if (req->expect_continue && !c->sent_continue && req->version_minor == 1)
                 send_continue(c);
             break;
@@ -613,7 +608,7 @@ static void conn_process(struct s1_conn *c)
             stop_timer(c);
         c->timer_is_header = false;
         c->more_input = avail > need;
-        d = c->home->handler->dispatch(c, c->in + c->in_start, req,
+        d = c->pub.home->handler->dispatch(c, c->in + c->in_start, req,
                                        c->in + c->in_start + req->head_len, need - req->head_len);
         c->more_input = false;
         c->in_start += need;
@@ -626,52 +621,18 @@ static void conn_process(struct s1_conn *c)
     }
 }
 
-/* The streamed file is sent (or abandoned): its descriptor and buffer go. */
-static void stream_end(struct s1_conn *c)
-{
-    if (c->st_fd < 0)
-        return;
-    close(c->st_fd);
-    c->st_fd = -1;
-    respbuf_free(c->st_buf); /* (nothing in the output refers to it any more) */
-    c->st_buf = NULL;
-}
-
 /*
- * With the output drained: reads the next chunk of the streamed file into its buffer and
- * queues it (true), or ends the stream when all is sent or on error (false; c->dead if the
- * file could not give the bytes promised).
+ * With the output drained: has the body being given add its next bytes (true), or releases it
+ * once it gave them all or on error (false; c->dead if it could not give the bytes promised).
  */
-static bool stream_fill(struct s1_conn *c)
+static bool body_more(struct s1_conn *c)
 {
-    struct respbuf *rb = c->st_buf;
-    long got;
-    size_t n;
-
-    if (c->st_left == 0) {
-        stream_end(c);
-        return false;
-    }
-    got = files_pread_direct(c->home->files, c->st_fd, rb->data, rb->cap, c->st_off);
-    n = got > (long)c->st_skip ? (size_t)got - c->st_skip : 0; /* body bytes in the chunk */
-    if (n > c->st_left)
-        n = (size_t)c->st_left;
-    if (n == 0 || ((size_t)got < rb->cap && n < c->st_left)) {
-        log_warn("closing fd %d: a file being sent %s", c->fd,
-                 got < 0 ? "could not be read" : "shrank");
+    if (c->body.len > 0 && c->body.ops->fill(&c->body, out_buf(c), S1_WRITE_BUDGET) < 0)
         c->dead = true;
-        stream_end(c);
-        return false;
+    if (c->dead || c->body.len == 0) {
+        body_release(&c->body);
+        return !c->dead && out_len(c) > 0;
     }
-    if (evbuffer_add_reference(out_buf(c), (const char *)rb->data + c->st_skip, n, NULL,
-                               NULL) < 0) {
-        c->dead = true;
-        stream_end(c);
-        return false;
-    }
-    c->st_off += (uint64_t)got; /* a whole chunk, aligned, unless it was the last */
-    c->st_skip = 0;
-    c->st_left -= n;
     return true;
 }
 
@@ -684,7 +645,7 @@ static void arm_write(struct s1_conn *c)
 {
     struct minrate_cfg rule = rate_rule(c);
     uint64_t now = clock_now_ns();
-    uint64_t at = c->send_last_ns + c->home->cfg->idle_timeout_us * 1000;
+    uint64_t at = c->send_last_ns + c->pub.home->cfg->idle_timeout_us * 1000;
     uint64_t check = minrate_next_ns(&c->send_rate, &rule, now);
     struct timeval tv;
 
@@ -697,8 +658,8 @@ static void arm_write(struct s1_conn *c)
 }
 
 /*
- * Writes queued output (reading a streamed file in as it goes); arms the write event if the
- * socket is full.
+ * Writes queued output (filling it from a body that gives its bytes a part at a time); arms
+ * the write event if the socket is full.
  */
 static void conn_flush(struct s1_conn *c)
 {
@@ -734,9 +695,9 @@ static void conn_flush(struct s1_conn *c)
             minrate_add(&c->send_rate, &rule, c->send_last_ns, (uint64_t)n);
             c->zero_writes = 0;
             budget -= (size_t)n < budget ? (size_t)n : budget;
-            metrics_add(&c->home->metrics->bytes_sent, (uint64_t)n);
+            metrics_add(&c->pub.home->metrics->bytes_sent, (uint64_t)n);
         }
-    } while (!c->dead && c->st_fd >= 0 && stream_fill(c));
+    } while (!c->dead && c->body.ops != NULL && body_more(c));
     if (c->dead)
         return;
     c->send_deadline_ns = 0; /* everything queued was taken */
@@ -752,7 +713,7 @@ static void start_linger(struct s1_conn *c)
     }
     c->state = S1_CONN_LINGER;
     c->in_start = c->in_end = 0;
-    arm_timer(c, c->home->linger_tv, false);
+    arm_timer(c, c->pub.home->linger_tv, false);
 }
 
 static void conn_settle(struct s1_conn *c)
@@ -781,10 +742,10 @@ static void conn_settle(struct s1_conn *c)
                 c->dead = true;
         } else if (c->state == S1_CONN_READ && c->peer_eof) {
             c->dead = true; /* everything complete was answered; the peer sends no more */
-        } else if (idle && c->home->draining) {
+        } else if (idle && c->pub.home->draining) {
             c->dead = true;
         } else if (idle && !c->close_after && !evtimer_pending(&c->tmo_ev, NULL)) {
-            arm_timer(c, c->home->idle_tv, false);
+            arm_timer(c, c->pub.home->idle_tv, false);
         }
     }
     if (!c->dead) {
@@ -855,11 +816,11 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
         log_debug("closing fd %d: the client reads its response %s", c->fd,
                   slow ? "slower than --min-rate over --min-rate-window"
                        : "too slowly for --send-timeout + size / --min-rate");
-        metrics_add(&c->home->metrics->sends_timed_out, 1);
+        metrics_add(&c->pub.home->metrics->sends_timed_out, 1);
         c->reset = true; /* the kernel would go on sending its buffered bytes at their pace */
         c->dead = true;
     } else if ((what & EV_TIMEOUT) &&
-               now - c->send_last_ns >= c->home->cfg->idle_timeout_us * 1000) {
+               now - c->send_last_ns >= c->pub.home->cfg->idle_timeout_us * 1000) {
         log_debug("closing fd %d: the client stopped reading", c->fd);
         c->dead = true;
     }
@@ -881,7 +842,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
             arm_body_timer(c, now); /* (bytes came meanwhile) */
         } else {
             log_debug("fd %d: upload %s", c->fd, why);
-            metrics_add(&c->home->metrics->uploads_timed_out, 1);
+            metrics_add(&c->pub.home->metrics->uploads_timed_out, 1);
             c->timer_is_header = false;
             s1_conn_respond_fatal(c, 408, NULL, "upload not received in time\n");
         }
@@ -890,7 +851,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
         if (c->in_end > c->in_start || c->head_done) {
             log_debug("fd %d: request not complete in --header-timeout", c->fd);
             if (!c->head_done)
-                c->route = METRICS_ROUTE_OTHER;
+                c->pub.route = METRICS_ROUTE_OTHER;
             c->close_after = true;
             s1_conn_respond_text(c, 408, NULL, "request timeout\n");
         } else {
@@ -908,11 +869,11 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
-    c->home = home;
+    c->pub.home = home;
     c->fd = fd;
-    memcpy(c->peer, peer, sizeof(c->peer));
+    memcpy(c->pub.peer, peer, sizeof(c->pub.peer));
     c->state = S1_CONN_READ;
-    c->st_fd = -1;
+    c->body = (struct s1_body){.ops = NULL, ._fd = -1};
     c->in_cap = S1_IN_INIT;
     c->in = xmalloc(c->in_cap);
     http_parser_init(&c->parser, home->cfg->max_header_bytes);
@@ -932,9 +893,9 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
 
 void s1_conn_free(struct s1_conn *c)
 {
-    struct s1_conn_home *home = c->home;
+    struct s1_conn_home *home = c->pub.home;
 
-    if (c->req != NULL)
+    if (c->pub.req != NULL)
         home->handler->release(c); /* an answer pending finds nobody */
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
@@ -946,8 +907,8 @@ void s1_conn_free(struct s1_conn *c)
     if (close(c->fd) < 0)
         log_debug("close fd %d: %d", c->fd, errno);
     if (c->out != NULL)
-        evbuffer_free(c->out);
-    stream_end(c);
+        evbuffer_free(c->out); /* (before the body: nothing it gave is read any more) */
+    body_release(&c->body);
     free(c->in);
     if (c->req_inflight)
         metrics_gauge_add(&home->metrics->inflight, -1);
@@ -955,7 +916,7 @@ void s1_conn_free(struct s1_conn *c)
     TAILQ_REMOVE(&home->conns, c, link);
     home->nconns--;
     if (home->conns_per_ip != NULL)
-        connlimit_release(home->conns_per_ip, c->peer);
+        connlimit_release(home->conns_per_ip, c->pub.peer);
     free(c);
     home->closed(home);
 }
@@ -964,6 +925,17 @@ void s1_conn_drain(struct s1_conn *c)
 {
     /* idle ones close now; conn_settle closes the others after their current response */
     conn_settle(c);
+}
+
+void s1_conn_drain_all(struct s1_conn_home *home)
+{
+    struct s1_conn *c;
+    struct s1_conn *next;
+
+    for (c = TAILQ_FIRST(&home->conns); c != NULL; c = next) {
+        next = TAILQ_NEXT(c, link); /* (c may be freed) */
+        s1_conn_drain(c);
+    }
 }
 
 void s1_conn_resume(struct s1_conn *c)

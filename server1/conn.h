@@ -8,7 +8,10 @@
  * its home (struct s1_conn_home: the event base, timeouts, limits, counters) and the request
  * handler only through the functions in home->handler, so conn includes neither worker.h nor
  * handler.h, and knows no route: the worker owns homes and conns, the handler answers through
- * this API and keeps its own state of the request being answered in c->req. Every entry point
+ * this API and keeps its own state of the request being answered in the conn's req. Others see
+ * of a conn only its public part (struct s1_conn_pub: home, req, peer, route, head_only); struct
+ * s1_conn itself is conn.c's. A response's body is a generator (body.h) that conn fills the
+ * output from and releases once, whatever it is made of. Every entry point
  * (socket readable/writable, timer, an asynchronous answer via s1_conn_resume, worker drain)
  * ends in one place that frees the conn if it died, so nothing below an entry point ever frees
  * it; a conn freed with an answer pending tells the handler (release), so a late answer finds
@@ -40,6 +43,7 @@
 
 #include <event2/event_struct.h>
 
+#include "body.h"
 #include "http_parser.h"
 #include "httpdate.h"
 #include "metrics.h"
@@ -47,37 +51,14 @@
 #include "ratelimit.h"
 
 struct evbuffer;
-struct files;
-struct respbuf;
 struct s1_config;
 struct s1_conn;
 struct s1_request;
-struct store_segment;
 
 enum s1_conn_state {
     S1_CONN_READ,   /* between requests, or receiving one */
     S1_CONN_WAIT,   /* the current request is being answered asynchronously */
     S1_CONN_LINGER, /* last response sent and write side shut; discarding input, then close */
-};
-
-enum s1_body_kind {
-    S1_BODY_NONE,
-    S1_BODY_MEM,  /* data/len; freed with free(owned) once sent if owned != NULL (else it
-                     outlives the response: static text, a prefetched file) */
-    S1_BODY_FILE, /* len bytes of fd from off: sent with sendfile; the fd is closed once sent */
-    S1_BODY_STREAM, /* len bytes of fd (O_DIRECT) from off, read into rbuf one chunk at a time
-                       as the socket takes them; fd closed and rbuf freed at the end */
-};
-
-struct s1_body {
-    enum s1_body_kind kind;
-    const void *data;
-    size_t len;
-    void *owned;
-    struct respbuf *rbuf; /* S1_BODY_MEM: data lies in it, freed once sent; S1_BODY_STREAM */
-    int fd;
-    uint64_t off; /* S1_BODY_FILE, S1_BODY_STREAM: where the bytes start in fd */
-    struct store_segment *pin; /* S1_BODY_FILE from the upload store: unpinned once sent */
 };
 
 enum s1_dispatch {
@@ -105,7 +86,7 @@ struct s1_conn_handler {
                                  size_t body_len);
     /* A response to the request is being queued (every response passes here once). */
     void (*answered)(struct s1_conn *c);
-    /* The conn is being freed: drop c->req and whatever it holds (a pending answer too). */
+    /* The conn is being freed: drop its req and whatever it holds (a pending answer too). */
     void (*release)(struct s1_conn *c);
 };
 
@@ -122,7 +103,6 @@ struct s1_conn_home {
     struct event_base *base;
     const struct s1_config *cfg;
     struct metrics *metrics;          /* the thread's */
-    struct files *files;              /* the files streamed responses are read from */
     struct connlimit *conns_per_ip;   /* --max-conns-per-ip, or NULL */
     const struct timeval *header_tv;  /* common timeouts of base */
     const struct timeval *idle_tv;
@@ -136,65 +116,24 @@ struct s1_conn_home {
     bool draining;                    /* new responses close their connection */
 };
 
-struct s1_conn {
-    struct s1_conn_home *home;
-    TAILQ_ENTRY(s1_conn) link;
-    int fd;
+/*
+ * The part of a conn others may read and the handler's own slot (req); struct s1_conn (conn.c)
+ * begins with it, and the rest of it is conn.c's alone. The facts are those of the request
+ * being answered, set before the handler sees its head.
+ */
+struct s1_conn_pub {
+    struct s1_conn_home *home;        /* its thread's */
+    struct s1_request *req;           /* the handler's state of the request, or NULL (its own) */
     uint8_t peer[RATELIMIT_ADDR_LEN]; /* the client's address key (per-client limits) */
-    enum s1_conn_state state;
-    struct event rd_ev;
-    struct event wr_ev;
-    struct event tmo_ev;
-    bool reading;        /* rd_ev is added */
-    bool timer_is_header; /* tmo_ev is the header timer of the request being received */
-
-    /* input: in[in_start..in_end) not yet consumed */
-    char *in;
-    size_t in_start;
-    size_t in_end;
-    size_t in_cap;
-    struct http_parser parser;
-    bool head_done;         /* parser finished the current head; waiting for its body */
-    bool sent_continue;
-
-    /* output: NULL until a response cannot be written at once */
-    struct evbuffer *out;
-    unsigned zero_writes;   /* consecutive flushes that wrote nothing */
-    uint64_t send_deadline_ns; /* the output queued now must be taken by then (0: none) */
-    uint64_t send_last_ns;  /* when the output last moved (or was queued into an empty one) */
-    struct minrate send_rate; /* how fast the output queued since it was empty is taken */
-    /* a S1_BODY_STREAM being sent: the next chunk is read once the output has drained */
-    int st_fd;              /* -1 when none */
-    struct respbuf *st_buf;
-    uint64_t st_off;        /* where the next chunk starts in the file (aligned) */
-    size_t st_skip;         /* bytes of the next chunk before the body starts */
-    uint64_t st_left;       /* body bytes not read yet */
-
-    /* the request being answered */
-    enum metrics_route route;
-    bool head_only;         /* HEAD: headers without the body */
-    bool keep_alive;
-    bool http10;            /* HTTP/1.0: keep-alive must be announced */
-    bool req_inflight;      /* counted in server1_inflight_requests */
-    bool more_input;        /* more requests are already buffered: batch the writes */
-    struct s1_request *req; /* the handler's state of the request (handler.c), or NULL */
-
-    /* the body of the request */
-    bool body_unread;       /* a body follows and is not accepted yet: an answer closes */
-    bool expect_continue;   /* ... and its client waits for 100 Continue */
-    bool streaming;         /* the body goes to sink as it arrives */
-    const struct s1_body_sink *sink;
-    uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
-    uint64_t body_left;     /* streamed body bytes still to receive */
-    uint64_t body_last_ns;  /* when bytes of it last arrived (or it was accepted) */
-    struct minrate body_rate; /* how fast it arrives */
-
-    bool close_after;  /* close once the output is flushed */
-    bool linger_after; /* ... after a lingering close (the peer may still be sending) */
-    bool peer_eof;
-    bool reset;        /* close with a reset: what is still unsent is dropped */
-    bool dead;         /* free at the end of the current entry point */
+    enum metrics_route route;         /* the request's route (handler->route) */
+    bool head_only;                   /* HEAD: the answer's body is its length only */
 };
+
+/* The public part of c (c's own memory; not const: req is the handler's to set). */
+static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
+{
+    return (struct s1_conn_pub *)(void *)(uintptr_t)c;
+}
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
@@ -205,8 +144,13 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */
 void s1_conn_drain(struct s1_conn *c);
+/* s1_conn_drain of every conn of home (home->draining set first). */
+void s1_conn_drain_all(struct s1_conn_home *home);
 
-/* For the handler: queue the response to the current request. */
+/*
+ * For the handler: queue the response to the current request. body (NULL: none) is taken:
+ * the conn releases it once sent or dropped, and *body is left empty.
+ */
 void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, const char *extra,
                      struct s1_body *body);
 /* A short text/plain response; body is a static string. */

@@ -7,7 +7,7 @@
  * - Owned by one worker thread: no lock, no atomics. Each worker has its own (a client's
  *   connection stays on one worker, so its hits stay there too).
  * - credcache_shared is the one exception: the same table under one lock, for what every thread
- *   must see alike (the credentials the failed-login limits let through: handler.c).
+ *   must see alike (the credentials the failed-login limits let through: login.c).
  * - Key: SipHash-2-4 (libsodium crypto_shorthash_siphashx24, 128 bits) of (user, password)
  *   under a random key made per process, never the password itself; plus a 64-bit tag of the
  *   user alone under a second key. Only successes are put in.
@@ -88,7 +88,7 @@ size_t credcache_count(const struct credcache *c, uint64_t now_ns);
 /*
  * The same, shared by every thread under one lock: what server1 knows of credentials without
  * answering from them (which credentials server2 accepted lately, for the failed-login limits:
- * handler.c). No epoch: a put is never undone by a change in flight, the caller drops the user.
+ * login.c). No epoch: a put is never undone by a change in flight, the caller drops the user.
  */
 struct credcache_shared {
     pthread_mutex_t lock;

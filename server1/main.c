@@ -136,7 +136,7 @@ static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uin
 }
 
 /*
- * Credentials server2 accepted lately, which take no failed-login token (handler.c,
+ * Credentials server2 accepted lately, which take no failed-login token (login.c,
  * login_reserve): as many as --ratelimit-entries' default holds users; for a minute, so that a
  * user idle longer takes a token again on the next login.
  */

@@ -5,10 +5,10 @@
  *
  * DESIGN: a file up to RESPBUF_CHUNK is read whole into one buffer and sent from it; a bigger
  * one is sent through one buffer, refilled with the next chunk each time the previous one has
- * been written to the socket (conn.c), so a response holds RESPBUF_CHUNK at most however big
- * the file and however slow the reader. When the budget is spent, a new direct response gets
- * 503 + Retry-After rather than memory the process does not have. A budget and its buffers
- * belong to one worker thread: no locks.
+ * been written to the socket (source.c's bodies, body.h), so a response holds RESPBUF_CHUNK at
+ * most however big the file and however slow the reader. When the budget is spent, a new
+ * direct response gets 503 + Retry-After rather than memory the process does not have. A
+ * budget and its buffers belong to one worker thread: no locks.
  */
 #ifndef S1_RESPBUF_H
 #define S1_RESPBUF_H

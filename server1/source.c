@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "clock.h"
+#include "compat.h"
 #include "httpcond.h"
 #include "log.h"
+#include "respbuf.h"
 
 /* Sets src's dates from its version's, looked up at now_s (httpcond.h). */
 static void date_source(struct source *src, int64_t now_s, uint64_t pending, int64_t since_ns)
@@ -123,4 +127,181 @@ void source_release(struct source *src)
     src->fd = -1;
     store_unpin(src->pin);
     src->pin = NULL;
+}
+
+/* ---- bodies (body.h) ---- */
+
+/* A file's bytes from the page cache: one sendfile segment, which closes the fd once sent. */
+static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    struct evbuffer_file_segment *seg;
+    int rc;
+
+    UNUSED(budget);
+    seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len,
+                                    EVBUF_FS_CLOSE_ON_FREE);
+    if (seg == NULL)
+        return -1;
+    b->_fd = -1; /* the segment closes it now */
+    rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
+    evbuffer_file_segment_free(seg); /* the output holds its own reference */
+    if (rc < 0)
+        return -1;
+    b->len = 0;
+    return 0;
+}
+
+static void file_release(struct s1_body *b)
+{
+    if (b->_fd >= 0)
+        close(b->_fd);
+    b->_fd = -1;
+}
+
+static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
+{
+    UNUSED(seg);
+    UNUSED(flags);
+    store_unpin(pin);
+}
+
+/* An upload's segment: as a file, its pin dropped once the bytes are sent. */
+static int segment_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    struct evbuffer_file_segment *seg;
+    int rc;
+
+    UNUSED(budget);
+    seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len,
+                                    EVBUF_FS_CLOSE_ON_FREE);
+    if (seg == NULL)
+        return -1;
+    b->_fd = -1; /* the segment closes it now ... */
+    evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->_pin);
+    b->_pin = NULL; /* ... and drops the pin once the bytes are sent */
+    rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
+    evbuffer_file_segment_free(seg);
+    if (rc < 0)
+        return -1;
+    b->len = 0;
+    return 0;
+}
+
+static void segment_release(struct s1_body *b)
+{
+    file_release(b);
+    store_unpin(b->_pin);
+    b->_pin = NULL;
+}
+
+static void free_rbuf(const void *data, size_t len, void *rbuf)
+{
+    UNUSED(data);
+    UNUSED(len);
+    respbuf_free(rbuf);
+}
+
+/* A span read whole with O_DIRECT: memory in a response buffer, freed once sent. */
+static int rbuf_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    UNUSED(budget);
+    return body_mem_fill(b, out, free_rbuf);
+}
+
+static void rbuf_release(struct s1_body *b)
+{
+    respbuf_free(b->_owner);
+    b->_owner = NULL;
+}
+
+/*
+ * A span bigger than a response buffer, with O_DIRECT: the next chunk read into the buffer
+ * (filled only once the output has drained, so the last chunk is sent); the last one hands the
+ * buffer to the output.
+ */
+static int chunk_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    struct respbuf *rb = b->_owner;
+    long got = files_pread_direct(b->_ctx, b->_fd, rb->data, rb->cap, b->_off);
+    size_t n = got > (long)b->_skip ? (size_t)got - b->_skip : 0; /* body bytes in the chunk */
+    bool last;
+
+    UNUSED(budget);
+    if (n > b->len)
+        n = (size_t)b->len;
+    if (n == 0 || ((size_t)got < rb->cap && n < b->len)) {
+        log_warn("closing a connection: a file being sent %s",
+                 got < 0 ? "could not be read" : "shrank");
+        return -1;
+    }
+    last = n == b->len;
+    if (evbuffer_add_reference(out, (const char *)rb->data + b->_skip, n,
+                               last ? free_rbuf : NULL, last ? rb : NULL) < 0)
+        return -1;
+    if (last)
+        b->_owner = NULL; /* the output frees it once the last chunk is sent */
+    b->_off += (uint64_t)got; /* a whole chunk, aligned, unless it was the last */
+    b->_skip = 0;
+    b->len -= n;
+    return 0;
+}
+
+static void chunk_release(struct s1_body *b)
+{
+    file_release(b);
+    rbuf_release(b);
+}
+
+static const struct s1_body_ops file_ops = {.fill = file_fill, .release = file_release};
+static const struct s1_body_ops segment_ops = {.fill = segment_fill, .release = segment_release};
+static const struct s1_body_ops rbuf_ops = {.fill = rbuf_fill, .release = rbuf_release};
+static const struct s1_body_ops chunk_ops = {.fill = chunk_fill, .release = chunk_release};
+
+/*
+ * --read direct: a span up to RESPBUF_CHUNK is read whole into a response buffer (O_DIRECT
+ * reads whole aligned blocks: the bytes are sliced out of them); a bigger one is streamed
+ * through one, so a response holds at most RESPBUF_CHUNK of memory.
+ */
+static int direct_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
+                       struct respbuf_budget *budget, struct s1_body *b)
+{
+    uint64_t a0 = off / f->align * f->align;
+    uint64_t span = (off + count + f->align - 1) / f->align * f->align - a0;
+    struct respbuf *rb = respbuf_new(budget, (size_t)span, f->align);
+    long got;
+
+    if (rb == NULL)
+        return -EAGAIN;
+    if (span > rb->cap) {
+        *b = (struct s1_body){.ops = &chunk_ops, .len = count, ._owner = rb, ._ctx = f,
+                              ._fd = src->fd, ._off = a0, ._skip = (size_t)(off - a0)};
+        src->fd = -1;
+        return 0;
+    }
+    got = files_pread_direct(f, src->fd, rb->data, rb->cap, a0);
+    if (got < 0 || (uint64_t)got < off - a0 + count) {
+        respbuf_free(rb);
+        return got < 0 ? (int)got : -ENODATA;
+    }
+    *b = (struct s1_body){.ops = &rbuf_ops, .len = count,
+                          .data = (const char *)rb->data + (off - a0), ._owner = rb, ._fd = -1};
+    return 0;
+}
+
+int source_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
+                struct respbuf_budget *budget, struct s1_body *b)
+{
+    if (src->kind == SOURCE_MEM) {
+        /* a prefetched file: its memory outlives every response (files.h) */
+        body_mem(b, (const char *)src->data + off, (size_t)count);
+        return 0;
+    }
+    if (src->direct)
+        return direct_body(src, off, count, f, budget, b);
+    /* sendfile from the page cache; an upload's segment stays pinned until sent */
+    *b = (struct s1_body){.ops = src->pin != NULL ? &segment_ops : &file_ops, .len = count,
+                          ._pin = src->pin, ._fd = src->fd, ._off = src->off + off};
+    src->fd = -1;
+    src->pin = NULL;
+    return 0;
 }

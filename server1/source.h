@@ -13,8 +13,14 @@
  * the lookup, a store lookup reports the uploads being committed, an operator's file's ctime
  * says since when it is in place (a prefetched file's were decided when it was loaded).
  *
+ * A source turns into the body of its response (source_body, body.h): a prefetched file's memory,
+ * the page cache sent with sendfile (an operator's file, or an upload's segment, pinned until
+ * sent), or with --read direct O_DIRECT reads into a response buffer (respbuf.h): whole when
+ * the span fits one, else one chunk at a time as the socket takes them. The alignment O_DIRECT
+ * needs is worked out here only.
+ *
  * DESIGN: a source owns what it holds (a descriptor and a pin) until it is released or its
- * parts are moved into a response (conn.h's struct s1_body). The bytes of a resolved source
+ * parts are moved into a body (source_body). The bytes of a resolved source
  * never change: an upload being replaced, a compaction or a deleted operator file leave the
  * held version as it was, and the prefetch table never changes. Thread-safe (the store locks
  * for the lookup only; the prefetch table needs no lock).
@@ -26,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "body.h"
 #include "commit.h"
 #include "files.h"
 #include "store.h"
@@ -63,6 +70,17 @@ struct source {
  */
 int source_resolve(struct files *f, struct committer *cm, const char *name, size_t len,
                    struct source *src);
+struct respbuf_budget;
+
+/*
+ * The body for bytes [off, off + count) of src (count > 0, within its size); what src holds
+ * moves into it. f is what src was resolved from; budget is the thread's --response-memory.
+ * Returns 0 with *b made, or -EAGAIN when budget cannot spare a buffer now, -ENODATA when the
+ * file shrank under us, or another -errno of the read (src unchanged but for what it holds,
+ * which the caller releases as usual).
+ */
+int source_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
+                struct respbuf_budget *budget, struct s1_body *b);
 /* Drops what src still holds (nothing if its parts were moved out). */
 void source_release(struct source *src);
 

@@ -224,8 +224,6 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
 static void start_drain(struct s1_worker *w)
 {
     struct timeval tv = tv_us(w->sh->svc.cfg->drain_timeout_us);
-    struct s1_conn *c;
-    struct s1_conn *next;
 
     if (w->home.draining)
         return;
@@ -237,10 +235,7 @@ static void start_drain(struct s1_worker *w)
         w->listen_fd = -1;
     }
     log_debug("draining %u connections", w->home.nconns);
-    for (c = TAILQ_FIRST(&w->home.conns); c != NULL; c = next) {
-        next = TAILQ_NEXT(c, link);
-        s1_conn_drain(c);
-    }
+    s1_conn_drain_all(&w->home);
     if (w->home.nconns == 0) {
         event_base_loopexit(w->base, NULL);
         return;
@@ -364,7 +359,6 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->listen_fd = listen_fd;
     w->home.cfg = sh->svc.cfg;
     w->home.metrics = &w->metrics;
-    w->home.files = sh->svc.files;
     w->home.conns_per_ip = sh->svc.conns_per_ip;
     w->home.handler = &s1_handler;
     w->home.handler_arg = &w->env;

@@ -31,7 +31,7 @@
 
 /* Shared by all workers; immutable after the workers start, except where noted. */
 struct s1_shared {
-    struct s1_service svc;          /* what the handlers share (handler.h) */
+    struct s1_service svc;          /* what the handlers share (service.h) */
     struct s1_worker *workers;      /* all of them, for handing connections over */
     size_t nworkers;
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
@@ -62,7 +62,7 @@ struct s1_worker {
     struct event notify_ev;
     struct event drain_ev;
     struct s1_conn_home home;   /* what its connections see of it (conn.h) */
-    struct s1_handler_env env;  /* what the handler sees of it (handler.h) */
+    struct s1_handler_env env;  /* what the handler sees of it (service.h) */
     uint64_t last_accept_warn_ns;
 };
 
