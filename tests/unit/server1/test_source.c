@@ -20,10 +20,10 @@
 
 #include <event2/buffer.h>
 
-#include "../../server1/body.h"
-#include "../../server1/files.h"
-#include "../../server1/respbuf.h"
-#include "../../server1/source.h"
+#include "../../../server1/body.h"
+#include "../../../server1/files.h"
+#include "../../../server1/respbuf.h"
+#include "../../../server1/source.h"
 
 #define FILE_LEN (700u * 1024) /* more than two response buffers (RESPBUF_CHUNK) */
 

@@ -26,11 +26,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "../../common/clock.h"
-#include "../../server1/body.h"
-#include "../../server1/config.h"
-#include "../../server1/conn.h"
-#include "../../server1/metrics.h"
+#include "../../../common/clock.h"
+#include "../../../server1/body.h"
+#include "../../../server1/config.h"
+#include "../../../server1/conn.h"
+#include "../../../server1/metrics.h"
 
 #define WAIT_NS (20 * 1000000000ull) /* a hard bound on each wait: the machine may be busy */
 

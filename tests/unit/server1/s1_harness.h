@@ -23,13 +23,13 @@
 
 #include <event2/event.h>
 
-#include "../../common/clock.h"
-#include "../../server1/authclient.h"
-#include "../../server1/conn.h"
-#include "../../server1/files.h"
-#include "../../server1/handler.h"
-#include "../../server1/metrics.h"
-#include "../../server1/mimetypes.h"
+#include "../../../common/clock.h"
+#include "../../../server1/authclient.h"
+#include "../../../server1/conn.h"
+#include "../../../server1/files.h"
+#include "../../../server1/handler.h"
+#include "../../../server1/metrics.h"
+#include "../../../server1/mimetypes.h"
 
 #define H_WAIT_NS (20 * 1000000000ull) /* a hard bound on each wait: the machine may be busy */
 
