@@ -20,6 +20,9 @@
 #include "flagtab.h"
 #include "opts.h"
 
+/* A duration as the flags take it ("60s", "250ms", "0") into buf, a char array. */
+#define DUR(us, buf) flagtab_format_duration((us), (buf), sizeof(buf))
+
 static unsigned default_threads(void)
 {
     cpu_set_t set;
@@ -78,17 +81,6 @@ void s1_config_defaults(struct s1_config *c)
     c->max_list = LISTING_MAX_DEFAULT;
     c->auth_cache_entries = 0;
     c->auth_cache_ttl_us = 60ull * 1000000;
-}
-
-static const char *dur(uint64_t us, char *buf, size_t len)
-{
-    if (us % 1000000 == 0)
-        snprintf(buf, len, "%" PRIu64 "s", us / 1000000);
-    else if (us % 1000 == 0)
-        snprintf(buf, len, "%" PRIu64 "ms", us / 1000);
-    else
-        snprintf(buf, len, "%" PRIu64 "us", us);
-    return buf;
 }
 
 static void print_version(void)
@@ -440,20 +432,20 @@ void s1_config_log(const struct s1_config *c)
              c->listen, c->port, c->root,
              c->prefetch ? "prefetch"
                          : (c->read_mode == S1_READ_BUFFERED ? "buffered" : "direct"),
-             c->threads, c->auth, c->authc.nconns, dur(c->authc.timeout_us, t1, sizeof(t1)),
+             c->threads, c->auth, c->authc.nconns, DUR(c->authc.timeout_us, t1),
              c->authc.max_inflight, c->max_header_bytes, c->max_body, c->max_conns,
-             dur(c->header_timeout_us, t2, sizeof(t2)), dur(c->idle_timeout_us, t3, sizeof(t3)),
-             dur(c->drain_timeout_us, t4, sizeof(t4)), c->read_only ? "off" : "on",
+             DUR(c->header_timeout_us, t2), DUR(c->idle_timeout_us, t3),
+             DUR(c->drain_timeout_us, t4), c->read_only ? "off" : "on",
              (unsigned long long)c->max_upload, (unsigned long long)c->upload_memory,
              c->writable_root ? "yes" : "no", c->sandbox_root ? "yes" : "no",
-             c->group_commit ? "on" : "off", dur(c->commit_window_us, t5, sizeof(t5)));
+             c->group_commit ? "on" : "off", DUR(c->commit_window_us, t5));
     log_info("config: upload-temp-max=%llu upload-user-share=%u upload-timeout=%s "
              "send-timeout=%s min-rate=%llu min-rate-grace=%s min-rate-window=%s "
              "user-quota=%llu store-max=%llu response-memory=%llu",
              (unsigned long long)c->upload_temp_max, c->upload_user_share,
-             dur(c->upload_timeout_us, t1, sizeof(t1)), dur(c->send_timeout_us, t2, sizeof(t2)),
-             (unsigned long long)c->min_rate, dur(c->min_rate_grace_us, t3, sizeof(t3)),
-             dur(c->min_rate_window_us, t4, sizeof(t4)),
+             DUR(c->upload_timeout_us, t1), DUR(c->send_timeout_us, t2),
+             (unsigned long long)c->min_rate, DUR(c->min_rate_grace_us, t3),
+             DUR(c->min_rate_window_us, t4),
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
@@ -464,6 +456,6 @@ void s1_config_log(const struct s1_config *c)
              opts_format_rate(&c->signup, r3, sizeof(r3)),
              opts_format_rate(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
-             (unsigned long long)c->auth_cache_entries, dur(c->auth_cache_ttl_us, t1, sizeof(t1)),
+             (unsigned long long)c->auth_cache_entries, DUR(c->auth_cache_ttl_us, t1),
              c->max_list);
 }

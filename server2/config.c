@@ -27,6 +27,9 @@
 #define PROJECT_CFLAGS "unknown"
 #endif
 
+/* A duration as the flags take it ("60s", "250ms", "0") into buf, a char array. */
+#define DUR(us, buf) flagtab_format_duration((us), (buf), sizeof(buf))
+
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
 const char *s2_mode_name(enum s2_mode m)
@@ -65,19 +68,6 @@ void s2_config_defaults(struct s2_config *c)
     c->login_fail = (struct opts_rate){20, 60000000};
     c->log_level = LOG_INFO;
     c->redis_wait = -1;
-}
-
-/* "60s", "250ms", "10us", or "0" (off). */
-static void fmt_duration(uint64_t us, char *out, size_t cap)
-{
-    if (us == 0)
-        snprintf(out, cap, "0");
-    else if (us % 1000000 == 0)
-        snprintf(out, cap, "%" PRIu64 "s", us / 1000000);
-    else if (us % 1000 == 0)
-        snprintf(out, cap, "%" PRIu64 "ms", us / 1000);
-    else
-        snprintf(out, cap, "%" PRIu64 "us", us);
 }
 
 static void print_version(void)
@@ -369,10 +359,10 @@ void s2_config_describe(const struct s2_config *c, char *out, size_t cap)
         snprintf(wait, sizeof(wait), "auto");
     else
         snprintf(wait, sizeof(wait), "%u", c->backend.redis_wait);
-    fmt_duration(c->auth_cache_ttl_us, ttl, sizeof(ttl));
-    fmt_duration(c->idle_timeout_us, idle, sizeof(idle));
-    fmt_duration(c->backend_timeout_us, btimeout, sizeof(btimeout));
-    fmt_duration(c->handshake_timeout_us, hs, sizeof(hs));
+    DUR(c->auth_cache_ttl_us, ttl);
+    DUR(c->idle_timeout_us, idle);
+    DUR(c->backend_timeout_us, btimeout);
+    DUR(c->handshake_timeout_us, hs);
     snprintf(out, cap,
              "config: listen=%s port=%u backend=%s mode=%s workers=%u hash-cost=%s "
              "auth-cache=%" PRIu64 " auth-cache-ttl=%s batch=%u max-inflight=%u max-queue=%u "
