@@ -131,18 +131,31 @@ void source_release(struct source *src)
 
 /* ---- bodies (body.h) ---- */
 
-/* A file's bytes from the page cache: one sendfile segment, which closes the fd once sent. */
-static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
+{
+    UNUSED(seg);
+    UNUSED(flags);
+    store_unpin(pin);
+}
+
+/*
+ * b's bytes as one sendfile segment of out, which closes the fd once they are sent and then
+ * drops b's pin, if it has one (an upload's segment).
+ */
+static int add_segment(struct s1_body *b, struct evbuffer *out)
 {
     struct evbuffer_file_segment *seg;
     int rc;
 
-    UNUSED(budget);
     seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len,
                                     EVBUF_FS_CLOSE_ON_FREE);
     if (seg == NULL)
         return -1;
-    b->_fd = -1; /* the segment closes it now */
+    b->_fd = -1; /* the segment closes it now ... */
+    if (b->_pin != NULL) {
+        evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->_pin);
+        b->_pin = NULL; /* ... and drops the pin once the bytes are sent */
+    }
     rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
     evbuffer_file_segment_free(seg); /* the output holds its own reference */
     if (rc < 0)
@@ -151,45 +164,18 @@ static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
     return 0;
 }
 
+/* A file's bytes from the page cache (an operator's file, or an upload's pinned segment). */
+static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    UNUSED(budget);
+    return add_segment(b, out);
+}
+
 static void file_release(struct s1_body *b)
 {
     if (b->_fd >= 0)
         close(b->_fd);
     b->_fd = -1;
-}
-
-static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, void *pin)
-{
-    UNUSED(seg);
-    UNUSED(flags);
-    store_unpin(pin);
-}
-
-/* An upload's segment: as a file, its pin dropped once the bytes are sent. */
-static int segment_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
-{
-    struct evbuffer_file_segment *seg;
-    int rc;
-
-    UNUSED(budget);
-    seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len,
-                                    EVBUF_FS_CLOSE_ON_FREE);
-    if (seg == NULL)
-        return -1;
-    b->_fd = -1; /* the segment closes it now ... */
-    evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->_pin);
-    b->_pin = NULL; /* ... and drops the pin once the bytes are sent */
-    rc = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)b->len);
-    evbuffer_file_segment_free(seg);
-    if (rc < 0)
-        return -1;
-    b->len = 0;
-    return 0;
-}
-
-static void segment_release(struct s1_body *b)
-{
-    file_release(b);
     store_unpin(b->_pin);
     b->_pin = NULL;
 }
@@ -253,7 +239,6 @@ static void chunk_release(struct s1_body *b)
 }
 
 static const struct s1_body_ops file_ops = {.fill = file_fill, .release = file_release};
-static const struct s1_body_ops segment_ops = {.fill = segment_fill, .release = segment_release};
 static const struct s1_body_ops rbuf_ops = {.fill = rbuf_fill, .release = rbuf_release};
 static const struct s1_body_ops chunk_ops = {.fill = chunk_fill, .release = chunk_release};
 
@@ -299,8 +284,8 @@ int source_body(struct source *src, uint64_t off, uint64_t count, const struct f
     if (src->direct)
         return direct_body(src, off, count, f, budget, b);
     /* sendfile from the page cache; an upload's segment stays pinned until sent */
-    *b = (struct s1_body){.ops = src->pin != NULL ? &segment_ops : &file_ops, .len = count,
-                          ._pin = src->pin, ._fd = src->fd, ._off = src->off + off};
+    *b = (struct s1_body){.ops = &file_ops, .len = count, ._pin = src->pin, ._fd = src->fd,
+                          ._off = src->off + off};
     src->fd = -1;
     src->pin = NULL;
     return 0;
