@@ -179,7 +179,7 @@ static void complete(struct lg_evloop *l, struct lg_conn *c, uint64_t now)
 
     list_remove(l, c);
     lg_worker_record(l->w, c, now, e);
-    if (!c->http.keep_alive)
+    if (!c->http.keep_alive || l->pp->new_conn)
         lg_conn_close(c); /* the next request reconnects */
     next(l, c, now);
 }
@@ -204,12 +204,33 @@ static void do_send(struct lg_evloop *l, struct lg_conn *c, uint64_t now)
         if (ev_set(l, c, EPOLLIN) < 0)
             fail(l, c, now);
     } else if (r == LG_IO_AGAIN) {
+        bool out = c->tls.ssl == NULL || c->tls.want_write;
+
         c->state = LG_CS_SENDING;
-        if (ev_set(l, c, EPOLLIN | EPOLLOUT) < 0)
+        if (ev_set(l, c, EPOLLIN | (out ? EPOLLOUT : 0)) < 0)
             fail(l, c, now);
     } else {
         fail(l, c, now);
     }
+}
+
+static void do_handshake(struct lg_evloop *l, struct lg_conn *c)
+{
+    enum lg_io r = lg_conn_handshake(c);
+    uint64_t now;
+
+    if (r == LG_IO_AGAIN) {
+        if (ev_set(l, c, EPOLLIN | (c->tls.want_write ? EPOLLOUT : 0)) < 0)
+            fail(l, c, clock_now_ns());
+        return;
+    }
+    now = clock_now_ns();
+    lg_worker_record_handshake(l->w, c, now, r == LG_IO_DONE);
+    if (r == LG_IO_ERROR) {
+        fail(l, c, now);
+        return;
+    }
+    do_send(l, c, now);
 }
 
 static void begin(struct lg_evloop *l, struct lg_conn *c, uint64_t start_ns, uint64_t now)
@@ -229,6 +250,10 @@ static void begin(struct lg_evloop *l, struct lg_conn *c, uint64_t start_ns, uin
         if (c->state == LG_CS_CONNECTING) {
             if (ev_set(l, c, EPOLLOUT) < 0)
                 fail(l, c, now);
+            return;
+        }
+        if (c->state == LG_CS_HANDSHAKE) {
+            do_handshake(l, c);
             return;
         }
     }
@@ -271,10 +296,17 @@ static void on_event(struct lg_evloop *l, struct lg_conn *c, uint32_t ev)
             fail(l, c, clock_now_ns());
             return;
         }
-        do_send(l, c, clock_now_ns());
+        if (c->state == LG_CS_HANDSHAKE)
+            do_handshake(l, c);
+        else
+            do_send(l, c, clock_now_ns());
+        return;
+    case LG_CS_HANDSHAKE:
+        do_handshake(l, c);
         return;
     case LG_CS_SENDING:
-        if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+        /* a TLS write may wait for readability (tls_want_write false) as well */
+        if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) || c->tls.ssl != NULL)
             do_send(l, c, clock_now_ns());
         if (c->state == LG_CS_WAITING && (ev & EPOLLIN))
             do_recv(l, c);
