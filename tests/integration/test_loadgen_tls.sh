@@ -3,9 +3,10 @@
 # installs nothing; about 10 s): a CA and server certificates made with `openssl req` in the
 # test's directory; verification with --cacert (requests counted, body lengths right, 1 MB
 # bodies over many TLS records), without it and with a certificate for another host (clear
-# error, exit 1), --insecure (works, said in the log and run.json), session resumption on and
-# off with --new-conn-per-request over TLS 1.3 and 1.2 (resumed handshakes only with it on),
-# and plain http with and without --new-conn-per-request.
+# error, exit 1), a --cacert holding no certificate, --insecure (works, said in the log and
+# run.json), session resumption on and off with --new-conn-per-request over TLS 1.3 and 1.2
+# (resumed handshakes only with it on), and plain http with and without
+# --new-conn-per-request.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -111,6 +112,11 @@ check_eq "certificate for another host: exit 1" "$(lg otherhost -u 1 --requests-
     --url "https://127.0.0.1:$POTHER" --cacert "$PKI/ca.pem")" 1
 check_ok "certificate for another host: the reason is logged" \
     grep -q "certificate verification failed: IP address mismatch" "$ITEST_DIR/otherhost.log"
+
+check_eq "--cacert without a certificate in it: exit 1" "$(lg nopem -u 1 --requests-per-user 1 \
+    --url "https://127.0.0.1:$P13" --cacert "$PKI/srv.ext")" 1
+check_ok "--cacert without a certificate in it: said" grep -q "no PEM certificate could be read" \
+    "$ITEST_DIR/nopem.log"
 
 # ---- --insecure -----------------------------------------------------------------------------
 check_eq "--insecure: exit 0" "$(lg insecure -u 2 --requests-per-user 20 \
