@@ -6,7 +6,7 @@
 # error, exit 1), a --cacert holding no certificate, --insecure (works, said in the log and
 # run.json), session resumption on and off with --new-conn-per-request over TLS 1.3 and 1.2
 # (resumed handshakes only with it on), and plain http with and without
-# --new-conn-per-request.
+# --new-conn-per-request (in both worker models).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -159,6 +159,10 @@ check_eq "plain http, new connection per request: 40 ok on 40 connections" \
     "$(lg plainnew -u 2 --requests-per-user 20 --url "http://127.0.0.1:$PHTTP" \
         --new-conn-per-request):$(jq_run "$OUT/plainnew" "(p['all']['ok'], p['all']['connects'])")" \
     "0:(40, 40)"
+check_eq "plain http, --model threads, new connection per request: 20 ok on 20 connections" \
+    "$(lg plainthr -u 2 --requests-per-user 10 --url "http://127.0.0.1:$PHTTP" --model threads \
+        --new-conn-per-request):$(jq_run "$OUT/plainthr" "(p['all']['ok'], p['all']['connects'])")" \
+    "0:(20, 20)"
 rc=0
 err=$("$LG" --url "http://127.0.0.1:$PHTTP" --insecure 2>&1 >/dev/null) || rc=$?
 check_eq "--insecure with http://: exit 2, one line" \
