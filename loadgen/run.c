@@ -32,7 +32,8 @@ struct lg_runner {
     const struct lg_config *cfg;
     struct lg_workload wl;
     struct lg_monitor *mon;
-    struct ssl_ctx_st *tls_ctx; /* https://: made before the first point, read-only after */
+    struct lg_tls_opts tls;     /* https://: what each worker makes its TLS context from */
+    bool use_tls;
     atomic_bool stop; /* shared with the workers: set once, by this thread */
     int sigfd;
     bool tty;
@@ -318,7 +319,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.users = users;
     pp.point_index = index;
     pp.stop = &r->stop;
-    pp.tls_ctx = r->tls_ctx;
+    pp.tls = r->use_tls ? &r->tls : NULL;
     pp.new_conn = phase == LG_PHASE_MEASURE && cfg->new_conn;
     pp.check.expect_status[LG_REQ_NEW] = 201;
     pp.check.expect_status[LG_REQ_GET] = 200;
@@ -503,7 +504,7 @@ static int measure(struct lg_runner *r, unsigned users)
     log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
              throughput(p), hist_mean(&s->lat) / 1e6, (double)hist_percentile(&s->lat, 99) / 1e6,
              lg_stats_errors(s), p->interrupted ? " (interrupted)" : "");
-    if (r->tls_ctx != NULL)
+    if (r->use_tls)
         rc = check_handshakes(p, rc);
     return rc;
 }
@@ -563,18 +564,22 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     }
     if (cfg->target.tls) {
         char terr[LG_TLS_ERR_LEN];
-        const struct lg_tls_opts o = {.host = cfg->target.host,
-                                      .host_is_ip = cfg->target.host_is_ip,
-                                      .cacert = cfg->cacert,
-                                      .insecure = cfg->insecure,
-                                      .resume = cfg->tls_resume != 0};
+        struct ssl_ctx_st *probe;
 
-        r.tls_ctx = lg_tls_ctx_new(&o, terr);
-        if (r.tls_ctx == NULL) {
+        r.use_tls = true;
+        r.tls = (struct lg_tls_opts){.host = cfg->target.host,
+                                     .host_is_ip = cfg->target.host_is_ip,
+                                     .cacert = cfg->cacert,
+                                     .insecure = cfg->insecure,
+                                     .resume = cfg->tls_resume != 0};
+        /* a bad --cacert is said once, before any point */
+        probe = lg_tls_ctx_new(&r.tls, terr);
+        if (probe == NULL) {
             log_error("%s", terr);
             close(r.sigfd);
             return -1;
         }
+        lg_tls_ctx_free(probe);
     }
     lg_workload_init(&r.wl, cfg, run->run_id);
     r.mon = lg_monitor_new(cfg);
@@ -605,7 +610,6 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
 out:
     lg_monitor_free(r.mon);
     lg_workload_release(&r.wl);
-    lg_tls_ctx_free(r.tls_ctx);
     close(r.sigfd);
     return rc;
 }

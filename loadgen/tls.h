@@ -6,10 +6,11 @@
  * step is non-blocking; WANT_READ and WANT_WRITE come back as "again" and say which readiness
  * to wait for. With --tls-resume on, each connection slot keeps the last session the server
  * gave it (a TLS 1.3 ticket, or a TLS 1.2 ticket or session ID) and offers it on reconnect.
- * DESIGN: the context is made by the run before any worker starts and is read-only while
- * they run (OpenSSL makes SSL_new on a shared context thread-safe); the context keeps no
- * session cache of its own, so sessions live only in the connection slots, each owned by one
- * worker thread. lg_tls_stats is per worker, merged by the run after pthread_join.
+ * DESIGN: each worker thread makes its own context (the run makes one first, only to report a
+ * bad --cacert before any point) and uses it alone, so threads share no OpenSSL object: a
+ * shared context's certificate store fills caches lazily under locks every handshake would
+ * take. The context keeps no session cache of its own; sessions live only in the connection
+ * slots of that thread. lg_tls_stats is per worker, merged by the run after pthread_join.
  */
 #ifndef LG_TLS_H
 #define LG_TLS_H
@@ -29,11 +30,11 @@ struct ssl_st;
 
 /* The TLS side of one connection slot (embedded in struct lg_conn, owned by its worker). */
 struct lg_tls_conn {
-    struct ssl_ctx_st *ctx;      /* the run's context (read-only) */
+    struct ssl_ctx_st *ctx;      /* the worker thread's context */
     struct ssl_st *ssl;          /* the session on the socket, NULL when closed */
     struct ssl_session_st *sess; /* the last session the server gave (--tls-resume on) */
     const char *host;            /* the target's host (SNI, log lines) */
-    bool host_is_ip;
+    bool host_is_ip;   /* host is an IP literal: no SNI */
     bool want_write;   /* the last step waits for writability */
     bool fatal;        /* an error: no close_notify, the session is not offered again */
     uint64_t start_ns; /* when the handshake began */
@@ -52,7 +53,7 @@ struct lg_tls_stats {
 /* Options of the client context. */
 struct lg_tls_opts {
     const char *host; /* checked against the certificate; SNI unless an IP literal */
-    bool host_is_ip;
+    bool host_is_ip;   /* host is an IP literal: no SNI */
     const char *cacert; /* PEM file of trusted CAs; NULL or "": the system store */
     bool insecure;      /* no verification at all */
     bool resume;        /* keep and offer sessions */

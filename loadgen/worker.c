@@ -84,8 +84,6 @@ void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user)
     const struct lg_config *cfg = pp->cfg;
 
     lg_conn_init(c, user);
-    if (pp->tls_ctx != NULL)
-        lg_conn_use_tls(c, pp->tls_ctx, &cfg->target);
     if (pp->phase == LG_PHASE_PREPARE) {
         lg_workload_build_prepare(pp->wl, &c->req[LG_REQ_NEW]);
         c->slot_next = user;

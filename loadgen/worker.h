@@ -47,7 +47,7 @@ struct lg_point_params {
     bool open_loop;
     double rate; /* open loop, requests/s for the whole point */
     struct lg_check check;
-    struct ssl_ctx_st *tls_ctx; /* https://: the run's TLS context (tls.h), else NULL */
+    const struct lg_tls_opts *tls; /* https://: each worker's TLS context from these, else NULL */
     bool new_conn;              /* --new-conn-per-request */
     atomic_bool *stop; /* set by main (SIGINT/SIGTERM): finish now */
     int done_fd;       /* eventfd: each worker adds 1 when it returns */

@@ -56,6 +56,7 @@ struct lg_evloop {
     uint64_t base_ns;   /* constant arrivals: time of arrival 0 */
     uint64_t arrival_k;
     uint64_t next_arrival_ns;
+    struct ssl_ctx_st *tls_ctx; /* https://: this thread's own TLS context, else NULL */
 };
 
 /* epoll data tag of the wake eventfd (every other entry is a connection) */
@@ -305,7 +306,7 @@ static void on_event(struct lg_evloop *l, struct lg_conn *c, uint32_t ev)
         do_handshake(l, c);
         return;
     case LG_CS_SENDING:
-        /* a TLS write may wait for readability (tls_want_write false) as well */
+        /* a TLS write may wait for readability (tls.want_write false) as well */
         if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) || c->tls.ssl != NULL)
             do_send(l, c, clock_now_ns());
         if (c->state == LG_CS_WAITING && (ev & EPOLLIN))
@@ -408,9 +409,22 @@ static int setup(struct lg_evloop *l, struct lg_worker *w)
     l->think_ns = l->cfg->think_us * 1000;
     l->timeout_ns = l->cfg->timeout_us * 1000;
     l->nconns = w->nusers;
+    if (pp->tls != NULL) {
+        /* one context per thread: the threads share no OpenSSL state (a shared context's
+         * certificate store fills caches lazily, under locks the handshakes contend on) */
+        char terr[LG_TLS_ERR_LEN];
+        l->tls_ctx = lg_tls_ctx_new(pp->tls, terr);
+        if (l->tls_ctx == NULL) {
+            log_error("worker %u: %s", w->id, terr);
+            return -1;
+        }
+    }
     l->conns = xcalloc(w->nusers, sizeof(*l->conns));
-    for (unsigned i = 0; i < w->nusers; i++)
+    for (unsigned i = 0; i < w->nusers; i++) {
         lg_worker_conn_setup(w, &l->conns[i], w->first_user + i);
+        if (l->tls_ctx != NULL)
+            lg_conn_use_tls(&l->conns[i], l->tls_ctx, &l->cfg->target);
+    }
     if (l->cfg->copy_body)
         l->scratch = xmalloc(LG_SCRATCH);
     if (pp->open_loop) {
@@ -439,6 +453,7 @@ static void teardown(struct lg_evloop *l)
         lg_conn_release(&l->conns[i]);
     }
     free(l->conns);
+    lg_tls_ctx_free(l->tls_ctx);
     free(l->scratch);
     if (l->epfd >= 0)
         close(l->epfd);
