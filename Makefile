@@ -26,7 +26,8 @@ OPT := -O1
 SAN := $(SAN_fuzz)
 endif
 
-PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib libisal jansson
+PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib libisal jansson \
+        openssl
 # Without the libraries the build would stop at the first missing header: say what to run
 # instead (the goals that install them first, or need nothing, are not checked).
 ifneq ($(filter-out setup clean help test test-asan test-tsan,$(or $(MAKECMDGOALS),all)),)

@@ -13,7 +13,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
+#include "tls.h"
 #include "xalloc.h"
 
 #define LG_TRUNC_MAX (1u << 30) /* bytes discarded per recv(MSG_TRUNC) call at most */
@@ -39,9 +41,17 @@ void lg_conn_init(struct lg_conn *c, unsigned user)
     c->rbuf = xmalloc(LG_CONN_BUF);
 }
 
+void lg_conn_use_tls(struct lg_conn *c, struct ssl_ctx_st *ctx, const struct lg_target *t)
+{
+    c->tls.ctx = ctx;
+    c->tls.host = t->host;
+    c->tls.host_is_ip = t->host_is_ip;
+}
+
 void lg_conn_release(struct lg_conn *c)
 {
     lg_conn_close(c);
+    lg_tls_forget(&c->tls);
     for (int i = 0; i < LG_REQ_TYPES; i++)
         lg_reqbuf_release(&c->req[i]);
     free(c->rbuf);
@@ -50,6 +60,7 @@ void lg_conn_release(struct lg_conn *c)
 
 void lg_conn_close(struct lg_conn *c)
 {
+    lg_tls_close(&c->tls);
     if (c->fd >= 0) {
         if (close(c->fd) < 0)
             log_debug("close: errno %d", errno);
@@ -57,6 +68,22 @@ void lg_conn_close(struct lg_conn *c)
     }
     c->ev_mask = 0;
     c->rlen = 0;
+}
+
+/* The TCP connection is up: send, or first shake hands. */
+static int connected(struct lg_conn *c)
+{
+    if (c->tls.ctx == NULL) {
+        c->state = LG_CS_SENDING;
+        return 0;
+    }
+    if (lg_tls_start(&c->tls, c->fd, clock_now_ns()) < 0) {
+        lg_conn_close(c);
+        c->err = LG_ERR_CONNECT;
+        return -1;
+    }
+    c->state = LG_CS_HANDSHAKE;
+    return 0;
 }
 
 int lg_conn_connect(struct lg_conn *c, const struct lg_target *t)
@@ -72,10 +99,8 @@ int lg_conn_connect(struct lg_conn *c, const struct lg_target *t)
     }
     c->fd = fd;
     c->rlen = 0;
-    if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) == 0) {
-        c->state = LG_CS_SENDING;
-        return 0;
-    }
+    if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) == 0)
+        return connected(c);
     if (errno == EINPROGRESS) {
         c->state = LG_CS_CONNECTING;
         return 0;
@@ -95,8 +120,21 @@ int lg_conn_connect_result(struct lg_conn *c)
         c->err = LG_ERR_CONNECT;
         return -1;
     }
+    return connected(c);
+}
+
+enum lg_io lg_conn_handshake(struct lg_conn *c)
+{
+    int rc = lg_tls_handshake(&c->tls);
+
+    if (rc < 0) {
+        c->err = LG_ERR_CONNECT;
+        return LG_IO_ERROR;
+    }
+    if (rc == 0)
+        return LG_IO_AGAIN;
     c->state = LG_CS_SENDING;
-    return 0;
+    return LG_IO_DONE;
 }
 
 void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
@@ -147,7 +185,10 @@ enum lg_io lg_conn_send(struct lg_conn *c)
             iov[msg.msg_iovlen].iov_base = (void *)c->body_ptr;
             iov[msg.msg_iovlen++].iov_len = c->body_left;
         }
-        n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        if (c->tls.ssl != NULL) /* head, then body: TLS has no gather write */
+            n = lg_tls_write(&c->tls, iov[0].iov_base, iov[0].iov_len);
+        else
+            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return LG_IO_AGAIN;
@@ -180,27 +221,40 @@ static enum lg_io parsed(struct lg_conn *c, enum lg_http_result r)
     return LG_IO_AGAIN;
 }
 
-enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_body)
+/* recv(2), or its TLS equivalent. */
+static ssize_t rd(struct lg_conn *c, void *buf, size_t len, int flags)
+{
+    if (c->tls.ssl != NULL)
+        return lg_tls_read(&c->tls, buf, len);
+    return recv(c->fd, buf, len, flags);
+}
+
+/* One read and what it completes; *got tells whether bytes came. */
+static enum lg_io recv_step(struct lg_conn *c, char *scratch, size_t cap, bool copy_body,
+                            bool *got)
 {
     uint64_t want = lg_http_body_wanted(&c->http);
     ssize_t n;
 
+    *got = false;
     if (want > 0 && c->rlen == 0) {
         /* In the body with nothing buffered: take body bytes only, never past the response. */
         if (copy_body) {
             size_t ask = want < cap ? (size_t)want : cap;
-            n = recv(c->fd, scratch, ask, 0);
-        } else if (lg_trunc_ok) {
+            n = rd(c, scratch, ask, 0);
+        } else if (lg_trunc_ok && c->tls.ssl == NULL) {
             size_t ask = want < LG_TRUNC_MAX ? (size_t)want : LG_TRUNC_MAX;
             n = recv(c->fd, c->rbuf, ask, MSG_TRUNC); /* discarded by the kernel, not copied */
         } else {
             size_t ask = want < LG_CONN_BUF ? (size_t)want : LG_CONN_BUF;
-            n = recv(c->fd, c->rbuf, ask, 0);
+            n = rd(c, c->rbuf, ask, 0);
         }
+        *got = n > 0;
         if (n > 0)
             return parsed(c, lg_http_skip(&c->http, (uint64_t)n));
     } else {
-        n = recv(c->fd, c->rbuf + c->rlen, LG_CONN_BUF - c->rlen, 0);
+        n = rd(c, c->rbuf + c->rlen, LG_CONN_BUF - c->rlen, 0);
+        *got = n > 0;
         if (n > 0) {
             size_t used = 0;
             enum lg_http_result r;
@@ -230,6 +284,17 @@ enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_
         return LG_IO_AGAIN;
     c->err = LG_ERR_SHORT;
     return LG_IO_ERROR;
+}
+
+enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_body)
+{
+    bool got;
+    enum lg_io r = recv_step(c, scratch, cap, copy_body, &got);
+
+    /* OpenSSL may hold decrypted bytes that epoll cannot see: read until it wants more */
+    while (r == LG_IO_AGAIN && got && c->tls.ssl != NULL)
+        r = recv_step(c, scratch, cap, copy_body, &got);
+    return r;
 }
 
 enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)

@@ -2,7 +2,9 @@
  * client.h - one user's connection: non-blocking connect, send of a preformatted request,
  * receive and parse of the response (headers in a per-connection buffer, body counted and, by
  * default, discarded in the kernel with MSG_TRUNC), and the check of the response. Used by both
- * worker models; a struct lg_conn belongs to exactly one worker thread.
+ * worker models; a struct lg_conn belongs to exactly one worker thread. Over https:// (events
+ * model only) a TLS handshake follows the connect, and reads and writes go through tls.h;
+ * bodies are then decrypted into the connection's buffer, since no kernel can discard them.
  */
 #ifndef LG_CLIENT_H
 #define LG_CLIENT_H
@@ -11,9 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "http.h"
 #include "stats.h"
 #include "target.h"
+#include "tls.h"
 #include "workload.h"
 
 #define LG_CONN_BUF 16384 /* holds a response head (LG_HTTP_MAX_HEAD) and the start of a body */
@@ -35,6 +40,7 @@ struct lg_check {
 enum lg_cstate {
     LG_CS_IDLE = 0,   /* no request: thinking, pooled, backing off or finished */
     LG_CS_CONNECTING, /* request chosen, TCP connect in progress */
+    LG_CS_HANDSHAKE,  /* connected, TLS handshake in progress */
     LG_CS_SENDING,    /* part of the request is still to be written */
     LG_CS_WAITING,    /* request written, reading the response */
 };
@@ -65,24 +71,40 @@ struct lg_conn {
     int list;
     struct lg_conn *sendq; /* next in the worker's queue of requests to send */
     bool queued;           /* in that queue */
+    struct lg_tls_conn tls; /* https:// only (tls.ctx NULL: plain http) */
 };
 
 void lg_conn_init(struct lg_conn *c, unsigned user);
+/* Makes c's connections speak TLS through ctx (tls.h) to t's host. */
+void lg_conn_use_tls(struct lg_conn *c, struct ssl_ctx_st *ctx, const struct lg_target *t);
 void lg_conn_release(struct lg_conn *c);
-/* Starts a connect. 0: connected or in progress (state CONNECTING), -1: failed (err CONNECT). */
+/*
+ * Starts a connect. 0: connected (state SENDING, or HANDSHAKE over TLS) or in progress (state
+ * CONNECTING), -1: failed (err CONNECT).
+ */
 int lg_conn_connect(struct lg_conn *c, const struct lg_target *t);
-/* After the socket became writable: 0 when the connect succeeded, else -1 (err CONNECT). */
+/*
+ * After the socket became writable: 0 when the connect succeeded (state SENDING, or HANDSHAKE
+ * over TLS), else -1 (err CONNECT).
+ */
 int lg_conn_connect_result(struct lg_conn *c);
+/*
+ * One TLS handshake step (state HANDSHAKE). DONE: state SENDING; AGAIN: wait for readability,
+ * and for writability too when c->tls.want_write; ERROR: failed (err CONNECT).
+ */
+enum lg_io lg_conn_handshake(struct lg_conn *c);
 /* Prepares request type (patching the username slot) for sending; resets the parser. */
 void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns);
 enum lg_io lg_conn_send(struct lg_conn *c);
 /*
- * One receive step. scratch (cap bytes) takes body bytes when copy_body is set. DONE means the
+ * One receive step (over TLS: every byte OpenSSL has decrypted, since epoll cannot see them).
+ * scratch (cap bytes) takes body bytes when copy_body is set. DONE means the
  * response is complete (see c->http); its keep_alive tells whether the connection can be reused.
  */
 enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_body);
 /* Classifies a complete response: LG_ERR_NONE when it is what chk expects. */
 enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk);
+/* Closes the connection (a TLS session first, see lg_tls_close); c stays usable. */
 void lg_conn_close(struct lg_conn *c);
 
 #endif /* LG_CLIENT_H */

@@ -43,6 +43,7 @@ void lg_config_defaults(struct lg_config *cfg)
     cfg->sample_ms = 200;
     cfg->thread_hz = LG_THREAD_HZ_DEFAULT;
     cfg->put_size = 4096;
+    cfg->tls_resume = 1;
 }
 
 void lg_config_version(FILE *out)
@@ -348,6 +349,7 @@ static void version_cb(void)
 
 static const struct flagtab_choice models[] = {
     {"events", LG_MODEL_EVENTS}, {"threads", LG_MODEL_THREADS}, {NULL, 0}};
+static const struct flagtab_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
 static const struct flagtab_choice arrivals[] = {
     {"constant", LG_ARRIVALS_CONSTANT}, {"poisson", LG_ARRIVALS_POISSON}, {NULL, 0}};
 
@@ -359,8 +361,21 @@ static const struct flagtab_choice arrivals[] = {
 
 static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_SECTION, "Target and load", .help = NULL},
-    {FLAGTAB_STRBUF, "url", .arg = "URL", LG(url), .help = "server, loopback only"},
+    {FLAGTAB_STRBUF, "url", .arg = "URL", LG(url),
+     .help = "server, loopback only: http://HOST[:PORT][/PREFIX] or https://... (TLS 1.2 or "
+             "1.3, port 443 by default, --model events only)"},
     {FLAGTAB_SET, "allow-remote", LG(allow_remote), .help = "accept a non-loopback host in --url"},
+    {FLAGTAB_STRBUF, "cacert", .arg = "FILE", LG(cacert), LG_SEEN(tls_set),
+     .def = "the system's CA store",
+     .help = "https: trust the CAs of this PEM file to verify the server's certificate"},
+    {FLAGTAB_SET, "insecure", LG(insecure), LG_SEEN(tls_set),
+     .help = "https: do not verify the server's certificate (said in the log and in run.json)"},
+    {FLAGTAB_ENUM, "tls-resume", LG(tls_resume), LG_SEEN(tls_set), .choices = on_off,
+     .help = "https: on: each connection keeps the last session (ticket) the server gave and "
+             "offers it when it reconnects; off: a full handshake every time"},
+    {FLAGTAB_SET, "new-conn-per-request", LG(new_conn),
+     .help = "close the connection after every response and open a new one for the next "
+             "request (measures connection setup, and TLS handshakes, per second)"},
     {FLAGTAB_U64, "users", 'u', 'c', .alias = "connections", .arg = "N", .min = 1,
      .max = LG_USERS_MAX, LG(users),
      .help = "users = connections of a single point; with --rate, the size of the connection "
@@ -694,6 +709,32 @@ static int check_window_max(struct lg_config *cfg, char *err)
     return 0;
 }
 
+/* The TLS flags need https://, which needs the events model; --cacert a readable file. */
+static int check_tls(const struct lg_config *cfg, char *err)
+{
+    if (!cfg->target.tls) {
+        if (cfg->tls_set) {
+            snprintf(err, LG_ERR_LEN, "--cacert, --insecure and --tls-resume need an https:// "
+                                      "--url");
+            return -1;
+        }
+        return 0;
+    }
+    if (cfg->model == LG_MODEL_THREADS) {
+        snprintf(err, LG_ERR_LEN, "https:// needs --model events");
+        return -1;
+    }
+    if (cfg->insecure && cfg->cacert[0] != '\0') {
+        snprintf(err, LG_ERR_LEN, "give --cacert or --insecure, not both");
+        return -1;
+    }
+    if (cfg->cacert[0] != '\0' && access(cfg->cacert, R_OK) < 0) {
+        snprintf(err, LG_ERR_LEN, "--cacert '%.400s': cannot read it", cfg->cacert);
+        return -1;
+    }
+    return 0;
+}
+
 int lg_config_validate(struct lg_config *cfg, char *err)
 {
     char terr[LG_TARGET_ERR_LEN];
@@ -785,6 +826,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         snprintf(err, LG_ERR_LEN, "%s", terr);
         return -1;
     }
+    if (check_tls(cfg, err) < 0)
+        return -1;
     if (check_pids(cfg, err) < 0 || ensure_fds(cfg, err) < 0)
         return -1;
     for (unsigned i = 0; i < cfg->ncpus; i++) {

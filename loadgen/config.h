@@ -51,6 +51,11 @@ struct lg_config {
     char url[512];
     struct lg_target target; /* resolved by lg_config_validate */
     bool allow_remote;
+    char cacert[512];  /* https: PEM file of trusted CAs; "": the system store */
+    bool insecure;     /* https: no certificate verification */
+    int tls_resume;    /* https: 1 keep and offer sessions, 0 always a full handshake */
+    bool tls_set;      /* --cacert, --insecure or --tls-resume was given (need https) */
+    bool new_conn;     /* --new-conn-per-request */
 
     /* load shape */
     unsigned users;   /* N of a single point; the pool size with --rate */

@@ -389,6 +389,66 @@ static void sw_md(FILE *f, const struct lg_run *run)
                "station of the model.\n");
 }
 
+/* One line on the TLS handshakes of point p (https:// runs only). */
+static void tls_line(char *out, size_t cap, const struct lg_point *p)
+{
+    const struct lg_tls_stats *t = &p->tls;
+
+    snprintf(out, cap,
+             "TLS at N = %u: %s %s; in the window %" PRIu64 " full and %" PRIu64
+             " resumed handshakes, %" PRIu64 " failed; handshake p50 %.3f ms, p99 %.3f ms",
+             p->users, t->version ? t->version : "-", t->cipher ? t->cipher : "-", t->full,
+             t->resumed, t->failed, (double)hist_percentile(&t->hs_ns, 50) / 1e6,
+             (double)hist_percentile(&t->hs_ns, 99) / 1e6);
+}
+
+/* What run.json says of https:// in the config: verification, resumption. */
+static void json_tls_config(FILE *f, const struct lg_config *c)
+{
+    fprintf(f, ", \"new_conn_per_request\": %s, \"tls\": ", c->new_conn ? "true" : "false");
+    if (!c->target.tls) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"verify\": %s, \"insecure\": %s, \"cacert\": ",
+            c->insecure ? "false" : "true", c->insecure ? "true" : "false");
+    if (c->cacert[0] != '\0')
+        json_str(f, c->cacert);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"resume\": %s}", c->tls_resume ? "true" : "false");
+}
+
+/* A point's handshakes in run.json: null for plain http. */
+static void json_tls_point(FILE *f, const struct lg_run *run, const struct lg_point *p)
+{
+    const struct lg_tls_stats *t = &p->tls;
+
+    fprintf(f, ",\n     \"tls\": ");
+    if (!run->cfg->target.tls) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"version\": ");
+    json_str(f, t->version ? t->version : "");
+    fprintf(f, ", \"cipher\": ");
+    json_str(f, t->cipher ? t->cipher : "");
+    fprintf(f,
+            ", \"full\": %" PRIu64 ", \"resumed\": %" PRIu64 ", \"failed\": %" PRIu64
+            ", \"handshake_ms\": {\"mean\": ",
+            t->full, t->resumed, t->failed);
+    json_num(f, hist_count(&t->hs_ns) > 0 ? hist_mean(&t->hs_ns) / 1e6 : NAN);
+    fprintf(f, ", \"p50\": ");
+    json_num(f, hist_count(&t->hs_ns) > 0 ? (double)hist_percentile(&t->hs_ns, 50) / 1e6 : NAN);
+    fprintf(f, ", \"p90\": ");
+    json_num(f, hist_count(&t->hs_ns) > 0 ? (double)hist_percentile(&t->hs_ns, 90) / 1e6 : NAN);
+    fprintf(f, ", \"p99\": ");
+    json_num(f, hist_count(&t->hs_ns) > 0 ? (double)hist_percentile(&t->hs_ns, 99) / 1e6 : NAN);
+    fprintf(f, ", \"max\": ");
+    json_num(f, hist_count(&t->hs_ns) > 0 ? (double)t->hs_ns.max / 1e6 : NAN);
+    fprintf(f, "}}");
+}
+
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
@@ -423,6 +483,13 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     cfg->rate, cfg->arrivals == LG_ARRIVALS_POISSON ? "poisson" : "constant",
                     pa->little_n, p->unsent);
     }
+    for (unsigned i = 0; cfg->target.tls && i < run->npoints; i++) {
+        char line[256];
+        tls_line(line, sizeof(line), &run->points[i]);
+        fprintf(out, "%s\n", line);
+    }
+    if (cfg->target.tls && cfg->insecure)
+        fprintf(out, "WARNING: --insecure: the server's certificate was not verified\n");
     if (a->closed_loop && a->nstar >= 0) {
         const struct lg_point_analysis *s = &a->pts[a->nstar];
         fprintf(out,
@@ -834,6 +901,7 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
             p->interrupted ? "true" : "false", p->unsent, p->abandoned);
     fprintf(f, "     \"all\": ");
     json_figures(f, &pa->f[LG_REQ_ALL], &p->st[LG_REQ_ALL]);
+    json_tls_point(f, run, p);
     for (int t = 0; t < LG_REQ_TYPES; t++) {
         if (!lg_config_has(run->cfg, (enum lg_req)t))
             continue;
@@ -1026,7 +1094,9 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
         fprintf(f, "%" PRIu64, c->expect_length);
     else
         fprintf(f, "null");
-    fprintf(f, ", \"copy_body\": %s,\n    \"rate\": ", c->copy_body ? "true" : "false");
+    fprintf(f, ", \"copy_body\": %s", c->copy_body ? "true" : "false");
+    json_tls_config(f, c);
+    fprintf(f, ",\n    \"rate\": ");
     json_num(f, c->rate);
     fprintf(f, ", \"arrivals\": \"%s\", \"seed\": %" PRIu64 ", \"sweep\": ",
             c->arrivals == LG_ARRIVALS_POISSON ? "poisson" : "constant", c->seed);
@@ -1224,6 +1294,20 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                 c->rate, c->arrivals == LG_ARRIVALS_POISSON ? "Poisson" : "constant");
     if (run->ninputs > 0)
         md_inputs(f, run);
+    if (c->target.tls) {
+        fprintf(f, "HTTPS: the server's certificate %s; session resumption %s%s.\n\n",
+                c->insecure ? "**was not verified (--insecure)**" : "was verified",
+                c->tls_resume ? "on" : "off",
+                c->new_conn ? "; a new connection for every request" : "");
+        for (unsigned i = 0; i < run->npoints; i++) {
+            char line[256];
+            tls_line(line, sizeof(line), &run->points[i]);
+            fprintf(f, "- %s\n", line);
+        }
+        fprintf(f, "\n");
+    } else if (c->new_conn) {
+        fprintf(f, "A new connection for every request.\n\n");
+    }
 
     fprintf(f, "| N | X (req/s) | R (ms) | p99 (ms) | errors | bottleneck | D_max (ms) | "
                "X bound (req/s) | R bound (ms) | Little X(R+Z) | window (s, rule) | "

@@ -32,6 +32,8 @@ struct lg_runner {
     const struct lg_config *cfg;
     struct lg_workload wl;
     struct lg_monitor *mon;
+    struct lg_tls_opts tls;     /* https://: what each worker makes its TLS context from */
+    bool use_tls;
     atomic_bool stop; /* shared with the workers: set once, by this thread */
     int sigfd;
     bool tty;
@@ -317,6 +319,8 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.users = users;
     pp.point_index = index;
     pp.stop = &r->stop;
+    pp.tls = r->use_tls ? &r->tls : NULL;
+    pp.new_conn = phase == LG_PHASE_MEASURE && cfg->new_conn;
     pp.check.expect_status[LG_REQ_NEW] = 201;
     pp.check.expect_status[LG_REQ_GET] = 200;
     pp.check.expect_status[LG_REQ_PUT] = 201; /* created */
@@ -393,7 +397,9 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
 
     for (int t = 0; t <= LG_REQ_ALL; t++)
         lg_stats_init(&out->st[t]);
+    lg_tls_stats_init(&out->tls);
     for (unsigned i = 0; i < started; i++) {
+        lg_tls_stats_merge(&out->tls, &ws[i].tls);
         for (int t = 0; t < LG_REQ_TYPES; t++) {
             lg_stats_merge(&out->st[t], &ws[i].stats[t]);
             lg_stats_merge(&out->st[LG_REQ_ALL], &ws[i].stats[t]);
@@ -462,6 +468,22 @@ static double throughput(const struct lg_point *p)
     return p->window_s > 0 ? (double)p->st[LG_REQ_ALL].ok / p->window_s : 0;
 }
 
+/* Logs the point's handshakes; a point where every one failed fails the run. */
+static int check_handshakes(const struct lg_point *p, int rc)
+{
+    const struct lg_tls_stats *t = &p->tls;
+
+    log_info("N=%u: TLS %s %s: %" PRIu64 " full and %" PRIu64 " resumed handshakes, %" PRIu64
+             " failed, handshake p50=%.3f ms",
+             p->users, t->version ? t->version : "-", t->cipher ? t->cipher : "-", t->full,
+             t->resumed, t->failed, (double)hist_percentile(&t->hs_ns, 50) / 1e6);
+    if (rc == 0 && t->failed > 0 && t->full + t->resumed == 0) {
+        log_error("every TLS handshake failed (%" PRIu64 "): see the first error above", t->failed);
+        return -1;
+    }
+    return rc;
+}
+
 static int measure(struct lg_runner *r, unsigned users)
 {
     struct lg_run *run = r->run;
@@ -482,6 +504,8 @@ static int measure(struct lg_runner *r, unsigned users)
     log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
              throughput(p), hist_mean(&s->lat) / 1e6, (double)hist_percentile(&s->lat, 99) / 1e6,
              lg_stats_errors(s), p->interrupted ? " (interrupted)" : "");
+    if (r->use_tls)
+        rc = check_handshakes(p, rc);
     return rc;
 }
 
@@ -489,10 +513,11 @@ static void log_config(const struct lg_runner *r)
 {
     const struct lg_config *c = r->cfg;
 
-    log_info("run %s: url=http://%s%s model=%s threads=%u mix=%s file=%s think=%" PRIu64
+    log_info("run %s: url=%s://%s%s model=%s threads=%u mix=%s file=%s think=%" PRIu64
              "us %s=%" PRIu64 " window_max=%" PRIu64 "us warmup=%" PRIu64 "us timeout=%" PRIu64
              "us rate=%g sweep=%s start_at=%" PRIu64,
-             r->run->run_id, c->target.host_header, c->target.prefix,
+             r->run->run_id, c->target.tls ? "https" : "http", c->target.host_header,
+             c->target.prefix,
              c->model == LG_MODEL_EVENTS ? "events" : "threads", c->threads, c->mix_desc,
              c->file[0] ? c->file : "-", c->think_us,
              c->requests_per_user ? "requests-per-user" : "duration_us",
@@ -500,6 +525,17 @@ static void log_config(const struct lg_runner *r)
              c->warmup_us,
              c->timeout_us, c->rate, c->sweep_auto ? "auto" : (c->nsweep ? "list" : "no"),
              c->start_at_ms);
+    if (c->target.tls)
+        log_info("tls: %s, session resumption %s%s", c->insecure ? "certificate NOT verified "
+                 "(--insecure)" : c->cacert[0] ? "certificate verified with --cacert"
+                 : "certificate verified with the system's CA store",
+                 c->tls_resume ? "on" : "off",
+                 c->new_conn ? ", a new connection per request" : "");
+    else if (c->new_conn)
+        log_info("a new connection per request");
+    if (c->insecure)
+        log_warn("--insecure: the server's certificate is not verified; anyone on the path "
+                 "could be answering");
 }
 
 int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
@@ -525,6 +561,25 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     if (r.sigfd < 0) {
         log_error("signalfd: errno %d", errno);
         return -1;
+    }
+    if (cfg->target.tls) {
+        char terr[LG_TLS_ERR_LEN];
+        struct ssl_ctx_st *probe;
+
+        r.use_tls = true;
+        r.tls = (struct lg_tls_opts){.host = cfg->target.host,
+                                     .host_is_ip = cfg->target.host_is_ip,
+                                     .cacert = cfg->cacert,
+                                     .insecure = cfg->insecure,
+                                     .resume = cfg->tls_resume != 0};
+        /* a bad --cacert is said once, before any point */
+        probe = lg_tls_ctx_new(&r.tls, terr);
+        if (probe == NULL) {
+            log_error("%s", terr);
+            close(r.sigfd);
+            return -1;
+        }
+        lg_tls_ctx_free(probe);
     }
     lg_workload_init(&r.wl, cfg, run->run_id);
     r.mon = lg_monitor_new(cfg);

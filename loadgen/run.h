@@ -20,6 +20,7 @@
 #include "config.h"
 #include "monitor.h"
 #include "stats.h"
+#include "tls.h"
 #include "workload.h"
 
 #define LG_HOST_LABEL_MAX 12 /* a host's name in a merged run's resource names */
@@ -36,6 +37,7 @@ struct lg_point {
     uint64_t unsent;                      /* open loop: arrivals never sent (backlog at end) */
     uint64_t abandoned;                   /* in flight at the end, not counted */
     bool interrupted;
+    struct lg_tls_stats tls; /* https://: the handshakes of the window */
     struct lg_monitor_result mon;
 };
 

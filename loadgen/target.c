@@ -3,10 +3,18 @@
  */
 #include "target.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+
+static bool is_ip_literal(const char *host)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
 
 int lg_target_parse(const char *url, struct lg_target *t, char *err)
 {
@@ -17,11 +25,15 @@ int lg_target_parse(const char *url, struct lg_target *t, char *err)
     size_t hlen;
 
     memset(t, 0, sizeof(*t));
-    if (strncmp(url, "http://", 7) != 0) {
-        snprintf(err, LG_TARGET_ERR_LEN, "--url '%s' must start with http://", url);
+    if (strncmp(url, "http://", 7) == 0) {
+        p = url + 7;
+    } else if (strncmp(url, "https://", 8) == 0) {
+        p = url + 8;
+        t->tls = true;
+    } else {
+        snprintf(err, LG_TARGET_ERR_LEN, "--url '%s' must start with http:// or https://", url);
         return -1;
     }
-    p = url + 7;
     path = strchr(p, '/');
     if (path == NULL)
         path = p + strlen(p);
@@ -54,8 +66,9 @@ int lg_target_parse(const char *url, struct lg_target *t, char *err)
     }
     memcpy(t->host, host, hlen);
     t->host[hlen] = '\0';
+    t->host_is_ip = is_ip_literal(t->host);
 
-    t->port = 80;
+    t->port = t->tls ? 443 : 80;
     if (p < path) {
         unsigned long port = 0;
         if (*p != ':' || p + 1 == path) {

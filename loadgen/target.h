@@ -1,6 +1,7 @@
 /*
- * target.h - the server the load generator drives: "http://HOST[:PORT][/PREFIX]" parsed into
- * host, port, path prefix and Host header, then resolved once to a socket address. By default
+ * target.h - the server the load generator drives: "http://HOST[:PORT][/PREFIX]" or
+ * "https://..." parsed into scheme, host, port, path prefix and Host header, then resolved once
+ * to a socket address. By default
  * only loopback addresses are accepted: this tool measures a stack on the local machine.
  * Immutable after lg_target_resolve(); read by every worker.
  */
@@ -14,8 +15,10 @@
 #define LG_TARGET_ERR_LEN 512
 
 struct lg_target {
+    bool tls;              /* https:// */
+    bool host_is_ip;       /* host is an IPv4 or IPv6 literal (no SNI, IP checked in the cert) */
     char host[256];        /* as written, without [] for IPv6 */
-    uint16_t port;         /* 80 when absent */
+    uint16_t port;         /* 80 (http) or 443 (https) when absent */
     char prefix[256];      /* path prefix without trailing '/', "" for none */
     char host_header[300]; /* "host[:port]" as written in the URL */
     struct sockaddr_storage addr;

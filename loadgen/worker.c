@@ -71,6 +71,7 @@ void lg_worker_init_results(struct lg_worker *w)
     w->unsent = 0;
     w->abandoned = 0;
     w->failed = 0;
+    lg_tls_stats_init(&w->tls);
     atomic_init(&w->progress_ok, 0);
     atomic_init(&w->progress_err, 0);
     atomic_init(&w->progress_r_ns, 0);
@@ -117,19 +118,35 @@ int lg_worker_pick(struct lg_worker *w, uint64_t *rng)
     return lg_workload_pick(w->pp->wl, rng);
 }
 
+/* Whether an event of c at now falls in the measured window. */
+static bool in_window(const struct lg_point_params *pp, const struct lg_conn *c, uint64_t now)
+{
+    if (pp->phase == LG_PHASE_PREPARE)
+        return true;
+    if (pp->open_loop)
+        return c->start_ns >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
+    return now >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
+}
+
+void lg_worker_record_handshake(struct lg_worker *w, const struct lg_conn *c, uint64_t now,
+                                bool ok)
+{
+    if (ok)
+        lg_tls_stats_note(&w->tls, &c->tls); /* the version and cipher, also during warm-up */
+    if (!in_window(w->pp, c, now))
+        return;
+    if (ok)
+        lg_tls_stats_record(&w->tls, &c->tls, now);
+    else
+        w->tls.failed++;
+}
+
 bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum lg_err e)
 {
     const struct lg_point_params *pp = w->pp;
     struct lg_stats *s;
-    bool counted;
 
-    if (pp->phase == LG_PHASE_PREPARE)
-        counted = true;
-    else if (pp->open_loop)
-        counted = c->start_ns >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
-    else
-        counted = now >= pp->warm_end_ns && now < lg_window_end_at(pp->win, now);
-    if (!counted)
+    if (!in_window(pp, c, now))
         return false;
     s = &w->stats[c->type];
     if (e == LG_ERR_NONE) {

@@ -20,6 +20,7 @@
 #include "client.h"
 #include "config.h"
 #include "stats.h"
+#include "tls.h"
 #include "window.h"
 #include "workload.h"
 
@@ -46,6 +47,8 @@ struct lg_point_params {
     bool open_loop;
     double rate; /* open loop, requests/s for the whole point */
     struct lg_check check;
+    const struct lg_tls_opts *tls; /* https://: each worker's TLS context from these, else NULL */
+    bool new_conn;              /* --new-conn-per-request */
     atomic_bool *stop; /* set by main (SIGINT/SIGTERM): finish now */
     int done_fd;       /* eventfd: each worker adds 1 when it returns */
 };
@@ -67,6 +70,7 @@ struct lg_worker {
     uint64_t unsent;    /* open loop: arrivals in the window never sent (backlog) */
     uint64_t abandoned; /* requests in flight when the point ended, not counted */
     int failed;         /* the worker could not set up or its event loop failed */
+    struct lg_tls_stats tls; /* handshakes that ended in the measured window */
 
     /* shared: written by the owner with relaxed stores, read by main for progress */
     atomic_uint_least64_t progress_ok;
@@ -101,6 +105,9 @@ int lg_worker_pick(struct lg_worker *w, uint64_t *rng);
  * the measured window, and counts it against c->remaining. Returns true if counted.
  */
 bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum lg_err e);
+/* Counts c's TLS handshake, ended at now (ok: it succeeded), if now is in the window. */
+void lg_worker_record_handshake(struct lg_worker *w, const struct lg_conn *c, uint64_t now,
+                                bool ok);
 /* Publishes progress counters if LG_PROGRESS_NS passed since the last time. */
 void lg_worker_progress(struct lg_worker *w, uint64_t now);
 /* Tells the run this worker has finished. */

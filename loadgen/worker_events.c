@@ -56,6 +56,7 @@ struct lg_evloop {
     uint64_t base_ns;   /* constant arrivals: time of arrival 0 */
     uint64_t arrival_k;
     uint64_t next_arrival_ns;
+    struct ssl_ctx_st *tls_ctx; /* https://: this thread's own TLS context, else NULL */
 };
 
 /* epoll data tag of the wake eventfd (every other entry is a connection) */
@@ -179,7 +180,7 @@ static void complete(struct lg_evloop *l, struct lg_conn *c, uint64_t now)
 
     list_remove(l, c);
     lg_worker_record(l->w, c, now, e);
-    if (!c->http.keep_alive)
+    if (!c->http.keep_alive || l->pp->new_conn)
         lg_conn_close(c); /* the next request reconnects */
     next(l, c, now);
 }
@@ -204,12 +205,33 @@ static void do_send(struct lg_evloop *l, struct lg_conn *c, uint64_t now)
         if (ev_set(l, c, EPOLLIN) < 0)
             fail(l, c, now);
     } else if (r == LG_IO_AGAIN) {
+        bool out = c->tls.ssl == NULL || c->tls.want_write;
+
         c->state = LG_CS_SENDING;
-        if (ev_set(l, c, EPOLLIN | EPOLLOUT) < 0)
+        if (ev_set(l, c, EPOLLIN | (out ? EPOLLOUT : 0)) < 0)
             fail(l, c, now);
     } else {
         fail(l, c, now);
     }
+}
+
+static void do_handshake(struct lg_evloop *l, struct lg_conn *c)
+{
+    enum lg_io r = lg_conn_handshake(c);
+    uint64_t now;
+
+    if (r == LG_IO_AGAIN) {
+        if (ev_set(l, c, EPOLLIN | (c->tls.want_write ? EPOLLOUT : 0)) < 0)
+            fail(l, c, clock_now_ns());
+        return;
+    }
+    now = clock_now_ns();
+    lg_worker_record_handshake(l->w, c, now, r == LG_IO_DONE);
+    if (r == LG_IO_ERROR) {
+        fail(l, c, now);
+        return;
+    }
+    do_send(l, c, now);
 }
 
 static void begin(struct lg_evloop *l, struct lg_conn *c, uint64_t start_ns, uint64_t now)
@@ -229,6 +251,10 @@ static void begin(struct lg_evloop *l, struct lg_conn *c, uint64_t start_ns, uin
         if (c->state == LG_CS_CONNECTING) {
             if (ev_set(l, c, EPOLLOUT) < 0)
                 fail(l, c, now);
+            return;
+        }
+        if (c->state == LG_CS_HANDSHAKE) {
+            do_handshake(l, c);
             return;
         }
     }
@@ -271,10 +297,17 @@ static void on_event(struct lg_evloop *l, struct lg_conn *c, uint32_t ev)
             fail(l, c, clock_now_ns());
             return;
         }
-        do_send(l, c, clock_now_ns());
+        if (c->state == LG_CS_HANDSHAKE)
+            do_handshake(l, c);
+        else
+            do_send(l, c, clock_now_ns());
+        return;
+    case LG_CS_HANDSHAKE:
+        do_handshake(l, c);
         return;
     case LG_CS_SENDING:
-        if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+        /* a TLS write may wait for readability (tls.want_write false) as well */
+        if ((ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)) || c->tls.ssl != NULL)
             do_send(l, c, clock_now_ns());
         if (c->state == LG_CS_WAITING && (ev & EPOLLIN))
             do_recv(l, c);
@@ -376,9 +409,22 @@ static int setup(struct lg_evloop *l, struct lg_worker *w)
     l->think_ns = l->cfg->think_us * 1000;
     l->timeout_ns = l->cfg->timeout_us * 1000;
     l->nconns = w->nusers;
+    if (pp->tls != NULL) {
+        /* one context per thread: the threads share no OpenSSL state (a shared context's
+         * certificate store fills caches lazily, under locks the handshakes contend on) */
+        char terr[LG_TLS_ERR_LEN];
+        l->tls_ctx = lg_tls_ctx_new(pp->tls, terr);
+        if (l->tls_ctx == NULL) {
+            log_error("worker %u: %s", w->id, terr);
+            return -1;
+        }
+    }
     l->conns = xcalloc(w->nusers, sizeof(*l->conns));
-    for (unsigned i = 0; i < w->nusers; i++)
+    for (unsigned i = 0; i < w->nusers; i++) {
         lg_worker_conn_setup(w, &l->conns[i], w->first_user + i);
+        if (l->tls_ctx != NULL)
+            lg_conn_use_tls(&l->conns[i], l->tls_ctx, &l->cfg->target);
+    }
     if (l->cfg->copy_body)
         l->scratch = xmalloc(LG_SCRATCH);
     if (pp->open_loop) {
@@ -407,6 +453,7 @@ static void teardown(struct lg_evloop *l)
         lg_conn_release(&l->conns[i]);
     }
     free(l->conns);
+    lg_tls_ctx_free(l->tls_ctx);
     free(l->scratch);
     if (l->epfd >= 0)
         close(l->epfd);

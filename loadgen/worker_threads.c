@@ -1,6 +1,7 @@
 /*
  * worker_threads.c - the 2017 report's model (--model threads): one thread per user, blocking
- * send/recv on its own keep-alive connection. Receive and send timeouts of 100 ms slice the
+ * send/recv on its own keep-alive connection (a new one per request with
+ * --new-conn-per-request; plain http only). Receive and send timeouts of 100 ms slice the
  * blocking calls so the thread notices --timeout, the end of the point and a stop request.
  * Everything here is owned by the worker thread.
  */
@@ -115,7 +116,7 @@ static bool one_request(struct lg_worker *w, struct lg_conn *c, uint64_t *rng, c
     now = clock_now_ns();
     e = lg_conn_check(c, &pp->check);
     lg_worker_record(w, c, now, e);
-    if (!c->http.keep_alive)
+    if (!c->http.keep_alive || pp->new_conn)
         lg_conn_close(c);
     c->state = LG_CS_IDLE;
     return true;

@@ -11,6 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 packages=(
     build-essential pkg-config
     libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev libjansson-dev
+    libssl-dev openssl
     redis-server mariadb-server galera-4 rsync
     haproxy iproute2
     gnuplot-nox curl wget python3 media-types

@@ -336,7 +336,7 @@ static void test_config_errors(void **state)
         {"loadgen", "--type", "put", "--username", "u", "--size", "2g"},
         {"loadgen", "--mix", "new:0,get:0"},
         {"loadgen", "--url", "http://10.1.2.3:80"},
-        {"loadgen", "--url", "https://127.0.0.1"},
+        {"loadgen", "--url", "ftp://127.0.0.1"},
         {"loadgen", "--rate", "100", "--model", "threads"},
         {"loadgen", "--rate", "100", "--sweep", "auto"},
         {"loadgen", "--duration", "5", "--requests-per-user", "3"},
