@@ -42,6 +42,10 @@ check_message() {
 }
 
 if (($# == 1)) && [[ -f $1 ]]; then
+    # a merge's own message ("Merge branch 'x'") is git's, as merges are skipped below
+    if [[ -f $(git rev-parse --git-dir 2>/dev/null)/MERGE_HEAD ]]; then
+        exit 0
+    fi
     grep -v '^#' "$1" | check_message "commit message"
     exit
 fi
