@@ -5,8 +5,9 @@
 # --auth-cache, so every GET asks server2 (a VERIFY and its REPLY cross the link); server2 with
 # its own cache (--auth-cache 1000), so that argon2id does not hide the link's cost. loadgen
 # (2 threads, --conns connections, one user) GETs a 19-byte file; the two stacks take turns,
-# in alternating order, --rounds times; the medians of their req/s and their ratio are printed
-# and written to OUT (default stdout only).
+# in alternating order, --rounds times; the medians of their req/s and of the CPU time server1
+# and server2 spent per request (from /proc: steadier than req/s on a busy machine), and their
+# ratios, are printed and written to OUT (default stdout only).
 #
 #   scripts/bench-linkseal.sh --base REV|BUILD_DIR [--rounds N] [--seconds S] [--conns C]
 #                             [--out FILE]
@@ -73,27 +74,46 @@ for side in new base; do
     [[ $got == 201 ]] || die "$side: POST /users answered $got"
 done
 
-# one SIDE: the req/s of one loadgen run against SIDE
+# cpu_ticks SIDE: utime + stime of SIDE's server1 and server2 so far, in clock ticks
+cpu_ticks() {
+    local f
+    for f in "$RUN/$1/server1.pid" "$RUN/$1/server2.pid"; do
+        awk '{ s = $0; sub(/^.*\) /, "", s); split(s, x, " "); print x[12] + x[13] }' \
+            "/proc/$(cat "$f")/stat"
+    done | awk '{ t += $1 } END { print t }'
+}
+HZ=$(getconf CLK_TCK)
+
+# one SIDE: "REQ_S CPU_US_PER_REQUEST" of one loadgen run against SIDE
 one() {
+    local t0 t1
     rm -rf "$RUN/lg"
+    t0=$(cpu_ticks "$1")
     "$BIN_DIR/loadgen" --url "${URL[$1]}" --file hello.txt --username bench --password "$PW" \
         -u "$CONNS" -t 2 -d "$SECS" --window-max 0 --warmup 0 --timeout 30 -o "$RUN/lg" \
         >"$RUN/lg.out" 2>&1 || die "loadgen against $1 failed: $(tail -n 3 "$RUN/lg.out")"
-    csv_get "$RUN/lg/points.csv" 'c["type"] == "all"' x_rps errors |
-        awk -F'\t' '{ if ($2 + 0 > 0) exit 1; printf "%.0f\n", $1 }' ||
+    t1=$(cpu_ticks "$1")
+    csv_get "$RUN/lg/points.csv" 'c["type"] == "all"' x_rps errors ok |
+        awk -F'\t' -v t=$((t1 - t0)) -v hz="$HZ" '{ if ($2 + 0 > 0 || $3 + 0 == 0) exit 1
+            printf "%.0f %.1f\n", $1, t * 1e6 / hz / $3 }' ||
         die "$1: errors in the run: $(tail -n 3 "$RUN/lg.out")"
 }
 
 one new >/dev/null # warm-up of both
 one base >/dev/null
-declare -a R_NEW R_BASE
+declare -a R_NEW R_BASE C_NEW C_BASE
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then order=(new base); else order=(base new); fi
     for side in "${order[@]}"; do
-        x=$(one "$side")
-        if [[ $side == new ]]; then R_NEW+=("$x"); else R_BASE+=("$x"); fi
+        read -r x c < <(one "$side")
+        if [[ $side == new ]]; then
+            R_NEW+=("$x") C_NEW+=("$c")
+        else
+            R_BASE+=("$x") C_BASE+=("$c")
+        fi
     done
-    log "round $r: sealed ${R_NEW[-1]} req/s, clear (base) ${R_BASE[-1]} req/s"
+    log "round $r: sealed ${R_NEW[-1]} req/s ${C_NEW[-1]} us/req," \
+        "clear (base) ${R_BASE[-1]} req/s ${C_BASE[-1]} us/req"
 done
 median() {
     printf '%s\n' "$@" | sort -n |
@@ -102,11 +122,16 @@ median() {
 }
 m_new=$(median "${R_NEW[@]}")
 m_base=$(median "${R_BASE[@]}")
+c_new=$(median "${C_NEW[@]}")
+c_base=$(median "${C_BASE[@]}")
 report=$(
     printf 'uncached authenticated GETs, %d connections, %d rounds of %d s\n' "$CONNS" "$ROUNDS" \
         "$SECS"
-    printf 'sealed link (this tree):  median %s req/s (%s)\n' "$m_new" "${R_NEW[*]}"
+    printf 'sealed link (this tree): median %s req/s (%s)\n' "$m_new" "${R_NEW[*]}"
     printf 'clear link (%s): median %s req/s (%s)\n' "$BASE" "$m_base" "${R_BASE[*]}"
-    awk -v a="$m_new" -v b="$m_base" 'BEGIN { printf "ratio sealed/clear: %.3f\n", a / b }')
+    printf 'server CPU per request, sealed: median %s us (%s)\n' "$c_new" "${C_NEW[*]}"
+    printf 'server CPU per request, clear: median %s us (%s)\n' "$c_base" "${C_BASE[*]}"
+    awk -v a="$m_new" -v b="$m_base" -v c="$c_new" -v d="$c_base" \
+        'BEGIN { printf "ratio sealed/clear: req/s %.3f, CPU per request %.3f\n", a / b, c / d }')
 printf '%s\n' "$report"
 [[ -z $OUT ]] || printf '%s\n' "$report" >"$OUT"
