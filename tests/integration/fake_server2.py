@@ -25,6 +25,8 @@ Knobs for tests:
                             (echo correct), then an OK for its own id that echoes "alice"
   --ghost-user NAME         a VERIFY of NAME is answered OK under an id 1000 above its own
   --expire-user NAME        a VERIFY of NAME is answered EXPIRED
+  --protocol-version N      speak version N (default 6): a HELLO of another version gets
+                            BAD_VERSION, as an older or newer server2 would answer
 Logs "listening on HOST:PORT" on stderr once ready (--port 0 picks a free port), then one line
 per request: "TYPE USER id=N budget=MS" (never the password), and one per failed handshake.
 """
@@ -143,9 +145,10 @@ async def handshake(reader, writer, peer):
     nonce_c = f[3][6:]
     if magic != MAGIC:
         return False
-    if version != VERSION:
-        writer.write(frame(HELLO_ACK, ST_BAD_VERSION, f[1], struct.pack(">H", VERSION) +
-                           bytes(64)))
+    if version != args.protocol_version:
+        log("protocol version %d not supported (want %d)" % (version, args.protocol_version))
+        writer.write(frame(HELLO_ACK, ST_BAD_VERSION, f[1],
+                           struct.pack(">H", args.protocol_version) + bytes(64)))
         return False
     nonce_s = os.urandom(32)
     writer.write(frame(HELLO_ACK, ST_OK, f[1], struct.pack(">H", VERSION) + nonce_s +
@@ -259,6 +262,7 @@ async def main():
     ap.add_argument("--replay-user")
     ap.add_argument("--ghost-user")
     ap.add_argument("--expire-user")
+    ap.add_argument("--protocol-version", type=int, default=VERSION)
     args = ap.parse_args()
     if args.secret_file:
         with open(args.secret_file, "rb") as f:

@@ -6,7 +6,8 @@
 # --insecure-no-secret on both sides: the password does appear, so the check can fail.
 # server2 closes a connection whose sealed record was altered or replayed, or that sends a
 # frame in clear after AUTH, and logs why (never the secret); a HELLO of version 5 gets
-# BAD_VERSION and a log line naming both versions. BIN_DIR selects the build.
+# BAD_VERSION and a log line naming both versions, and a server1 facing a server2 of version 5
+# (fake_server2.py --protocol-version 5) logs that it was refused. BIN_DIR selects the build.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init link-seal
@@ -100,6 +101,23 @@ check_eq "neither log holds the password" "$(cat "$ITEST_DIR"/sealed-s1.log \
     "$ITEST_DIR"/sealed-s2.log | grep -c -F -- "$PASSWORD" || true)" 0
 kill -TERM "$S1_PID" "$S2_PID"
 wait "$S1_PID" "$S2_PID" || true
+
+log "---- a server1 and a server2 of version 5"
+python3 "$HERE/fake_server2.py" --port 0 --secret-file "$ITEST_DIR/link.secret" \
+    --protocol-version 5 >"$ITEST_DIR/fake5.log" 2>&1 &
+itest_bg $!
+wait_until 15 grep -q "listening on " "$ITEST_DIR/fake5.log" ||
+    itest_fail "fake server2 did not start"
+F5=$(grep -m1 -o 'listening on [^ ]*' "$ITEST_DIR/fake5.log")
+itest_start v5-s1 server1 --port 0 --threads 1 --root "$ITEST_DIR/root" --read buffered \
+    --auth "127.0.0.1:${F5##*:}" --auth-secret-file "$ITEST_DIR/link.secret" ||
+    itest_fail "server1 did not start"
+check_ok "server1 logs that the server2 of version 5 refused version 6" wait_until 10 grep -q \
+    "server2 at 127.0.0.1:${F5##*:} refused protocol version 6" "$ITEST_DIR/v5-s1.log"
+check_ok "... and that server2 logged it" grep -q 'protocol version 6 not supported (want 5)' \
+    "$ITEST_DIR/fake5.log"
+kill -TERM "$ITEST_PID_LAST"
+wait "$ITEST_PID_LAST" || true
 
 log "---- --insecure-no-secret: the link stays in clear"
 stack clear insecure
