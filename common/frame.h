@@ -1,10 +1,11 @@
 /*
- * frame.h - the server1 <-> server2 wire format, version 5: binary, length-prefixed frames
+ * frame.h - the server1 <-> server2 wire format, version 6: binary, length-prefixed frames
  * carrying a 64-bit request id and a time budget, pipelined on persistent connections that
  * start with a mutual challenge-response handshake; server2 may also send an unsolicited
  * INVALIDATE, which server1 acknowledges, and LEASE, the time for which server1 may answer
- * from credentials it cached. The full description, with the limits and
- * the rules for bad input, is in docs/protocol.md. Pure functions, thread-safe.
+ * from credentials it cached. After the handshake each frame travels sealed (linkseal.h); this
+ * codec sees the frames only. The full description, with the limits and the rules for bad
+ * input, is in docs/protocol.md. Pure functions, thread-safe.
  */
 #ifndef FRAME_H
 #define FRAME_H
@@ -15,7 +16,7 @@
 #include "account.h"
 #include "linkauth.h"
 
-#define FRAME_VERSION 5
+#define FRAME_VERSION 6
 #define FRAME_MAGIC 0x41555448u /* "AUTH", first four payload bytes of HELLO */
 #define FRAME_HEADER_SIZE 20
 #define FRAME_MAX_PAYLOAD 640 /* hard limit on the payload of any frame */

@@ -2,8 +2,9 @@
  * linkauth.h - authentication of the server1 <-> server2 link with a shared secret
  * (docs/protocol.md, "Handshake"). Both sides read the same secret file at start and derive
  * one key from it; in the handshake each side proves it holds the key by a MAC over both
- * sides' fresh nonces, so a recorded handshake cannot be replayed. The link is authenticated,
- * not encrypted. Thread-safe after linkauth_load_key; the key is never logged.
+ * sides' fresh nonces, so a recorded handshake cannot be replayed. What follows the handshake
+ * is encrypted with keys derived from the same key and nonces (linkseal.h). Thread-safe after
+ * linkauth_load_key; the key is never logged.
  */
 #ifndef LINKAUTH_H
 #define LINKAUTH_H

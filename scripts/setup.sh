@@ -13,7 +13,7 @@ packages=(
     libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev libjansson-dev
     libssl-dev openssl
     redis-server mariadb-server galera-4 rsync
-    haproxy iproute2
+    haproxy iproute2 tcpdump
     gnuplot-nox curl wget python3 media-types
     nginx-light wrk h2o
     chromium

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "linkauth.h"
+#include "linkseal.h"
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
@@ -87,6 +88,8 @@ struct ac_conn {
     size_t in_len;
     /* link authentication */
     uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
+    struct linkseal seal; /* the session keys (linkseal.h) while sealed */
+    bool sealed;          /* every frame after HELLO_ACK (in) and after AUTH (out) is sealed */
     /* requests */
     uint64_t next_id; /* 1 after each connect; ids below it were sent on this connection */
     bool suspect;     /* a request timed out: no new requests; replaced once drained */
@@ -298,6 +301,28 @@ static char *out_reserve(struct ac_conn *c, size_t n)
     return c->out + c->out_len;
 }
 
+/*
+ * Where the next frame to send goes: room for the largest frame, sealed or not, reserved on
+ * c's output; frame_commit then queues it.
+ */
+static char *frame_reserve(struct ac_conn *c)
+{
+    return out_reserve(c, LINKSEAL_RECORD_MAX) + (c->sealed ? LINKSEAL_LEN_SIZE : 0);
+}
+
+/*
+ * Queues the frame of n bytes written at frame_reserve's pointer: sealed in place once the
+ * link is sealed. Returns the bytes queued, 0 if n is 0 or the frame cannot be sealed (the
+ * connection's 2^64 - 1 records are used up; nothing is queued).
+ */
+static size_t frame_commit(struct ac_conn *c, size_t n)
+{
+    if (n > 0 && c->sealed)
+        n = linkseal_seal(&c->seal.tx, (uint8_t *)c->out + c->out_len, n);
+    c->out_len += n;
+    return n;
+}
+
 /* Writes what it can; arms the write event for the rest. Returns -1 if the connection failed. */
 static int conn_write(struct ac_conn *c)
 {
@@ -392,6 +417,8 @@ static void conn_fail(struct ac_conn *c, const char *what, int err)
     }
     event_del(&c->timer_ev);
     c->state = AC_DOWN;
+    c->sealed = false;
+    linkseal_clear(&c->seal);
     c->out_off = c->out_len = 0;
     c->in_len = 0;
     c->dirty = false;
@@ -451,12 +478,12 @@ static void conn_protocol_error(struct ac_conn *c, const char *why, uint64_t id)
 
 static void send_hello(struct ac_conn *c)
 {
-    char *p = out_reserve(c, FRAME_MAX_SIZE);
+    char *p = frame_reserve(c);
     struct frame f = {.type = FRAME_HELLO, .version = FRAME_VERSION};
 
     linkauth_nonce(c->nonce_c);
     memcpy(f.nonce, c->nonce_c, sizeof(f.nonce));
-    c->out_len += frame_encode(&f, p, FRAME_MAX_SIZE);
+    frame_commit(c, frame_encode(&f, p, FRAME_MAX_SIZE));
     c->next_id = 1;
     c->suspect = false;
     c->state = AC_HELLO;
@@ -494,8 +521,12 @@ static void handle_hello_ack(struct ac_conn *c, const struct frame *f)
         return;
     }
     linkauth_mac(ac->cfg->link_key, LINKAUTH_SERVER1, c->nonce_c, f->nonce, auth.mac);
-    p = out_reserve(c, FRAME_MAX_SIZE);
-    c->out_len += frame_encode(&auth, p, FRAME_MAX_SIZE);
+    p = frame_reserve(c);
+    frame_commit(c, frame_encode(&auth, p, FRAME_MAX_SIZE));
+    /* everything after AUTH (out) and after this HELLO_ACK (in) is sealed */
+    c->sealed = linkseal_enabled(ac->cfg->link_key);
+    if (c->sealed)
+        linkseal_init(&c->seal, ac->cfg->link_key, LINKAUTH_SERVER1, c->nonce_c, f->nonce);
     schedule_flush(c);
     set_up(c);
 }
@@ -557,8 +588,8 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
         metrics_add(&ac->m->auth_invalidations, 1);
         if (ac->ev.invalidated)
             ac->ev.invalidated(ac->ev.arg, f->user, f->user_len);
-        p = out_reserve(c, FRAME_HEADER_SIZE);
-        c->out_len += frame_encode_invalidate_ack(f->id, p, FRAME_HEADER_SIZE);
+        p = frame_reserve(c);
+        frame_commit(c, frame_encode_invalidate_ack(f->id, p, FRAME_HEADER_SIZE));
         schedule_flush(c);
         return;
     }
@@ -601,6 +632,42 @@ static void handle_frame(struct ac_conn *c, const struct frame *f)
         conn_replace(c);
 }
 
+/*
+ * On a sealed link: opens the record at c->in + off in place and decodes the one frame it
+ * must hold into *f; *used is the record's size. FRAME_BAD: c failed (logged, counted).
+ */
+static enum frame_result next_sealed(struct ac_conn *c, size_t off, struct frame *f,
+                                     size_t *used)
+{
+    uint8_t *rec = (uint8_t *)c->in + off;
+    const char *why = NULL;
+    size_t plain_len = 0;
+    size_t fused = 0;
+    enum frame_result r;
+
+    switch (linkseal_open(&c->seal.rx, rec, c->in_len - off, rec + LINKSEAL_LEN_SIZE,
+                          &plain_len, used, &why)) {
+    case LINKSEAL_MORE:
+        return FRAME_MORE;
+    case LINKSEAL_BAD:
+        metrics_add(&c->ac->m->auth_link_failures, 1);
+        log_error("auth: server2 at %s failed link authentication: %s; reconnecting",
+                  c->server->addr_str, why);
+        conn_fail(c, "a sealed record did not open", 0);
+        return FRAME_BAD;
+    case LINKSEAL_DONE:
+        break;
+    }
+    r = frame_decode(rec + LINKSEAL_LEN_SIZE, plain_len, f, &fused, &why);
+    if (r != FRAME_DONE || fused != plain_len) {
+        log_error("auth: bad frame from server2 at %s: %s", c->server->addr_str,
+                  r == FRAME_BAD ? why : "a sealed record does not hold exactly one frame");
+        conn_fail(c, "bad frame", 0);
+        return FRAME_BAD;
+    }
+    return FRAME_DONE;
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct ac_conn *c = arg;
@@ -620,7 +687,14 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         struct frame f;
         const char *why = NULL;
         size_t used = 0;
-        enum frame_result r = frame_decode(c->in + off, c->in_len - off, &f, &used, &why);
+        enum frame_result r;
+        if (c->sealed) {
+            r = next_sealed(c, off, &f, &used);
+            if (r == FRAME_BAD)
+                return; /* c failed */
+        } else {
+            r = frame_decode(c->in + off, c->in_len - off, &f, &used, &why);
+        }
         if (r == FRAME_MORE)
             break;
         if (r == FRAME_BAD) {
@@ -868,7 +942,7 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
         return AC_NONE;
     i = slot_take(c);
     s = &c->slots[i];
-    p = out_reserve(c, FRAME_MAX_SIZE);
+    p = frame_reserve(c);
     if (type == FRAME_PING) {
         struct frame f = {.type = FRAME_PING, .id = s->id};
         n = frame_encode(&f, p, FRAME_MAX_SIZE);
@@ -892,11 +966,10 @@ static uint32_t place(struct ac_conn *c, enum frame_type type, const char *user,
                                   FRAME_MAX_SIZE);
         }
     }
-    if (n == 0) {
+    if (frame_commit(c, n) == 0) {
         slot_release(c, i);
         return AC_NONE;
     }
-    c->out_len += n;
     s->type = (uint8_t)type;
     s->user_len = (uint8_t)user_len;
     if (user_len > 0)

@@ -2,7 +2,9 @@
  * authclient.h - one worker thread's client for server2 (docs/protocol.md): --auth-conns
  * persistent TCP connections to each server2 of --auth in the worker's event base, the link
  * handshake first (HELLO, HELLO_ACK checked against the shared key, AUTH), then requests
- * pipelined with 64-bit ids and matched to their answers in any order.
+ * pipelined with 64-bit ids and matched to their answers in any order, every frame after the
+ * handshake sealed in place in the output buffer and opened in place in the input buffer
+ * (common/linkseal.h; in clear with --insecure-no-secret).
  *
  * DESIGN: owned by one worker thread; nothing here is shared. A request goes round-robin to a
  * connection that is up and below --auth-max-inflight (the connections of the server2s

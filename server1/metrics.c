@@ -213,7 +213,8 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 "Connections to server2 closed for an answer that matched no request.",
                 sum_counter(all, n, offsetof(struct metrics, auth_protocol_errors)));
     put_counter(out, "server1_auth_link_failures_total",
-                "Handshakes in which server2 did not prove it holds the link secret.",
+                "Handshakes in which server2 did not prove it holds the link secret, and "
+                "connections closed for a sealed record from it that did not open.",
                 sum_counter(all, n, offsetof(struct metrics, auth_link_failures)));
     put_gauge(out, "server1_auth_connections_up", "Connections to server2 that completed HELLO.",
               sum_gauge(all, n, offsetof(struct metrics, auth_conns_up)));

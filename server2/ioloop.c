@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "linkauth.h"
+#include "linkseal.h"
 #include "log.h"
 #include "net.h"
 #include "xalloc.h"
@@ -32,6 +33,7 @@
 #define BALANCE_RECHECK_MS 5
 #define OUT_LIMIT_MIN 4096
 #define REPLY_MAX_SIZE (FRAME_HEADER_SIZE + 2 + ACCOUNT_USER_MAX)
+#define INVAL_MAX_SIZE (FRAME_HEADER_SIZE + 1 + ACCOUNT_USER_MAX)
 #define ECHO_MIN_CAP 16
 #define MAX_SINGLE_READ (256 * 1024) /* bytes one read of a connection may take */
 
@@ -75,6 +77,9 @@ struct s2_conn {
     uint64_t inv_since_ns; /* when c started owing */
     uint8_t nonce_c[LINKAUTH_NONCE_SIZE];
     uint8_t nonce_s[LINKAUTH_NONCE_SIZE];
+    struct linkseal seal; /* the session keys (linkseal.h), once HELLO is answered */
+    bool seal_tx;         /* what we send is sealed: from the frame after HELLO_ACK */
+    bool seal_rx;         /* what we read is sealed: from the frame after AUTH */
     uint8_t addr[NET_ADDR_KEY_LEN]; /* the peer's address key (net_addr_key) */
     struct s2_conn *hs_prev;        /* the loop's list of connections in their handshake, */
     struct s2_conn *hs_next;        /* oldest first (state HELLO or AUTH, or closing from them) */
@@ -426,6 +431,7 @@ static void conn_free(struct s2_conn *c, const char *why)
     bool owed = c->inv_acked < c->inv_sent;
     event_free(c->kick);
     bufferevent_free(c->bev);
+    linkseal_clear(&c->seal);
     free(c);
     balance_update(l);
     if (owed)
@@ -486,22 +492,46 @@ static void flush_pending(struct s2_ioloop *l)
     l->pending_conn = NULL;
 }
 
+/*
+ * Writes the frame of n bytes at rec + LINKSEAL_LEN_SIZE to c: sealed in place once c's
+ * output is sealed (rec then has room for n + LINKSEAL_OVERHEAD), else as it is. A frame that
+ * cannot be sealed (the direction's 2^64 - 1 records are used up) is not sent, and c closes.
+ */
+static void conn_write_frame(struct s2_conn *c, uint8_t *rec, size_t n)
+{
+    size_t r;
+
+    if (n == 0)
+        return;
+    if (!c->seal_tx) {
+        bufferevent_write(c->bev, rec + LINKSEAL_LEN_SIZE, n);
+        return;
+    }
+    r = linkseal_seal(&c->seal.tx, rec, n);
+    if (r == 0) {
+        log_error("connection %s: cannot seal another frame; closing it", c->peer);
+        c->state = CONN_CLOSING;
+        update_reading(c);
+        event_active(c->kick, EV_TIMEOUT, 0);
+        return;
+    }
+    bufferevent_write(c->bev, rec, r);
+}
+
 static void send_frame(struct s2_conn *c, const struct frame *f)
 {
-    uint8_t buf[FRAME_MAX_SIZE];
-    size_t n = frame_encode(f, buf, sizeof(buf));
-    if (n > 0)
-        bufferevent_write(c->bev, buf, n);
+    uint8_t rec[LINKSEAL_RECORD_MAX];
+    conn_write_frame(c, rec,
+                     frame_encode(f, rec + LINKSEAL_LEN_SIZE, sizeof(rec) - LINKSEAL_OVERHEAD));
 }
 
 static void send_reply(struct s2_conn *c, uint64_t id, uint8_t status, uint8_t req_type,
                        const char *user, size_t user_len, uint32_t retry_ms)
 {
-    uint8_t buf[REPLY_MAX_SIZE];
+    uint8_t rec[REPLY_MAX_SIZE + LINKSEAL_OVERHEAD];
     size_t n = frame_encode_reply_retry(id, (enum frame_status)status, req_type, user, user_len,
-                                        retry_ms, buf, sizeof(buf));
-    if (n > 0)
-        bufferevent_write(c->bev, buf, n);
+                                        retry_ms, rec + LINKSEAL_LEN_SIZE, REPLY_MAX_SIZE);
+    conn_write_frame(c, rec, n);
 }
 
 /* Closes c for a failed link authentication: counted, logged with the peer, never the key. */
@@ -550,6 +580,10 @@ static int handle_hello(struct s2_conn *c, const struct frame *f)
     linkauth_mac(link_key, LINKAUTH_SERVER2, c->nonce_c, c->nonce_s, ack.mac);
     ack.id = f->id;
     send_frame(c, &ack);
+    /* from here on what we send is sealed; what we read, once AUTH is checked */
+    c->seal_tx = linkseal_enabled(link_key);
+    if (c->seal_tx)
+        linkseal_init(&c->seal, link_key, LINKAUTH_SERVER2, c->nonce_c, c->nonce_s);
     c->state = CONN_AUTH;
     log_debug("connection %s: HELLO version %u", c->peer, f->version);
     return 0;
@@ -574,6 +608,7 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
             return -1;
         }
         c->state = CONN_READY;
+        c->seal_rx = c->seal_tx;
         hs_unlink(c);
         log_debug("connection %s: link authenticated", c->peer);
         send_lease(c); /* a new server1 may use its cache at once */
@@ -634,6 +669,65 @@ static int handle_frame(struct s2_conn *c, const struct frame *f)
     }
 }
 
+/*
+ * The next whole frame of c's input into *f, drained from it: in clear during the handshake,
+ * then, on a sealed link, opened from its record first (at most LINKSEAL_RECORD_MAX bytes are
+ * looked at before the record is authenticated). FRAME_BAD: c was freed.
+ */
+static enum frame_result next_frame(struct s2_conn *c, struct evbuffer *in, struct frame *f)
+{
+    size_t len = evbuffer_get_length(in);
+    size_t cap = c->seal_rx ? LINKSEAL_RECORD_MAX : FRAME_MAX_SIZE;
+    size_t want = len < cap ? len : cap;
+    const char *why = "malformed frame";
+    uint8_t plain[FRAME_MAX_SIZE];
+    size_t plain_len = 0;
+    size_t used = 0;
+    size_t fused = 0;
+    unsigned char *p;
+    enum frame_result r;
+
+    if (len < (c->seal_rx ? LINKSEAL_LEN_SIZE : FRAME_HEADER_SIZE))
+        return FRAME_MORE;
+    p = evbuffer_pullup(in, (ev_ssize_t)want);
+    if (p == NULL) {
+        conn_free(c, "out of memory");
+        return FRAME_BAD;
+    }
+    if (!c->seal_rx) {
+        r = frame_decode(p, want, f, &used, &why);
+        if (r == FRAME_BAD) {
+            sodium_memzero(f, sizeof(*f));
+            conn_bad(c, why);
+        } else if (r == FRAME_DONE) {
+            evbuffer_drain(in, used);
+        }
+        return r;
+    }
+    switch (linkseal_open(&c->seal.rx, p, want, plain, &plain_len, &used, &why)) {
+    case LINKSEAL_MORE:
+        return FRAME_MORE;
+    case LINKSEAL_BAD:
+        conn_auth_failed(c, why);
+        return FRAME_BAD;
+    case LINKSEAL_DONE:
+        break;
+    }
+    r = frame_decode(plain, plain_len, f, &fused, &why);
+    sodium_memzero(plain, sizeof(plain));
+    if (r == FRAME_DONE && fused != plain_len)
+        why = "a sealed record holds more than one frame";
+    else if (r == FRAME_MORE)
+        why = "a sealed record holds part of a frame";
+    if (r != FRAME_DONE || fused != plain_len) {
+        sodium_memzero(f, sizeof(*f));
+        conn_bad(c, why);
+        return FRAME_BAD;
+    }
+    evbuffer_drain(in, used);
+    return FRAME_DONE;
+}
+
 /* Decodes and handles every whole frame c may take now, then dispatches them. -1: c freed. */
 static int process_input(struct s2_conn *c)
 {
@@ -643,29 +737,11 @@ static int process_input(struct s2_conn *c)
     int rc;
 
     while (conn_can_take(c)) {
-        size_t len = evbuffer_get_length(in);
-        size_t want = len < FRAME_MAX_SIZE ? len : FRAME_MAX_SIZE;
-        const char *why = "malformed frame";
-        size_t used = 0;
-        unsigned char *p;
-        enum frame_result r;
-
-        if (len < FRAME_HEADER_SIZE)
-            break;
-        p = evbuffer_pullup(in, (ev_ssize_t)want);
-        if (p == NULL) {
-            conn_free(c, "out of memory");
-            return -1;
-        }
-        r = frame_decode(p, want, &f, &used, &why);
+        enum frame_result r = next_frame(c, in, &f);
         if (r == FRAME_MORE)
             break;
-        if (r == FRAME_BAD) {
-            sodium_memzero(&f, sizeof(f));
-            conn_bad(c, why);
+        if (r == FRAME_BAD)
             return -1;
-        }
-        evbuffer_drain(in, used);
         rc = handle_frame(c, &f);
         if (rc != 0) {
             sodium_memzero(&f, sizeof(f));
@@ -988,15 +1064,16 @@ void s2_ioloop_reply(struct s2_ioloop *l, const struct s2_reply *r, size_t n)
 static void send_lease(struct s2_conn *c)
 {
     struct s2_ioloop *l = c->loop;
-    uint8_t buf[FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD];
+    uint8_t rec[FRAME_HEADER_SIZE + FRAME_LEASE_PAYLOAD + LINKSEAL_OVERHEAD];
     uint64_t now = clock_now_ns();
     size_t n;
 
     if (l->stopping || !invalbus_may_lease(l->p.bus, now))
         return;
-    n = frame_encode_lease(INVALBUS_LEASE_MS, buf, sizeof(buf));
+    n = frame_encode_lease(INVALBUS_LEASE_MS, rec + LINKSEAL_LEN_SIZE,
+                           sizeof(rec) - LINKSEAL_OVERHEAD);
     invalbus_lease_sent(l->p.bus, l->p.bus_member, now); /* (before it can arrive) */
-    bufferevent_write(c->bev, buf, n);
+    conn_write_frame(c, rec, n);
     l->st.leases++;
 }
 
@@ -1014,7 +1091,8 @@ static void on_lease_timer(evutil_socket_t fd, short what, void *arg)
 /* INVALIDATE for bus number seq on every connection that is serving requests. */
 static void broadcast(struct s2_ioloop *l, uint64_t seq, const char *user, uint8_t len)
 {
-    uint8_t buf[FRAME_HEADER_SIZE + 1 + ACCOUNT_USER_MAX];
+    uint8_t buf[INVAL_MAX_SIZE];
+    uint8_t rec[INVAL_MAX_SIZE + LINKSEAL_OVERHEAD];
     size_t n = frame_encode_invalidate(seq, user, len, buf, sizeof(buf));
     uint64_t now = clock_now_ns();
 
@@ -1027,7 +1105,8 @@ static void broadcast(struct s2_ioloop *l, uint64_t seq, const char *user, uint8
         if (c->inv_acked == c->inv_sent)
             c->inv_since_ns = now;
         c->inv_sent = seq;
-        bufferevent_write(c->bev, buf, n);
+        memcpy(rec + LINKSEAL_LEN_SIZE, buf, n); /* each connection seals its own copy */
+        conn_write_frame(c, rec, n);
         l->st.invalidations++;
     }
 }

@@ -1,8 +1,9 @@
 /*
  * ioloop.h - server2's network side: one libevent event_base that accepts server1's connections
  * on a listening socket, decodes frames (common/frame.h) straight from each bufferevent's input,
- * runs the link handshake (HELLO, HELLO_ACK, AUTH) and answers PING itself, hands CREATE/VERIFY jobs to a dispatch callback in groups of
- * up to `batch`, and writes the replies it is given back.
+ * runs the link handshake (HELLO, HELLO_ACK, AUTH), opens and seals the frames after it
+ * (common/linkseal.h) and answers PING itself, hands CREATE/VERIFY jobs to a dispatch callback
+ * in groups of up to `batch`, and writes the replies it is given back.
  *
  * DESIGN
  * - Single-threaded: every function here must be called on the loop's thread. In threads mode
@@ -27,6 +28,10 @@
  *   only; a bad version gets HELLO_ACK with status BAD_VERSION first. Logged at warn, at most
  *   once a second. A second frame that is not an AUTH with the right MAC closes the connection
  *   before any request of it is read, and is counted in auth_failed.
+ * - With a link secret, every frame after HELLO_ACK (out) and after AUTH (in) is a sealed record
+ *   (common/linkseal.h), sealed in place on a stack buffer and opened from the bufferevent's
+ *   input before it is decoded; a record that does not open closes the connection and is
+ *   counted in auth_failed too. Without one (--insecure-no-secret) the link stays in clear.
  * - Each REPLY echoes the type and user of the request it answers; the loop keeps them per
  *   connection by id, since the workers' replies carry only id and status. A request's budget
  *   becomes its job's deadline_ns (now + budget) when the frame is read.

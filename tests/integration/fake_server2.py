@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake_server2.py - a tiny stand-in for server2 speaking docs/protocol.md (version 5), for
+"""fake_server2.py - a tiny stand-in for server2 speaking docs/protocol.md (version 6), for
 deterministic tests of server1 alone.
 
 Accounts live in memory: "alice", "slowpoke", "sloth", "victim" and "ghost" (password "secret")
@@ -9,7 +9,8 @@ PING answers OK; LEASE (1500 ms) goes out every 250 ms on every authenticated co
 server1 may use its cache. The account rules of common/account.h give INVALID. Every REPLY echoes its
 request's type and user, except where a knob below says otherwise. The link handshake is done
 with the key from --secret-file (without it: the all-zero key of --insecure-no-secret); a client
-that fails it is closed. Knobs for tests:
+that fails it is closed. With a secret, every frame after the handshake is sealed (linkseal.py).
+Knobs for tests:
   --secret-file PATH        the link secret
   --unavailable-file PATH   while PATH exists, CREATE/VERIFY answer UNAVAILABLE
   --deny-file PATH          while PATH exists, every VERIFY is DENIED (the passwords changed)
@@ -24,6 +25,8 @@ that fails it is closed. Knobs for tests:
                             (echo correct), then an OK for its own id that echoes "alice"
   --ghost-user NAME         a VERIFY of NAME is answered OK under an id 1000 above its own
   --expire-user NAME        a VERIFY of NAME is answered EXPIRED
+  --protocol-version N      speak version N (default 6): a HELLO of another version gets
+                            BAD_VERSION, as an older or newer server2 would answer
 Logs "listening on HOST:PORT" on stderr once ready (--port 0 picks a free port), then one line
 per request: "TYPE USER id=N budget=MS" (never the password), and one per failed handshake.
 """
@@ -36,12 +39,14 @@ import re
 import struct
 import sys
 
+import linkseal
+
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 LEASE = 12
 ST_OK, ST_EXISTS, ST_DENIED, ST_INVALID, ST_UNAVAILABLE = 0, 1, 2, 3, 4
 ST_BAD_VERSION, ST_EXPIRED = 6, 7
 MAGIC = 0x41555448
-VERSION = 5
+VERSION = 6
 HDR = struct.Struct(">IBBHQI")
 USER_RE = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
 
@@ -90,7 +95,38 @@ async def answer_later(writer, fid, status, rtype, user, delay):
         writer.write(reply(fid, status, rtype, user))
 
 
-async def read_frame(reader):
+class SealedWriter:
+    """The writer of a sealed link: each frame written goes out in its own sealed record."""
+
+    def __init__(self, writer, tx):
+        self.w = writer
+        self.tx = tx
+
+    def write(self, data):
+        self.w.write(b"".join(self.tx.seal(f) for f in linkseal.split_frames(data)))
+
+    def is_closing(self):
+        return self.w.is_closing()
+
+    def close(self):
+        self.w.close()
+
+
+async def read_frame(reader, rx=None):
+    """The next frame; on a sealed link (rx) opened from its record. None: bad input."""
+    if rx is not None:
+        lenb = await reader.readexactly(2)
+        n = struct.unpack(">H", lenb)[0]
+        if not linkseal.BODY_MIN <= n <= linkseal.BODY_MAX:
+            return None
+        raw = rx.open(lenb, await reader.readexactly(n))
+        if raw is None:
+            log("a sealed record does not open; closing")
+            return None
+        plen, ftype, _status, reserved, fid, budget = HDR.unpack(raw[:HDR.size])
+        if plen != len(raw) - HDR.size or reserved != 0:
+            return None
+        return ftype, fid, budget, raw[HDR.size:]
     hdr = await reader.readexactly(HDR.size)
     plen, ftype, _status, reserved, fid, budget = HDR.unpack(hdr)
     if plen > 640 or reserved != 0:
@@ -100,7 +136,8 @@ async def read_frame(reader):
 
 
 async def handshake(reader, writer, peer):
-    """HELLO -> HELLO_ACK (our nonce, our proof) -> AUTH checked. True if the client passed."""
+    """HELLO -> HELLO_ACK (our nonce, our proof) -> AUTH checked. False if the client failed,
+    else (tx, rx): linkseal.Dir of each direction, or (None, None) on a link left in clear."""
     f = await read_frame(reader)
     if f is None or f[0] != HELLO or len(f[3]) != 38:
         return False
@@ -108,9 +145,10 @@ async def handshake(reader, writer, peer):
     nonce_c = f[3][6:]
     if magic != MAGIC:
         return False
-    if version != VERSION:
-        writer.write(frame(HELLO_ACK, ST_BAD_VERSION, f[1], struct.pack(">H", VERSION) +
-                           bytes(64)))
+    if version != args.protocol_version:
+        log("protocol version %d not supported (want %d)" % (version, args.protocol_version))
+        writer.write(frame(HELLO_ACK, ST_BAD_VERSION, f[1],
+                           struct.pack(">H", args.protocol_version) + bytes(64)))
         return False
     nonce_s = os.urandom(32)
     writer.write(frame(HELLO_ACK, ST_OK, f[1], struct.pack(">H", VERSION) + nonce_s +
@@ -120,20 +158,27 @@ async def handshake(reader, writer, peer):
             f[3], mac(b"server1", nonce_c, nonce_s)):
         log("connection from %s failed link authentication" % peer)
         return False
-    return True
+    if not linkseal.enabled(key):
+        return None, None
+    return linkseal.pair(key, nonce_c, nonce_s, client=False)
 
 
 async def serve(reader, writer):
     stats["conns"] += 1
     peer = "%s:%s" % writer.get_extra_info("peername")[:2]
     leases = None
+    rx = None
     try:
-        if not await handshake(reader, writer, peer):
+        hs = await handshake(reader, writer, peer)
+        if not hs:
             return
+        if hs[0] is not None:
+            writer = SealedWriter(writer, hs[0])
+            rx = hs[1]
         log("connection %d from %s: link authenticated" % (stats["conns"], peer))
         leases = asyncio.ensure_future(lease_loop(writer))
         while True:
-            f = await read_frame(reader)
+            f = await read_frame(reader, rx)
             if f is None:
                 break
             ftype, fid, budget, payload = f
@@ -217,6 +262,7 @@ async def main():
     ap.add_argument("--replay-user")
     ap.add_argument("--ghost-user")
     ap.add_argument("--expire-user")
+    ap.add_argument("--protocol-version", type=int, default=VERSION)
     args = ap.parse_args()
     if args.secret_file:
         with open(args.secret_file, "rb") as f:

@@ -22,7 +22,10 @@ request's type and user; --budget sets the budget of CREATE/VERIFY frames (defau
                               answers a PING.
                               KIND: garbage, oversize, reserved, badtype, nohello, reply,
                               hello2, truncated (a partial frame: must stay open),
-                              badversion (prints "bad-version closed" on success),
+                              badversion, v5 (HELLO of version 99 or 5: prints
+                              "bad-version closed" on success), sealflip, sealreplay,
+                              sealclear (after the handshake, a sealed PING with a bit
+                              flipped, one sent twice, a PING in clear),
                               dupid (two requests with one id in flight)
   unauth HOW USER PASS        a client that does not prove the secret pipelines a CREATE of
                               USER right behind: HOW = noauth (HELLO, CREATE; no AUTH) or
@@ -95,10 +98,12 @@ import struct
 import sys
 import time
 
+import linkseal
+
 HELLO, HELLO_ACK, CREATE, VERIFY, REPLY, PING, AUTH = 1, 2, 3, 4, 5, 6, 7
 SETPASS, DELETE, INVALIDATE, INVALIDATE_ACK, LEASE = 8, 9, 10, 11, 12
 MAGIC = 0x41555448
-VERSION = 5
+VERSION = 6
 HDR = struct.Struct(">IBBHQI")
 STATUS = ["ok", "exists", "denied", "invalid", "unavailable", "internal", "bad-version",
           "expired", "limited"]
@@ -161,6 +166,8 @@ class Conn:
                                           source_address=(source, 0) if source else None)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
+        self.tx = None  # linkseal.Dir of each direction once the link is sealed
+        self.rx = None
         self.invalidated = []
         self.leases = 0
 
@@ -168,6 +175,13 @@ class Conn:
         self.s.close()
 
     def send(self, data):
+        """Sends frames, each sealed once the link is (see linkseal.split_frames)."""
+        if self.tx is not None:
+            data = b"".join(self.tx.seal(f) for f in linkseal.split_frames(data))
+        self.s.sendall(data)
+
+    def send_raw(self, data):
+        """Sends bytes as they are, sealed link or not."""
         self.s.sendall(data)
 
     def read_exact(self, n):
@@ -179,12 +193,29 @@ class Conn:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
+    def read_one(self):
+        """The bytes of the next frame, opened from its record on a sealed link."""
+        if self.rx is None:
+            hdr = self.read_exact(HDR.size)
+            n = HDR.unpack(hdr)[0]
+            return hdr + (self.read_exact(n) if n else b"")
+        lenb = self.read_exact(2)
+        n = struct.unpack(">H", lenb)[0]
+        if not linkseal.BODY_MIN <= n <= linkseal.BODY_MAX:
+            raise RuntimeError("sealed record length %d out of bounds" % n)
+        f = self.rx.open(lenb, self.read_exact(n))
+        if f is None:
+            raise RuntimeError("a sealed record from server2 does not open")
+        return f
+
     def read_frame(self):
         """The next frame other than LEASE (server2 sends those unasked; counted)."""
         while True:
-            hdr = self.read_exact(HDR.size)
-            n, ftype, st, _res, fid, _budget = HDR.unpack(hdr)
-            payload = self.read_exact(n) if n else b""
+            raw = self.read_one()
+            n, ftype, st, _res, fid, _budget = HDR.unpack(raw[:HDR.size])
+            payload = raw[HDR.size:]
+            if len(payload) != n:
+                raise RuntimeError("frame length %d, %d bytes" % (n, len(payload)))
             if ftype != LEASE:
                 return ftype, st, fid, payload
             self.leases += 1
@@ -208,6 +239,8 @@ class Conn:
         if not ok:
             return -1
         self.send(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)))
+        if linkseal.enabled(KEY):
+            self.tx, self.rx = linkseal.pair(KEY, nonce_c, nonce_s, client=True)
         return st
 
     def next_reply(self):
@@ -365,15 +398,36 @@ def bad_input(a):
         c.send(hello_frame())
     elif kind == "truncated":
         c.hello()
-        c.send(cred_frame(VERIFY, 1, "alice", "password")[:25])
+        if c.tx is None:
+            c.send(cred_frame(VERIFY, 1, "alice", "password")[:25])
+        else:  # part of a sealed record
+            c.send_raw(c.tx.seal(cred_frame(VERIFY, 1, "alice", "password"))[:25])
     elif kind == "ackwrong":
         c.hello()
         c.send(frame(INVALIDATE_ACK, 5))  # no INVALIDATE was ever sent on it
     elif kind == "dupid":
         c.hello()
         c.send(cred_frame(VERIFY, 5, "alice", "password") + cred_frame(VERIFY, 5, "bob", "pw"))
-    elif kind == "badversion":
-        c.send(hello_frame(version=99))
+    elif kind in ("sealflip", "sealreplay", "sealclear"):
+        # on a sealed link: a record with one bit flipped, the same record twice, or a frame
+        # in clear after AUTH (a PING each; every one of them must close the connection)
+        if c.hello() != 0 or c.tx is None:
+            return "not sealed"
+        ping = frame(PING, 1)
+        if kind == "sealclear":
+            c.send_raw(ping)
+        else:
+            rec = c.tx.seal(ping)
+            if kind == "sealflip":
+                rec = rec[:10] + bytes([rec[10] ^ 0x04]) + rec[11:]
+                c.send_raw(rec)
+            else:
+                c.send_raw(rec)
+                if c.next_reply()[1] != 0:
+                    return "the first PING was not answered"
+                c.send_raw(rec)
+    elif kind in ("badversion", "v5"):
+        c.send(hello_frame(version=99 if kind == "badversion" else 5))
         try:
             ftype, st, _fid, _p = c.read_frame()
         except EOFError:
@@ -394,7 +448,10 @@ def cmd_unauth(a):
         c.send(hello_frame(nonce=os.urandom(32)) + create)
     elif how == "forged":
         st, nonce_s, _ok, nonce_c = c.hello_ack()
-        c.send(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)) + create)
+        if linkseal.enabled(KEY):  # sealed with the keys of --secret-file, as server1 would
+            c.tx, c.rx = linkseal.pair(KEY, nonce_c, nonce_s, client=True)
+            create = c.tx.seal(create)
+        c.send_raw(frame(AUTH, 0, link_mac(KEY, b"server1", nonce_c, nonce_s)) + create)
     else:
         raise RuntimeError("unknown way %s" % how)
     try:

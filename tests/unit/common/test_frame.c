@@ -1,5 +1,5 @@
 /*
- * test_frame.c - the server1 <-> server2 frame codec, version 5: round trips of every frame,
+ * test_frame.c - the server1 <-> server2 frame codec, version 6: round trips of every frame,
  * truncation at every length, every limit at the limit and one past it, 64-bit ids and budgets
  * at their edges, the REPLY echo, HELLO/HELLO_ACK/AUTH sizes, malformed headers; and the link
  * authentication (linkauth.h): MACs, secret files.
@@ -140,9 +140,9 @@ static void test_frame_roundtrip_handshake(void **state)
         in.nonce[i] = (uint8_t)(i * 7 + 1);
     n = frame_encode(&in, buf, sizeof(buf));
     assert_int_equal(n, FRAME_HEADER_SIZE + 38);
-    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x05", 6);
+    assert_memory_equal(buf + FRAME_HEADER_SIZE, "AUTH\x00\x06", 6);
     assert_int_equal(frame_decode(buf, n, &out, &used, NULL), FRAME_DONE);
-    assert_int_equal(out.version, 5);
+    assert_int_equal(out.version, 6);
     assert_memory_equal(out.nonce, in.nonce, FRAME_NONCE_SIZE);
 
     memset(&in, 0, sizeof(in));
