@@ -10,8 +10,9 @@ reader or a script needs; the rest of what the run wrote stays on the machine th
 (results/.gitignore keeps it out of git). The files a kind may keep:
 
     quick, full   (scripts/reproduce.sh) summary.md table.csv points.csv machine.md run.tsv
-                  configs.tsv CONFIG/bottleneck.md, CONFIG/LOAD/run.json.gz (scripts/model-check.sh
-                  reads them), plots/*.png that a document shows
+                  configs.tsv CONFIG/bottleneck.md, sweeps.json.gz (the sweeps' run.json files in
+                  one, for scripts/model-check.sh: `model-check.sh --pack`), plots/*.png that a
+                  document shows
     hotpath       (scripts/bench-hotpath.sh) report.md medians.tsv raw.tsv machine.md configs/*.conf
                   and a README.md or *.txt note; *.raw.tsv of runs made in pairs by hand
     scale         (scripts/bench-scale.sh) report.md raw.tsv meta.tsv machine.md
@@ -33,7 +34,7 @@ INDEX = os.path.join(RESULTS, "INDEX.md")
 LIMIT_BYTES = 5 * 1024 * 1024
 NAME = re.compile(r"^(\d{8})-(\d{4})-(quick|full|hotpath|scale|writes|failover)-([a-z0-9-]+)$")
 REPRO = ["summary.md", "table.csv", "points.csv", "machine.md", "run.tsv", "configs.tsv",
-         "*/bottleneck.md", "*/*/run.json.gz"]
+         "*/bottleneck.md", "sweeps.json.gz"]
 ALLOWED = {
     "quick": REPRO,
     "full": REPRO,
