@@ -33,6 +33,8 @@
 
 #define H_WAIT_NS (20 * 1000000000ull) /* a hard bound on each wait: the machine may be busy */
 
+#define H_ALICE "Authorization: Basic YWxpY2U6cHc=\r\n" /* alice:pw */
+
 struct harness {
     struct event_base *base;
     struct s1_config cfg;
@@ -157,6 +159,19 @@ static inline void h_free(struct harness *h)
  * Whether resp holds a whole response: a head, and the body its Content-Length says (none
  * after a HEAD's, head_only).
  */
+/* cmocka's per-test setup and teardown: a fresh harness in *state. */
+static inline int h_setup(void **state)
+{
+    *state = h_new();
+    return 0;
+}
+
+static inline int h_teardown(void **state)
+{
+    h_free(*state);
+    return 0;
+}
+
 static inline bool h_whole(struct harness *h, bool head_only)
 {
     char *end = memmem(h->resp, h->resp_len, "\r\n\r\n", 4);

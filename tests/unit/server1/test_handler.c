@@ -14,18 +14,6 @@
 
 #include "s1_harness.h"
 
-static int setup(void **state)
-{
-    *state = h_new();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    h_free(*state);
-    return 0;
-}
-
 static void test_handler_unknown_path(void **state)
 {
     struct harness *h = *state;
@@ -75,9 +63,9 @@ static void test_handler_target_forms(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_handler_unknown_path, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_handler_methods, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_handler_target_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handler_unknown_path, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_handler_methods, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_handler_target_forms, h_setup, h_teardown),
     };
     return cmocka_run_group_tests_name("handler", tests, NULL, NULL);
 }

@@ -13,18 +13,6 @@
 
 #include "s1_harness.h"
 
-static int setup(void **state)
-{
-    *state = h_new();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    h_free(*state);
-    return 0;
-}
-
 static void test_route_admin_metrics(void **state)
 {
     struct harness *h = *state;
@@ -58,8 +46,8 @@ static void test_route_admin_healthz_down(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_admin_metrics, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_route_admin_healthz_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_admin_metrics, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_route_admin_healthz_down, h_setup, h_teardown),
     };
     return cmocka_run_group_tests_name("route_admin", tests, NULL, NULL);
 }

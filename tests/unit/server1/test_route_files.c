@@ -14,20 +14,6 @@
 
 #include "s1_harness.h"
 
-#define ALICE "Authorization: Basic YWxpY2U6cHc=\r\n" /* alice:pw */
-
-static int setup(void **state)
-{
-    *state = h_new();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    h_free(*state);
-    return 0;
-}
-
 static void test_route_files_credentials(void **state)
 {
     struct harness *h = *state;
@@ -39,7 +25,7 @@ static void test_route_files_credentials(void **state)
     h_ask(h, "GET /files/a.txt HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer x\r\n\r\n");
     assert_int_equal(h->status, 401);
     assert_string_equal(h->body, "bad credentials\n");
-    h_ask(h, "GET /files/a.txt HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "GET /files/a.txt HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 503);
     assert_true(h_has(h, "Retry-After: 1"));
 }
@@ -48,11 +34,11 @@ static void test_route_files_read_only(void **state)
 {
     struct harness *h = *state;
 
-    h_ask(h, "PUT /files/new.txt HTTP/1.1\r\nHost: t\r\n" ALICE "Content-Length: 3\r\n\r\nabc");
+    h_ask(h, "PUT /files/new.txt HTTP/1.1\r\nHost: t\r\n" H_ALICE "Content-Length: 3\r\n\r\nabc");
     assert_int_equal(h->status, 405);
     assert_true(h_has(h, "Allow: GET, HEAD"));
     assert_true(h_has(h, "Connection: close"));
-    h_ask(h, "DELETE /files/a.txt HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "DELETE /files/a.txt HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 405);
     assert_string_equal(h->body, "uploads are disabled (--read-only)\n");
 }
@@ -60,8 +46,8 @@ static void test_route_files_read_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_files_credentials, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_route_files_read_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_files_credentials, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_route_files_read_only, h_setup, h_teardown),
     };
     return cmocka_run_group_tests_name("route_files", tests, NULL, NULL);
 }

@@ -13,20 +13,6 @@
 
 #include "s1_harness.h"
 
-#define ALICE "Authorization: Basic YWxpY2U6cHc=\r\n" /* alice:pw */
-
-static int setup(void **state)
-{
-    *state = h_new();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    h_free(*state);
-    return 0;
-}
-
 static void test_route_listing_errors(void **state)
 {
     struct harness *h = *state;
@@ -34,17 +20,17 @@ static void test_route_listing_errors(void **state)
     h_ask(h, "GET /files/ HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_int_equal(h->status, 401);
     assert_true(h_has(h, "WWW-Authenticate: Basic realm=\"files\""));
-    h_ask(h, "GET /files/sub/?after=%ZZ HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "GET /files/sub/?after=%ZZ HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 400);
     assert_string_equal(h->body, "bad after= in a listing's query\n");
-    h_ask(h, "GET /files/sub/ HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "GET /files/sub/ HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 503);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_listing_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_listing_errors, h_setup, h_teardown),
     };
     return cmocka_run_group_tests_name("route_listing", tests, NULL, NULL);
 }

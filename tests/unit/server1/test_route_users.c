@@ -15,20 +15,8 @@
 #include "s1_harness.h"
 
 #define FORM "Content-Type: application/x-www-form-urlencoded\r\n"
-#define ALICE "Authorization: Basic YWxpY2U6cHc=\r\n" /* alice:pw */
+#define H_ALICE "Authorization: Basic YWxpY2U6cHc=\r\n" /* alice:pw */
 #define BOB "Authorization: Basic Ym9iOnB3\r\n"       /* bob:pw */
-
-static int setup(void **state)
-{
-    *state = h_new();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    h_free(*state);
-    return 0;
-}
 
 /* POST /users with body (and a Content-Length) plus the extra header lines. */
 static void create(struct harness *h, const char *extra, const char *body)
@@ -72,7 +60,7 @@ static void test_route_users_change_errors(void **state)
 {
     struct harness *h = *state;
 
-    h_ask(h, "DELETE /users/bad!name HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "DELETE /users/bad!name HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 404);
     h_ask(h, "DELETE /users/alice HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_int_equal(h->status, 401);
@@ -83,20 +71,20 @@ static void test_route_users_change_errors(void **state)
     h_ask(h, "DELETE /users/alice HTTP/1.1\r\nHost: t\r\n" BOB "\r\n");
     assert_int_equal(h->status, 403);
     /* a new password must be one */
-    h_ask(h, "PUT /users/alice HTTP/1.1\r\nHost: t\r\n" ALICE FORM
+    h_ask(h, "PUT /users/alice HTTP/1.1\r\nHost: t\r\n" H_ALICE FORM
              "Content-Length: 9\r\n\r\npassword=");
     assert_int_equal(h->status, 400);
     /* all checked: server2 is asked, and it is not there */
-    h_ask(h, "DELETE /users/alice HTTP/1.1\r\nHost: t\r\n" ALICE "\r\n");
+    h_ask(h, "DELETE /users/alice HTTP/1.1\r\nHost: t\r\n" H_ALICE "\r\n");
     assert_int_equal(h->status, 503);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_route_users_create_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_route_users_create_server2_down, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_route_users_change_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_route_users_create_errors, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_route_users_create_server2_down, h_setup, h_teardown),
+        cmocka_unit_test_setup_teardown(test_route_users_change_errors, h_setup, h_teardown),
     };
     return cmocka_run_group_tests_name("route_users", tests, NULL, NULL);
 }
