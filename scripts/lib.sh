@@ -182,13 +182,14 @@ csv_get() {
     ' "$file"
 }
 
-# stop_process NAME PID SECS: SIGTERM; if it is still there SECS later, SIGKILL (and die if even
-# that fails within 5 s). NAME only goes into the messages.
+# stop_process NAME PID SECS [SIG]: SIG (default TERM; nginx's graceful stop is QUIT); if it is
+# still there SECS later, SIGKILL (and die if even that fails within 5 s). NAME only goes into
+# the messages.
 stop_process() {
-    local name=$1 pid=$2 secs=$3
-    kill -TERM "$pid" 2>/dev/null || return 0
+    local name=$1 pid=$2 secs=$3 sig=${4:-TERM}
+    kill "-$sig" "$pid" 2>/dev/null || return 0
     wait_pid_exit "$pid" "$secs" && return 0
-    log "$name (pid $pid) still running $secs s after SIGTERM, killing it"
+    log "$name (pid $pid) still running $secs s after SIG$sig, killing it"
     kill -KILL "$pid" 2>/dev/null || true
     wait_pid_exit "$pid" 5 || die "$name (pid $pid) does not die"
 }

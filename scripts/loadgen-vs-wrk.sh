@@ -31,10 +31,7 @@ require_cmd wrk
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lg-vs-wrk.XXXXXX")
 nginx_pid=""
 cleanup() {
-    if [[ -n $nginx_pid ]] && pid_alive "$nginx_pid"; then
-        kill -QUIT "$nginx_pid" 2>/dev/null || true # graceful: workers finish, then exit
-        wait_pid_exit "$nginx_pid" 10 || kill -KILL "$nginx_pid" 2>/dev/null || true
-    fi
+    [[ -z $nginx_pid ]] || stop_process nginx "$nginx_pid" 10 QUIT # workers finish, then exit
     rm -rf "$dir"
 }
 trap cleanup EXIT
