@@ -17,6 +17,8 @@
  * connection unusable, and the next connect asks the Sentinels again. With --redis-wait N a
  * batch that wrote sends WAIT N after its commands, and a write is answered OK only if at least
  * N replicas have it: the old primary of a failover cannot acknowledge what the new one lacks.
+ * With Sentinels N is also at least the replicas the primary lists online, and a primary they
+ * voted down while it still ran is fenced off by asking its former replicas (fence_check).
  * With redis:// and no --redis-wait, N is 1 if the primary lists replicas, else 0: asked at
  * connect and again before a write once the last answer is ROLE_RECHECK_MS old, as Redis
  * itself counts its good replicas again every second for min-replicas-to-write.
@@ -42,7 +44,11 @@
 #include "record.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound, at most half the URL's io_timeout_ms */
-#define ROLE_RECHECK_MS 1000 /* redis:// without --redis-wait: how old the replica count may be */
+#define ROLE_RECHECK_MS 1000 /* how old the replica count may be before a write */
+#define FENCE_REPLICAS_MAX 16 /* replicas a fence check looks at (--redis-wait's bound too) */
+#define FENCE_HOST_MAX BACKEND_URL_HOST_MAX /* an address as ROLE and the Sentinels give it */
+#define FENCE_PROBE_MS 500    /* connect, read and write bound of a probe of another node */
+#define REPLID_LEN 40         /* a replication id, hex */
 #define KEY_PREFIX "user:"
 #define KEY_PREFIX_LEN (sizeof(KEY_PREFIX) - 1)
 #define REPLACE_SCRIPT                                                                             \
@@ -92,10 +98,16 @@
 /* One connection: its context and how many replicas a write must reach (--redis-wait). */
 struct rconn {
     redisContext *c;
+    const struct backend_url *u;
     unsigned io_ms;   /* reads and writes are bounded by this (a blocking XREAD must end first) */
     unsigned wait;
     bool wait_auto;   /* --redis-wait not given with redis://: wait follows the node's replicas */
-    uint64_t role_ns; /* wait_auto: when ROLE last answered (CLOCK_MONOTONIC) */
+    bool fence;       /* redis-sentinel://: wait for every replica listed; see fence_check */
+    uint64_t role_ns; /* wait_auto, fence: when ROLE last answered (CLOCK_MONOTONIC) */
+    unsigned listed;  /* fence: the replicas the node listed online at that answer */
+    char host[FENCE_HOST_MAX + 1]; /* fence: the node's address, as the Sentinels name it */
+    int port;
+    unsigned sentinel_i; /* fence: the Sentinel that named it, asked first */
     unsigned wait_ms; /* WAIT's timeout: below the read timeout, so WAIT answers first */
     unsigned fail_burst;       /* the login limit (backend.h): N, 0 = off */
     unsigned fail_interval_ms; /* DUR / N */
@@ -327,8 +339,12 @@ static int log_in(redisContext *c, const struct backend_url *u, char *err)
     return 0;
 }
 
-/* The primary the Sentinels name, logged in and checked; NULL with err from the last try. */
-static redisContext *connect_via_sentinels(const struct backend_url *u, char *err)
+/*
+ * The primary the Sentinels name, logged in and checked to say it is one (the fence check comes
+ * after), with its address and the Sentinel's index in rc; NULL with err from the last try.
+ */
+static redisContext *connect_via_sentinels(const struct backend_url *u, struct rconn *rc,
+                                           char *err)
 {
     for (unsigned i = 0; i < u->nhosts; i++) {
         char host[BACKEND_URL_HOST_MAX + 1];
@@ -345,6 +361,9 @@ static redisContext *connect_via_sentinels(const struct backend_url *u, char *er
             if (p == 1) {
                 log_debug("connected to the primary %s:%d, named by Sentinel %s:%u", host, port,
                           u->hosts[i].host, u->hosts[i].port);
+                snprintf(rc->host, sizeof(rc->host), "%s", host);
+                rc->port = port;
+                rc->sentinel_i = i;
                 return c;
             }
             if (p == 0)
@@ -356,13 +375,304 @@ static redisContext *connect_via_sentinels(const struct backend_url *u, char *er
     return NULL;
 }
 
+/* ---- the fence (redis-sentinel://) ---- */
+
+struct node_addr {
+    char host[FENCE_HOST_MAX + 1];
+    int port;
+};
+
+/* What ROLE and INFO replication say of a node. */
+struct node_state {
+    bool primary;
+    struct node_addr follows;                  /* a replica: its primary */
+    struct node_addr rep[FENCE_REPLICAS_MAX];  /* a primary: the replicas it lists online */
+    unsigned nrep;
+    char replid[REPLID_LEN + 1], replid2[REPLID_LEN + 1]; /* its history, and the one before */
+};
+
+static void copy_str(char *dst, size_t cap, const redisReply *r)
+{
+    size_t n = r->type == REDIS_REPLY_STRING && r->len < cap ? r->len : 0;
+
+    memcpy(dst, n > 0 ? r->str : "", n);
+    dst[n] = '\0';
+}
+
+static int reply_port(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        return (int)r->integer;
+    return r->type == REDIS_REPLY_STRING ? atoi(r->str) : 0;
+}
+
+/* The value of "name:" in an INFO reply into out (empty if absent). */
+static void info_field(const char *info, const char *name, char *out, size_t cap)
+{
+    size_t nlen = strlen(name);
+    const char *p = info;
+
+    out[0] = '\0';
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == info || p[-1] == '\n') && p[nlen] == ':') {
+            size_t n = strcspn(p + nlen + 1, "\r\n");
+            if (n < cap) {
+                memcpy(out, p + nlen + 1, n);
+                out[n] = '\0';
+            }
+            return;
+        }
+        p += nlen;
+    }
+}
+
+/* ROLE of c's node into st; 0, or -1 with err. */
+static int read_state(redisContext *c, struct node_state *st, char *err)
+{
+    redisReply *r = redisCommand(c, "ROLE");
+
+    memset(st, 0, sizeof(*st));
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
+        r->element[0]->type != REDIS_REPLY_STRING) {
+        snprintf(err, BACKEND_ERR_LEN, "ROLE: %s", r == NULL ? c->errstr : "unexpected reply");
+        goto fail;
+    }
+    st->primary = strcmp(r->element[0]->str, "master") == 0;
+    if (st->primary && r->element[2]->type == REDIS_REPLY_ARRAY) {
+        for (size_t i = 0; i < r->element[2]->elements && st->nrep < FENCE_REPLICAS_MAX; i++) {
+            const redisReply *e = r->element[2]->element[i];
+            if (e->type != REDIS_REPLY_ARRAY || e->elements < 2)
+                continue;
+            copy_str(st->rep[st->nrep].host, sizeof(st->rep[0].host), e->element[0]);
+            st->rep[st->nrep++].port = reply_port(e->element[1]);
+        }
+    } else if (!st->primary) {
+        copy_str(st->follows.host, sizeof(st->follows.host), r->element[1]);
+        st->follows.port = reply_port(r->element[2]);
+    }
+    freeReplyObject(r);
+    return 0;
+fail:
+    if (r != NULL)
+        freeReplyObject(r);
+    return -1;
+}
+
+/* The replication ids of c's node (INFO replication) into st; 0, or -1 with err. */
+static int read_replids(redisContext *c, struct node_state *st, char *err)
+{
+    redisReply *r = redisCommand(c, "INFO replication");
+
+    if (r == NULL || r->type != REDIS_REPLY_STRING) {
+        snprintf(err, BACKEND_ERR_LEN, "INFO: %s", r == NULL ? c->errstr : "unexpected reply");
+        goto fail;
+    }
+    info_field(r->str, "master_replid", st->replid, sizeof(st->replid));
+    info_field(r->str, "master_replid2", st->replid2, sizeof(st->replid2));
+    freeReplyObject(r);
+    return 0;
+fail:
+    if (r != NULL)
+        freeReplyObject(r);
+    return -1;
+}
+
+static bool same_node(const struct node_addr *a, const char *host, int port)
+{
+    return a->port == port && strcmp(a->host, host) == 0;
+}
+
+/*
+ * What one Sentinel says of the primary (rc's Sentinel asked first): the node it names, into
+ * *named, and the replicas it knows, but for those it judges down or disconnected (SENTINEL
+ * REPLICAS), up to FENCE_REPLICAS_MAX into out: their number, or -1 if no Sentinel answers.
+ */
+static int sentinel_view(const struct rconn *rc, struct node_addr *named, struct node_addr *out)
+{
+    const struct backend_url *u = rc->u;
+
+    for (unsigned k = 0; k < u->nhosts; k++) {
+        const struct backend_host *h = &u->hosts[(rc->sentinel_i + k) % u->nhosts];
+        char err[BACKEND_ERR_LEN];
+        redisContext *c = open_context(h->host, h->port, NULL, FENCE_PROBE_MS, err);
+        redisReply *m = NULL, *r = NULL;
+        int n = 0;
+
+        if (c == NULL)
+            continue;
+        if (backend_redis_sentinel_auth(c, u, err) < 0 ||
+            (m = redisCommand(c, "SENTINEL get-master-addr-by-name %s", u->master)) == NULL ||
+            (r = redisCommand(c, "SENTINEL REPLICAS %s", u->master)) == NULL ||
+            r->type != REDIS_REPLY_ARRAY) {
+            if (m != NULL)
+                freeReplyObject(m);
+            if (r != NULL)
+                freeReplyObject(r);
+            redisFree(c);
+            continue;
+        }
+        named->port = 0;
+        if (m->type == REDIS_REPLY_ARRAY && m->elements == 2) {
+            copy_str(named->host, sizeof(named->host), m->element[0]);
+            named->port = reply_port(m->element[1]);
+        }
+        for (size_t i = 0; i < r->elements && n < FENCE_REPLICAS_MAX; i++) {
+            const redisReply *e = r->element[i];
+            char flags[128] = "";
+            struct node_addr a = {.port = 0};
+            if (e->type != REDIS_REPLY_ARRAY)
+                continue;
+            for (size_t j = 0; j + 1 < e->elements; j += 2) {
+                const redisReply *key = e->element[j], *v = e->element[j + 1];
+                if (key->type != REDIS_REPLY_STRING)
+                    continue;
+                if (strcmp(key->str, "ip") == 0)
+                    copy_str(a.host, sizeof(a.host), v);
+                else if (strcmp(key->str, "port") == 0)
+                    a.port = reply_port(v);
+                else if (strcmp(key->str, "flags") == 0)
+                    copy_str(flags, sizeof(flags), v);
+            }
+            if (a.port > 0 && strstr(flags, "s_down") == NULL &&
+                strstr(flags, "o_down") == NULL && strstr(flags, "disconnected") == NULL)
+                out[n++] = a;
+        }
+        freeReplyObject(m);
+        freeReplyObject(r);
+        redisFree(c);
+        return n;
+    }
+    return -1;
+}
+
+/* Up to FENCE_REPLICAS_MAX nodes to look at, each once. */
+struct node_set {
+    struct node_addr a[FENCE_REPLICAS_MAX];
+    unsigned n;
+};
+
+static void node_set_add(struct node_set *set, const struct node_addr *a)
+{
+    for (unsigned i = 0; i < set->n; i++)
+        if (same_node(&set->a[i], a->host, a->port))
+            return;
+    if (a->port > 0 && set->n < FENCE_REPLICAS_MAX)
+        set->a[set->n++] = *a;
+}
+
+/*
+ * Looks at node a (see fence_check): true, with the reason in err, if it is a primary that is
+ * not one rc's node (state self) took over from; a replica of another node adds that node to
+ * set. A node that does not answer says nothing.
+ */
+static bool deposed_by(const struct rconn *rc, const struct node_state *self,
+                       const struct node_addr *a, struct node_set *set, char *err)
+{
+    char why[BACKEND_ERR_LEN];
+    struct node_state st;
+    redisContext *c = open_context(a->host, a->port, NULL, FENCE_PROBE_MS, why);
+
+    if (c == NULL)
+        return false;
+    if (log_in(c, rc->u, why) < 0 || read_state(c, &st, why) < 0 ||
+        (st.primary && read_replids(c, &st, why) < 0)) {
+        redisFree(c);
+        return false;
+    }
+    redisFree(c);
+    if (!st.primary) {
+        if (!same_node(&st.follows, rc->host, rc->port))
+            node_set_add(set, &st.follows);
+        return false;
+    }
+    if (self->replid2[0] != '\0' && strcmp(self->replid2, st.replid) == 0)
+        return false; /* rc's node took over from it: a former primary not yet told */
+    snprintf(err, BACKEND_ERR_LEN, "%.64s:%d also says it is a primary%s", a->host, a->port,
+             strcmp(st.replid2, self->replid) == 0 ? ", promoted from this one"
+                                                    : ", of another history");
+    return true;
+}
+
+/* A deposed primary, logged at most once a second (each connection finds it). */
+static void log_deposed(const struct rconn *rc, const char *why)
+{
+    static _Atomic uint64_t last_ns;
+    uint64_t now = clock_now_ns(), then = atomic_load(&last_ns);
+
+    if (now - then >= 1000000000ull && atomic_compare_exchange_strong(&last_ns, &then, now))
+        log_warn("the primary %s:%d is deposed: %s; connecting anew", rc->host, rc->port, why);
+    else
+        log_debug("the primary %s:%d is deposed: %s", rc->host, rc->port, why);
+}
+
+/*
+ * redis-sentinel://: whether rc's node is still the primary, and how many replicas a write
+ * must reach: every replica it lists online, at least --redis-wait. A primary the Sentinels
+ * voted down while it still ran (it stalled longer than down-after-milliseconds) goes on taking
+ * writes until they tell it otherwise, and its other replicas acknowledge them until they are
+ * moved to the promoted one, which lacks them: WAIT 1 would let such writes be lost. Waiting
+ * for every listed replica makes the first write after a promotion fall short; then, at a new
+ * connection, and when the node lists fewer replicas (probe), this check looks at the node the
+ * Sentinels name, the replicas they know that the node does not list online, and the nodes
+ * those follow: if one of them says it is a primary, promoted from this one's history or of a
+ * history this one did not take over, this node is deposed. Else one ROLE. 0 with rc->wait
+ * set, or -1 with err: connect anew.
+ */
+static int fence_check(struct rconn *rc, bool probe, char *err)
+{
+    struct node_state self;
+    struct node_addr named, known[FENCE_REPLICAS_MAX];
+    struct node_set look = {.n = 0};
+    int nknown;
+
+    if (read_state(rc->c, &self, err) < 0)
+        return -1;
+    rc->role_ns = clock_now_ns();
+    if (!self.primary) {
+        snprintf(err, BACKEND_ERR_LEN, "%.64s:%d is no longer a primary", rc->host, rc->port);
+        return -1;
+    }
+    if (probe || self.nrep < rc->listed) {
+        if (read_replids(rc->c, &self, err) < 0)
+            return -1;
+        nknown = sentinel_view(rc, &named, known);
+        if (nknown >= 0 && !same_node(&named, rc->host, rc->port))
+            node_set_add(&look, &named);
+        for (int i = 0; i < nknown; i++) {
+            bool listed = same_node(&known[i], rc->host, rc->port);
+            for (unsigned j = 0; j < self.nrep && !listed; j++)
+                listed = same_node(&self.rep[j], known[i].host, known[i].port);
+            if (!listed)
+                node_set_add(&look, &known[i]);
+        }
+        for (unsigned i = 0; i < look.n; i++) { /* look.n grows with the nodes replicas follow */
+            if (deposed_by(rc, &self, &look.a[i], &look, err)) {
+                log_deposed(rc, err);
+                return -1;
+            }
+        }
+    }
+    if (self.nrep != rc->listed)
+        log_info("the primary %s:%d lists %u replica%s online: writes WAIT for %u", rc->host,
+                 rc->port, self.nrep, self.nrep == 1 ? "" : "s",
+                 self.nrep > rc->u->redis_wait ? self.nrep : rc->u->redis_wait);
+    rc->listed = self.nrep;
+    rc->wait = self.nrep > rc->u->redis_wait ? self.nrep : rc->u->redis_wait;
+    return 0;
+}
+
 static void *redis_connect(const struct backend_url *u, char *err)
 {
     redisContext *c;
     struct rconn *rc;
 
+    rc = calloc(1, sizeof(*rc));
+    if (rc == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "out of memory");
+        return NULL;
+    }
     if (u->sentinel) {
-        c = connect_via_sentinels(u, err);
+        c = connect_via_sentinels(u, rc, err);
     } else {
         c = open_context(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL,
                          u->io_timeout_ms, err);
@@ -371,22 +681,21 @@ static void *redis_connect(const struct backend_url *u, char *err)
             c = NULL;
         }
     }
-    if (c == NULL)
-        return NULL;
-    rc = malloc(sizeof(*rc));
-    if (rc == NULL) {
-        redisFree(c);
-        snprintf(err, BACKEND_ERR_LEN, "out of memory");
+    if (c == NULL) {
+        free(rc);
         return NULL;
     }
     rc->c = c;
+    rc->u = u;
     rc->io_ms = u->io_timeout_ms;
     rc->fail_burst = u->login_fail_burst;
     rc->fail_interval_ms = u->login_fail_interval_ms;
     rc->wait = u->redis_wait;
     rc->wait_auto = u->redis_wait_auto;
+    rc->fence = u->sentinel;
     rc->role_ns = 0;
-    if (rc->wait_auto && auto_wait(rc, err) < 0) {
+    if ((rc->wait_auto && auto_wait(rc, err) < 0) ||
+        (rc->fence && fence_check(rc, true, err) < 0)) {
         redisFree(c);
         free(rc);
         return NULL;
@@ -702,10 +1011,10 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     redisReply *reply;
 
     err[0] = '\0';
-    if (rc->wait_auto && has_writes(ops, n) &&
+    if ((rc->wait_auto || rc->fence) && has_writes(ops, n) &&
         clock_now_ns() - rc->role_ns >= ROLE_RECHECK_MS * 1000000ull &&
-        auto_wait(rc, err) < 0) /* one round trip, at most once a second */
-        return -1;
+        (rc->fence ? fence_check(rc, false, err) : auto_wait(rc, err)) < 0)
+        return -1; /* one round trip, at most once a second */
     for (size_t i = 0; i < n; i++) {
         if (ops[i].user_len > BACKEND_URL_USER_MAX) {
             snprintf(err, BACKEND_ERR_LEN, "username too long");
@@ -750,10 +1059,11 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
                                        "anew");
         return -1;
     }
-    if (short_wait && rc->wait_auto) {
-        /* a replica that left for good would otherwise fail every write from now on */
+    if (short_wait && (rc->wait_auto || rc->fence)) {
+        /* a replica that left for good would otherwise fail every write from now on; with
+         * Sentinels, a promotion elsewhere shows first as a WAIT that falls short */
         char why[BACKEND_ERR_LEN];
-        if (auto_wait(rc, why) < 0) {
+        if ((rc->fence ? fence_check(rc, true, why) : auto_wait(rc, why)) < 0) {
             snprintf(err, BACKEND_ERR_LEN, "%s", why);
             return -1;
         }

@@ -247,8 +247,9 @@ static const struct flagtab_flag s2_flags[] = {
      .help = "of them from one address (IPv6: per /64); a new one beyond closes that address's "
              "oldest, 0 = no cap of its own"},
     {FLAGTAB_U64, "redis-wait", .arg = "N", .min = 0, .max = 16, S2(redis_wait),
-     .def = "1 with redis-sentinel://; with redis://, 1 while the primary lists replicas (ROLE, "
-            "asked at connect and before a write at most once a second), else 0",
+     .def = "with redis-sentinel://, 1 and at least every replica the primary lists online; "
+            "with redis://, 1 while the primary lists replicas (ROLE, asked at connect and "
+            "before a write at most once a second), else 0",
      .help = "Redis: a write is acknowledged only once N replicas have it (WAIT, 1 s or half "
              "--backend-timeout)"},
     {FLAGTAB_RATE, "login-fail-limit", .arg = "N/DUR", S2(login_fail),
