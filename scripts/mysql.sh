@@ -13,6 +13,8 @@
 #   MYSQL_PWD=$(<DIR/password) mariadb --defaults-file=DIR/my.cnf -u auth auth   (socket)
 #   MYSQL_PWD=$(<DIR/password) mariadb -h 127.0.0.1 -P PORT -u auth auth         (TCP)
 # server2 takes it with --backend-password-file DIR/password.
+# MYSQL_TLS=CERTDIR (scripts/tls-certs.sh): TCP clients must use TLS (require_secure_transport;
+# the server's certificate CERTDIR/server.pem, signed by CERTDIR/ca.pem); the socket stays plain.
 # Admin: mariadb --defaults-file=DIR/my.cnf -u "$(id -un)" (unix_socket auth).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -37,7 +39,12 @@ sql() { mariadb --defaults-file="$dir/my.cnf" --user="$(id -un)" --batch --skip-
 ready_or_dead() { sql -e 'SELECT 1' >/dev/null 2>&1 || ! pid_alive "$1"; }
 
 write_conf() {
-    { mariadb_conf "$dir" "$1" "$dir/mysqld.pid" && echo "max_connections = 1000"; } >"$dir/my.cnf"
+    {
+        mariadb_conf "$dir" "$1" "$dir/mysqld.pid" && echo "max_connections = 1000"
+        [[ -z ${MYSQL_TLS:-} ]] || printf '%s\n' "ssl_cert = $MYSQL_TLS/server.pem" \
+            "ssl_key = $MYSQL_TLS/server.key" "ssl_ca = $MYSQL_TLS/ca.pem" \
+            "require_secure_transport = ON" "tls_version = TLSv1.2,TLSv1.3"
+    } >"$dir/my.cnf"
 }
 
 install_db() {
