@@ -158,12 +158,18 @@ void backend_mysql_library_end(void);
  */
 int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size_t cap,
                                    int *port, char *err);
-struct redisContext;
+struct redislink;
 /*
  * Logs c, a new connection to a Sentinel, in with the Sentinels' password if u has one (AUTH):
  * 0, or -1 with a reason in err (BACKEND_ERR_LEN bytes; never the password).
  */
-int backend_redis_sentinel_auth(struct redisContext *c, const struct backend_url *u, char *err);
+int backend_redis_sentinel_auth(struct redislink *c, const struct backend_url *u, char *err);
+/*
+ * A connection to a Redis node or Sentinel at host:port (or the unix socket path), over TLS
+ * with u's TLS settings when u->tls, reads and writes bounded by io_ms; NULL with err.
+ */
+struct redislink *backend_redis_open(const char *host, int port, const char *socket,
+                                     const struct backend_url *u, unsigned io_ms, char *err);
 /* The client flags backend_mysql connects with (never CLIENT_MULTI_STATEMENTS). */
 unsigned long backend_mysql_client_flags(void);
 /* The number of rows a prepared statement for n names is made for: n rounded up to 2^k. */

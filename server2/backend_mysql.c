@@ -160,6 +160,18 @@ static MYSQL *connect_one(const struct backend_url *u, const char *host, unsigne
         unsigned int proto = MYSQL_PROTOCOL_SOCKET;
         mysql_options(m, MYSQL_OPT_PROTOCOL, &proto);
     }
+    if (u->tls) {
+        /* TLS or no connection, and the server's certificate checked for host */
+        my_bool yes = 1;
+        mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+        mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+        if (u->tls_ca != NULL)
+            mysql_options(m, MYSQL_OPT_SSL_CA, u->tls_ca);
+        if (u->tls_cert != NULL) {
+            mysql_options(m, MYSQL_OPT_SSL_CERT, u->tls_cert);
+            mysql_options(m, MYSQL_OPT_SSL_KEY, u->tls_key);
+        }
+    }
     if (mysql_real_connect(m, host, u->user, u->has_password ? u->password : NULL, u->db, port,
                            u->socket[0] ? u->socket : NULL, backend_mysql_client_flags()) == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "%.64s:%u: %s (error %u)", host, port, mysql_error(m),

@@ -33,6 +33,7 @@
 #include "backend.h"
 
 #include <hiredis.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include "clock.h"
 #include "log.h"
 #include "record.h"
+#include "redislink.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound, at most half the URL's io_timeout_ms */
 #define ROLE_RECHECK_MS 1000 /* how old the replica count may be before a write */
@@ -97,7 +99,7 @@
 
 /* One connection: its context and how many replicas a write must reach (--redis-wait). */
 struct rconn {
-    redisContext *c;
+    struct redislink *c;
     const struct backend_url *u;
     unsigned io_ms;   /* reads and writes are bounded by this (a blocking XREAD must end first) */
     unsigned wait;
@@ -113,17 +115,11 @@ struct rconn {
     unsigned fail_interval_ms; /* DUR / N */
 };
 
-static struct timeval ms_to_tv(int ms)
-{
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    return tv;
-}
-
 /* Sends one command and checks for a status reply "OK"; -1 with a reason in err. */
-static int simple_command(redisContext *c, int argc, const char **argv, const size_t *lens,
+static int simple_command(struct redislink *c, int argc, const char **argv, const size_t *lens,
                           const char *what, char *err)
 {
-    redisReply *r = redisCommandArgv(c, argc, argv, lens);
+    redisReply *r = redislink_command_argv(c, argc, argv, lens);
 
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "%s: %s", what, c->errstr);
@@ -139,35 +135,42 @@ static int simple_command(redisContext *c, int argc, const char **argv, const si
     return 0;
 }
 
-/* A context connected to host:port (TCP) or socket, reads and writes bounded by io_ms; NULL
- * with err. */
-static redisContext *open_context(const char *host, int port, const char *socket, unsigned io_ms,
-                                  char *err)
+/*
+ * rediss://: the one TLS context of the process, made at the first connection (config.c has
+ * made and dropped one at start, so a bad --backend-tls-* file was reported then).
+ */
+static struct ssl_ctx_st *tls_context(const struct backend_url *u, char *err)
 {
-    redisContext *c;
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct ssl_ctx_st *ctx;
+    struct ssl_ctx_st *got;
 
-    if (socket != NULL)
-        c = redisConnectUnixWithTimeout(socket, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
-    else
-        c = redisConnectWithTimeout(host, port, ms_to_tv(BACKEND_CONNECT_TIMEOUT_MS));
-    if (c == NULL) {
-        snprintf(err, BACKEND_ERR_LEN, "cannot allocate a redis context");
-        return NULL;
-    }
-    if (c->err) {
-        snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr);
-        redisFree(c);
-        return NULL;
-    }
-    if (redisSetTimeout(c, ms_to_tv((int)io_ms)) != REDIS_OK) {
-        snprintf(err, BACKEND_ERR_LEN, "cannot set the redis timeout: %s", c->errstr);
-        redisFree(c);
-        return NULL;
-    }
-    return c;
+    pthread_mutex_lock(&lock);
+    if (ctx == NULL)
+        ctx = redislink_tls_context(u->tls_ca, u->tls_cert, u->tls_key, err);
+    got = ctx;
+    pthread_mutex_unlock(&lock);
+    return got;
 }
 
-int backend_redis_sentinel_auth(struct redisContext *c, const struct backend_url *u, char *err)
+struct redislink *backend_redis_open(const char *host, int port, const char *socket,
+                                     const struct backend_url *u, unsigned io_ms, char *err)
+{
+    char why[REDISLINK_TLS_ERR_LEN];
+    struct ssl_ctx_st *tls = NULL;
+    struct redislink *l;
+
+    if (u->tls && (tls = tls_context(u, why)) == NULL) {
+        snprintf(err, BACKEND_ERR_LEN, "%.200s", why);
+        return NULL;
+    }
+    l = redislink_connect(host, port, socket, BACKEND_CONNECT_TIMEOUT_MS, io_ms, tls, why);
+    if (l == NULL)
+        snprintf(err, BACKEND_ERR_LEN, "%.200s", why);
+    return l;
+}
+
+int backend_redis_sentinel_auth(struct redislink *c, const struct backend_url *u, char *err)
 {
     const char *argv[2] = {"AUTH", u->sentinel_password};
     size_t lens[2] = {4, strlen(u->sentinel_password)};
@@ -184,7 +187,7 @@ int backend_redis_sentinel_auth(struct redisContext *c, const struct backend_url
 static int ask_sentinel(const struct backend_url *u, const struct backend_host *h, char *host,
                         size_t cap, int *port, char *err)
 {
-    redisContext *c = open_context(h->host, h->port, NULL, u->io_timeout_ms, err);
+    struct redislink *c = backend_redis_open(h->host, h->port, NULL, u, u->io_timeout_ms, err);
     redisReply *r;
     char why[BACKEND_ERR_LEN];
     int rc = -1;
@@ -193,10 +196,10 @@ static int ask_sentinel(const struct backend_url *u, const struct backend_host *
         return -1;
     if (backend_redis_sentinel_auth(c, u, why) < 0) {
         snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %.160s", h->host, h->port, why);
-        redisFree(c);
+        redislink_free(c);
         return -1;
     }
-    r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", u->master);
+    r = redislink_command(c, "SENTINEL get-master-addr-by-name %s", u->master);
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "Sentinel %.64s:%u: %s", h->host, h->port, c->errstr);
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -218,7 +221,7 @@ static int ask_sentinel(const struct backend_url *u, const struct backend_host *
     }
     if (r != NULL)
         freeReplyObject(r);
-    redisFree(c);
+    redislink_free(c);
     return rc;
 }
 
@@ -235,9 +238,9 @@ int backend_redis_sentinel_primary(const struct backend_url *u, char *host, size
  * ROLE: whether c's node says it is a primary, and the replicas it lists if so (connected, or
  * connecting); 0, or -1 with err if it cannot say (c->err set: the connection failed).
  */
-static int read_role(redisContext *c, bool *primary, unsigned *replicas, char *err)
+static int read_role(struct redislink *c, bool *primary, unsigned *replicas, char *err)
 {
-    redisReply *r = redisCommand(c, "ROLE");
+    redisReply *r = redislink_command(c, "ROLE");
 
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "ROLE: %s", c->errstr);
@@ -260,7 +263,7 @@ static int read_role(redisContext *c, bool *primary, unsigned *replicas, char *e
 }
 
 /* Whether c says it is a primary (ROLE); -1 with err if it cannot say. */
-static int is_primary(redisContext *c, char *err)
+static int is_primary(struct redislink *c, char *err)
 {
     bool primary;
     unsigned replicas;
@@ -281,7 +284,7 @@ static int is_primary(redisContext *c, char *err)
  */
 static int auto_wait(struct rconn *rc, char *err)
 {
-    redisContext *c = rc->c;
+    struct redislink *c = rc->c;
     unsigned *wait = &rc->wait;
     static atomic_int logged = -1; /* the last choice logged: each change is logged once */
     bool primary;
@@ -304,7 +307,7 @@ static int auto_wait(struct rconn *rc, char *err)
 }
 
 /* The credentials and database of u on a new context; -1 with err. */
-static int log_in(redisContext *c, const struct backend_url *u, char *err)
+static int log_in(struct redislink *c, const struct backend_url *u, char *err)
 {
     if (u->has_password) {
         const char *argv[3] = {"AUTH", u->user, u->password};
@@ -343,17 +346,17 @@ static int log_in(redisContext *c, const struct backend_url *u, char *err)
  * The primary the Sentinels name, logged in and checked to say it is one (the fence check comes
  * after), with its address and the Sentinel's index in rc; NULL with err from the last try.
  */
-static redisContext *connect_via_sentinels(const struct backend_url *u, struct rconn *rc,
+static struct redislink *connect_via_sentinels(const struct backend_url *u, struct rconn *rc,
                                            char *err)
 {
     for (unsigned i = 0; i < u->nhosts; i++) {
         char host[BACKEND_URL_HOST_MAX + 1];
         int port;
-        redisContext *c;
+        struct redislink *c;
 
         if (ask_sentinel(u, &u->hosts[i], host, sizeof(host), &port, err) < 0)
             continue;
-        c = open_context(host, port, NULL, u->io_timeout_ms, err);
+        c = backend_redis_open(host, port, NULL, u, u->io_timeout_ms, err);
         if (c == NULL)
             continue;
         if (log_in(c, u, err) == 0) {
@@ -370,7 +373,7 @@ static redisContext *connect_via_sentinels(const struct backend_url *u, struct r
                 snprintf(err, BACKEND_ERR_LEN, "%.64s:%d, named by Sentinel %.64s:%u, is not a "
                          "primary", host, port, u->hosts[i].host, u->hosts[i].port);
         }
-        redisFree(c);
+        redislink_free(c);
     }
     return NULL;
 }
@@ -427,9 +430,9 @@ static void info_field(const char *info, const char *name, char *out, size_t cap
 }
 
 /* ROLE of c's node into st; 0, or -1 with err. */
-static int read_state(redisContext *c, struct node_state *st, char *err)
+static int read_state(struct redislink *c, struct node_state *st, char *err)
 {
-    redisReply *r = redisCommand(c, "ROLE");
+    redisReply *r = redislink_command(c, "ROLE");
 
     memset(st, 0, sizeof(*st));
     if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 3 ||
@@ -459,9 +462,9 @@ fail:
 }
 
 /* The replication ids of c's node (INFO replication) into st; 0, or -1 with err. */
-static int read_replids(redisContext *c, struct node_state *st, char *err)
+static int read_replids(struct redislink *c, struct node_state *st, char *err)
 {
-    redisReply *r = redisCommand(c, "INFO replication");
+    redisReply *r = redislink_command(c, "INFO replication");
 
     if (r == NULL || r->type != REDIS_REPLY_STRING) {
         snprintf(err, BACKEND_ERR_LEN, "INFO: %s", r == NULL ? c->errstr : "unexpected reply");
@@ -494,21 +497,21 @@ static int sentinel_view(const struct rconn *rc, struct node_addr *named, struct
     for (unsigned k = 0; k < u->nhosts; k++) {
         const struct backend_host *h = &u->hosts[(rc->sentinel_i + k) % u->nhosts];
         char err[BACKEND_ERR_LEN];
-        redisContext *c = open_context(h->host, h->port, NULL, FENCE_PROBE_MS, err);
+        struct redislink *c = backend_redis_open(h->host, h->port, NULL, u, FENCE_PROBE_MS, err);
         redisReply *m = NULL, *r = NULL;
         int n = 0;
 
         if (c == NULL)
             continue;
         if (backend_redis_sentinel_auth(c, u, err) < 0 ||
-            (m = redisCommand(c, "SENTINEL get-master-addr-by-name %s", u->master)) == NULL ||
-            (r = redisCommand(c, "SENTINEL REPLICAS %s", u->master)) == NULL ||
+            (m = redislink_command(c, "SENTINEL get-master-addr-by-name %s", u->master)) == NULL ||
+            (r = redislink_command(c, "SENTINEL REPLICAS %s", u->master)) == NULL ||
             r->type != REDIS_REPLY_ARRAY) {
             if (m != NULL)
                 freeReplyObject(m);
             if (r != NULL)
                 freeReplyObject(r);
-            redisFree(c);
+            redislink_free(c);
             continue;
         }
         named->port = 0;
@@ -539,7 +542,7 @@ static int sentinel_view(const struct rconn *rc, struct node_addr *named, struct
         }
         freeReplyObject(m);
         freeReplyObject(r);
-        redisFree(c);
+        redislink_free(c);
         return n;
     }
     return -1;
@@ -570,16 +573,16 @@ static bool deposed_by(const struct rconn *rc, const struct node_state *self,
 {
     char why[BACKEND_ERR_LEN];
     struct node_state st;
-    redisContext *c = open_context(a->host, a->port, NULL, FENCE_PROBE_MS, why);
+    struct redislink *c = backend_redis_open(a->host, a->port, NULL, rc->u, FENCE_PROBE_MS, why);
 
     if (c == NULL)
         return false;
     if (log_in(c, rc->u, why) < 0 || read_state(c, &st, why) < 0 ||
         (st.primary && read_replids(c, &st, why) < 0)) {
-        redisFree(c);
+        redislink_free(c);
         return false;
     }
-    redisFree(c);
+    redislink_free(c);
     if (!st.primary) {
         if (!same_node(&st.follows, rc->host, rc->port))
             node_set_add(set, &st.follows);
@@ -663,7 +666,7 @@ static int fence_check(struct rconn *rc, bool probe, char *err)
 
 static void *redis_connect(const struct backend_url *u, char *err)
 {
-    redisContext *c;
+    struct redislink *c;
     struct rconn *rc;
 
     rc = calloc(1, sizeof(*rc));
@@ -674,10 +677,10 @@ static void *redis_connect(const struct backend_url *u, char *err)
     if (u->sentinel) {
         c = connect_via_sentinels(u, rc, err);
     } else {
-        c = open_context(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL,
-                         u->io_timeout_ms, err);
+        c = backend_redis_open(u->host, u->port, u->socket[0] != '\0' ? u->socket : NULL, u,
+                               u->io_timeout_ms, err);
         if (c != NULL && log_in(c, u, err) < 0) {
-            redisFree(c);
+            redislink_free(c);
             c = NULL;
         }
     }
@@ -696,7 +699,7 @@ static void *redis_connect(const struct backend_url *u, char *err)
     rc->role_ns = 0;
     if ((rc->wait_auto && auto_wait(rc, err) < 0) ||
         (rc->fence && fence_check(rc, true, err) < 0)) {
-        redisFree(c);
+        redislink_free(c);
         free(rc);
         return NULL;
     }
@@ -832,7 +835,7 @@ static bool confirm_writes(struct backend_op *ops, size_t n, const redisReply *r
  * Appends the compare-and-set of user's record (REPLACE_SCRIPT): `update` stored iff the record
  * still is `expect`. Its reply is 1 if it wrote, 0 if not. 0, or -1 (out of memory).
  */
-static int append_cas(redisContext *c, const char *user, size_t user_len, const char *expect,
+static int append_cas(struct redislink *c, const char *user, size_t user_len, const char *expect,
                       const char *update)
 {
     char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
@@ -842,14 +845,14 @@ static int append_cas(redisContext *c, const char *user, size_t user_len, const 
 
     memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
     memcpy(key + KEY_PREFIX_LEN, user, user_len);
-    return redisAppendCommandArgv(c, 6, argv, lens) == REDIS_OK ? 0 : -1;
+    return redislink_append_argv(c, 6, argv, lens) == REDIS_OK ? 0 : -1;
 }
 
 /*
  * Appends an account change (CHANGE_SCRIPT): op->hash stored iff the record still is
  * op->expect, and the user appended to the feed in the same script. 0, or -1 (out of memory).
  */
-static int append_change(redisContext *c, const struct backend_op *op)
+static int append_change(struct redislink *c, const struct backend_op *op)
 {
     char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
     const char *argv[8] = {"EVAL", CHANGE_SCRIPT, "2", key, FEED_KEY, op->expect, op->hash,
@@ -865,7 +868,7 @@ static int append_change(redisContext *c, const struct backend_op *op)
 
     memcpy(key, KEY_PREFIX, KEY_PREFIX_LEN);
     memcpy(key + KEY_PREFIX_LEN, op->user, op->user_len);
-    return redisAppendCommandArgv(c, 8, argv, lens) == REDIS_OK ? 0 : -1;
+    return redislink_append_argv(c, 8, argv, lens) == REDIS_OK ? 0 : -1;
 }
 
 /* A CREATE answered OK because an earlier sending of it had stored its record. */
@@ -884,7 +887,7 @@ static bool resent(const struct backend_op *op)
  */
 static int confirm_resent(struct rconn *rc, struct backend_op *ops, size_t n, char *err)
 {
-    redisContext *c = rc->c;
+    struct redislink *c = rc->c;
     redisReply *r;
     size_t sent = 0;
 
@@ -897,18 +900,18 @@ static int confirm_resent(struct rconn *rc, struct backend_op *ops, size_t n, ch
     }
     if (sent == 0)
         return 0;
-    if (redisAppendCommand(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK)
+    if (redislink_append(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         if (!resent(&ops[i]))
             continue;
-        if (redisGetReply(c, (void **)&r) != REDIS_OK || r == NULL)
+        if (redislink_get_reply(c, (void **)&r) != REDIS_OK || r == NULL)
             goto fail;
         if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
             ops[i].status = BACKEND_ST_UNAVAILABLE; /* changed meanwhile, or failed */
         freeReplyObject(r);
     }
-    if (redisGetReply(c, (void **)&r) != REDIS_OK || r == NULL)
+    if (redislink_get_reply(c, (void **)&r) != REDIS_OK || r == NULL)
         goto fail;
     if (r->type != REDIS_REPLY_INTEGER || r->integer < (long long)rc->wait) {
         for (size_t i = 0; i < n; i++)
@@ -935,7 +938,7 @@ static bool has_writes(const struct backend_op *ops, size_t n)
 /* Appends the commands of op (LOOKUP: GET, and PTTL of fail:NAME with a login limit). */
 static int append_op(struct rconn *rc, const struct backend_op *op)
 {
-    redisContext *c = rc->c;
+    struct redislink *c = rc->c;
     char key[KEY_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
     char fkey[FAIL_PREFIX_LEN + BACKEND_URL_USER_MAX + 1];
     char ms[16];
@@ -961,7 +964,7 @@ static int append_op(struct rconn *rc, const struct backend_op *op)
         lens[3] = FAIL_PREFIX_LEN + op->user_len;
         argv[4] = ms;
         lens[4] = (size_t)snprintf(ms, sizeof(ms), "%u", rc->fail_interval_ms);
-        return redisAppendCommandArgv(c, 5, argv, lens) == REDIS_OK ? 0 : -1;
+        return redislink_append_argv(c, 5, argv, lens) == REDIS_OK ? 0 : -1;
     case BACKEND_OP_CREATE:
         argv[0] = "SET";
         lens[0] = 3;
@@ -982,14 +985,14 @@ static int append_op(struct rconn *rc, const struct backend_op *op)
     argv[1] = key;
     lens[1] = KEY_PREFIX_LEN + op->user_len;
     /* hiredis formats the command into its own buffer */
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK)
+    if (redislink_append_argv(c, argc, argv, lens) != REDIS_OK)
         return -1;
     if (op->kind == BACKEND_OP_LOOKUP && rc->fail_burst > 0) {
         argv[0] = "PTTL";
         lens[0] = 4;
         argv[1] = fkey;
         lens[1] = FAIL_PREFIX_LEN + op->user_len;
-        if (redisAppendCommandArgv(c, 2, argv, lens) != REDIS_OK)
+        if (redislink_append_argv(c, 2, argv, lens) != REDIS_OK)
             return -1;
     }
     return 0;
@@ -1006,7 +1009,7 @@ static void apply_fail_ttl(struct backend_op *op, const redisReply *r)
 static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
 {
     struct rconn *rc = conn;
-    redisContext *c = rc->c;
+    struct redislink *c = rc->c;
     bool writes = false, lost_primary = false, short_wait = false;
     redisReply *reply;
 
@@ -1029,7 +1032,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
         }
     }
     writes = writes && rc->wait > 0;
-    if (writes && redisAppendCommand(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK) {
+    if (writes && redislink_append(c, "WAIT %u %u", rc->wait, rc->wait_ms) != REDIS_OK) {
         snprintf(err, BACKEND_ERR_LEN, "%s", c->errstr[0] ? c->errstr : "out of memory");
         return -1;
     }
@@ -1039,7 +1042,7 @@ static int redis_batch(void *conn, struct backend_op *ops, size_t n, char *err)
                                                                                            : 1;
         for (unsigned k = 0; k < replies; k++) {
             reply = NULL;
-            if (redisGetReply(c, (void **)&reply) != REDIS_OK || reply == NULL) {
+            if (redislink_get_reply(c, (void **)&reply) != REDIS_OK || reply == NULL) {
                 snprintf(err, BACKEND_ERR_LEN, "%s",
                          c->errstr[0] ? c->errstr : "connection lost");
                 return -1;
@@ -1075,14 +1078,14 @@ static void redis_close(void *conn)
 {
     struct rconn *rc = conn;
 
-    redisFree(rc->c);
+    redislink_free(rc->c);
     free(rc);
 }
 
 static int redis_ping(void *conn)
 {
     struct rconn *rc = conn;
-    redisReply *r = redisCommand(rc->c, "PING");
+    redisReply *r = redislink_command(rc->c, "PING");
     int ok = r != NULL && r->type == REDIS_REPLY_STATUS ? 0 : -1;
     if (r != NULL)
         freeReplyObject(r);
@@ -1095,7 +1098,7 @@ static int redis_ping(void *conn)
 static redisReply *feed_command(struct rconn *rc, int argc, const char **argv, const size_t *lens,
                                 const char *what, char *err)
 {
-    redisReply *r = redisCommandArgv(rc->c, argc, argv, lens);
+    redisReply *r = redislink_command_argv(rc->c, argc, argv, lens);
 
     if (r == NULL) {
         snprintf(err, BACKEND_ERR_LEN, "%s: %s", what, rc->c->errstr);

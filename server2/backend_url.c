@@ -237,7 +237,7 @@ static int set_redis_db(struct backend_url *u, struct span v, bool quote, char *
 /* Parses "k=v&k=v": redis knows db, mysql knows socket. */
 static int parse_query(struct span q, bool quote, struct backend_url *u, bool *db_seen, char *err)
 {
-    bool sock_seen = false;
+    bool sock_seen = false, tls_seen = false;
     const char *p = q.p;
     const char *end = q.p + q.n;
 
@@ -262,6 +262,14 @@ static int parse_query(struct span q, bool quote, struct backend_url *u, bool *d
             sock_seen = true;
             if (set_socket(u, val, err) < 0)
                 return -1;
+        } else if (u->kind == BACKEND_MYSQL && span_eq(key, "tls")) {
+            if (tls_seen)
+                return fail(err, "parameter 'tls' given twice");
+            tls_seen = true;
+            if (span_eq(val, "on"))
+                u->tls = true;
+            else if (!span_eq(val, "off"))
+                return fail(err, "tls= takes on or off");
         } else if (u->kind == BACKEND_REDIS && span_eq(key, "db")) {
             if (*db_seen)
                 return fail(err, "database given twice");
@@ -269,7 +277,7 @@ static int parse_query(struct span q, bool quote, struct backend_url *u, bool *d
             if (set_redis_db(u, val, quote, err) < 0)
                 return -1;
         } else {
-            const char *known = u->kind == BACKEND_MYSQL ? "socket" : "db";
+            const char *known = u->kind == BACKEND_MYSQL ? "socket, tls" : "db";
             if (quote && key.n <= 32)
                 return fail(err, "unknown parameter '%.*s' (known: %s)", (int)key.n, key.p, known);
             return fail(err, "unknown query parameter (known: %s)", known);
@@ -320,6 +328,8 @@ static int parse_redis(struct backend_url *u, struct span auth, struct span path
             return fail(err, "port given without a host");
         if (path.n <= 1)
             return fail(err, "missing host (or socket path: redis:///path/to/redis.sock)");
+        if (u->tls)
+            return fail(err, "rediss:// is TLS over TCP: give a host, not a socket path");
         if (set_socket(u, path, err) < 0)
             return -1;
     } else {
@@ -408,6 +418,8 @@ static int parse_mysql(struct backend_url *u, struct span auth, struct span path
     if (has_query && parse_query(query, quote, u, &db_seen, err) < 0)
         return -1;
     if (u->socket[0] != '\0') {
+        if (u->tls)
+            return fail(err, "tls=on is TLS over TCP: not with ?socket=");
         if (u->nhosts > 1)
             return fail(err, "?socket= takes one host, 'localhost'");
         u->nhosts = 0;
@@ -450,11 +462,14 @@ int backend_url_parse(const char *s, struct backend_url *out, char *err)
     }
     sep = strstr(s, "://");
     if (sep == NULL)
-        return fail(err, "missing scheme (want redis://..., redis-sentinel://... or mysql://...)");
+        return fail(err, "missing scheme (want redis[s]://..., redis[s]-sentinel://... or "
+                         "mysql://...)");
     scheme.p = s;
     scheme.n = (size_t)(sep - s);
-    if (span_eq(scheme, "redis") || span_eq(scheme, "redis-sentinel")) {
+    if (span_eq(scheme, "redis") || span_eq(scheme, "redis-sentinel") ||
+        span_eq(scheme, "rediss") || span_eq(scheme, "rediss-sentinel")) {
         out->kind = BACKEND_REDIS;
+        out->tls = span_eq(scheme, "rediss") || span_eq(scheme, "rediss-sentinel");
     } else if (span_eq(scheme, "mysql") || span_eq(scheme, "mariadb")) {
         out->kind = BACKEND_MYSQL;
     } else {
@@ -492,7 +507,7 @@ int backend_url_parse(const char *s, struct backend_url *out, char *err)
         if (parse_userinfo(ui, out, err) < 0)
             goto fail_wipe;
     }
-    if (span_eq(scheme, "redis-sentinel"))
+    if (span_eq(scheme, "redis-sentinel") || span_eq(scheme, "rediss-sentinel"))
         rc = parse_sentinel(out, auth, path, at != NULL, qmark != NULL, query, quote, err);
     else if (out->kind == BACKEND_REDIS)
         rc = parse_redis(out, auth, path, at != NULL, qmark != NULL, query, quote, err);
@@ -585,23 +600,26 @@ void backend_url_describe(const struct backend_url *u, char *out, size_t cap)
     describe_hosts(u, hosts, sizeof(hosts));
     if (u->sentinel) {
         if (u->redis_db != 0)
-            snprintf(out, cap, "redis-sentinel://%s%s/%s?db=%u", auth, hosts, u->master,
-                     u->redis_db);
+            snprintf(out, cap, "%s://%s%s/%s?db=%u", u->tls ? "rediss-sentinel" : "redis-sentinel",
+                     auth, hosts, u->master, u->redis_db);
         else
-            snprintf(out, cap, "redis-sentinel://%s%s/%s", auth, hosts, u->master);
+            snprintf(out, cap, "%s://%s%s/%s", u->tls ? "rediss-sentinel" : "redis-sentinel",
+                     auth, hosts, u->master);
     } else if (u->kind == BACKEND_REDIS && u->socket[0] != '\0') {
         if (u->redis_db != 0)
             snprintf(out, cap, "redis://%s%s?db=%u", auth, u->socket, u->redis_db);
         else
             snprintf(out, cap, "redis://%s%s", auth, u->socket);
     } else if (u->kind == BACKEND_REDIS) {
-        snprintf(out, cap, "redis://%s%s:%u/%u", auth, host, u->port, u->redis_db);
+        snprintf(out, cap, "%s://%s%s:%u/%u", u->tls ? "rediss" : "redis", auth, host, u->port,
+                 u->redis_db);
     } else if (u->socket[0] != '\0') {
         snprintf(out, cap, "mysql://%s%s/%s?socket=%s", auth, host, u->db, u->socket);
     } else if (u->nhosts > 1) {
-        snprintf(out, cap, "mysql://%s%s/%s", auth, hosts, u->db);
+        snprintf(out, cap, "mysql://%s%s/%s%s", auth, hosts, u->db, u->tls ? "?tls=on" : "");
     } else {
-        snprintf(out, cap, "mysql://%s%s:%u/%s", auth, host, u->port, u->db);
+        snprintf(out, cap, "mysql://%s%s:%u/%s%s", auth, host, u->port, u->db,
+                 u->tls ? "?tls=on" : "");
     }
 }
 

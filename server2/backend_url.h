@@ -3,6 +3,7 @@
  * thread-safe. Forms:
  *   redis://[USER[:PASSWORD]@]HOST[:PORT][/DB]       TCP, PORT default 6379, DB default 0
  *   redis://[[USER]:PASSWORD@]/path/to/redis.sock[?db=N]   unix socket (note the third '/')
+ *   rediss://...                                     the same over TLS (not a unix socket)
  *   redis-sentinel://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...]/MASTER[?db=N]
  *                  Redis Sentinels (PORT default 26379) that name the primary of MASTER;
  *                  USER and PASSWORD are the data nodes' (the Sentinels' own password is
@@ -10,7 +11,9 @@
  *   mysql://USER[:PASSWORD]@HOST[:PORT]/DB          TCP, PORT default 3306 (mariadb:// too)
  *   mysql://USER[:PASSWORD]@HOST[:PORT],HOST[:PORT]...]/DB   several nodes of one cluster
  *                  (Galera): tried in order, the next one on a lost connection
+ *   rediss-sentinel://...  Sentinels and data nodes over TLS
  *   mysql://USER[:PASSWORD]@localhost/DB?socket=/path/mysqld.sock   unix socket
+ *   mysql://...?tls=on                             TLS required, the server's certificate checked
  * HOST may be a name, an IPv4 literal or a bracketed IPv6 literal. USER and PASSWORD may use
  * %XX escapes (needed for '?' in a password). The password is never written into an error
  * message; backend_url_mask and backend_url_describe hide it for logs.
@@ -51,6 +54,12 @@ struct backend_url {
     struct backend_host hosts[BACKEND_URL_HOSTS_MAX]; /* every TCP host, in the URL's order */
     unsigned nhosts;                       /* 0 for a unix socket */
     bool sentinel;                         /* redis-sentinel://: hosts are Sentinels */
+    bool tls;                              /* rediss://, rediss-sentinel://, mysql ?tls=on */
+    const char *tls_ca;                    /* server2's --backend-tls-ca (NULL: the system's
+                                              CAs); not in the URL */
+    const char *tls_cert;                  /* --backend-tls-cert/--backend-tls-key: a client
+                                              certificate offered, or NULL */
+    const char *tls_key;
     char master[BACKEND_URL_MASTER_MAX + 1]; /* the Sentinels' name of the primary */
     unsigned redis_wait;                   /* WAIT for this many replicas after a write
                                               (server2's --redis-wait; not in the URL) */

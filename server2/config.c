@@ -19,6 +19,7 @@
 #include "authcache.h"
 #include "flagtab.h"
 #include "opts.h"
+#include "redislink.h"
 
 #ifndef PROJECT_VERSION
 #define PROJECT_VERSION "unknown"
@@ -200,6 +201,8 @@ static const struct flagtab_flag s2_flags[] = {
              "  mysql://USER@H1[:PORT],H2[:PORT],.../DB   (a Galera cluster: the next node on a "
              "lost one)\n"
              "  mysql://USER@localhost/DB?socket=/path/mysqld.sock\n"
+             "  rediss://..., rediss-sentinel://..., mysql://...?tls=on   (over TLS: the "
+             "server's certificate checked, see --backend-tls-ca)\n"
              "a URL with a password is refused (argv is public)"},
     {FLAGTAB_PATH, "backend-password-file", .arg = "PATH", S2(backend_password_file),
      .def = "no password",
@@ -209,6 +212,17 @@ static const struct flagtab_flag s2_flags[] = {
      .def = "none, with a warning: anyone who reaches the Sentinels may name another primary",
      .help = "redis-sentinel://: the Sentinels' own password (their requirepass), the file's "
              "first line; if not given, the environment variable " S2_SENTINEL_PASSWORD_ENV},
+    {FLAGTAB_PATH, "backend-tls-ca", .arg = "PATH", S2(backend_tls_ca),
+     .def = "the system's CA certificates",
+     .help = "a TLS backend (rediss://, rediss-sentinel://, mysql ?tls=on): the CA "
+             "certificates (PEM) that sign the database's certificate; its name or IP address "
+             "must match the host connected to"},
+    {FLAGTAB_PATH, "backend-tls-cert", .arg = "PATH", S2(backend_tls_cert), .def = "none",
+     .help = "a TLS backend: a client certificate (PEM, with its chain) to offer, for a "
+             "database that asks for one (Redis tls-auth-clients, MariaDB REQUIRE X509); "
+             "with --backend-tls-key"},
+    {FLAGTAB_PATH, "backend-tls-key", .arg = "PATH", S2(backend_tls_key), .def = "none",
+     .help = "a TLS backend: the client certificate's private key (PEM)"},
     {FLAGTAB_STR, "listen", 'l', .arg = "ADDR", S2(listen_addr), .help = "address to listen on"},
     {FLAGTAB_U64, "port", 'p', .arg = "N", .min = 0, .max = 65535, S2(port),
      .help = "port to listen on, 0 = any"},
@@ -300,6 +314,40 @@ void s2_config_usage(FILE *out)
     flagtab_usage(&s2_config_flags, out);
 }
 
+/*
+ * The --backend-tls-* flags: only with a TLS backend, a certificate with its key; the files
+ * loaded once (a client context made and dropped) so that a bad one stops the start.
+ */
+static int check_tls(struct s2_config *c, char *err)
+{
+    char why[REDISLINK_TLS_ERR_LEN];
+    struct ssl_ctx_st *ctx;
+
+    if (!c->backend.tls) {
+        if (c->backend_tls_ca != NULL || c->backend_tls_cert != NULL ||
+            c->backend_tls_key != NULL) {
+            bad(err, "--backend-tls-* apply to a TLS backend only (rediss://, "
+                     "rediss-sentinel://, mysql://...?tls=on)");
+            return -1;
+        }
+        return 0;
+    }
+    if ((c->backend_tls_cert == NULL) != (c->backend_tls_key == NULL)) {
+        bad(err, "--backend-tls-cert and --backend-tls-key go together");
+        return -1;
+    }
+    c->backend.tls_ca = c->backend_tls_ca;
+    c->backend.tls_cert = c->backend_tls_cert;
+    c->backend.tls_key = c->backend_tls_key;
+    ctx = redislink_tls_context(c->backend_tls_ca, c->backend_tls_cert, c->backend_tls_key, why);
+    if (ctx == NULL) {
+        bad(err, "--backend-tls-*: %s", why);
+        return -1;
+    }
+    redislink_tls_context_free(ctx);
+    return 0;
+}
+
 enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err)
 {
     enum flagtab_result rc = flagtab_parse(&s2_config_flags, c, argc, argv, err);
@@ -331,6 +379,8 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
         read_password("sentinel-password-file", c->sentinel_password_file,
                       S2_SENTINEL_PASSWORD_ENV, c->backend.sentinel_password,
                       &c->backend.has_sentinel_password, err) < 0)
+        return S2_CONFIG_ERROR;
+    if (check_tls(c, err) < 0)
         return S2_CONFIG_ERROR;
     if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
         return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "

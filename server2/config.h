@@ -58,6 +58,9 @@ struct s2_config {
     /* as given, for s2_config_parse's checks after the flags */
     const char *backend_password_file;  /* --backend-password-file; NULL: the environment */
     const char *sentinel_password_file; /* --sentinel-password-file; NULL: the environment */
+    const char *backend_tls_ca;         /* --backend-tls-ca; NULL: the system's CAs */
+    const char *backend_tls_cert;       /* --backend-tls-cert, or NULL */
+    const char *backend_tls_key;        /* --backend-tls-key, or NULL */
     int redis_wait;                     /* --redis-wait; -1: the default for the URL */
     unsigned verbose;                   /* -v given this many times: added to log_level */
 };

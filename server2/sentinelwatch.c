@@ -1,7 +1,8 @@
 /*
- * sentinelwatch.c - see sentinelwatch.h. The subscription runs on a blocking hiredis context
- * (logged in with the Sentinels' password first, when server2 has one) whose socket is polled
- * together with an eventfd, so that stopping never waits for a Sentinel to speak.
+ * sentinelwatch.c - see sentinelwatch.h. The subscription runs on a blocking connection
+ * (redislink.h; TLS with rediss-sentinel://; logged in with the Sentinels' password first, when
+ * server2 has one) whose socket is polled together with an eventfd, so that stopping never
+ * waits for a Sentinel to speak.
  */
 #include "sentinelwatch.h"
 
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "redislink.h"
 #include "xalloc.h"
 
 #define CONNECT_TIMEOUT_MS 1000
@@ -100,19 +102,20 @@ static bool on_message(struct sentinelwatch *w, const redisReply *r, const char 
 }
 
 /* Reads announcements from c until it fails or the watcher is told to stop (then false). */
-static bool listen_on(struct sentinelwatch *w, redisContext *c, const char *from)
+static bool listen_on(struct sentinelwatch *w, struct redislink *c, const char *from)
 {
     for (;;) {
         void *reply = NULL;
 
-        if (!wait_readable(w, c->fd, -1))
+        /* bytes TLS has already read are not the socket's to show */
+        if (!redislink_pending(c) && !wait_readable(w, c->fd, -1))
             return false;
-        if (redisBufferRead(c) != REDIS_OK) {
+        if (redislink_read(c) != REDIS_OK) {
             log_warn("sentinel %s: %s; subscribing elsewhere", from,
                      c->errstr[0] ? c->errstr : "connection lost");
             return true;
         }
-        while (redisGetReplyFromReader(c, &reply) == REDIS_OK && reply != NULL) {
+        while (redislink_buffered_reply(c, &reply) == REDIS_OK && reply != NULL) {
             bool go_on = on_message(w, reply, from);
             freeReplyObject(reply);
             reply = NULL;
@@ -129,8 +132,6 @@ static bool listen_on(struct sentinelwatch *w, redisContext *c, const char *from
 static void *sentinelwatch_thread_main(void *arg)
 {
     struct sentinelwatch *w = arg;
-    struct timeval tv = {.tv_sec = CONNECT_TIMEOUT_MS / 1000,
-                         .tv_usec = (CONNECT_TIMEOUT_MS % 1000) * 1000};
     bool subscribed_before = false;
     sigset_t all;
 
@@ -141,19 +142,18 @@ static void *sentinelwatch_thread_main(void *arg)
         const struct backend_host *h = &w->url->hosts[i];
         char from[BACKEND_URL_HOST_MAX + 16];
         char err[BACKEND_ERR_LEN];
-        redisContext *c;
+        struct redislink *c;
         redisReply *r;
         bool go_on = true;
 
         snprintf(from, sizeof(from), "%s:%u", h->host, h->port);
-        c = redisConnectWithTimeout(h->host, h->port, tv);
-        if (c == NULL || c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
-            log_debug("sentinel %s: cannot connect: %s", from,
-                      c == NULL ? "out of memory" : c->errstr);
+        c = backend_redis_open(h->host, h->port, NULL, w->url, CONNECT_TIMEOUT_MS, err);
+        if (c == NULL) {
+            log_debug("sentinel %s: cannot connect: %s", from, err);
         } else if (backend_redis_sentinel_auth(c, w->url, err) < 0) {
             log_debug("sentinel %s: %s", from, err);
         } else {
-            r = redisCommand(c, "SUBSCRIBE +switch-master");
+            r = redislink_command(c, "SUBSCRIBE +switch-master");
             if (r != NULL && r->type == REDIS_REPLY_ARRAY) {
                 log_debug("sentinel %s: watching +switch-master of '%s'", from, w->url->master);
                 if (subscribed_before) /* an announcement may have gone by meanwhile */
@@ -169,7 +169,7 @@ static void *sentinelwatch_thread_main(void *arg)
             if (r != NULL)
                 freeReplyObject(r);
         }
-        redisFree(c);
+        redislink_free(c);
         if (!go_on || !wait_readable(w, -1, RETRY_MS))
             break;
     }

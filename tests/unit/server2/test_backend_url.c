@@ -383,6 +383,41 @@ static void test_backend_url_several_hosts(void **state)
     parse_bad("mysql://auth@a,,b/accounts", "empty host");
 }
 
+/* rediss://, rediss-sentinel:// and mysql ?tls=on ask for TLS; the plain forms do not */
+static void test_backend_url_tls(void **state)
+{
+    struct backend_url u;
+    char out[700];
+
+    (void)state;
+    parse_ok("redis://h:6380/2", &u);
+    assert_false(u.tls);
+    parse_ok("rediss://h:6380/2", &u);
+    assert_true(u.tls);
+    assert_false(u.sentinel);
+    assert_int_equal(u.port, 6380);
+    assert_int_equal(u.redis_db, 2);
+    backend_url_describe(&u, out, sizeof(out));
+    assert_string_equal(out, "rediss://h:6380/2");
+    parse_ok("rediss-sentinel://s1:1,s2:2/m?db=3", &u);
+    assert_true(u.tls);
+    assert_true(u.sentinel);
+    assert_int_equal(u.nhosts, 2);
+    backend_url_describe(&u, out, sizeof(out));
+    assert_string_equal(out, "rediss-sentinel://s1:1,s2:2/m?db=3");
+    parse_bad("rediss:///run/redis.sock", "TLS over TCP");
+    parse_ok("mysql://auth@db/accounts?tls=on", &u);
+    assert_true(u.tls);
+    backend_url_describe(&u, out, sizeof(out));
+    assert_string_equal(out, "mysql://auth@db:3306/accounts?tls=on");
+    parse_ok("mysql://auth@db/accounts?tls=off", &u);
+    assert_false(u.tls);
+    parse_bad("mysql://auth@db/accounts?tls=yes", "tls= takes on or off");
+    parse_bad("mysql://auth@db/accounts?tls=on&tls=on", "given twice");
+    parse_bad("mysql://auth@localhost/accounts?socket=/run/m.sock&tls=on", "not with ?socket=");
+    parse_bad("redis://h/0?tls=on", "unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_backend_url_mask),
         cmocka_unit_test(test_backend_url_describe),
         cmocka_unit_test(test_backend_url_several_hosts),
+        cmocka_unit_test(test_backend_url_tls),
     };
     return cmocka_run_group_tests_name("backend_url", tests, NULL, NULL);
 }
