@@ -37,11 +37,20 @@ CL=$ITEST_DIR/cl
 
 netns_names() { ip netns list | awk '{print $1}' | sort; }
 link_names() { ip -o link | awk -F': ' '{sub(/@.*/, "", $2); print $2}' | sort; }
-# ours_left: namespaces and links that were not there at the start, processes whose command
-# line names the run directory
+# ours: a pattern of the tags cluster.sh gives the test's clusters (from each directory under
+# the run directory), so that another cluster up on the machine meanwhile is not counted
+ours() {
+    local d tags=""
+    for d in "$ITEST_DIR"/*/; do
+        tags+="${tags:+|}$(printf '%s' "$(cd "$d" && pwd)" | sha1sum | cut -c1-5)"
+    done
+    printf '^fsc-?(%s)\n' "${tags:-none}"
+}
+# ours_left: the test's namespaces and links that were not there at the start, processes whose
+# command line names the run directory
 ours_left() {
-    comm -13 "$ITEST_DIR/netns.before" <(netns_names) | sed 's/^/netns /'
-    comm -13 "$ITEST_DIR/links.before" <(link_names) | sed 's/^/link /'
+    comm -13 "$ITEST_DIR/netns.before" <(netns_names) | grep -E "$(ours)" | sed 's/^/netns /'
+    comm -13 "$ITEST_DIR/links.before" <(link_names) | grep -E "$(ours)" | sed 's/^/link /'
     python3 -c '
 import glob, os
 d, me = os.environ["ITEST_DIR"].encode(), os.getpid()
