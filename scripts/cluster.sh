@@ -228,13 +228,21 @@ in_ns() {
     ip netns exec "$(ns_of "$host")" "$@" 8>&-
 }
 
+# The database speaks TLS between hosts (tls-certs.sh under DIR/tls: the db hosts' addresses
+# in the server certificate); its clients offer the client certificate.
+tls_cli() { printf '%s\n' --tls --cacert "$dir/tls/ca.pem" --cert "$dir/tls/client.pem" \
+    --key "$dir/tls/client.key"; }
 rcli() { # rcli HOST ARGS...: redis-cli to HOST's Redis (as the account database's clients do)
+    local tls
+    mapfile -t tls < <(tls_cli)
     REDISCLI_AUTH=$(<"$dir/db-1/redis/password") \
-        redis-cli -h "$(addr_of "$1")" -p "$REDIS_PORT" "${@:2}"
+        redis-cli "${tls[@]}" -h "$(addr_of "$1")" -p "$REDIS_PORT" "${@:2}"
 }
 scli() { # scli HOST ARGS...: redis-cli to HOST's Sentinel, with the Sentinels' password
+    local tls
+    mapfile -t tls < <(tls_cli)
     REDISCLI_AUTH=$(<"$dir/db-1/sentinel/password") \
-        redis-cli -h "$(addr_of "$1")" -p "$SENTINEL_PORT" "${@:2}"
+        redis-cli "${tls[@]}" -h "$(addr_of "$1")" -p "$SENTINEL_PORT" "${@:2}"
 }
 
 # sentinel_master: the address of the primary the Sentinels name (the first that answers)
@@ -260,7 +268,8 @@ start_redis() {
     mkdir -p "$d"
     [[ -s $d/password ]] || cp "$dir/db-1/redis/password" "$d/password"
     chmod 600 "$d/password"
-    in_ns "db-$k" env REDIS_BIND="$(addr_of "db-$k")" "$TOP/scripts/redis.sh" start "$d" \
+    in_ns "db-$k" env REDIS_BIND="$(addr_of "db-$k")" REDIS_TLS="$dir/tls" \
+        "$TOP/scripts/redis.sh" start "$d" \
         "$REDIS_PORT" >/dev/null
     record_pid "db-$k/redis" "$(cat "$d/redis.pid")"
     # a primary sends a full copy to a replica at once, not 5 s later (the default waits for
@@ -286,7 +295,12 @@ start_sentinel() {
     mkdir -p "$d"
     if [[ ! -s $d/sentinel.conf ]]; then # Sentinel rewrites its file with what it learns
         (umask 077 && cat >"$d/sentinel.conf") <<EOF
-port $SENTINEL_PORT
+port 0
+tls-port $SENTINEL_PORT
+tls-cert-file $dir/tls/server.pem
+tls-key-file $dir/tls/server.key
+tls-ca-cert-file $dir/tls/ca.pem
+tls-replication yes
 bind $(addr_of "db-$k")
 daemonize no
 dir $d
@@ -336,7 +350,7 @@ start_galera() {
     done
     # recorded before they exist: a start that fails half-way is stopped by down
     record galera "$dir/galera"
-    GALERA_ADDRS=$addrs GALERA_NETNS=$spaces GALERA_CLIENT_HOST="$SUBNET.%" \
+    GALERA_ADDRS=$addrs GALERA_NETNS=$spaces GALERA_CLIENT_HOST="$SUBNET.%" GALERA_TLS=$dir/tls \
         "$TOP/scripts/galera.sh" start "$dir/galera" 3 >/dev/null 8>&-
     for k in 1 2 3; do
         record_pid "db-$k/mariadb" "$(cat "$dir/galera/node$k/mysqld.pid")"
@@ -350,11 +364,11 @@ start_mariadb() { # a node again, after a kill: it rejoins the others
 
 backend_url() {
     if [[ $BACKEND == redis-sentinel ]]; then
-        printf 'redis-sentinel://%s:%s,%s:%s,%s:%s/%s\n' "$(addr_of db-1)" "$SENTINEL_PORT" \
+        printf 'rediss-sentinel://%s:%s,%s:%s,%s:%s/%s\n' "$(addr_of db-1)" "$SENTINEL_PORT" \
             "$(addr_of db-2)" "$SENTINEL_PORT" "$(addr_of db-3)" "$SENTINEL_PORT" "$MASTER"
     else
-        printf 'mysql://auth@%s:3306,%s:3306,%s:3306/auth\n' "$(addr_of db-1)" "$(addr_of db-2)" \
-            "$(addr_of db-3)"
+        printf 'mysql://auth@%s:3306,%s:3306,%s:3306/auth?tls=on\n' "$(addr_of db-1)" \
+            "$(addr_of db-2)" "$(addr_of db-3)"
     fi
 }
 backend_password_file() {
@@ -375,7 +389,9 @@ start_server2() {
     spawn "s2-$k" server2 "$d/server2.log" "$BIN_DIR/server2" --listen "$(addr_of "s2-$k")" \
         --port "$S2_PORT" --backend "$(backend_url)" \
         --backend-password-file "$(backend_password_file)" --secret-file "$dir/link.secret" \
-        --hash-cost min --workers 2 "${timeout[@]}" "${spw[@]}"
+        --hash-cost min --workers 2 "${timeout[@]}" "${spw[@]}" \
+        --backend-tls-ca "$dir/tls/ca.pem" --backend-tls-cert "$dir/tls/client.pem" \
+        --backend-tls-key "$dir/tls/client.key"
     wait_log "$d/server2.log" "$off" 'listening on ' 20 "$(proc_pid "s2-$k/server2")"
 }
 
@@ -516,6 +532,7 @@ cmd_up() {
         (umask 077 && head -c 32 /dev/urandom >"$dir/link.secret")
     fi
     make_files
+    "$TOP/scripts/tls-certs.sh" "$dir/tls" "$(addr_of db-1)" "$(addr_of db-2)" "$(addr_of db-3)"
     local k
     log "network up ($SUBNET.0/24); starting the database ($BACKEND)"
     if [[ $BACKEND == redis-sentinel ]]; then start_redis_sentinel; else start_galera; fi

@@ -20,6 +20,11 @@
 #                              free ports
 #   GALERA_NETNS=NS1,NS2,...   node K runs in network namespace NSK (ip netns exec)
 #   GALERA_CLIENT_HOST=PATTERN `auth` may also connect from PATTERN (e.g. 10.201.7.%)
+#   GALERA_TLS=CERTDIR         (scripts/tls-certs.sh) clients over TCP must use TLS
+#                              (require_secure_transport) and the nodes replicate over TLS
+#                              (socket.ssl_*): each node gets a copy of CERTDIR's CA and server
+#                              certificate in DIR/nodeK/tls; a state transfer (rsync) goes
+#                              through stunnel (ssl-mode VERIFY_CA, from the same settings)
 # start keeps them in DIR/nodeK/{addr,netns}, so kill and rejoin need nothing more.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -72,14 +77,21 @@ node_addr() {
 # write_conf K: node K's my.cnf, from the ports in DIR/nodeK/{port,gport,sport,iport} and the
 # addresses of DIR/node*/addr
 write_conf() {
-    local k=$1 d peers="" i a
+    local k=$1 d peers="" i a tls_opts=""
     d=$(node_dir "$k")
     a=$(node_addr "$k")
     for ((i = 1; i <= nnodes; i++)); do
         peers+="${peers:+,}$(node_addr "$i"):$(<"$(node_dir "$i")/gport")"
     done
+    if [[ -s $d/tls/server.pem ]]; then
+        tls_opts=";socket.ssl_cert=$d/tls/server.pem;socket.ssl_key=$d/tls/server.key"
+        tls_opts+=";socket.ssl_ca=$d/tls/ca.pem"
+    fi
     {
         mariadb_conf "$d" "$(<"$d/port")" "$d/mariadbd.pid" "$a"
+        [[ -z $tls_opts ]] || printf '%s\n' "ssl_cert = $d/tls/server.pem" \
+            "ssl_key = $d/tls/server.key" "ssl_ca = $d/tls/ca.pem" \
+            "require_secure_transport = ON" "tls_version = TLSv1.2,TLSv1.3"
         cat <<CONF
 innodb_autoinc_lock_mode = 2
 binlog_format = ROW
@@ -90,7 +102,7 @@ wsrep_cluster_name = s1-galera
 wsrep_cluster_address = gcomm://$peers
 wsrep_node_name = node$k
 wsrep_node_address = $a:$(<"$d/gport")
-wsrep_provider_options = "gmcast.listen_addr=tcp://$a:$(<"$d/gport");ist.recv_addr=$a:$(<"$d/iport");gcache.size=32M;$EVS"
+wsrep_provider_options = "gmcast.listen_addr=tcp://$a:$(<"$d/gport");ist.recv_addr=$a:$(<"$d/iport");gcache.size=32M;$EVS$tls_opts"
 wsrep_sst_method = rsync
 wsrep_sst_receive_address = $a:$(<"$d/sport")
 CONF
@@ -166,6 +178,13 @@ cmd_start() {
     mkdir -p "$dir"
     printf '%s\n' "$nnodes" >"$dir/nodes"
     place_nodes
+    if [[ -n ${GALERA_TLS:-} ]]; then
+        for ((k = 1; k <= nnodes; k++)); do
+            mkdir -p "$(node_dir "$k")/tls"
+            cp "$GALERA_TLS/ca.pem" "$GALERA_TLS/server.pem" "$GALERA_TLS/server.key" \
+                "$(node_dir "$k")/tls/"
+        done
+    fi
     own "$dir"/node*
     [[ -z $run_as ]] || runuser -u "$run_as" -- test -w "$dir/node1" ||
         die "the nodes run as $run_as, who cannot reach $dir: make its parents searchable (o+x)"

@@ -12,7 +12,7 @@ packages=(
     build-essential pkg-config
     libevent-dev libhiredis-dev libmariadb-dev libcmocka-dev libsodium-dev libargon2-dev zlib1g-dev libisal-dev libjansson-dev
     libssl-dev openssl
-    redis-server mariadb-server galera-4 rsync
+    redis-server mariadb-server galera-4 rsync stunnel4
     haproxy iproute2 tcpdump
     gnuplot-nox curl wget python3 media-types
     nginx-light wrk h2o

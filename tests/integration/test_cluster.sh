@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Several hosts on one machine (scripts/cluster.sh): its refusals (bad sizes, a backend or subnet
 # it cannot use, a DIR already up), an `up` that fails half-way taking down all it made, then a
-# cluster (HAProxy, 2 server1, 2 server2, Redis + Sentinel on three hosts; the Sentinels answer
-# NOAUTH to a host without their password) under the short failover run
-# (scripts/cluster-failover.sh --short: a server1, a server2 and the Redis primary SIGKILLed and
-# started again under load from two hosts): exit 0, lost = 0, every fault's error window printed
-# within its target; after `down`, no namespace, link or process of the test's is left and no
-# sanitizer report is in any log. Needs root and network namespaces: without them it says
-# "skipped: no netns" and passes.
+# cluster (HAProxy, 2 server1, 2 server2, Redis + Sentinel on three hosts, speaking only TLS
+# between hosts; the Sentinels answer NOAUTH to a host without their password) under the short
+# failover run (scripts/cluster-failover.sh --short: a server1, a server2 and the Redis primary
+# SIGKILLed and started again under load from two hosts): exit 0, lost = 0, every fault's error
+# window printed within its target; after `down`, no namespace, link or process of the test's
+# is left and no sanitizer report is in any log. Needs root and network namespaces: without
+# them it says "skipped: no netns" and passes.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -119,15 +119,25 @@ check_eq "HAProxy answers from lg-1" \
 # the Sentinels take no command from a host without their password (SENTINEL MONITOR could
 # name another primary, which server2 would give the database password)
 DB1=$(awk '$1 == "db-1" {print $2}' "$CL/hosts")
+# the database speaks only TLS between hosts: a client with the certificate...
+TLS=(--tls --cacert "$CL/tls/ca.pem" --cert "$CL/tls/client.pem" --key "$CL/tls/client.key")
 for cmd in "sentinel masters" "sentinel monitor rogue $LB 6379 2"; do
     # shellcheck disable=SC2086  # the command's words, split on purpose
     check_ok "'$cmd' from lg-1 without the Sentinels' password: NOAUTH" grep -q NOAUTH \
-        <<<"$("$CLUSTER" exec "$CL" lg-1 redis-cli -h "$DB1" -p 26379 $cmd 2>&1)"
+        <<<"$("$CLUSTER" exec "$CL" lg-1 redis-cli "${TLS[@]}" -h "$DB1" -p 26379 $cmd 2>&1)"
 done
 check_eq "... and with it, the Sentinels name the primary" \
     "$(REDISCLI_AUTH=$(<"$CL/db-1/sentinel/password") "$CLUSTER" exec "$CL" lg-1 \
-        redis-cli -h "$DB1" -p 26379 sentinel get-master-addr-by-name mymaster | head -n 1)" \
-    "$DB1"
+        redis-cli "${TLS[@]}" -h "$DB1" -p 26379 sentinel get-master-addr-by-name mymaster |
+        head -n 1)" "$DB1"
+# ... and one in clear gets no answer from a Sentinel or a Redis
+for port in 26379 6379; do
+    check_ok "a client in clear to db-1:$port gets no answer" \
+        test -z "$(REDISCLI_AUTH=$(<"$CL/db-1/sentinel/password") "$CLUSTER" exec "$CL" lg-1 \
+            timeout 5 redis-cli -h "$DB1" -p "$port" ping 2>/dev/null)"
+done
+check_ok "server2 names its backend rediss-sentinel://" \
+    grep -q "backend=rediss-sentinel://" "$CL/s2-1/server2.log"
 
 # the short failover run
 rc=0
