@@ -67,6 +67,8 @@ head -c $((3 * 1024 * 1024 + 17)) /dev/urandom >"$ROOT/big"
 echo "hello over tls" >"$ROOT/hello.txt"
 echo "nested" >"$ROOT/sub/n.txt"
 head -c $((2 * 1024 * 1024 + 5)) /dev/urandom >"$ITEST_DIR/upload"
+# more than loopback's largest send buffer (tcp_wmem: 4 MiB), for the slow reader
+head -c $((12 * 1024 * 1024 + 3)) /dev/urandom >"$ROOT/huge"
 ALICE=(-u alice:secret)
 
 # ---- refused at start -----------------------------------------------------------------------
@@ -157,6 +159,51 @@ with urllib.request.urlopen(req, context=ctx, timeout=20) as r:
 EOF
 ) || true
 check_eq "Python urllib with the CA: a GET" "$py_get" "200 hello over tls"
+
+# a client with a small receive buffer that pauses, then reads slowly: server1's writes stop
+# half-way (WANT_WRITE: 16 of 808 writes in a trial) and resume with the same bytes; and three
+# requests sent in one TLS record
+py_slow=$(python3 - "$PKI/ca.pem" "$TLS_PORT" "$ROOT/huge" <<'EOF'
+import base64, hashlib, socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+raw = socket.socket()
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+raw.settimeout(30)
+raw.connect(("127.0.0.1", int(sys.argv[2])))
+s = ctx.wrap_socket(raw, server_hostname="localhost")
+auth = base64.b64encode(b"alice:secret").decode()
+s.sendall(("GET /files/huge HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode())
+data = b""
+while b"\r\n\r\n" not in data:
+    data += s.recv(65536)
+head, body = data.split(b"\r\n\r\n", 1)
+time.sleep(0.3)
+want = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+reads = 0
+while len(body) < want:
+    chunk = s.recv(16384)
+    if not chunk:
+        break
+    body += chunk
+    reads += 1
+    if reads % 16 == 0:
+        time.sleep(0.002)
+exact = hashlib.sha256(body).digest() == hashlib.sha256(open(sys.argv[3], "rb").read()).digest()
+print("slow reader", "exact" if exact else "differs (%d bytes)" % len(body))
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+data = b""
+while data.count(b"\r\n\r\nok") < 3:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+print("pipelined", data.count(b"HTTP/1.1 200"))
+EOF
+) || true
+check_eq "a slow reader with a small receive buffer: 12 MiB byte-exact" \
+    "$(head -1 <<<"$py_slow")" "slow reader exact"
+check_eq "three pipelined requests in one TLS record: three answers" \
+    "$(tail -1 <<<"$py_slow")" "pipelined 3"
 
 # ---- the handshake: versions, ALPN, resumption ----------------------------------------------
 # sclient ARGS...: openssl s_client to the TLS port sending a GET /healthz; its output
