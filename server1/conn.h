@@ -32,6 +32,9 @@
  * the handler gives, --header-timeout per stall, and at --min-rate over every --min-rate-window
  * after --min-rate-grace (else 408); Expect: 100-continue is answered only then. Once the
  * whole body is in the sink, the sink's received() answers later.
+ * Bytes move through the conn's transport (transport.h): the plain syscalls, or TLS for a
+ * connection accepted on --tls-port (tls.h; the handshake within its first reads, bounded by
+ * --header-timeout like a request's head). Nothing above this file knows which.
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
