@@ -326,7 +326,7 @@ fi
 stop_s1 "server1 with https"
 
 # ---- the other read mode --------------------------------------------------------------------
-start_s1 s1direct --read direct "${TLS_FLAGS[@]}"
+start_s1 s1direct --read direct "${TLS_FLAGS[@]}" --max-conns-per-ip 2
 wait_until 10 grep -q 'listening for https on ' "$S1_LOG" || itest_fail "no https port logged"
 TLS_PORT=$(grep -m1 -o 'listening for https on [^ ]*' "$S1_LOG")
 S1S=https://localhost:${TLS_PORT##*:}
@@ -336,6 +336,20 @@ check_eq "Range over https (--read direct): status" "$("${CURL[@]}" -o "$ITEST_D
     -w '%{http_code}' "${ALICE[@]}" -r 1000000-3099999 "$S1S/files/big")" 206
 check_ok "Range over https (--read direct): the bytes asked for" \
     cmp -s "$ITEST_DIR/got" "$ITEST_DIR/slice"
+over=$(python3 - "${TLS_PORT##*:}" <<'EOF'
+import socket, sys
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10) for _ in range(2)]
+third = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+try:
+    print("closed, %d bytes" % len(third.recv(4096)))
+except ConnectionResetError:
+    print("closed, 0 bytes")
+except socket.timeout:
+    print("still open")
+EOF
+) || true
+check_eq "over --max-conns-per-ip, a TLS connection is closed without a byte" "$over" \
+    "closed, 0 bytes"
 stop_s1 "server1 with https (--read direct)"
 
 itest_summary
