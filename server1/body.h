@@ -20,8 +20,11 @@
 #ifndef S1_BODY_H
 #define S1_BODY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define BODY_COPY_MAX (256 * 1024)
 
 struct evbuffer;
 struct s1_body;
@@ -41,6 +44,9 @@ struct s1_body {
     const struct s1_body_ops *ops; /* NULL: no body at all */
     uint64_t len;                  /* bytes still to give (the Content-Length when made) */
     const void *data;              /* all len bytes, if in memory; else NULL */
+    bool copy_files;               /* set by conn: the output takes no sendfile segments (TLS
+                                      in user space), so a file's bytes are copied into it, a
+                                      part of at most BODY_COPY_MAX per fill */
     /* the maker's: conn never reads them */
     void *_owner;                  /* what release frees (memory bodies), or the buffer */
     const void *_ctx;              /* O_DIRECT: the files they are read through */

@@ -303,6 +303,14 @@ static const struct flagtab_flag s1_flags[] = {
      .flags = FLAGTAB_F_NOCASE, .help = "the least severe messages logged"},
     {FLAGTAB_CUSTOM, "verbose", 'v', .fn = on_verbose, .flags = FLAGTAB_F_REPEAT,
      .help = "one level more verbose (-v = debug)"},
+    {FLAGTAB_PATH, "tls-cert", .arg = "FILE", S1(tls_cert), .flags = FLAGTAB_F_NODEF,
+     .help = "HTTPS: the certificate, PEM, the server's first and then its chain "
+             "(docs/https.md); with --tls-key and --tls-port"},
+    {FLAGTAB_PATH, "tls-key", .arg = "FILE", S1(tls_key), .flags = FLAGTAB_F_NODEF,
+     .help = "HTTPS: the certificate's private key, PEM"},
+    {FLAGTAB_U64, "tls-port", .arg = "N", .min = 0, .max = 65535, S1(tls_port),
+     FLAGTAB_SEEN(struct s1_config, tls_port_set), .def = "none: no HTTPS",
+     .help = "HTTPS port on the --listen address, beside --port; 0 picks a free one"},
     {FLAGTAB_HELP, "help", 'h', .help = "this text"},
     {FLAGTAB_VERSION, "version", 'V', .help = "version and build flags"},
 
@@ -391,6 +399,18 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                  "--auth-secret-file and --insecure-no-secret exclude each other");
         return S1_CONFIG_ERROR;
     }
+    if ((c->tls_cert != NULL) != (c->tls_key != NULL) ||
+        (c->tls_cert != NULL) != c->tls_port_set) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "HTTPS needs --tls-cert, --tls-key and --tls-port "
+                 "together: %s is missing",
+                 c->tls_cert == NULL ? "--tls-cert" : c->tls_key == NULL ? "--tls-key"
+                                                                         : "--tls-port");
+        return S1_CONFIG_ERROR;
+    }
+    if (c->tls_port_set && c->tls_port != 0 && c->tls_port == c->port) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--tls-port and --port are both %u", c->port);
+        return S1_CONFIG_ERROR;
+    }
     if (c->upload_temp_max == 0) {
         c->upload_temp_max = 1ull << 30;
         if (c->max_upload > c->upload_temp_max)
@@ -458,4 +478,7 @@ void s1_config_log(const struct s1_config *c)
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
              (unsigned long long)c->auth_cache_entries, DUR(c->auth_cache_ttl_us, t1),
              c->max_list);
+    if (c->tls_cert != NULL)
+        log_info("config: tls-port=%u tls-cert=%s tls-key=%s", c->tls_port, c->tls_cert,
+                 c->tls_key);
 }

@@ -71,6 +71,11 @@ struct s1_config {
     size_t max_list;                       /* --max-list: entries of a listing, at most */
     uint64_t auth_cache_entries;           /* --auth-cache: in all threads; 0 = off */
     uint64_t auth_cache_ttl_us;            /* --auth-cache-ttl: 0 = off */
+    /* HTTPS (tls.h): all three, or none */
+    const char *tls_cert;        /* --tls-cert FILE: PEM, leaf first, then its chain */
+    const char *tls_key;         /* --tls-key FILE: PEM private key of the leaf */
+    uint16_t tls_port;           /* --tls-port; 0 = ephemeral */
+    bool tls_port_set;           /* --tls-port was given */
 };
 
 enum s1_config_result {

@@ -20,6 +20,8 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "tls.h"
+#include "transport.h"
 #include "xalloc.h"
 
 /* A connection (conn.h): its public part first, the rest conn.c's. */
@@ -27,6 +29,7 @@ struct s1_conn {
     struct s1_conn_pub pub; /* home, the handler's req, peer, route, head_only */
     TAILQ_ENTRY(s1_conn) link;
     int fd;
+    struct s1_transport tr; /* how its bytes move: plain or TLS (transport.h) */
     enum s1_conn_state state;
     struct event rd_ev;
     struct event wr_ev;
@@ -200,8 +203,9 @@ static struct evbuffer *out_buf(struct s1_conn *c)
             fprintf(stderr, "server1: out of memory (evbuffer_new)\n");
             abort();
         }
-        /* lets evbuffer_add_file use sendfile */
-        evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD);
+        /* lets evbuffer_add_file use sendfile (not through TLS in user space) */
+        if (c->tr.sendfile)
+            evbuffer_set_flags(c->out, EVBUFFER_FLAG_DRAINS_TO_FD);
     }
     return c->out;
 }
@@ -243,6 +247,7 @@ static void queue_out(struct s1_conn *c, const char *head, size_t hlen, struct s
     struct evbuffer *out = out_buf(c);
 
     deadline_extend(c, hlen + (b->ops == NULL ? 0 : b->len));
+    b->copy_files = !c->tr.sendfile;
     if (hlen > 0 && evbuffer_add(out, head, hlen) < 0) {
         log_warn("cannot queue a response: out of memory");
         goto fail;
@@ -287,7 +292,7 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
         total += (size_t)b->len;
         cnt = 2;
     }
-    n = writev(c->fd, iov, cnt);
+    n = c->tr.ops->writev(&c->tr, iov, cnt);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             c->dead = true;
@@ -674,7 +679,7 @@ static void conn_flush(struct s1_conn *c)
                 arm_write(c);
                 return;
             }
-            n = evbuffer_write_atmost(c->out, c->fd, (ev_ssize_t)budget);
+            n = c->tr.ops->write_out(&c->tr, c->out, budget);
             /* libevent's sendfile path reports EAGAIN as 0; so would a file cut short under
              * us, which must not spin forever: give up after many writable-but-no-progress
              * rounds */
@@ -707,7 +712,7 @@ static void conn_flush(struct s1_conn *c)
 
 static void start_linger(struct s1_conn *c)
 {
-    if (shutdown(c->fd, SHUT_WR) < 0) {
+    if (c->tr.ops->shutdown(&c->tr) < 0) {
         c->dead = true;
         return;
     }
@@ -750,12 +755,18 @@ static void conn_settle(struct s1_conn *c)
     }
     if (!c->dead) {
         bool want = !c->peer_eof &&
-                    (c->state == S1_CONN_LINGER || make_space(c) > 0);
+                    (c->state == S1_CONN_LINGER || make_space(c) > 0 || c->tr.want_read);
         if (want && !c->reading)
             event_add(&c->rd_ev, NULL);
         else if (!want && c->reading)
             event_del(&c->rd_ev);
         c->reading = want;
+        /* bytes TLS took off the socket already: no readiness will tell of them */
+        if (want && c->state != S1_CONN_LINGER && c->tr.ops->pending(&c->tr))
+            event_active(&c->rd_ev, EV_READ, 1);
+        /* a TLS read (a handshake step) waits for writability */
+        if (c->tr.want_write && !c->peer_eof && !event_pending(&c->wr_ev, EV_WRITE, NULL))
+            event_add(&c->wr_ev, NULL);
     }
     if (c->dead)
         s1_conn_free(c);
@@ -763,34 +774,29 @@ static void conn_settle(struct s1_conn *c)
 
 /* ---- event callbacks ---- */
 
-static void on_read(evutil_socket_t fd, short what, void *arg)
+/*
+ * Reads what the socket has (at most S1_READS_PER_EVENT buffers) and handles the requests
+ * complete in it. False when nothing happened (the first read would block and waits for
+ * nothing else): no need to settle. The caller settles otherwise.
+ */
+static bool read_input(struct s1_conn *c)
 {
-    struct s1_conn *c = arg;
     ssize_t n;
-    UNUSED(what);
 
-    if (c->state == S1_CONN_LINGER) {
-        char sink[4096];
-        n = recv(fd, sink, sizeof(sink), 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-            c->dead = true;
-        conn_settle(c);
-        return;
-    }
     /* a read that fills the buffer is followed by another at once (an upload's head and
      * body rarely fit the first): one wake-up per request, not two */
     for (int reads = 0; reads < S1_READS_PER_EVENT; reads++) {
         size_t space = make_space(c);
         if (space == 0)
             break; /* conn_settle pauses reading */
-        n = recv(fd, c->in + c->in_end, space, 0);
+        n = c->tr.ops->recv(&c->tr, c->in + c->in_end, space);
         if (n > 0) {
             c->in_end += (size_t)n;
         } else if (n == 0) {
             c->peer_eof = true;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            if (reads == 0)
-                return;
+            if (reads == 0 && !c->tr.want_write)
+                return false;
             break;
         } else {
             c->dead = true; /* ECONNRESET and friends */
@@ -800,7 +806,25 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         if (n < (ssize_t)space || c->dead || c->state != S1_CONN_READ)
             break;
     }
-    conn_settle(c);
+    return true;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_conn *c = arg;
+    UNUSED(what);
+
+    if (c->state == S1_CONN_LINGER) {
+        /* discarded as they come, raw: after close_notify a TLS peer's bytes mean nothing */
+        char sink[4096];
+        ssize_t n = recv(fd, sink, sizeof(sink), 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            c->dead = true;
+        conn_settle(c);
+        return;
+    }
+    if (read_input(c))
+        conn_settle(c);
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -809,9 +833,20 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
     UNUSED(fd);
 
     struct minrate_cfg rule = rate_rule(c);
-    uint64_t now = clock_now_ns();
-    bool slow = c->send_deadline_ns != 0 && minrate_too_slow(&c->send_rate, &rule, now);
+    uint64_t now;
+    bool slow;
 
+    if (c->tr.want_write && (what & EV_WRITE)) {
+        c->tr.want_write = false; /* a TLS read waited for this */
+        if (c->state != S1_CONN_LINGER)
+            (void)read_input(c);
+        if (c->dead) {
+            conn_settle(c);
+            return;
+        }
+    }
+    now = clock_now_ns();
+    slow = c->send_deadline_ns != 0 && minrate_too_slow(&c->send_rate, &rule, now);
     if ((c->send_deadline_ns != 0 && now >= c->send_deadline_ns) || slow) {
         log_debug("closing fd %d: the client reads its response %s", c->fd,
                   slow ? "slower than --min-rate over --min-rate-window"
@@ -865,10 +900,23 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
+void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
+                 bool tls)
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
+    if (!tls) {
+        s1_transport_plain(&c->tr, fd);
+    } else if (s1_tls_attach(&c->tr, home->tls_ctx, fd, home->metrics) < 0) {
+        log_warn("cannot start TLS on fd %d: out of memory", fd);
+        if (close(fd) < 0)
+            log_debug("close fd %d: %d", fd, errno);
+        if (home->conns_per_ip != NULL)
+            connlimit_release(home->conns_per_ip, peer);
+        free(c);
+        home->closed(home);
+        return;
+    }
     c->pub.home = home;
     c->fd = fd;
     memcpy(c->pub.peer, peer, sizeof(c->pub.peer));
@@ -903,9 +951,9 @@ void s1_conn_free(struct s1_conn *c)
     if (c->reset) {
         struct linger lg = {.l_onoff = 1, .l_linger = 0};
         setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        c->tr.fatal = true; /* no close_notify either */
     }
-    if (close(c->fd) < 0)
-        log_debug("close fd %d: %d", c->fd, errno);
+    c->tr.ops->close(&c->tr);
     if (c->out != NULL)
         evbuffer_free(c->out); /* (before the body: nothing it gave is read any more) */
     body_release(&c->body);

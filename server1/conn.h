@@ -32,6 +32,9 @@
  * the handler gives, --header-timeout per stall, and at --min-rate over every --min-rate-window
  * after --min-rate-grace (else 408); Expect: 100-continue is answered only then. Once the
  * whole body is in the sink, the sink's received() answers later.
+ * Bytes move through the conn's transport (transport.h): the plain syscalls, or TLS for a
+ * connection accepted on --tls-port (tls.h; the handshake within its first reads, bounded by
+ * --header-timeout like a request's head). Nothing above this file knows which.
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -52,6 +55,7 @@
 
 struct evbuffer;
 struct s1_config;
+struct ssl_ctx_st;
 struct s1_conn;
 struct s1_request;
 
@@ -109,6 +113,7 @@ struct s1_conn_home {
     const struct timeval *linger_tv;
     const struct s1_conn_handler *handler;
     void *handler_arg;                /* the handler's own per-thread state */
+    struct ssl_ctx_st *tls_ctx;       /* HTTPS (tls.h), shared by every thread; NULL: none */
     void (*closed)(struct s1_conn_home *home); /* after a conn was freed */
     struct httpdate_cache date;       /* the Date header, made once a second */
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
@@ -137,9 +142,11 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
- * home->conns_per_ip, if on, until the conn is freed).
+ * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls_ctx) if tls.
+ * If TLS cannot start (out of memory) the socket is closed at once and home->closed called.
  */
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN]);
+void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
+                 bool tls);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */

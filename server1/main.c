@@ -5,7 +5,10 @@
  * Unless --read-only, the committer (commit.h) opens the upload store (replaying its log) before
  * the workers start and is stopped after they are joined, so drained uploads are committed and
  * answered.
- * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags.
+ * With --tls-port, a second set of sockets on that port speaks HTTPS (tls.h); the certificate
+ * and key are checked before anything else starts.
+ * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags (and a certificate
+ * or key that cannot be used).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -26,6 +29,7 @@
 #include "log.h"
 #include "mimetypes.h"
 #include "net.h"
+#include "tls.h"
 #include "worker.h"
 #include "xalloc.h"
 
@@ -34,8 +38,9 @@
 #define S1_FD_RESERVE 128   /* root, store segments, logs, prefetch walk, server2 reconnects */
 #define S1_MIN_CONNS 8      /* below this many connections the limit is a mistake */
 
-_Static_assert(FILES_ERR_LEN >= S1_CONFIG_ERR_LEN && FILES_ERR_LEN >= NET_ERR_LEN,
-               "main's error buffer serves config, files and net");
+_Static_assert(FILES_ERR_LEN >= S1_CONFIG_ERR_LEN && FILES_ERR_LEN >= NET_ERR_LEN &&
+                   FILES_ERR_LEN >= S1_TLS_ERR_LEN,
+               "main's error buffer serves config, files, net and tls");
 
 /*
  * The descriptor budget: two per client connection (its socket, and the temp file of an upload
@@ -102,11 +107,14 @@ static int load_types(const struct s1_config *cfg, struct mimetypes *types, cons
     return 0;
 }
 
-/* One listening socket per worker, all on the same port. Returns -1 with a reason in err. */
-static int bind_listeners(const struct s1_config *cfg, int *fds, unsigned n, uint16_t *port,
-                          char *err)
+/*
+ * One listening socket per worker, all on the same port (want; 0: a free one, the same for
+ * all). Returns -1 with a reason in err.
+ */
+static int bind_listeners(const struct s1_config *cfg, uint16_t want, int *fds, unsigned n,
+                          uint16_t *port, char *err)
 {
-    uint16_t p = cfg->port;
+    uint16_t p = want;
 
     if (p != 0) {
         /* a socket without SO_REUSEPORT fails if anyone (even another server1) holds the port */
@@ -259,8 +267,11 @@ int main(int argc, char **argv)
     struct mimetypes types;
     const char *types_from;
     int *fds = NULL;
+    int *tls_fds = NULL;
+    struct ssl_ctx_st *tls_ctx = NULL;
     unsigned started = 0;
     uint16_t port = 0;
+    uint16_t tls_port = 0;
     sigset_t sigs;
     int sig;
     int rc = 1;
@@ -313,9 +324,27 @@ int main(int argc, char **argv)
         mimetypes_release(&types);
         return 1;
     }
+    if (cfg.tls_cert != NULL) {
+        tls_ctx = s1_tls_ctx_new(cfg.tls_cert, cfg.tls_key, err);
+        if (tls_ctx == NULL) {
+            fprintf(stderr, "server1: %s\n", err);
+            rc = 2;
+            goto out_files;
+        }
+    }
     fds = xcalloc(cfg.threads, sizeof(*fds));
-    if (bind_listeners(&cfg, fds, cfg.threads, &port, err) < 0) {
+    tls_fds = xcalloc(cfg.threads, sizeof(*tls_fds));
+    for (unsigned i = 0; i < cfg.threads; i++)
+        tls_fds[i] = -1;
+    if (bind_listeners(&cfg, cfg.port, fds, cfg.threads, &port, err) < 0) {
         fprintf(stderr, "server1: %s\n", err);
+        goto out_files;
+    }
+    if (tls_ctx != NULL &&
+        bind_listeners(&cfg, cfg.tls_port, tls_fds, cfg.threads, &tls_port, err) < 0) {
+        fprintf(stderr, "server1: --tls-port: %s\n", err);
+        for (unsigned i = 0; i < cfg.threads; i++)
+            close(fds[i]);
         goto out_files;
     }
     if (!cfg.read_only) {
@@ -326,8 +355,11 @@ int main(int argc, char **argv)
                            cfg.writable_root, &budgets,
                            cfg.private_uploads ? STORE_ORDER_BY_OWNER : 0, err) < 0) {
             fprintf(stderr, "server1: %s\n", err);
-            for (unsigned i = 0; i < cfg.threads; i++)
+            for (unsigned i = 0; i < cfg.threads; i++) {
                 close(fds[i]);
+                if (tls_fds[i] >= 0)
+                    close(tls_fds[i]);
+            }
             goto out_files;
         }
         commit.user_quota = cfg.user_quota;
@@ -353,20 +385,27 @@ int main(int argc, char **argv)
     sh.svc.types = &types;
     sh.workers = ws;
     sh.nworkers = cfg.threads;
+    sh.tls_ctx = tls_ctx;
     atomic_init(&sh.nconns, 0);
     if (!limits_init(&cfg, &sh.svc)) {
         fprintf(stderr, "server1: out of memory for the per-client limits\n");
-        for (unsigned i = 0; i < cfg.threads; i++)
+        for (unsigned i = 0; i < cfg.threads; i++) {
             close(fds[i]);
+            if (tls_fds[i] >= 0)
+                close(tls_fds[i]);
+        }
         cfg.threads = 0;
         goto out_workers;
     }
     for (unsigned i = 0; i < cfg.threads; i++) {
-        if (s1_worker_init(&ws[i], i, &sh, fds[i]) < 0) {
+        if (s1_worker_init(&ws[i], i, &sh, fds[i], tls_fds[i]) < 0) {
             fprintf(stderr, "server1: cannot create worker %u: %s\n", i,
                     strerror_r(errno, err, sizeof(err)));
-            for (unsigned k = i; k < cfg.threads; k++)
+            for (unsigned k = i; k < cfg.threads; k++) {
                 close(fds[k]);
+                if (tls_fds[k] >= 0)
+                    close(tls_fds[k]);
+            }
             cfg.threads = i; /* release only what was set up */
             goto out_workers;
         }
@@ -395,6 +434,8 @@ int main(int argc, char **argv)
         }
     }
     log_info("listening on %s:%u", cfg.listen, port);
+    if (tls_ctx != NULL)
+        log_info("listening for https on %s:%u", cfg.listen, tls_port);
 
     uint64_t next_trim = clock_now_ns() + TRIM_INTERVAL_NS;
     do {
@@ -431,6 +472,8 @@ out_files:
     free(ws);
     free(all);
     free(fds);
+    free(tls_fds);
+    s1_tls_ctx_free(tls_ctx);
     if (have_commit)
         committer_release(&commit);
     files_release(&files);

@@ -235,6 +235,20 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 sum_counter(all, n, offsetof(struct metrics, auth_cache_misses)));
     put_gauge(out, "server1_auth_cache_entries", "Entries in the --auth-cache of every thread.",
               sum_gauge(all, n, offsetof(struct metrics, auth_cache_entries)));
+    put_counter(out, "server1_tls_handshakes_total",
+                "TLS handshakes completed on --tls-port.",
+                sum_counter(all, n, offsetof(struct metrics, tls_handshakes)));
+    put_counter(out, "server1_tls_handshakes_failed_total",
+                "TLS connections closed before their handshake completed: a bad or refused "
+                "ClientHello, --header-timeout, the client gone.",
+                sum_counter(all, n, offsetof(struct metrics, tls_handshakes_failed)));
+    put_counter(out, "server1_tls_resumed_total",
+                "TLS handshakes that resumed a session (a ticket or the session cache).",
+                sum_counter(all, n, offsetof(struct metrics, tls_resumed)));
+    put_counter(out, "server1_tls_ktls_send_total",
+                "TLS connections whose sending side the kernel encrypts (kTLS): sendfile stays "
+                "zero-copy.",
+                sum_counter(all, n, offsetof(struct metrics, tls_ktls_send)));
     if (fclose(out) != 0 || buf == NULL) {
         free(buf);
         *len = 0;

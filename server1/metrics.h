@@ -74,6 +74,10 @@ struct metrics {
     _Atomic uint64_t auth_cache_hits;      /* GETs answered without asking server2 */
     _Atomic uint64_t auth_cache_misses;    /* GETs the cache could not answer (cache on) */
     _Atomic int64_t auth_cache_entries;    /* entries in this worker's cache */
+    _Atomic uint64_t tls_handshakes;        /* TLS handshakes completed (tls.h) */
+    _Atomic uint64_t tls_handshakes_failed; /* TLS conns closed before the handshake ended */
+    _Atomic uint64_t tls_resumed;           /* ... completed handshakes that resumed a session */
+    _Atomic uint64_t tls_ktls_send;         /* ... after which the kernel encrypts (kTLS send) */
 } __attribute__((aligned(64)));
 
 /* Single-writer updates: only the owning thread calls these. */

@@ -164,10 +164,41 @@ static int add_segment(struct s1_body *b, struct evbuffer *out)
     return 0;
 }
 
+/*
+ * The next part of b's bytes (at most BODY_COPY_MAX) read into out, for an output that takes no
+ * sendfile segments (TLS in user space): as many bytes copied as a segment would have sent, and
+ * a file cut short under us ends the response instead of mapping pages that are gone.
+ */
+static int copy_part(struct s1_body *b, struct evbuffer *out)
+{
+    size_t want = b->len < BODY_COPY_MAX ? (size_t)b->len : BODY_COPY_MAX;
+    struct evbuffer_iovec v;
+    ssize_t got;
+
+    if (evbuffer_reserve_space(out, (ev_ssize_t)want, &v, 1) < 1)
+        return -1;
+    do {
+        got = pread(b->_fd, v.iov_base, want, (off_t)b->_off);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) {
+        log_warn("cannot read a file being sent at offset %llu: %s",
+                 (unsigned long long)b->_off, got == 0 ? "cut short" : "read error");
+        return -1;
+    }
+    v.iov_len = (size_t)got;
+    if (evbuffer_commit_space(out, &v, 1) < 0)
+        return -1;
+    b->_off += (uint64_t)got;
+    b->len -= (uint64_t)got;
+    return 0;
+}
+
 /* A file's bytes from the page cache (an operator's file, or an upload's pinned segment). */
 static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
 {
     UNUSED(budget);
+    if (b->copy_files)
+        return copy_part(b, out);
     return add_segment(b, out);
 }
 

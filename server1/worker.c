@@ -32,6 +32,7 @@ struct s1_handoff {
     struct s1_worker *to;
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN];
+    bool tls; /* accepted on --tls-port */
 };
 
 static struct timeval tv_us(uint64_t us)
@@ -42,9 +43,11 @@ static struct timeval tv_us(uint64_t us)
 
 /*
  * A 503 with body (and, as every answer has, a Date from the worker's cache) sent, if the socket
- * takes it at once, to a connection that is then closed.
+ * takes it at once, to a connection that is then closed; a TLS one is closed without a word
+ * (no handshake is spent on it).
  */
-static void reject(struct s1_worker *w, int fd, const char *body, _Atomic uint64_t *counter)
+static void reject(struct s1_worker *w, int fd, bool tls, const char *body,
+                   _Atomic uint64_t *counter)
 {
     char msg[256];
     int n = snprintf(msg, sizeof(msg),
@@ -52,7 +55,7 @@ static void reject(struct s1_worker *w, int fd, const char *body, _Atomic uint64
                      "Retry-After: 1\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
                      httpdate_cached(&w->home.date, clock_wall_s()), strlen(body), body);
 
-    if (n > 0 && (size_t)n < sizeof(msg) &&
+    if (!tls && n > 0 && (size_t)n < sizeof(msg) &&
         send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
         log_debug("503 to rejected connection: %d", errno);
     close(fd);
@@ -60,15 +63,15 @@ static void reject(struct s1_worker *w, int fd, const char *body, _Atomic uint64
 }
 
 /* Over --max-conns. */
-static void reject_busy(struct s1_worker *w, int fd)
+static void reject_busy(struct s1_worker *w, int fd, bool tls)
 {
-    reject(w, fd, "too many connections", &w->metrics.connections_rejected);
+    reject(w, fd, tls, "too many connections", &w->metrics.connections_rejected);
 }
 
 /* Over --max-conns-per-ip. */
-static void reject_per_ip(struct s1_worker *w, int fd)
+static void reject_per_ip(struct s1_worker *w, int fd, bool tls)
 {
-    reject(w, fd, "too many connections from your address\r\n",
+    reject(w, fd, tls, "too many connections from your address\r\n",
            &w->metrics.connections_rejected_per_ip);
 }
 
@@ -77,8 +80,11 @@ static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
     struct s1_worker *w = arg;
     UNUSED(fd);
     UNUSED(what);
-    if (!w->home.draining)
+    if (!w->home.draining) {
         event_add(&w->accept_ev, NULL);
+        if (w->tls_listen_fd >= 0)
+            event_add(&w->tls_accept_ev, NULL);
+    }
 }
 
 /* The worker owning the fewest connections, w itself on a tie; draining workers take none. */
@@ -120,7 +126,7 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
         handoff_refuse(w, h);
         return;
     }
-    s1_conn_new(&w->home, h->fd, h->peer);
+    s1_conn_new(&w->home, h->fd, h->peer, h->tls);
     free(h);
 }
 
@@ -128,7 +134,8 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
  * A connection within the limits: w serves it, or hands it to a less loaded worker. If that
  * fails (out of memory) w serves it anyway.
  */
-static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN])
+static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
+                         bool tls)
 {
     struct s1_worker *to = least_loaded(w);
     struct s1_handoff *h;
@@ -137,6 +144,7 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
         h->msg.deliver = handoff_deliver;
         h->to = to;
         h->fd = fd;
+        h->tls = tls;
         memcpy(h->peer, peer, sizeof(h->peer));
         atomic_fetch_add_explicit(&to->load, 1, memory_order_relaxed);
         mailbox_post_one(&to->inbox, &h->msg);
@@ -144,14 +152,13 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
         return;
     }
     atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
-    s1_conn_new(&w->home, fd, peer); /* released by s1_conn_free */
+    s1_conn_new(&w->home, fd, peer, tls); /* released by s1_conn_free */
 }
 
-static void on_accept(evutil_socket_t lfd, short what, void *arg)
+/* Takes a batch of connections from the listening socket lfd (the TLS one if tls). */
+static void accept_batch(struct s1_worker *w, int lfd, bool tls)
 {
-    struct s1_worker *w = arg;
     const unsigned max_conns = w->sh->svc.cfg->max_conns;
-    UNUSED(what);
 
     for (int i = 0; i < S1_ACCEPT_BATCH; i++) {
         struct sockaddr_storage peer;
@@ -174,22 +181,35 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
                 w->last_accept_warn_ns = now;
             }
             event_del(&w->accept_ev);
+            event_del(&w->tls_accept_ev);
             evtimer_add(&w->accept_pause_ev, &pause);
             return;
         }
         if (atomic_fetch_add_explicit(&w->sh->nconns, 1, memory_order_relaxed) >= max_conns) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
-            reject_busy(w, fd);
+            reject_busy(w, fd, tls);
             continue;
         }
         net_addr_key((struct sockaddr *)&peer, peer_len, key);
         if (w->sh->svc.conns_per_ip != NULL && !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
-            reject_per_ip(w, fd);
+            reject_per_ip(w, fd, tls);
             continue;
         }
-        take_or_hand(w, fd, key);
+        take_or_hand(w, fd, key, tls);
     }
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    UNUSED(what);
+    accept_batch(arg, lfd, false);
+}
+
+static void on_accept_tls(evutil_socket_t lfd, short what, void *arg)
+{
+    UNUSED(what);
+    accept_batch(arg, lfd, true);
 }
 
 /* A connection of w ended (s1_conn_free unlinked it already). */
@@ -229,10 +249,15 @@ static void start_drain(struct s1_worker *w)
         return;
     w->home.draining = true;
     event_del(&w->accept_ev);
+    event_del(&w->tls_accept_ev);
     event_del(&w->accept_pause_ev);
     if (w->listen_fd >= 0) {
         close(w->listen_fd);
         w->listen_fd = -1;
+    }
+    if (w->tls_listen_fd >= 0) {
+        close(w->tls_listen_fd);
+        w->tls_listen_fd = -1;
     }
     log_debug("draining %u connections", w->home.nconns);
     s1_conn_drain_all(&w->home);
@@ -303,6 +328,10 @@ static int setup(struct s1_worker *w)
     if (w->home.header_tv == NULL || w->home.idle_tv == NULL || w->home.linger_tv == NULL)
         return -1;
     event_assign(&w->accept_ev, w->base, w->listen_fd, EV_READ | EV_PERSIST, on_accept, w);
+    event_assign(&w->tls_accept_ev, w->base, w->tls_listen_fd, EV_READ | EV_PERSIST,
+                 on_accept_tls, w);
+    if (w->tls_listen_fd >= 0 && event_add(&w->tls_accept_ev, NULL) < 0)
+        return -1;
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
@@ -347,7 +376,8 @@ static void *s1_worker_thread_main(void *arg)
     return NULL;
 }
 
-int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd)
+int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd,
+                   int tls_listen_fd)
 {
     memset(w, 0, sizeof(*w));
     w->id = id;
@@ -357,11 +387,13 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->env.svc = &sh->svc;
     w->env.inbox = &w->inbox;
     w->listen_fd = listen_fd;
+    w->tls_listen_fd = tls_listen_fd;
     w->home.cfg = sh->svc.cfg;
     w->home.metrics = &w->metrics;
     w->home.conns_per_ip = sh->svc.conns_per_ip;
     w->home.handler = &s1_handler;
     w->home.handler_arg = &w->env;
+    w->home.tls_ctx = sh->tls_ctx;
     w->home.closed = conn_closed;
     httpdate_cache_init(&w->home.date);
     TAILQ_INIT(&w->home.conns);
@@ -406,6 +438,7 @@ void s1_worker_release(struct s1_worker *w)
 {
     if (w->base != NULL) {
         event_del(&w->accept_ev);
+        event_del(&w->tls_accept_ev);
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
         event_del(&w->drain_ev);
@@ -415,6 +448,9 @@ void s1_worker_release(struct s1_worker *w)
     if (w->listen_fd >= 0)
         close(w->listen_fd);
     w->listen_fd = -1;
+    if (w->tls_listen_fd >= 0)
+        close(w->tls_listen_fd);
+    w->tls_listen_fd = -1;
     if (w->notify_fd >= 0)
         close(w->notify_fd);
     w->notify_fd = -1;

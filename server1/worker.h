@@ -1,6 +1,6 @@
 /*
  * worker.h - one worker thread: its own event_base (EVENT_BASE_FLAG_NOLOCK), its own
- * SO_REUSEPORT listening socket, its client connections, its authclient and its metrics.
+ * SO_REUSEPORT listening socket (and one for --tls-port), its client connections, its authclient and its metrics.
  *
  * Balance: the kernel spreads new connections over the listening sockets by a hash of their
  * addresses, which can put all of a client's few connections on one thread. So the worker that
@@ -34,6 +34,7 @@ struct s1_shared {
     struct s1_service svc;          /* what the handlers share (service.h) */
     struct s1_worker *workers;      /* all of them, for handing connections over */
     size_t nworkers;
+    struct ssl_ctx_st *tls_ctx;     /* --tls-port's context (tls.h), or NULL: no HTTPS */
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
     pthread_barrier_t ready;        /* nworkers + 1 (main) */
 };
@@ -45,6 +46,7 @@ struct s1_worker {
     pthread_t thread;
     struct s1_shared *sh;
     int listen_fd;              /* main creates it; owner only afterwards */
+    int tls_listen_fd;          /* the same for --tls-port, or -1 */
     int notify_fd;              /* eventfd: main writes, owner reads */
     _Atomic int stop_level;     /* shared: main writes, owner reads */
     _Atomic bool done;          /* shared: owner sets when its loop has ended */
@@ -58,6 +60,7 @@ struct s1_worker {
     /* owner only */
     struct event_base *base;
     struct event accept_ev;
+    struct event tls_accept_ev; /* assigned always, added only with a tls_listen_fd */
     struct event accept_pause_ev;
     struct event notify_ev;
     struct event drain_ev;
@@ -66,8 +69,9 @@ struct s1_worker {
     uint64_t last_accept_warn_ns;
 };
 
-/* Prepares w (no thread yet). Returns -1 with errno on failure. */
-int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd);
+/* Prepares w (no thread yet; tls_listen_fd -1: no HTTPS). Returns -1 with errno on failure. */
+int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd,
+                   int tls_listen_fd);
 int s1_worker_start(struct s1_worker *w);
 /* From main: drain (level 1) or stop now (level 2). Async-signal-safe enough for main's loop. */
 void s1_worker_stop(struct s1_worker *w, int level);

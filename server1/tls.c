@@ -1,0 +1,391 @@
+/*
+ * tls.c - see tls.h. The OpenSSL error queue is per thread: it is cleared before every call
+ * whose failure is read with SSL_get_error, as OpenSSL asks. A write that could not finish is
+ * retried with the same bytes (they stay first in the output buffer, perhaps moved: hence
+ * SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) and at least as many of them.
+ */
+#include "tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "log.h"
+#include "metrics.h"
+
+#define S1_TLS_RECORD 16384 /* the most one SSL_write takes: one full record */
+
+/* Mozilla "intermediate" (v5.7), TLS 1.2 part; TLS 1.3 keeps OpenSSL's default suites. */
+static const char s1_tls_ciphers[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+    "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+static const char s1_tls_groups[] = "X25519:prime256v1:secp384r1";
+static const unsigned char s1_tls_alpn[] = "\x08http/1.1";
+
+/* The last OpenSSL error of this thread as text, "" if none; the queue is cleared. */
+static const char *ossl_reason(char *buf, size_t cap)
+{
+    unsigned long e = ERR_peek_last_error();
+
+    buf[0] = '\0';
+    if (e != 0)
+        ERR_error_string_n(e, buf, cap);
+    ERR_clear_error();
+    return buf;
+}
+
+/* ALPN: http/1.1 if the client offers it; else no protocol, and the handshake goes on. */
+static int on_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                   const unsigned char *in, unsigned int inlen, void *arg)
+{
+    unsigned char *sel;
+
+    (void)ssl;
+    (void)arg;
+    if (SSL_select_next_proto(&sel, outlen, s1_tls_alpn, sizeof(s1_tls_alpn) - 1, in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = sel;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* An encrypted key is refused rather than asked for on a terminal. */
+static int no_password(char *buf, int size, int rwflag, void *arg)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)arg;
+    return 0;
+}
+
+/* The file can be opened for reading: -1 with "FLAG 'FILE': cannot open: why" in err. */
+static int check_readable(const char *flag, const char *path, char *err)
+{
+    char ebuf[128];
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL) {
+        snprintf(err, S1_TLS_ERR_LEN, "%s '%s': cannot open: %s", flag, path,
+                 strerror_r(errno, ebuf, sizeof(ebuf)));
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* t (an ASN1_TIME) as text ("Jan  1 00:00:00 2020 GMT") into buf. */
+static const char *time_text(const ASN1_TIME *t, char *buf, size_t cap)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    int n = 0;
+
+    buf[0] = '\0';
+    if (b != NULL && ASN1_TIME_print(b, t) == 1)
+        n = BIO_read(b, buf, (int)cap - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    BIO_free(b);
+    return buf;
+}
+
+/* The leaf in ctx is valid now: -1 with the reason in err. */
+static int check_validity(SSL_CTX *ctx, const char *cert_file, char *err)
+{
+    X509 *leaf = SSL_CTX_get0_certificate(ctx);
+    char when[64];
+
+    if (leaf == NULL) {
+        snprintf(err, S1_TLS_ERR_LEN, "--tls-cert '%s': no certificate", cert_file);
+        return -1;
+    }
+    if (X509_cmp_current_time(X509_get0_notAfter(leaf)) <= 0) {
+        snprintf(err, S1_TLS_ERR_LEN, "--tls-cert '%s': the certificate expired (notAfter %s)",
+                 cert_file, time_text(X509_get0_notAfter(leaf), when, sizeof(when)));
+        return -1;
+    }
+    if (X509_cmp_current_time(X509_get0_notBefore(leaf)) >= 0) {
+        snprintf(err, S1_TLS_ERR_LEN,
+                 "--tls-cert '%s': the certificate is not valid yet (notBefore %s)", cert_file,
+                 time_text(X509_get0_notBefore(leaf), when, sizeof(when)));
+        return -1;
+    }
+    return 0;
+}
+
+struct ssl_ctx_st *s1_tls_ctx_new(const char *cert_file, const char *key_file, char *err)
+{
+    char why[256];
+    SSL_CTX *ctx;
+
+    if (check_readable("--tls-cert", cert_file, err) < 0 ||
+        check_readable("--tls-key", key_file, err) < 0)
+        return NULL;
+    ERR_clear_error();
+    ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL) {
+        snprintf(err, S1_TLS_ERR_LEN, "cannot create the TLS context: %s",
+                 ossl_reason(why, sizeof(why)));
+        return NULL;
+    }
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+        SSL_CTX_set_cipher_list(ctx, s1_tls_ciphers) != 1 ||
+        SSL_CTX_set1_groups_list(ctx, s1_tls_groups) != 1 || SSL_CTX_set_dh_auto(ctx, 1) != 1 ||
+        SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"server1", 7) != 1) {
+        snprintf(err, S1_TLS_ERR_LEN, "cannot set up the TLS context: %s",
+                 ossl_reason(why, sizeof(why)));
+        goto err_free;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                                 SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_clear_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                              SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+    SSL_CTX_sess_set_cache_size(ctx, S1_TLS_SESSION_CACHE);
+    SSL_CTX_set_timeout(ctx, S1_TLS_SESSION_TIMEOUT_S);
+    SSL_CTX_set_alpn_select_cb(ctx, on_alpn, NULL);
+    SSL_CTX_set_default_passwd_cb(ctx, no_password);
+
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
+        snprintf(err, S1_TLS_ERR_LEN, "--tls-cert '%s': no usable PEM certificate (%s)",
+                 cert_file, ossl_reason(why, sizeof(why)));
+        goto err_free;
+    }
+    if (check_validity(ctx, cert_file, err) < 0)
+        goto err_free;
+    if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        /* (a key that does not match the certificate fails here too) */
+        unsigned long e = ERR_peek_last_error();
+        ossl_reason(why, sizeof(why));
+        if (ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+            snprintf(err, S1_TLS_ERR_LEN,
+                     "--tls-key '%s' does not match the certificate in --tls-cert '%s'",
+                     key_file, cert_file);
+        else
+            snprintf(err, S1_TLS_ERR_LEN, "--tls-key '%s': no usable PEM private key (%s)",
+                     key_file, why);
+        goto err_free;
+    }
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_clear_error();
+        snprintf(err, S1_TLS_ERR_LEN,
+                 "--tls-key '%s' does not match the certificate in --tls-cert '%s'", key_file,
+                 cert_file);
+        goto err_free;
+    }
+    return ctx;
+err_free:
+    SSL_CTX_free(ctx);
+    return NULL;
+}
+
+void s1_tls_ctx_free(struct ssl_ctx_st *ctx)
+{
+    SSL_CTX_free(ctx);
+}
+
+/* ---- the transport ---- */
+
+/* Once the handshake has finished: counts it, notes kTLS. */
+static void note_handshake(struct s1_transport *t)
+{
+    if (t->handshake_done || !SSL_is_init_finished(t->ssl))
+        return;
+    t->handshake_done = true;
+    metrics_add(&t->metrics->tls_handshakes, 1);
+    if (SSL_session_reused(t->ssl) == 1)
+        metrics_add(&t->metrics->tls_resumed, 1);
+    if (BIO_get_ktls_send(SSL_get_wbio(t->ssl)) == 1) {
+        t->ktls_send = true;
+        t->sendfile = true;
+        metrics_add(&t->metrics->tls_ktls_send, 1);
+    }
+    log_debug("fd %d: %s %s%s, kTLS send %s, receive %s", t->fd, SSL_get_version(t->ssl),
+              SSL_get_cipher_name(t->ssl), SSL_session_reused(t->ssl) == 1 ? " (resumed)" : "",
+              t->ktls_send ? "on" : "off",
+              BIO_get_ktls_recv(SSL_get_rbio(t->ssl)) == 1 ? "on" : "off");
+}
+
+/* An SSL call that returned rc <= 0: -1 with errno (EAGAIN: wait), or 0 at close_notify. */
+static ssize_t io_failed(struct s1_transport *t, int rc, bool reading)
+{
+    int e = SSL_get_error(t->ssl, rc);
+    char why[256];
+
+    note_handshake(t);
+    switch (e) {
+    case SSL_ERROR_WANT_READ:
+        if (reading)
+            t->want_write = false;
+        else
+            t->want_read = true;
+        errno = EAGAIN;
+        return -1;
+    case SSL_ERROR_WANT_WRITE:
+        if (reading)
+            t->want_write = true;
+        else
+            t->want_read = false;
+        errno = EAGAIN;
+        return -1;
+    case SSL_ERROR_ZERO_RETURN:
+        if (reading)
+            return 0;
+        errno = EPIPE;
+        return -1;
+    default:
+        t->fatal = true;
+        log_debug("fd %d: TLS %s failed: %s", t->fd,
+                  !t->handshake_done ? "handshake" : reading ? "read" : "write",
+                  e == SSL_ERROR_SSL ? ossl_reason(why, sizeof(why)) : "connection error");
+        ERR_clear_error();
+        errno = ECONNRESET;
+        return -1;
+    }
+}
+
+static ssize_t tls_recv(struct s1_transport *t, void *buf, size_t len)
+{
+    size_t n;
+
+    ERR_clear_error();
+    if (SSL_read_ex(t->ssl, buf, len, &n) == 1) {
+        t->want_write = false;
+        note_handshake(t);
+        return (ssize_t)n;
+    }
+    return io_failed(t, 0, true);
+}
+
+/* Writes p[0..len) as records: bytes written (> 0), or -1 with errno. */
+static ssize_t write_bytes(struct s1_transport *t, const char *p, size_t len)
+{
+    size_t done = 0;
+
+    while (done < len) {
+        size_t n;
+        size_t want = len - done < S1_TLS_RECORD ? len - done : S1_TLS_RECORD;
+
+        ERR_clear_error();
+        if (SSL_write_ex(t->ssl, p + done, want, &n) != 1) {
+            ssize_t r = io_failed(t, 0, false);
+            /* (what was written is reported; the retry starts at the bytes refused) */
+            return done > 0 && r < 0 && errno == EAGAIN ? (ssize_t)done : r;
+        }
+        t->want_read = false;
+        done += n;
+    }
+    return (ssize_t)done;
+}
+
+static ssize_t tls_writev(struct s1_transport *t, const struct iovec *iov, int cnt)
+{
+    ssize_t total = 0;
+
+    if (t->ktls_send)
+        return writev(t->fd, iov, cnt);
+    for (int i = 0; i < cnt; i++) {
+        ssize_t n = write_bytes(t, iov[i].iov_base, iov[i].iov_len);
+        if (n < 0)
+            return total > 0 && errno == EAGAIN ? total : -1;
+        total += n;
+        if ((size_t)n < iov[i].iov_len)
+            break;
+    }
+    return total;
+}
+
+/* The output in records: its first extent at a time, at most 16 KiB per SSL_write. */
+static int tls_write_out(struct s1_transport *t, struct evbuffer *out, size_t budget)
+{
+    size_t total = 0;
+
+    if (t->ktls_send)
+        return evbuffer_write_atmost(out, t->fd, (ev_ssize_t)budget);
+    while (total < budget && evbuffer_get_length(out) > 0) {
+        struct evbuffer_iovec v;
+        ssize_t n;
+        size_t want;
+
+        if (evbuffer_peek(out, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
+            break;
+        want = v.iov_len < S1_TLS_RECORD ? v.iov_len : S1_TLS_RECORD;
+        n = write_bytes(t, v.iov_base, want);
+        if (n < 0)
+            return total > 0 && errno == EAGAIN ? (int)total : -1;
+        evbuffer_drain(out, (size_t)n);
+        total += (size_t)n;
+        if ((size_t)n < want)
+            break;
+    }
+    return (int)total;
+}
+
+static bool tls_pending(const struct s1_transport *t)
+{
+    return SSL_pending(t->ssl) > 0;
+}
+
+/* close_notify once, not waited for; none after a TLS error or before the handshake ended. */
+static void send_close_notify(struct s1_transport *t)
+{
+    if (t->fatal || !t->handshake_done)
+        return;
+    ERR_clear_error();
+    if (SSL_shutdown(t->ssl) < 0)
+        ERR_clear_error();
+    t->fatal = true; /* (sent, or it cannot be: not again) */
+}
+
+static int tls_shutdown(struct s1_transport *t)
+{
+    send_close_notify(t);
+    return shutdown(t->fd, SHUT_WR);
+}
+
+static void tls_close(struct s1_transport *t)
+{
+    if (!t->handshake_done)
+        metrics_add(&t->metrics->tls_handshakes_failed, 1);
+    send_close_notify(t);
+    SSL_free(t->ssl);
+    t->ssl = NULL;
+    if (close(t->fd) < 0)
+        log_debug("close fd %d: %d", t->fd, errno);
+    t->fd = -1;
+}
+
+static const struct s1_transport_ops tls_ops = {
+    .recv = tls_recv,
+    .writev = tls_writev,
+    .write_out = tls_write_out,
+    .pending = tls_pending,
+    .shutdown = tls_shutdown,
+    .close = tls_close,
+};
+
+int s1_tls_attach(struct s1_transport *t, struct ssl_ctx_st *ctx, int fd,
+                  struct metrics *metrics)
+{
+    SSL *ssl = SSL_new(ctx);
+
+    if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        ERR_clear_error();
+        return -1;
+    }
+    SSL_set_accept_state(ssl);
+    *t = (struct s1_transport){.ops = &tls_ops, .fd = fd, .ssl = ssl, .metrics = metrics};
+    return 0;
+}
