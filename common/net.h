@@ -30,4 +30,22 @@ int net_set_nodelay(int fd);
  */
 void net_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[NET_ADDR_KEY_LEN]);
 
+/*
+ * A list of networks ("192.0.2.10", "10.0.0.0/8", "::1", "2001:db8::/32"): whom a server trusts
+ * to speak for its clients (a load balancer's PROXY header). IPv4 is kept as IPv4-mapped IPv6,
+ * so an IPv4 client of a dual-stack socket matches an IPv4 entry.
+ */
+#define NET_CIDRS_MAX 16
+struct net_cidrs {
+    struct {
+        uint8_t addr[16]; /* the network, host bits zero */
+        unsigned prefix;  /* 0..128 */
+    } net[NET_CIDRS_MAX];
+    unsigned n;
+};
+/* Parses a comma-separated list into out; 0, or -1 with a reason (naming the entry) in err. */
+int net_cidrs_parse(const char *list, struct net_cidrs *out, char *err);
+/* Whether the address sa is in one of l's networks (an address of another family: no). */
+bool net_cidrs_match(const struct net_cidrs *l, const struct sockaddr *sa, socklen_t len);
+
 #endif /* NET_H */
