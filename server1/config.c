@@ -333,6 +333,12 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_U64, "max-conns-per-ip", .arg = "N", .min = 0, .max = 1000000,
      S1(max_conns_per_ip),
      .help = "open connections per client address; beyond, 503 and close; 0 = off"},
+    {FLAGTAB_STR, "trusted-proxy", .arg = "LIST", S1(trusted_proxy), .def = "none",
+     .help = "addresses or networks (10.0.0.2,10.1.0.0/16,::1) of load balancers that send the "
+             "PROXY protocol (v1 or v2, as HAProxy's send-proxy-v2): a connection from one must "
+             "begin with a header (else it is closed), and the client it names is the address "
+             "every per-client limit counts; LOCAL (the balancer's own checks) keeps the "
+             "balancer's, which --max-conns-per-ip does not count"},
     {FLAGTAB_SET, "private-uploads", S1(private_uploads),
      .def = "off: uploads are shared by all accounts",
      .help = "only the uploader may GET/HEAD an upload (others: 404)"},
@@ -406,6 +412,13 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
                  c->tls_cert == NULL ? "--tls-cert" : c->tls_key == NULL ? "--tls-key"
                                                                          : "--tls-port");
         return S1_CONFIG_ERROR;
+    }
+    if (c->trusted_proxy != NULL) {
+        char why[NET_ERR_LEN];
+        if (net_cidrs_parse(c->trusted_proxy, &c->trusted, why) < 0) {
+            snprintf(err, S1_CONFIG_ERR_LEN, "--trusted-proxy: %s", why);
+            return S1_CONFIG_ERROR;
+        }
     }
     if (c->tls_port_set && c->tls_port != 0 && c->tls_port == c->port) {
         snprintf(err, S1_CONFIG_ERR_LEN, "--tls-port and --port are both %u", c->port);
@@ -481,4 +494,6 @@ void s1_config_log(const struct s1_config *c)
     if (c->tls_cert != NULL)
         log_info("config: tls-port=%u tls-cert=%s tls-key=%s", c->tls_port, c->tls_cert,
                  c->tls_key);
+    if (c->trusted_proxy != NULL)
+        log_info("config: trusted-proxy=%s", c->trusted_proxy);
 }

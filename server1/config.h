@@ -67,6 +67,8 @@ struct s1_config {
     struct opts_rate list_limit;      /* --list-limit: listings per account */
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
+    const char *trusted_proxy;             /* --trusted-proxy, as given (NULL: none) */
+    struct net_cidrs trusted;              /* ... parsed: who may send a PROXY header */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */
     size_t max_list;                       /* --max-list: entries of a listing, at most */
     uint64_t auth_cache_entries;           /* --auth-cache: in all threads; 0 = off */

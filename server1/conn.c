@@ -20,6 +20,7 @@
 #include "config.h"
 #include "log.h"
 #include "net.h"
+#include "proxyproto.h"
 #include "tls.h"
 #include "transport.h"
 #include "xalloc.h"
@@ -35,6 +36,8 @@ struct s1_conn {
     struct event wr_ev;
     struct event tmo_ev;
     bool reading;        /* rd_ev is added */
+    bool proxy_wait;     /* from a trusted balancer: its PROXY header is still to come */
+    bool counted;        /* holds a slot of home->conns_per_ip under pub.peer */
     bool timer_is_header; /* tmo_ev is the header timer of the request being received */
 
     /* input: in[in_start..in_end) not yet consumed */
@@ -809,6 +812,57 @@ static bool read_input(struct s1_conn *c)
     return true;
 }
 
+/*
+ * A trusted balancer's connection (--trusted-proxy): its PROXY header, peeked at and then
+ * taken off the socket exactly, so the bytes after it (the client's TLS or HTTP) stay there.
+ * The client it names becomes pub.peer, counted in conns_per_ip (over the limit: 503 and
+ * close, as at accept; a TLS connection is closed without a word). 1 when the conn goes on
+ * reading, 0 when the header is not all here yet, -1 when the conn ends (settle it).
+ */
+static int take_proxy_header(struct s1_conn *c)
+{
+    struct s1_conn_home *home = c->pub.home;
+    uint8_t buf[PROXYPROTO_MAX];
+    struct proxyproto_src src;
+    ssize_t n;
+    int r;
+
+    do
+        n = recv(c->fd, buf, sizeof(buf), MSG_PEEK);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    r = n > 0 ? proxyproto_parse(buf, (size_t)n, &src) : -1;
+    if (r == 0)
+        return 0;
+    if (r < 0 || recv(c->fd, buf, (size_t)r, 0) != r) {
+        log_debug("fd %d: closed: %s", c->fd,
+                  n == 0 ? "the balancer closed before its PROXY header"
+                  : n < 0 ? "error before the PROXY header"
+                          : "no valid PROXY header from a --trusted-proxy address");
+        metrics_add(&home->metrics->proxy_headers_refused, 1);
+        c->dead = true;
+        return -1;
+    }
+    c->proxy_wait = false;
+    if (src.local)
+        return 1; /* the balancer's own connection: its address, not counted */
+    net_addr_key((struct sockaddr *)&src.addr, src.addr_len, c->pub.peer);
+    if (home->conns_per_ip != NULL && !connlimit_acquire(home->conns_per_ip, c->pub.peer)) {
+        metrics_add(&home->metrics->connections_rejected_per_ip, 1);
+        if (c->tr.ssl != NULL) {
+            c->dead = true;
+            return -1;
+        }
+        c->pub.route = METRICS_ROUTE_OTHER;
+        s1_conn_respond_fatal(c, 503, "Retry-After: 1\r\n",
+                              "too many connections from your address\r\n");
+        return -1;
+    }
+    c->counted = home->conns_per_ip != NULL;
+    return 1;
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct s1_conn *c = arg;
@@ -822,6 +876,13 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
             c->dead = true;
         conn_settle(c);
         return;
+    }
+    if (c->proxy_wait) {
+        int r = take_proxy_header(c);
+        if (r < 0)
+            conn_settle(c);
+        if (r <= 0)
+            return;
     }
     if (read_input(c))
         conn_settle(c);
@@ -901,7 +962,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 /* ---- life cycle ---- */
 
 void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls)
+                 bool tls, bool proxy)
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
@@ -911,12 +972,14 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
         log_warn("cannot start TLS on fd %d: out of memory", fd);
         if (close(fd) < 0)
             log_debug("close fd %d: %d", fd, errno);
-        if (home->conns_per_ip != NULL)
+        if (home->conns_per_ip != NULL && !proxy)
             connlimit_release(home->conns_per_ip, peer);
         free(c);
         home->closed(home);
         return;
     }
+    c->proxy_wait = proxy;
+    c->counted = home->conns_per_ip != NULL && !proxy;
     c->pub.home = home;
     c->fd = fd;
     memcpy(c->pub.peer, peer, sizeof(c->pub.peer));
@@ -963,7 +1026,7 @@ void s1_conn_free(struct s1_conn *c)
     metrics_gauge_add(&home->metrics->connections, -1);
     TAILQ_REMOVE(&home->conns, c, link);
     home->nconns--;
-    if (home->conns_per_ip != NULL)
+    if (c->counted)
         connlimit_release(home->conns_per_ip, c->pub.peer);
     free(c);
     home->closed(home);

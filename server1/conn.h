@@ -143,10 +143,12 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
  * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls_ctx) if tls.
- * If TLS cannot start (out of memory) the socket is closed at once and home->closed called.
+ * With proxy (a --trusted-proxy address: peer not counted) a PROXY header comes first, and the
+ * client it names replaces peer and is counted then. If TLS cannot start (out of memory) the
+ * socket is closed at once and home->closed called.
  */
 void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls);
+                 bool tls, bool proxy);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */

@@ -148,6 +148,10 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_connections_rejected_per_ip_total",
                 "Connections closed at once over --max-conns-per-ip.",
                 sum_counter(all, n, offsetof(struct metrics, connections_rejected_per_ip)));
+    put_counter(out, "server1_proxy_headers_refused_total",
+                "Connections from a --trusted-proxy address closed for want of a valid PROXY "
+                "protocol header.",
+                sum_counter(all, n, offsetof(struct metrics, proxy_headers_refused)));
     fputs("# HELP server1_ratelimited_total Requests answered 429 before any password was "
           "checked, by the limit they were over (login_user_shared: server2's, in the "
           "database).\n"

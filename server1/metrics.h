@@ -53,6 +53,7 @@ struct metrics {
     _Atomic int64_t response_bytes; /* buffers of --read direct responses (respbuf.h) */
     _Atomic uint64_t connections_rejected; /* over --max-conns */
     _Atomic uint64_t connections_rejected_per_ip; /* over --max-conns-per-ip */
+    _Atomic uint64_t proxy_headers_refused; /* --trusted-proxy connections without a valid one */
     _Atomic uint64_t connections_handed; /* accepted here, given to a less loaded worker */
     _Atomic uint64_t ratelimited[METRICS_NLIMITS]; /* requests answered 429, by limit */
     _Atomic uint64_t uploads_busy;      /* PUTs answered 503: no temp space or memory now */

@@ -32,7 +32,8 @@ struct s1_handoff {
     struct s1_worker *to;
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN];
-    bool tls; /* accepted on --tls-port */
+    bool tls;   /* accepted on --tls-port */
+    bool proxy; /* from a --trusted-proxy address: a PROXY header comes first */
 };
 
 static struct timeval tv_us(uint64_t us)
@@ -109,7 +110,7 @@ static struct s1_worker *least_loaded(struct s1_worker *w)
 static void handoff_refuse(struct s1_worker *w, struct s1_handoff *h)
 {
     close(h->fd);
-    if (w->sh->svc.conns_per_ip != NULL)
+    if (w->sh->svc.conns_per_ip != NULL && !h->proxy)
         connlimit_release(w->sh->svc.conns_per_ip, h->peer);
     atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&w->load, 1, memory_order_relaxed);
@@ -126,7 +127,7 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
         handoff_refuse(w, h);
         return;
     }
-    s1_conn_new(&w->home, h->fd, h->peer, h->tls);
+    s1_conn_new(&w->home, h->fd, h->peer, h->tls, h->proxy);
     free(h);
 }
 
@@ -135,7 +136,7 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
  * fails (out of memory) w serves it anyway.
  */
 static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                         bool tls)
+                         bool tls, bool proxy)
 {
     struct s1_worker *to = least_loaded(w);
     struct s1_handoff *h;
@@ -145,6 +146,7 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
         h->to = to;
         h->fd = fd;
         h->tls = tls;
+        h->proxy = proxy;
         memcpy(h->peer, peer, sizeof(h->peer));
         atomic_fetch_add_explicit(&to->load, 1, memory_order_relaxed);
         mailbox_post_one(&to->inbox, &h->msg);
@@ -152,7 +154,7 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
         return;
     }
     atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
-    s1_conn_new(&w->home, fd, peer, tls); /* released by s1_conn_free */
+    s1_conn_new(&w->home, fd, peer, tls, proxy); /* released by s1_conn_free */
 }
 
 /* Takes a batch of connections from the listening socket lfd (the TLS one if tls). */
@@ -164,6 +166,7 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls)
         struct sockaddr_storage peer;
         socklen_t peer_len = sizeof(peer);
         uint8_t key[RATELIMIT_ADDR_LEN];
+        bool proxy;
         int fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             char ebuf[128];
@@ -191,12 +194,15 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls)
             continue;
         }
         net_addr_key((struct sockaddr *)&peer, peer_len, key);
-        if (w->sh->svc.conns_per_ip != NULL && !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
+        /* a balancer's connection counts for the client its PROXY header names (conn.c) */
+        proxy = net_cidrs_match(&w->sh->svc.cfg->trusted, (struct sockaddr *)&peer, peer_len);
+        if (w->sh->svc.conns_per_ip != NULL && !proxy &&
+            !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
             reject_per_ip(w, fd, tls);
             continue;
         }
-        take_or_hand(w, fd, key, tls);
+        take_or_hand(w, fd, key, tls, proxy);
     }
 }
 
