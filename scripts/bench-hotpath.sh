@@ -21,11 +21,13 @@
 # machine). Prints a Markdown report (every round, medians, ratios, the machine) and writes it
 # with raw.tsv to --out. Stops everything it started and removes its temp dir, also on failure
 # or Ctrl-C. Takes about ROUNDS x cells x generators x servers x (S + 1.1) s: 12-13 minutes
-# with the defaults.
+# with the defaults. With --tls every server listens with TLS only (one ECDSA P-256 certificate
+# from scripts/tls-certs.sh, TLS 1.3 only, session tickets and a cache) and the generators speak
+# https:// (keep-alive: one handshake per connection).
 #
 #   scripts/bench-hotpath.sh [--rounds N] [--seconds S] [--gen wrk,loadgen] [--sizes 1KB,100MB]
 #                            [--loads 1KB:16,1KB:64,100MB:1,100MB:4] [--servers LIST]
-#                            [--base BUILD_DIR] [--out DIR] [--keep]
+#                            [--base BUILD_DIR] [--tls [--ktls on|off]] [--out DIR] [--keep]
 #     --rounds N     rounds; medians over them (default 3)
 #     --seconds S    measured seconds per window (default 5; plus a 1 s warm-up)
 #     --gen LIST     generators: wrk, loadgen or both (default wrk,loadgen)
@@ -36,6 +38,10 @@
 #                    s1-base, added to the list (e.g. `--base /tmp/old/build/release --servers
 #                    s1-on --gen loadgen --sizes 1KB`: this build against that one, in pairs
 #                    whose order alternates from round to round)
+#     --tls          HTTPS: nginx, h2o and server1 over TLS 1.3 (server1: --tls-cert,
+#                    --tls-key, --tls-port; a server1 without them is refused)
+#     --ktls on|off  with --tls: nginx's `ssl_conf_command Options KTLS` (default on: the
+#                    kernel encrypts and sendfile stays; off: every byte through OpenSSL)
 #     --out DIR      report.md, raw.tsv, medians.tsv, machine.md, configs
 #                    (default results/<YYYYMMDD-HHMM>-hotpath-<host>)
 #     --keep         keep the temp dir (logs, configs, files) instead of removing it
@@ -61,10 +67,11 @@ declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx 
     [s1-on]="server1 caches on" [s1-off]="server1 caches off" [s1-base]="server1 caches on, base build")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
-usage() { header_usage "${BASH_SOURCE[0]}" 26 41 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 28 47 "${1:-2}"; }
 
 ARGS="$*"
-ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP="" BASE=""
+ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP="" BASE="" TLS=""
+KTLS=on
 while (($# > 0)); do
     case $1 in
     --rounds) ROUNDS=${2:-}; shift 2 || usage ;;
@@ -76,12 +83,15 @@ while (($# > 0)); do
     --out) OUT=${2:-}; shift 2 || usage ;;
     --base) BASE=${2:-}; shift 2 || usage ;;
     --keep) KEEP=1; shift ;;
+    --tls) TLS=1; shift ;;
+    --ktls) KTLS=${2:-}; shift 2 || usage ;;
     -h | --help) usage 0 ;;
     *) usage ;;
     esac
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $SECS =~ ^[1-9][0-9]*$ ]] ||
     die "--rounds and --seconds take positive integers"
+[[ $KTLS == on || $KTLS == off ]] || die "--ktls takes on or off"
 
 # ---- what to measure ----------------------------------------------------------------------
 IFS=, read -ra GEN_LIST <<<"$GENS"
@@ -153,6 +163,9 @@ if has_server s1-on || has_server s1-off || has_server s1-base; then
         log "warning: this server1 has no --auth-cache: left out ${S1_CACHE_FLAGS[*]} / ${S1_NOCACHE_FLAGS[*]} (server2's cache only)"
         S1_CACHE_FLAGS=()
         S1_NOCACHE_FLAGS=()
+    fi
+    if [[ -n $TLS ]] && ! grep -q -- '--tls-cert' <<<"$("$BIN_DIR/server1" --help 2>&1)"; then
+        die "--tls: this server1 has no --tls-cert flag"
     fi
     if [[ -n $BASE ]] && ! grep -q -- '--auth-cache' <<<"$("$BASE/server1" --help 2>&1)"; then
         die "--base: that server1 has no --auth-cache flag: the pair would not compare like with like"
@@ -249,12 +262,20 @@ print("bench:{SHA}" + base64.b64encode(hashlib.sha1(os.environ["PW"].encode()).d
     >"$RUN/htpasswd"
 chmod 644 "$RUN/htpasswd"
 
+SCHEME=http CURL_TLS=() LG_TLS=()
+if [[ -n $TLS ]]; then
+    "$TOP/scripts/tls-certs.sh" "$RUN/certs"
+    chmod 755 "$RUN/certs"
+    chmod 644 "$RUN/certs/server.key" # nginx's master reads it as root, h2o as its user
+    SCHEME=https CURL_TLS=(--cacert "$RUN/certs/ca.pem") LG_TLS=(--cacert "$RUN/certs/ca.pem")
+fi
 declare -A URL=() PIDS=() AUTH=()
 # http_code URL [CURL_FLAGS...]: the status of one request (bounded), body discarded
 http_code() {
     local u=$1
     shift
-    curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 10 "$@" "$u" || true
+    curl -s -o /dev/null -w '%{http_code} %{size_download}' --max-time 10 "${CURL_TLS[@]}" "$@" \
+        "$u" || true
 }
 # check SERVER FILE EXPECT_AUTH: one GET of every file answers 200 with the file's length
 # (with credentials when the server wants them, and 401 without)
@@ -284,7 +305,12 @@ hosts:
   default:
     listen:
       host: 127.0.0.1
-      port: $port
+      port: $port${TLS:+
+      ssl:
+        certificate-file: $RUN/certs/server.pem
+        key-file: $RUN/certs/server.key
+        minimum-version: TLSv1.3
+        ocsp-update-interval: 0}
     paths:
       /files:
         file.dir: $FILES
@@ -294,7 +320,7 @@ EOF
     STARTED+=("$H2O_PID h2o")
     wait_port 127.0.0.1 "$port" 10 || die "h2o did not start: $(tail -n 3 "$RUN/h2o.log" "$RUN/h2o.err" 2>/dev/null | tr '\n' ' ')"
     note_started "$H2O_PID"
-    URL[h2o]=http://127.0.0.1:$port
+    URL[h2o]=$SCHEME://127.0.0.1:$port
     PIDS[h2o]=$(tree_pids "$H2O_PID" | paste -sd' ')
 fi
 if has_server nginx || has_server nginx-auth; then
@@ -303,9 +329,16 @@ if has_server nginx || has_server nginx-auth; then
     [[ $p1 != "$p2" ]] || p2=$(free_port)
     # the nginx_conf helper: 2 workers, no access log, pid/error log/temp files under $RUN,
     # root $RUN/www; one nginx, two server blocks (static and auth_basic) on two ports
-    common="open_file_cache max=1000; sendfile on;"
-    nginx_conf "$RUN" "listen 127.0.0.1:$p1; $common" \
-        "listen 127.0.0.1:$p2; $common auth_basic \"bench\"; auth_basic_user_file $RUN/htpasswd;"
+    common="open_file_cache max=1000; sendfile on;" ssl=""
+    if [[ -n $TLS ]]; then
+        ssl=" ssl"
+        common+=" ssl_certificate $RUN/certs/server.pem; ssl_certificate_key $RUN/certs/server.key;"
+        common+=" ssl_protocols TLSv1.3; ssl_session_cache shared:SSL:10m; ssl_session_tickets on;"
+        [[ $KTLS == off ]] || common+=" ssl_conf_command Options KTLS;"
+    fi
+    nginx_conf "$RUN" "listen 127.0.0.1:$p1$ssl; $common" \
+        "listen 127.0.0.1:$p2$ssl; $common auth_basic \"bench\";
+        auth_basic_user_file $RUN/htpasswd;"
     "$NGINX" -e "$RUN/nginx.err" -p "$RUN" -c "$RUN/nginx.conf" >"$RUN/nginx.log" 2>&1 </dev/null &
     NGINX_PID=$!
     STARTED+=("$NGINX_PID nginx")
@@ -316,8 +349,8 @@ if has_server nginx || has_server nginx-auth; then
     two_children() { (($(child_pids "$NGINX_PID" | wc -l) >= 2)); }
     wait_until 10 two_children || die "nginx did not start its 2 workers"
     note_started "$NGINX_PID"
-    URL[nginx]=http://127.0.0.1:$p1
-    URL[nginx-auth]=http://127.0.0.1:$p2
+    URL[nginx]=$SCHEME://127.0.0.1:$p1
+    URL[nginx-auth]=$SCHEME://127.0.0.1:$p2
     AUTH[nginx-auth]=1
     PIDS[nginx]=$(tree_pids "$NGINX_PID" | paste -sd' ')
     PIDS[nginx-auth]=${PIDS[nginx]}
@@ -325,13 +358,21 @@ fi
 # start_stack NAME DIRNAME S2_CACHE S1_FLAGS...: server1 + server2 + a throw-away Redis, server1's
 # root hard links to the shared files, one account; the programs of $STACK_BIN
 start_stack() {
-    local s=$1 d=$RUN/$2 root=$RUN/root-$2 cache=$3 f got
+    local s=$1 d=$RUN/$2 root=$RUN/root-$2 cache=$3 f got tls=() port
     shift 3
+    [[ -z $TLS ]] || tls=(--tls-cert "$RUN/certs/server.pem" --tls-key "$RUN/certs/server.key"
+        --tls-port 0)
     mkdir -p "$root"
     for f in "${!NEED_FILE[@]}"; do ln "$FILES/$f" "$root/$f" || die "cannot hard-link $FILES/$f"; done
     URL[$s]=$(BIN_DIR=${STACK_BIN:-$BIN_DIR} "$TOP/scripts/stack.sh" start "$d" --backend redis --mode threads --workers 2 \
         --hash-cost min --auth-cache "$cache" --root "$root" --port 0 -- "${S1_COMMON[@]}" "$@" \
-        2>>"$RUN/stack.log") || die "$s: the stack did not start: $(tail -n 3 "$RUN/stack.log" | tr '\n' ' ')"
+        "${tls[@]}" 2>>"$RUN/stack.log") ||
+        die "$s: the stack did not start: $(tail -n 3 "$RUN/stack.log" | tr '\n' ' ')"
+    if [[ -n $TLS ]]; then # the HTTPS port server1 logged; the plain one stays unused
+        port=$(grep -m1 -o 'listening for https on [^ ]*' "$d/server1.log") ||
+            die "$s: server1 did not log its https port"
+        URL[$s]=https://127.0.0.1:${port##*:}
+    fi
     got=$(http_code "${URL[$s]}/users" -X POST --data-binary "@$RUN/signup.form")
     [[ $got == 201\ * ]] || die "$s: POST /users answered $got, not 201"
     AUTH[$s]=1
@@ -384,7 +425,7 @@ run_gen() {
         # a window of exactly $secs (--window-max 0), as wrk's -d: the generators measure alike
         timeout --foreground -k 5 $((secs + 60)) "$BIN_DIR/loadgen" --url "${URL[$s]}" --file "$f" \
             --expect-length "${FILE_BYTES[$f]}" -u "$c" -t 2 -d "$secs" --window-max 0 --warmup 0 \
-            --timeout 30 "${extra[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
+            --timeout 30 "${extra[@]}" "${LG_TLS[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
         ;;
     esac
     ((rc != 130)) || exit 130
@@ -501,6 +542,12 @@ fi
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'), host $(hostname -s), $(nproc) CPUs; \`scripts/bench-hotpath.sh${ARGS:+ $ARGS}\`;"
     echo "$ROUNDS round(s); per window a 1 s warm-up run of the same generator, then $SECS s measured;"
     echo "servers in rotating order, generators alternating; measured in $ELAPSED s."
+    if [[ -n $TLS ]]; then
+        echo "Over HTTPS: every server listens with TLS 1.3 only, one ECDSA P-256 certificate"
+        echo "(scripts/tls-certs.sh), session tickets and a cache; the generators keep their"
+        echo "connections (one handshake each) and let OpenSSL choose the cipher; nginx with"
+        echo "kTLS $KTLS (used only where the kernel has its tls module)."
+    fi
     echo
     echo "| server | what ran |"
     echo "|---|---|"
