@@ -193,6 +193,11 @@ static void defaults_cb(void *cfg)
 static const struct flagtab_choice read_modes[] = {
     {"direct", S1_READ_DIRECT}, {"buffered", S1_READ_BUFFERED}, {NULL, 0}};
 static const struct flagtab_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
+static const struct flagtab_choice plain_http_modes[] = {{"open", S1_PLAIN_OPEN},
+                                                         {"redirect", S1_PLAIN_REDIRECT},
+                                                         {"no-credentials",
+                                                          S1_PLAIN_NO_CREDENTIALS},
+                                                         {NULL, 0}};
 static const struct flagtab_choice log_levels[] = {
     {"error", LOG_ERROR}, {"warn", LOG_WARN}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
 
@@ -311,6 +316,12 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_U64, "tls-port", .arg = "N", .min = 0, .max = 65535, S1(tls_port),
      FLAGTAB_SEEN(struct s1_config, tls_port_set), .def = "none: no HTTPS",
      .help = "HTTPS port on the --listen address, beside --port; 0 picks a free one"},
+    {FLAGTAB_ENUM, "plain-http", S1(plain_http), .choices = plain_http_modes,
+     .help = "with --tls-port, what the plain --port does: open (everything, as without "
+             "HTTPS); redirect (308 to the same target over HTTPS, /healthz excepted); "
+             "no-credentials (a request with credentials, or one that creates, changes or "
+             "deletes an account, is refused with 403 unless it comes from a loopback "
+             "address: passwords only over HTTPS)"},
     {FLAGTAB_HELP, "help", 'h', .help = "this text"},
     {FLAGTAB_VERSION, "version", 'V', .help = "version and build flags"},
 
@@ -420,6 +431,10 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             return S1_CONFIG_ERROR;
         }
     }
+    if (c->plain_http != S1_PLAIN_OPEN && !c->tls_port_set) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--plain-http other than open needs --tls-port");
+        return S1_CONFIG_ERROR;
+    }
     if (c->tls_port_set && c->tls_port != 0 && c->tls_port == c->port) {
         snprintf(err, S1_CONFIG_ERR_LEN, "--tls-port and --port are both %u", c->port);
         return S1_CONFIG_ERROR;
@@ -492,8 +507,11 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->auth_cache_entries, DUR(c->auth_cache_ttl_us, t1),
              c->max_list);
     if (c->tls_cert != NULL)
-        log_info("config: tls-port=%u tls-cert=%s tls-key=%s", c->tls_port, c->tls_cert,
-                 c->tls_key);
+        log_info("config: tls-port=%u tls-cert=%s tls-key=%s plain-http=%s", c->tls_port,
+                 c->tls_cert, c->tls_key,
+                 c->plain_http == S1_PLAIN_REDIRECT         ? "redirect"
+                 : c->plain_http == S1_PLAIN_NO_CREDENTIALS ? "no-credentials"
+                                                            : "open");
     if (c->trusted_proxy != NULL)
         log_info("config: trusted-proxy=%s", c->trusted_proxy);
 }

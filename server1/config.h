@@ -19,6 +19,13 @@
 
 #define S1_CONFIG_ERR_LEN FLAGTAB_ERR_LEN
 
+/* --plain-http: what the plain port does once there is an HTTPS one */
+enum s1_plain_http {
+    S1_PLAIN_OPEN,           /* everything, as without HTTPS */
+    S1_PLAIN_REDIRECT,       /* 308 to the same target on HTTPS (but /healthz) */
+    S1_PLAIN_NO_CREDENTIALS, /* 403 to credentials and account requests but from loopback */
+};
+
 enum s1_read_mode {
     S1_READ_DIRECT,   /* O_DIRECT per request */
     S1_READ_BUFFERED, /* page cache + sendfile */
@@ -67,6 +74,7 @@ struct s1_config {
     struct opts_rate list_limit;      /* --list-limit: listings per account */
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
+    enum s1_plain_http plain_http;         /* --plain-http */
     const char *trusted_proxy;             /* --trusted-proxy, as given (NULL: none) */
     struct net_cidrs trusted;              /* ... parsed: who may send a PROXY header */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */

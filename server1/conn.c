@@ -155,6 +155,7 @@ static const char *reason(int status)
     case 204: return "No Content";
     case 206: return "Partial Content";
     case 304: return "Not Modified";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -983,6 +984,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
     c->pub.home = home;
     c->fd = fd;
     memcpy(c->pub.peer, peer, sizeof(c->pub.peer));
+    c->pub.secure = tls;
     c->state = S1_CONN_READ;
     c->body = (struct s1_body){.ops = NULL, ._fd = -1};
     c->in_cap = S1_IN_INIT;

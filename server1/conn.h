@@ -132,6 +132,7 @@ struct s1_conn_pub {
     uint8_t peer[RATELIMIT_ADDR_LEN]; /* the client's address key (per-client limits) */
     enum metrics_route route;         /* the request's route (handler->route) */
     bool head_only;                   /* HEAD: the answer's body is its length only */
+    bool secure;                      /* it came over TLS (--tls-port) */
 };
 
 /* The public part of c (c's own memory; not const: req is the handler's to set). */

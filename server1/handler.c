@@ -6,6 +6,8 @@
  * (GET/HEAD /files/ and /files/{dir}/), route_users (POST /users, PUT/DELETE /users/{name}),
  * route_admin (/healthz, /metrics); a method a route does not take gets 405 with Allow, a
  * path no route has 404. A PUT /files/{name} comes to route_files with its head only (head).
+ * With an HTTPS port, --plain-http decides first what a request on the plain one gets
+ * (plain_http_answer).
  */
 #include "handler.h"
 
@@ -21,6 +23,8 @@
 #include "route_listing.h"
 #include "route_users.h"
 #include "xalloc.h"
+
+#define REDIRECT_TARGET_MAX 4096 /* a longer target on the plain port gets 400, no redirect */
 
 /* The path of the target (without query), or -1 for a target that is not a path. */
 static int target_path(const char *buf, const struct http_request *req, const char **path,
@@ -140,6 +144,96 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
     return S1_DISPATCH_DONE;
 }
 
+/* A loopback client by its address key (net.h): 127.0.0.0/8, or ::1 (its /64: all zeros). */
+static bool peer_is_loopback(const uint8_t k[RATELIMIT_ADDR_LEN])
+{
+    static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t zero[RATELIMIT_ADDR_LEN] = {0};
+
+    if (memcmp(k, v4, sizeof(v4)) == 0)
+        return k[12] == 127;
+    return memcmp(k, zero, sizeof(zero)) == 0;
+}
+
+/* The host of the Host header, without its port, into out (cap bytes); false if none or not a
+ * plain name or address (it goes into a Location header). */
+static bool host_of(const char *buf, const struct http_request *req, char *out, size_t cap)
+{
+    const char *h;
+    size_t n, i;
+
+    if (req->host < 0)
+        return false;
+    h = http_span_ptr(buf, req->headers[req->host].value);
+    n = req->headers[req->host].value.len;
+    if (n > 0 && h[0] == '[') { /* [IPv6]:port */
+        const char *e = memchr(h, ']', n);
+        if (e == NULL)
+            return false;
+        n = (size_t)(e - h) + 1;
+    } else {
+        const char *colon = memchr(h, ':', n);
+        if (colon != NULL)
+            n = (size_t)(colon - h);
+    }
+    if (n == 0 || n >= cap)
+        return false;
+    for (i = 0; i < n; i++) {
+        char ch = h[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '-' || ch == ':' || ch == '[' || ch == ']'))
+            return false;
+    }
+    memcpy(out, h, n);
+    out[n] = '\0';
+    return true;
+}
+
+/*
+ * --plain-http on the plain port of a server with HTTPS: redirect answers 308 with the same
+ * target on the HTTPS port (but /healthz, which balancers check); no-credentials answers 403 to
+ * a request that carries credentials or creates, changes or deletes an account, unless it
+ * comes from a loopback address. Either way the connection closes (a body may follow unread)
+ * and nothing reaches server2. Whether it answered.
+ */
+static bool plain_http_answer(struct s1_conn *c, const char *buf, const struct http_request *req)
+{
+    const struct s1_service *svc = request_env(c)->svc;
+    struct s1_conn_pub *pub = s1_conn_pub(c);
+    char host[256];
+    char extra[sizeof(host) + REDIRECT_TARGET_MAX + 64];
+    const char *t;
+    size_t n;
+
+    if (pub->secure || svc->https_port == 0 || svc->cfg->plain_http == S1_PLAIN_OPEN)
+        return false;
+    if (svc->cfg->plain_http == S1_PLAIN_NO_CREDENTIALS) {
+        if (peer_is_loopback(pub->peer) ||
+            (req->authorization < 0 && pub->route != METRICS_ROUTE_USERS))
+            return false;
+        s1_conn_respond_fatal(c, 403, NULL, "credentials are taken over HTTPS only\n");
+        return true;
+    }
+    if (pub->route == METRICS_ROUTE_HEALTHZ)
+        return false;
+    t = http_span_ptr(buf, req->target);
+    n = req->target.len;
+    if (n > 0 && t[0] != '/') { /* absolute-form: its path */
+        const char *p = n > 8 ? memchr(t + 8, '/', n - 8) : NULL;
+        n = p != NULL ? n - (size_t)(p - t) : 1;
+        t = p != NULL ? p : "/";
+    }
+    if (!host_of(buf, req, host, sizeof(host)) || n > REDIRECT_TARGET_MAX) {
+        s1_conn_respond_fatal(c, 400, NULL, "a redirect to HTTPS needs a Host header and a "
+                                            "target of at most 4096 bytes\n");
+        return true;
+    }
+    snprintf(extra, sizeof(extra), "Location: https://%s:%u%.*s\r\n", host,
+             (unsigned)svc->https_port, (int)n, t);
+    s1_conn_respond_fatal(c, 308, extra, "moved to HTTPS\n");
+    return true;
+}
+
 static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
     if (request_of(c) == NULL)
@@ -158,6 +252,8 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     request_of(c)->uploading = false;
     request_of(c)->up = (struct commit_body){.fd = -1};
     request_of(c)->job = NULL;
+    if (plain_http_answer(c, buf, req))
+        return S1_HEAD_DONE;
     if (s1_conn_pub(c)->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
         const char *path;
         size_t len;

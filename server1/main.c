@@ -383,6 +383,7 @@ int main(int argc, char **argv)
     sh.svc.metrics = all;
     sh.svc.nthreads = cfg.threads;
     sh.svc.types = &types;
+    sh.svc.https_port = tls_port;
     sh.workers = ws;
     sh.nworkers = cfg.threads;
     sh.tls_ctx = tls_ctx;

@@ -41,6 +41,7 @@ struct s1_service {
     struct ratelimit *signup;          /* --signup-limit */
     struct ratelimit *list;            /* --list-limit */
     struct connlimit *conns_per_ip;    /* --max-conns-per-ip */
+    uint16_t https_port;               /* the --tls-port bound, for redirects (0: none) */
 };
 
 /* One thread's handler state. Owner thread only. */
