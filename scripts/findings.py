@@ -336,7 +336,7 @@ def findings(run):
     out = ["## Findings", ""]
     for n, (title, a, b, loads) in enumerate(CLAIMS, 1):
         out += claim(run, n, title, a, b, loads) + [""]
-    cfgs = [c for c in run.configs if c != "ours"]
+    cfgs = [c for c in run.configs if c != "ours" and not c.endswith("-tls")]
     out += trend(run, 4, cfgs) + [""]
     o = ours(run)
     if o:

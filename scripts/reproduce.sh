@@ -10,7 +10,7 @@
 #
 #   scripts/reproduce.sh [--quick] [--out DIR] [--configs LIST] [--loads LIST]
 #                        [--points LIST] [--duration S] [--warmup S] [--window-max S]
-#                        [--workers N] [--no-build]
+#                        [--workers N] [--tls] [--no-build]
 #
 #   --quick        N = 1, 4, 16, ... up to 256 (64 for 10MB and put 1MB, 16 for 100MB) until
 #                  X stops growing, 1 s points (2 s for 100MB): about 5.5 minutes
@@ -24,6 +24,10 @@
 #   --window-max   the longest a point's window may grow to hold 20 x (R + Z) and 200
 #                  completions (loadgen --window-max; default twice --duration)
 #   --workers      server2 workers (threads or processes), default 2 (= cores)
+#   --tls          every load of every configuration measured twice, over plain HTTP and over
+#                  HTTPS (server1 --tls-port, a throw-away ECDSA P-256 certificate, loadgen
+#                  https:// on kept connections): CONFIG-tls in the tables, and a table of
+#                  what HTTPS costs (X max over HTTPS / plain); twice the time
 #   --no-build     skip scripts/setup.sh and make (use the programs in $BIN_DIR as they are)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -40,10 +44,10 @@ declare -A PUT_BYTES=([4KB]=4096 [1MB]=1048576) # put-SIZE: body of each durable
 FILES=$TOP/build/files # on the disk, not tmpfs: server1 reads with O_DIRECT
 HASH_COST=min
 
-usage() { sed -n '11,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+usage() { sed -n '11,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 
 ARGS=$*
-quick="" out="" points="" duration="" warmup="" window_max="" workers=2 build=1
+quick="" out="" points="" duration="" warmup="" window_max="" workers=2 build=1 tls=""
 configs=("${ALL_CONFIGS[@]}") loads=("${ALL_LOADS[@]}")
 while (($# > 0)); do
     case $1 in
@@ -57,6 +61,7 @@ while (($# > 0)); do
     --window-max) window_max=${2:?}; shift 2 ;;
     --workers) workers=${2:?}; shift 2 ;;
     --no-build) build=""; shift ;;
+    --tls) tls=1; shift ;;
     -h | --help) usage ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -98,6 +103,9 @@ config() {
         --login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0)
     # ours: server1 also answers a GET it has seen server2 accept (server2 revokes on change)
     [[ $CACHE == 0 ]] || S1FLAGS+=(--auth-cache "$CACHE" --auth-cache-ttl 60s)
+    # --tls: an HTTPS port beside the plain one, on the same server1
+    [[ -z $tls ]] || S1FLAGS+=(--tls-cert "$RUN/certs/server.pem"
+        --tls-key "$RUN/certs/server.key" --tls-port 0)
 }
 
 # The quick run's sweep: N = 1, 4, 16, 64, ... until one step raises X by 5% or less (one step
@@ -190,6 +198,7 @@ busy_pct() {
     local total=$((busy + b[4] + b[5] - a[4] - a[5]))
     echo $((100 * busy / (total > 0 ? total : 1)))
 }
+[[ -z $tls ]] || scripts/tls-certs.sh "$RUN/certs"
 {
     BIN_DIR=$BIN_DIR scripts/machine-info.sh "$FILES"
     echo "| machine CPU busy before the run | $(busy_pct)% (1 s sample, nothing of ours running) |"
@@ -223,21 +232,33 @@ has_children() { (($(child_pids "$1" | wc -l) >= $2)); }
 # ---- the runs ----------------------------------------------------------------------------
 printf 'config\tbackend\tserver2\tserver1\tbusy_before_pct\n' >"$OUT/configs.tsv"
 declare -A LG_FLAGS=() # load -> loadgen's flags (besides --url, --watch, --redis-port, --out)
-total=$((${#configs[@]} * ${#loads[@]}))
+variants=(plain) # and tls with --tls; a configuration's results dir gets -tls for the latter
+[[ -z $tls ]] || variants+=(tls)
+suffix() { [[ $1 == plain ]] || echo "-$1"; }
+total=$((${#configs[@]} * ${#loads[@]} * ${#variants[@]}))
 done_n=0
 for cfg in "${configs[@]}"; do
     config "$cfg"
     # (server2's failed-login limit off too: the study's server2 reads no more than the account)
     s2flags=(--mode "$MODE" --workers "$workers" --hash-cost "$HASH_COST" --auth-cache "$CACHE"
         --login-fail-limit 0)
-    printf '%s\t%s\t%s\t%s\t%s\n' "$cfg" "$BACKEND" "${s2flags[*]}" "${S1FLAGS[*]}" "$(busy_pct)" \
-        >>"$OUT/configs.tsv"
-    mkdir -p "$OUT/$cfg"
+    busy=$(busy_pct)
+    for v in "${variants[@]}"; do
+        printf '%s\t%s\t%s\t%s\t%s\n' "$cfg$(suffix "$v")" "$BACKEND" "${s2flags[*]}" \
+            "${S1FLAGS[*]}" "$busy" >>"$OUT/configs.tsv"
+        mkdir -p "$OUT/$cfg$(suffix "$v")"
+    done
     root=$RUN/root-$cfg
     make_root "$root"
     url=$(scripts/stack.sh start "$RUN/stack" --backend "$BACKEND" "${s2flags[@]}" --root "$root" \
         --port 0 -- "${S1FLAGS[@]}" 2>>"$OUT/$cfg/stack.log") ||
         die "$cfg: the stack did not start (see $OUT/$cfg/stack.log and $RUN/stack/*.log)"
+    declare -A URL_OF=([plain]=$url)
+    if [[ -n $tls ]]; then # the port server1 logged for https, the same server1
+        p=$(grep -m1 -o 'listening for https on [^ ]*' "$RUN/stack/server1.log") ||
+            die "$cfg: server1 did not log its https port"
+        URL_OF[tls]=https://127.0.0.1:${p##*:}
+    fi
 
     # Watch our own processes by pid: --watch-comm would also count other stacks running on
     # this machine, and misses server2's worker processes, which rename themselves s2-proc-N.
@@ -260,20 +281,25 @@ for cfg in "${configs[@]}"; do
         put-*) what=(--type put --size "${PUT_BYTES[${load#put-}]}" --prepare-users 64) ;;
         esac
         LG_FLAGS[$load]="${what[*]} ${SWEEP[*]}"
-        dir=$OUT/$cfg/$load
-        mkdir -p "$dir"
-        t=$(now_ms)
-        rc=0
-        "$BIN_DIR/loadgen" --url "$url" "${what[@]}" "${SWEEP[@]}" "${watch[@]}" --out "$dir" \
-            >"$dir/loadgen.log" 2>&1 || rc=$?
-        ((rc != 130)) || exit 130
-        ((rc == 0)) || { tail -n 5 "$dir/loadgen.log" >&2; die "$cfg $load: loadgen exited $rc (see $dir/loadgen.log)"; }
-        done_n=$((done_n + 1))
-        log "[$done_n/$total] $cfg $load: $(grep -m1 '^N\* =' "$dir/loadgen.log") ($((($(now_ms) - t) / 1000)) s)"
+        for v in "${variants[@]}"; do
+            cafile=()
+            [[ $v == plain ]] || cafile=(--cacert "$RUN/certs/ca.pem")
+            dir=$OUT/$cfg$(suffix "$v")/$load
+            mkdir -p "$dir"
+            t=$(now_ms)
+            rc=0
+            "$BIN_DIR/loadgen" --url "${URL_OF[$v]}" "${cafile[@]}" "${what[@]}" "${SWEEP[@]}" \
+                "${watch[@]}" --out "$dir" >"$dir/loadgen.log" 2>&1 || rc=$?
+            ((rc != 130)) || exit 130
+            ((rc == 0)) || { tail -n 5 "$dir/loadgen.log" >&2; die "$cfg$(suffix "$v") $load: loadgen exited $rc (see $dir/loadgen.log)"; }
+            done_n=$((done_n + 1))
+            log "[$done_n/$total] $cfg$(suffix "$v") $load: $(grep -m1 '^N\* =' "$dir/loadgen.log") ($((($(now_ms) - t) / 1000)) s)"
+        done
     done
     scripts/stack.sh stop "$RUN/stack" --servers
     rm -rf "$root" # the uploads of this configuration (the get files stay in $FILES)
     cp "$RUN/stack/server1.log" "$RUN/stack/server2.log" "$OUT/$cfg/"
+    unset URL_OF
 done
 scripts/stack.sh stop "$RUN/stack"
 cp "$RUN/stack/redis/redis.log" "$RUN/stack/mysql/mysqld.err" "$OUT/" 2>/dev/null || true
@@ -297,6 +323,7 @@ mode=full
     printf 'command\t%s\n' "scripts/reproduce.sh $ARGS"
     printf 'commit\t%s\n' "$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
     printf 'hash_cost\t%s\n' "$HASH_COST"
+    printf 'tls\t%s\n' "${tls:+on}${tls:-off}"
     # what one hash or verify at that cost costs here (server2/pwhash.c; libargon2 at min)
     printf 'hash_us\t%s\n' 15
     printf 'workers\t%s\n' "$workers"

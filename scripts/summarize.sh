@@ -188,6 +188,7 @@ study_name() {
     mt-noprefetch-mysql) echo "MT-MT, no prefetch, MySQL" ;;
     mt-prefetch-mysql) echo "MT-MT, prefetch, MySQL" ;;
     mt-prefetch-redis) echo "MT-MT, prefetch, Redis" ;;
+    *-tls) echo "$(study_name "${1%-tls}" | sed 's/^(not in the study)$/ours/'), over HTTPS" ;;
     *) echo "(not in the study)" ;;
     esac
 }
@@ -226,6 +227,33 @@ pivot() {
         for c in "${CONFIGS[@]}"; do line+=" $("$1" "$c" "$l") |"; done
         printf '%s\n' "$line"
     done
+}
+# what HTTPS costs (reproduce.sh --tls): per load and configuration, X max over HTTPS / plain
+mapfile -t TLS_BASES < <(for c in "${CONFIGS[@]}"; do
+    [[ $c != *-tls ]] || echo "${c%-tls}"
+done)
+cell_tls() {
+    local x t
+    x=$(field "$1" "$2" x_max_rps)
+    t=$(field "$1-tls" "$2" x_max_rps)
+    [[ -n $x && -n $t ]] || { echo "–"; return; }
+    awk -v x="$x" -v t="$t" 'BEGIN { printf "%.2f\n", t / x }'
+}
+tls_table() {
+    local l c line sep
+    ((${#TLS_BASES[@]} > 0)) || return 0
+    printf '## What HTTPS costs: X max over HTTPS / X max over plain HTTP\n\n'
+    printf 'The same server1 (one more port, `--tls-port`: TLS 1.3, an ECDSA P-256 certificate),\n'
+    printf 'loadgen over `https://` on kept connections (a handshake per user, not per request).\n\n'
+    line="| load |" sep="|---|"
+    for c in "${TLS_BASES[@]}"; do line+=" $c |"; sep+="---:|"; done
+    printf '%s\n%s\n' "$line" "$sep"
+    for l in "${PRESENT[@]}"; do
+        line="| $(label "$l") |"
+        for c in "${TLS_BASES[@]}"; do line+=" $(cell_tls "$c" "$l") |"; done
+        printf '%s\n' "$line"
+    done
+    echo
 }
 # knee_mark CONFIG LOAD: "†" when the sweep's knee was not reached, "‡" when X went flat with
 # nothing saturated (table.csv's knee), "" otherwise (saturated, or no such sweep)
@@ -513,6 +541,7 @@ $(put_note)
 
 $(pivot cell_ratio study)
 
+$(tls_table)
 ## N* / mean response time at N*
 
 $(pivot cell_nstar)

@@ -8,11 +8,12 @@
 # the run's own server1 root (nothing written into build/files, the get file untouched), and
 # the queueing model's columns, table and --predict-only are there, the software stations
 # (thread samples) are in points.csv and run.json and make the model the layered one, and
-# nothing it started is still running.
+# nothing it started is still running. Then --tls on one load: over HTTPS (TLS 1.3) beside
+# plain HTTP, and the summary's table of what HTTPS costs.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init reproduce
-itest_timeout 60
+itest_timeout 90
 : "${BIN_DIR:=$ITEST_ROOT/build/release}"
 export BIN_DIR
 OUT=$ITEST_DIR/results
@@ -259,5 +260,19 @@ for p in $ports; do ! _port_open 127.0.0.1 "$p" || open=$((open + 1)); done
 check_eq "ports left open after the run" "$open" 0
 run=$(sed -n "s/.*databases' data under //p" "$ITEST_DIR/reproduce.log")
 check_ok "run dir '$run' removed" test -n "$run" -a ! -e "$run"
+
+# --tls: each load over plain HTTP and over HTTPS, on the same server1, and the table of what
+# HTTPS costs
+rc=0
+"$ITEST_ROOT/scripts/reproduce.sh" --no-build --tls --configs "$CFG" --loads 1KB --points 1 \
+    --duration 0.5 --warmup 0.2 --out "$ITEST_DIR/tls" >"$ITEST_DIR/reproduce-tls.log" 2>&1 ||
+    rc=$?
+check_eq "reproduce.sh --tls exits 0" "$rc" 0
+check_ok "... the HTTPS run spoke TLS 1.3" \
+    grep -q '"version": "TLSv1.3"' "$ITEST_DIR/tls/$CFG-tls/get-1KB/run.json"
+check_ok "... and the plain one no TLS" \
+    grep -q '"tls": null' "$ITEST_DIR/tls/$CFG/get-1KB/run.json"
+check_ok "... the summary's table of what HTTPS costs has a ratio for get 1KB" \
+    grep -qE '^\| get 1KB \| [0-9]+\.[0-9]{2} \|$' "$ITEST_DIR/tls/summary.md"
 
 itest_summary
