@@ -316,6 +316,11 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_U64, "tls-port", .arg = "N", .min = 0, .max = 65535, S1(tls_port),
      FLAGTAB_SEEN(struct s1_config, tls_port_set), .def = "none: no HTTPS",
      .help = "HTTPS port on the --listen address, beside --port; 0 picks a free one"},
+    {FLAGTAB_DURATION, "hsts", .arg = "DUR", .min = 0, .max = 2 * 365 * 86400 * SEC,
+     S1(hsts_us), .def = "0: none",
+     .help = "with --tls-port, every HTTPS answer carries Strict-Transport-Security: max-age "
+             "of DUR (whole seconds): browsers then use HTTPS only for that long; give it once "
+             "HTTPS works for good (a browser remembers it)"},
     {FLAGTAB_ENUM, "plain-http", S1(plain_http), .choices = plain_http_modes,
      .help = "with --tls-port, what the plain --port does: open (everything, as without "
              "HTTPS); redirect (308 to the same target over HTTPS, /healthz excepted); "
@@ -431,6 +436,10 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
             return S1_CONFIG_ERROR;
         }
     }
+    if (c->hsts_us != 0 && !c->tls_port_set) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--hsts needs --tls-port");
+        return S1_CONFIG_ERROR;
+    }
     if (c->plain_http != S1_PLAIN_OPEN && !c->tls_port_set) {
         snprintf(err, S1_CONFIG_ERR_LEN, "--plain-http other than open needs --tls-port");
         return S1_CONFIG_ERROR;
@@ -507,8 +516,8 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->auth_cache_entries, DUR(c->auth_cache_ttl_us, t1),
              c->max_list);
     if (c->tls_cert != NULL)
-        log_info("config: tls-port=%u tls-cert=%s tls-key=%s plain-http=%s", c->tls_port,
-                 c->tls_cert, c->tls_key,
+        log_info("config: tls-port=%u tls-cert=%s tls-key=%s hsts=%s plain-http=%s",
+                 c->tls_port, c->tls_cert, c->tls_key, DUR(c->hsts_us, t2),
                  c->plain_http == S1_PLAIN_REDIRECT         ? "redirect"
                  : c->plain_http == S1_PLAIN_NO_CREDENTIALS ? "no-credentials"
                                                             : "open");

@@ -75,6 +75,7 @@ struct s1_config {
     unsigned ratelimit_entries;            /* --ratelimit-entries: keys each limit tracks */
     unsigned max_conns_per_ip;             /* --max-conns-per-ip: open connections per address */
     enum s1_plain_http plain_http;         /* --plain-http */
+    uint64_t hsts_us;                      /* --hsts: Strict-Transport-Security max-age, 0 off */
     const char *trusted_proxy;             /* --trusted-proxy, as given (NULL: none) */
     struct net_cidrs trusted;              /* ... parsed: who may send a PROXY header */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */

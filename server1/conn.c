@@ -374,6 +374,11 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         memcpy(p, extra, extra_len);
         p += extra_len;
     }
+    if (c->pub.secure && c->pub.home->cfg->hsts_us > 0) {
+        p = put_str(p, "Strict-Transport-Security: max-age=");
+        p = put_u64(p, c->pub.home->cfg->hsts_us / 1000000);
+        p = put_str(p, "\r\n");
+    }
     if (c->close_after)
         p = put_str(p, "Connection: close\r\n");
     else if (c->http10)

@@ -6,6 +6,7 @@
 #   no-credentials: credentials or an account request from a non-loopback client (named by a
 #   PROXY header from a trusted address) get 403 and never reach server2; without credentials
 #   a request goes on (401 for a file), and from loopback everything works; open: as before.
+# --hsts: HTTPS answers carry Strict-Transport-Security, plain ones do not.
 # --plain-http other than open without --tls-port is refused at start.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -84,8 +85,19 @@ check_eq "/healthz from 192.0.2.7: 200" "$(send v1:192.0.2.7)" 200
 check_eq "credentials from 127.0.0.1 (loopback): 200" \
     "$(send v1:127.0.0.1 --path /files/pub.txt --user alice:secret)" 200
 
-# ---- open: as before
-start_s1 open "${TLS[@]}"
+# ---- open: as before; and --hsts
+start_s1 open "${TLS[@]}" --hsts 86400s
 check_eq "--plain-http open (the default): credentials on the plain port: 200" \
     "$(curl -s -o /dev/null -w '%{http_code}' -u alice:secret "$S1/files/pub.txt")" 200
+hsts() {
+    curl -s -D - -o /dev/null "$@" | tr -d '\r' | grep -i '^strict-transport-security:' || true
+}
+check_eq "--hsts 86400s: an HTTPS answer carries Strict-Transport-Security" \
+    "$(hsts --cacert "$CERTS/ca.pem" "https://127.0.0.1:$(https_port)/healthz")" \
+    "Strict-Transport-Security: max-age=86400"
+check_eq "... a plain one does not" "$(hsts "$S1/healthz")" ""
+rc=0
+out=$("$S1_BIN" --port 0 --root "$ROOT" --insecure-no-secret --auth 127.0.0.1:1 \
+    --hsts 86400s 2>&1) || rc=$?
+check_eq "--hsts without --tls-port: exit 2" "$rc" 2
 itest_summary
