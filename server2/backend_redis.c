@@ -136,21 +136,42 @@ static int simple_command(struct redislink *c, int argc, const char **argv, cons
 }
 
 /*
- * rediss://: the one TLS context of the process, made at the first connection (config.c has
- * made and dropped one at start, so a bad --backend-tls-* file was reported then).
+ * rediss://: the TLS context of the calling thread, made at its first connection (config.c has
+ * made and dropped one at start, so a bad --backend-tls-* file was reported then). One per
+ * thread, as loadgen has: with one shared by the workers, TSan saw a data race inside
+ * libcrypto's certificate checks (ASN1_STRING_cmp under X509 verification). Every context made
+ * stays on one list until exit, so none is lost with its thread.
  */
+struct tls_ctx_node {
+    struct ssl_ctx_st *ctx;
+    struct tls_ctx_node *next;
+};
+
 static struct ssl_ctx_st *tls_context(const struct backend_url *u, char *err)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static struct ssl_ctx_st *ctx;
-    struct ssl_ctx_st *got;
+    static struct tls_ctx_node *all;
+    static _Thread_local struct ssl_ctx_st *mine;
+    struct tls_ctx_node *n;
 
+    if (mine != NULL)
+        return mine;
+    n = malloc(sizeof(*n));
+    if (n == NULL) {
+        snprintf(err, REDISLINK_TLS_ERR_LEN, "out of memory");
+        return NULL;
+    }
+    n->ctx = redislink_tls_context(u->tls_ca, u->tls_cert, u->tls_key, err);
+    if (n->ctx == NULL) {
+        free(n);
+        return NULL;
+    }
     pthread_mutex_lock(&lock);
-    if (ctx == NULL)
-        ctx = redislink_tls_context(u->tls_ca, u->tls_cert, u->tls_key, err);
-    got = ctx;
+    n->next = all;
+    all = n;
     pthread_mutex_unlock(&lock);
-    return got;
+    mine = n->ctx;
+    return mine;
 }
 
 struct redislink *backend_redis_open(const char *host, int port, const char *socket,
