@@ -253,6 +253,9 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 "TLS connections whose sending side the kernel encrypts (kTLS): sendfile stays "
                 "zero-copy.",
                 sum_counter(all, n, offsetof(struct metrics, tls_ktls_send)));
+    put_counter(out, "server1_tls_ticket_key_rotations_total",
+                "New session-ticket keys made (--tls-ticket-rotate).",
+                sum_counter(all, n, offsetof(struct metrics, tls_ticket_rotations)));
     if (fclose(out) != 0 || buf == NULL) {
         free(buf);
         *len = 0;

@@ -8,7 +8,9 @@
 # and over 1.2), the plain port answering beside it, clients sending garbage or nothing closed
 # while the server goes on, the TLS metrics, the start refused (exit 2, the file named) without
 # --tls-key, with a key of another certificate, with an expired certificate, and headless
-# Chromium showing a listing (skipped when it is not installed). About 15 s.
+# Chromium showing a listing (skipped when it is not installed); the session-ticket keys
+# rotated every second (--tls-ticket-rotate 1s): a session resumed across one rotation, not
+# beyond the ring (a full handshake). About 25 s.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -351,5 +353,43 @@ EOF
 check_eq "over --max-conns-per-ip, a TLS connection is closed without a byte" "$over" \
     "closed, 0 bytes"
 stop_s1 "server1 with https (--read direct)"
+
+# ---- session-ticket keys rotated ------------------------------------------------------------
+start_s1 s1rotate --tls-port 0 --tls-cert "$PKI/chain.pem" --tls-key "$PKI/srv.key" \
+    --tls-ticket-rotate 1s
+wait_until 10 grep -q 'listening for https on ' "$S1_LOG" || itest_fail "no https port logged"
+TLS_PORT=$(grep -m1 -o 'listening for https on [^ ]*' "$S1_LOG")
+TLS_PORT=${TLS_PORT##*:}
+S1S=https://localhost:$TLS_PORT
+rotations() {
+    "${CURL[@]}" "$S1S/metrics" | awk '$1=="server1_tls_ticket_key_rotations_total"{print $2}'
+}
+# (a function: wait_until must read the count anew each time)
+rotated_since() { (($(rotations) >= $1)); }
+# resumed_after N: a new TLS 1.2 session, then N rotations later (waited for on the count):
+# Reused or New, or why the request failed
+resumed_after() {
+    local r0 out
+    sclient -tls1_2 -sess_out "$ITEST_DIR/sess.rot" >/dev/null
+    r0=$(rotations)
+    wait_until 30 rotated_since $((r0 + $1)) || echo "no $1 rotations in 30 s: "
+    out=$(sclient -tls1_2 -sess_in "$ITEST_DIR/sess.rot")
+    if [[ $out != *$'\nok'* ]]; then
+        echo "failed: $out"
+    elif [[ $out == *"Reused, TLSv1.2"* ]]; then
+        echo Reused
+    elif [[ $out == *"New, TLSv1.2"* ]]; then
+        echo New
+    else
+        echo "neither: $out"
+    fi
+}
+check_eq "a TLS 1.2 ticket resumes at once" "$(resumed_after 0)" Reused
+# (the key that made it stays in the ring for 2 more rotations, >= 2 s: the check is faster)
+check_eq "a TLS 1.2 ticket resumes after one rotation (an older key in the ring)" \
+    "$(resumed_after 1)" Reused
+check_eq "a TLS 1.2 ticket after 3 rotations (beyond the ring): a full handshake, served" \
+    "$(resumed_after 3)" New
+stop_s1 "server1 with --tls-ticket-rotate 1s"
 
 itest_summary
