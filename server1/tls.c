@@ -212,7 +212,11 @@ struct ticket_key {
 };
 
 struct s1_tls {
-    SSL_CTX *ctx;               /* made at start, read-only afterwards */
+    const char *cert_file;   /* --tls-cert, read again on SIGHUP */
+    const char *key_file;    /* --tls-key, the same */
+    /* the two locks are never held together */
+    pthread_rwlock_t ctx_lock; /* ctx: workers shared around SSL_new, main exclusive to swap */
+    SSL_CTX *ctx;              /* the context new connections get */
     pthread_rwlock_t keys_lock; /* keys, nkeys: handshakes shared, main exclusive to rotate */
     struct ticket_key keys[S1_TLS_TICKET_KEYS]; /* [0] the newest */
     unsigned nkeys;                             /* 1..S1_TLS_TICKET_KEYS in use */
@@ -296,7 +300,10 @@ struct s1_tls *s1_tls_new(const char *cert_file, const char *key_file, uint64_t 
 {
     struct s1_tls *tls = xcalloc(1, sizeof(*tls));
 
+    tls->cert_file = cert_file;
+    tls->key_file = key_file;
     tls->rotate_ns = rotate_ns;
+    pthread_rwlock_init(&tls->ctx_lock, NULL);
     pthread_rwlock_init(&tls->keys_lock, NULL);
     if (new_ticket_key(&tls->keys[0]) < 0) {
         snprintf(err, S1_TLS_ERR_LEN, "cannot make a session-ticket key: RAND_bytes failed");
@@ -318,8 +325,51 @@ void s1_tls_free(struct s1_tls *tls)
         return;
     SSL_CTX_free(tls->ctx);
     OPENSSL_cleanse(tls->keys, sizeof(tls->keys));
+    pthread_rwlock_destroy(&tls->ctx_lock);
     pthread_rwlock_destroy(&tls->keys_lock);
     free(tls);
+}
+
+void s1_tls_describe(struct s1_tls *tls, char *info)
+{
+    X509 *leaf;
+    BIO *b = BIO_new(BIO_s_mem());
+    char when[64];
+    int n = 0;
+
+    info[0] = '\0';
+    pthread_rwlock_rdlock(&tls->ctx_lock); /* (main is the only writer: for the form's sake) */
+    leaf = SSL_CTX_get0_certificate(tls->ctx);
+    if (b != NULL && leaf != NULL &&
+        X509_NAME_print_ex(b, X509_get_subject_name(leaf), 0, XN_FLAG_RFC2253) >= 0)
+        n = BIO_read(b, info, S1_TLS_INFO_LEN - 80);
+    info[n > 0 ? n : 0] = '\0';
+    if (leaf != NULL)
+        snprintf(info + strlen(info), 80, ", not after %s",
+                 time_text(X509_get0_notAfter(leaf), when, sizeof(when)));
+    pthread_rwlock_unlock(&tls->ctx_lock);
+    BIO_free(b);
+    ERR_clear_error();
+}
+
+int s1_tls_reload(struct s1_tls *tls, char *info, char *err)
+{
+    SSL_CTX *ctx = s1_tls_ctx_new(tls->cert_file, tls->key_file, err);
+    SSL_CTX *old;
+
+    if (ctx == NULL)
+        return -1;
+    if (use_ring(tls, ctx, err) < 0) {
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&tls->ctx_lock);
+    old = tls->ctx;
+    tls->ctx = ctx;
+    pthread_rwlock_unlock(&tls->ctx_lock);
+    SSL_CTX_free(old); /* (the SSLs made from it hold references of their own) */
+    s1_tls_describe(tls, info);
+    return 0;
 }
 
 int s1_tls_tick(struct s1_tls *tls, uint64_t now_ns)
@@ -530,7 +580,9 @@ int s1_tls_attach(struct s1_transport *t, struct s1_tls *tls, int fd, struct met
 {
     SSL *ssl;
 
-    ssl = SSL_new(tls->ctx);
+    pthread_rwlock_rdlock(&tls->ctx_lock);
+    ssl = SSL_new(tls->ctx); /* (takes a reference to the context: a reload may drop main's) */
+    pthread_rwlock_unlock(&tls->ctx_lock);
     if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
         ERR_clear_error();

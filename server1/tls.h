@@ -15,15 +15,21 @@
  * ticket is made with the newest key and opened with any key in the ring (one made with an
  * older key is renewed); beyond the ring it is not opened and the client gets a full
  * handshake. A key dropped from the ring is wiped; keys are never logged. The ring belongs to
- * the server, not to a context.
+ * the server, not to a context, so a reload keeps tickets issued before it usable.
+ * SIGHUP (main) makes a new context from the same files with the same checks as at start:
+ * new connections get it, those open keep theirs (an SSL holds a reference to its context);
+ * if the files fail a check, the old context stays in use.
  * kTLS is asked for: when the kernel takes over encryption of the sending side, the
  * connection's output goes out with writev and sendfile as on a plain connection.
  *
  * DESIGN: main makes the struct s1_tls before the workers start and frees it after they are
- * joined; the workers share its SSL_CTX read-only (SSL_new and the session cache are locked
- * inside OpenSSL). The ticket keys have a lock: the workers' handshakes copy a key under the
- * read lock, main rotates under the write lock (s1_tls_tick). Each connection's SSL is its
- * conn's, touched by its thread only.
+ * joined. Its current SSL_CTX is read by the workers under a read lock held around SSL_new
+ * only (s1_tls_attach) and swapped by main under the write lock (s1_tls_reload): once main
+ * holds it, no worker is between reading the old pointer and taking its reference, so main
+ * drops its own reference at once; the last SSL using the old context frees it. The ticket
+ * keys have a lock of their own: the workers' handshakes copy a key under the read lock,
+ * main rotates under the write lock (s1_tls_tick). The session cache is locked inside
+ * OpenSSL. Each connection's SSL is its conn's, touched by its thread only.
  * Without kTLS, file segments cannot be sendfile()d: the conn's output then holds only memory
  * (files are read into it in pieces, body.h), written as TLS records of at most 16 KiB.
  */
@@ -38,6 +44,7 @@
 #define S1_TLS_SESSION_CACHE 20480 /* sessions the server-side cache holds */
 #define S1_TLS_SESSION_TIMEOUT_S 300 /* a session or ticket is resumed this long (nginx's 5m) */
 #define S1_TLS_TICKET_KEYS 3 /* ticket keys in the ring: the newest and two before it */
+#define S1_TLS_INFO_LEN 512 /* s1_tls_describe's text */
 
 struct ssl_ctx_st;
 struct s1_tls; /* the server's TLS state: the context in use, the ticket keys */
@@ -54,12 +61,22 @@ void s1_tls_ctx_free(struct ssl_ctx_st *ctx);
 /*
  * The server's TLS state: a context from cert_file and key_file (s1_tls_ctx_new's checks; NULL
  * with the reason in err) and a first ticket key; a new key every rotate_ns from s1_tls_tick
- * (0: never). Free with s1_tls_free once
+ * (0: never). The paths are kept (not copied) for s1_tls_reload. Free with s1_tls_free once
  * no thread uses it (NULL is fine).
  */
 struct s1_tls *s1_tls_new(const char *cert_file, const char *key_file, uint64_t rotate_ns,
                           char *err);
 void s1_tls_free(struct s1_tls *tls);
+
+/*
+ * SIGHUP (one thread, main): a new context from the same files, with the same checks. 0: new
+ * connections use it, and info (S1_TLS_INFO_LEN) is s1_tls_describe's text. -1: nothing
+ * changed, the reason naming the file in err.
+ */
+int s1_tls_reload(struct s1_tls *tls, char *info, char *err);
+
+/* "SUBJECT, not after DATE" of the certificate in use into info (S1_TLS_INFO_LEN). */
+void s1_tls_describe(struct s1_tls *tls, char *info);
 
 /*
  * One thread (main), often (every 500 ms): makes a new ticket key when rotate_ns has passed
