@@ -228,7 +228,9 @@ struct s1_tls {
 /*
  * OpenSSL's ticket callback (any worker, within a handshake): enc, the key to seal a new ticket
  * (the newest); else the one named (1: the newest; 2: an older one, the ticket is renewed; 0:
- * none in the ring, a full handshake). -1 on an OpenSSL failure.
+ * none in the ring, a full handshake). -1 on an OpenSSL failure. Over TLS 1.3 a resumption
+ * always gets a new ticket (2), as OpenSSL does with its own keys: clients use a 1.3 ticket
+ * once (RFC 8446 C.4), and one given none does a full handshake the next time.
  */
 static int on_ticket_key(SSL *ssl, unsigned char name[16], unsigned char *iv,
                          EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
@@ -264,7 +266,7 @@ static int on_ticket_key(SSL *ssl, unsigned char name[16], unsigned char *iv,
             rc = 1;
     } else if (EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k.aes, iv) == 1 &&
                EVP_MAC_CTX_set_params(hctx, params) == 1) {
-        rc = i == 0 ? 1 : 2;
+        rc = i == 0 && SSL_version(ssl) != TLS1_3_VERSION ? 1 : 2;
     }
     OPENSSL_cleanse(&k, sizeof(k));
     return rc;

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # server1 over HTTPS (--tls-port) against fake_server2.py, with a throw-away CA and server
-# certificate (127.0.0.1 and localhost) made with `openssl req` in the test's directory: the
-# HTTP API the same as over plain HTTP (a 3 MiB file byte-exact in both read modes, HEAD, a
-# Range, a listing, an upload with Expect: 100-continue read back byte-exact, an account
-# created and used), Python's urllib, openssl s_client (TLS 1.3 and 1.2 accepted, 1.1 refused,
-# ALPN http/1.1 selected and an h2-only client served without ALPN, a session resumed over 1.3
-# and over 1.2), the plain port answering beside it, clients sending garbage or nothing closed
-# while the server goes on, the TLS metrics, the start refused (exit 2, the file named) without
-# --tls-key, with a key of another certificate, with an expired certificate, and headless
-# Chromium showing a listing (skipped when it is not installed); SIGHUP: a new certificate
+# certificate (127.0.0.1 and localhost) made with `openssl req` in the test's directory: the HTTP
+# API the same as over plain HTTP (a 3 MiB file byte-exact in both read modes, HEAD, a Range, a
+# listing, an upload with Expect: 100-continue read back byte-exact, an account created and used),
+# Python's urllib, openssl s_client (TLS 1.3 and 1.2 accepted, 1.1 refused, ALPN http/1.1 selected
+# and an h2-only client served without ALPN, a session resumed over 1.3 (again with the ticket a
+# resumption gave) and over 1.2), the plain port answering beside it, clients sending garbage or
+# nothing closed while the server goes on, the TLS metrics, the start refused (exit 2, the file
+# named) without --tls-key, with a key of another certificate, with an expired certificate, and
+# headless Chromium showing a listing (skipped when it is not installed); SIGHUP: a new certificate
 # served to new connections while one opened before it goes on, tickets issued before it still
 # resumed, a broken key refused with the old certificate kept, ignored without HTTPS; the
-# session-ticket keys rotated every second (--tls-ticket-rotate 1s): a session resumed across
-# one rotation, not beyond the ring (a full handshake). About 30 s.
+# session-ticket keys rotated every second (--tls-ticket-rotate 1s): a session resumed across one
+# rotation, not beyond the ring (a full handshake). About 30 s.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -257,6 +257,14 @@ for v in tls1_3 tls1_2; do
         itest_not_ok "-$v: the session was not resumed: $out"
     fi
 done
+# a 1.3 ticket is used once: a resumed handshake must give a new one, which resumes in turn
+sclient -tls1_3 -sess_in "$ITEST_DIR/sess.tls1_3" -sess_out "$ITEST_DIR/sess.again" >/dev/null
+out=$(sclient -tls1_3 -sess_in "$ITEST_DIR/sess.again")
+if [[ $out == *"Reused, TLSv1.3"* && $out == *$'\nok'* ]]; then
+    itest_ok "-tls1_3: the ticket got in a resumed handshake resumes too"
+else
+    itest_not_ok "-tls1_3: the ticket got in a resumed handshake: $out"
+fi
 
 # ---- clients that speak no TLS --------------------------------------------------------------
 garbage=$(python3 - "$TLS_PORT" <<'EOF'
