@@ -457,6 +457,7 @@ rotations() {
     "${CURL[@]}" "$S1S/metrics" | awk '$1=="server1_tls_ticket_key_rotations_total"{print $2}'
 }
 # (a function: wait_until must read the count anew each time)
+# shellcheck disable=SC2317 # called through wait_until
 rotated_since() { (($(rotations) >= $1)); }
 # resumed_after N: a new TLS 1.2 session, then N rotations later (waited for on the count):
 # Reused or New, or why the request failed
