@@ -53,6 +53,7 @@ void s1_config_defaults(struct s1_config *c)
     c->header_timeout_us = 10000000;
     c->idle_timeout_us = 60000000;
     c->drain_timeout_us = 10000000;
+    c->tls_ticket_rotate_us = 3600000000ull;
     c->log_level = LOG_INFO;
     c->read_only = false;
     c->max_upload = 64u << 20;
@@ -327,6 +328,10 @@ static const struct flagtab_flag s1_flags[] = {
              "no-credentials (a request with credentials, or one that creates, changes or "
              "deletes an account, is refused with 403 unless it comes from a loopback "
              "address: passwords only over HTTPS)"},
+    {FLAGTAB_DURATION, "tls-ticket-rotate", .arg = "DUR", .min = SEC, .max = 86400 * SEC,
+     S1(tls_ticket_rotate_us), .flags = FLAGTAB_F_ZERO,
+     .help = "HTTPS: a new session-ticket key this often; tickets of the last 3 keys resume "
+             "(docs/https.md); 0 = one key until exit"},
     {FLAGTAB_HELP, "help", 'h', .help = "this text"},
     {FLAGTAB_VERSION, "version", 'V', .help = "version and build flags"},
 

@@ -87,6 +87,7 @@ struct s1_config {
     const char *tls_key;         /* --tls-key FILE: PEM private key of the leaf */
     uint16_t tls_port;           /* --tls-port; 0 = ephemeral */
     bool tls_port_set;           /* --tls-port was given */
+    uint64_t tls_ticket_rotate_us; /* --tls-ticket-rotate: a new session-ticket key; 0 = never */
 };
 
 enum s1_config_result {

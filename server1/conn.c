@@ -974,7 +974,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
 
     if (!tls) {
         s1_transport_plain(&c->tr, fd);
-    } else if (s1_tls_attach(&c->tr, home->tls_ctx, fd, home->metrics) < 0) {
+    } else if (s1_tls_attach(&c->tr, home->tls, fd, home->metrics) < 0) {
         log_warn("cannot start TLS on fd %d: out of memory", fd);
         if (close(fd) < 0)
             log_debug("close fd %d: %d", fd, errno);

@@ -55,7 +55,7 @@
 
 struct evbuffer;
 struct s1_config;
-struct ssl_ctx_st;
+struct s1_tls;
 struct s1_conn;
 struct s1_request;
 
@@ -113,7 +113,7 @@ struct s1_conn_home {
     const struct timeval *linger_tv;
     const struct s1_conn_handler *handler;
     void *handler_arg;                /* the handler's own per-thread state */
-    struct ssl_ctx_st *tls_ctx;       /* HTTPS (tls.h), shared by every thread; NULL: none */
+    struct s1_tls *tls;               /* HTTPS (tls.h), shared by every thread; NULL: none */
     void (*closed)(struct s1_conn_home *home); /* after a conn was freed */
     struct httpdate_cache date;       /* the Date header, made once a second */
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
@@ -143,7 +143,7 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
- * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls_ctx) if tls.
+ * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls) if tls.
  * With proxy (a --trusted-proxy address: peer not counted) a PROXY header comes first, and the
  * client it names replaces peer and is counted then. If TLS cannot start (out of memory) the
  * socket is closed at once and home->closed called.

@@ -6,7 +6,9 @@
  * the workers start and is stopped after they are joined, so drained uploads are committed and
  * answered.
  * With --tls-port, a second set of sockets on that port speaks HTTPS (tls.h); the certificate
- * and key are checked before anything else starts.
+ * and key are checked before anything else starts. SIGHUP reads them again (tls.h; without
+ * HTTPS it is logged and ignored), and the 500 ms wait for signals also rotates the
+ * session-ticket keys (--tls-ticket-rotate).
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags (and a certificate
  * or key that cannot be used).
  */
@@ -202,6 +204,41 @@ static int wait_signal(const sigset_t *set, long timeout_ms)
     return sig > 0 ? sig : 0;
 }
 
+/* SIGHUP: the certificate and key read again (tls.h), counted in the first worker's metrics. */
+static void reload_tls(struct s1_tls *tls, struct metrics *m)
+{
+    char info[S1_TLS_INFO_LEN];
+    char err[S1_TLS_ERR_LEN];
+
+    if (tls == NULL) {
+        log_info("SIGHUP: no --tls-cert to reload, ignored");
+        return;
+    }
+    if (s1_tls_reload(tls, info, err) < 0) {
+        log_warn("SIGHUP: certificate not reloaded, the one in use kept: %s", err);
+        metrics_add(&m->tls_reloads_failed, 1);
+        return;
+    }
+    log_info("certificate reloaded: %s", info);
+    metrics_add(&m->tls_reloads, 1);
+}
+
+/* A new session-ticket key when --tls-ticket-rotate has passed (tls.h). */
+static void rotate_tickets(struct s1_tls *tls, struct metrics *m)
+{
+    int r;
+
+    if (tls == NULL)
+        return;
+    r = s1_tls_tick(tls, clock_now_ns());
+    if (r > 0) {
+        log_debug("new session-ticket key");
+        metrics_add(&m->tls_ticket_rotations, 1);
+    } else if (r < 0) {
+        log_warn("cannot make a session-ticket key (RAND_bytes): the ones in use kept");
+    }
+}
+
 /*
  * glibc keeps what the workers free (upload bodies up to --upload-memory, response buffers) in
  * its arenas, and gives little of it back: after every burst of uploads RSS stays where the
@@ -268,7 +305,7 @@ int main(int argc, char **argv)
     const char *types_from;
     int *fds = NULL;
     int *tls_fds = NULL;
-    struct ssl_ctx_st *tls_ctx = NULL;
+    struct s1_tls *tls = NULL;
     unsigned started = 0;
     uint16_t port = 0;
     uint16_t tls_port = 0;
@@ -304,10 +341,11 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* only this thread takes SIGTERM/SIGINT; workers inherit the blocked mask */
+    /* only this thread takes SIGTERM/SIGINT/SIGHUP; workers inherit the blocked mask */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (fit_fd_budget(&cfg, err, sizeof(err)) < 0) {
@@ -325,8 +363,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (cfg.tls_cert != NULL) {
-        tls_ctx = s1_tls_ctx_new(cfg.tls_cert, cfg.tls_key, err);
-        if (tls_ctx == NULL) {
+        tls = s1_tls_new(cfg.tls_cert, cfg.tls_key, cfg.tls_ticket_rotate_us * 1000, err);
+        if (tls == NULL) {
             fprintf(stderr, "server1: %s\n", err);
             rc = 2;
             goto out_files;
@@ -340,7 +378,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "server1: %s\n", err);
         goto out_files;
     }
-    if (tls_ctx != NULL &&
+    if (tls != NULL &&
         bind_listeners(&cfg, cfg.tls_port, tls_fds, cfg.threads, &tls_port, err) < 0) {
         fprintf(stderr, "server1: --tls-port: %s\n", err);
         for (unsigned i = 0; i < cfg.threads; i++)
@@ -386,7 +424,7 @@ int main(int argc, char **argv)
     sh.svc.https_port = tls_port;
     sh.workers = ws;
     sh.nworkers = cfg.threads;
-    sh.tls_ctx = tls_ctx;
+    sh.tls = tls;
     atomic_init(&sh.nconns, 0);
     if (!limits_init(&cfg, &sh.svc)) {
         fprintf(stderr, "server1: out of memory for the per-client limits\n");
@@ -435,12 +473,21 @@ int main(int argc, char **argv)
         }
     }
     log_info("listening on %s:%u", cfg.listen, port);
-    if (tls_ctx != NULL)
+    if (tls != NULL) {
+        char info[S1_TLS_INFO_LEN];
+        s1_tls_describe(tls, info);
+        log_info("certificate: %s", info);
         log_info("listening for https on %s:%u", cfg.listen, tls_port);
+    }
 
     uint64_t next_trim = clock_now_ns() + TRIM_INTERVAL_NS;
     do {
         sig = wait_signal(&sigs, 500);
+        if (sig == SIGHUP) {
+            reload_tls(tls, all[0]);
+            sig = 0;
+        }
+        rotate_tickets(tls, all[0]);
         trim_heap(&next_trim);
     } while (sig == 0 && !all_done(ws, cfg.threads));
     if (sig != 0)
@@ -449,7 +496,10 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < cfg.threads; i++)
         s1_worker_stop(&ws[i], S1_WORKER_DRAIN);
     while (!all_done(ws, cfg.threads)) {
-        if (wait_signal(&sigs, 50) != 0) {
+        int again = wait_signal(&sigs, 50);
+        if (again == SIGHUP) {
+            reload_tls(tls, all[0]);
+        } else if (again != 0) {
             log_warn("second signal: stopping now");
             for (unsigned i = 0; i < cfg.threads; i++)
                 s1_worker_stop(&ws[i], S1_WORKER_FORCE);
@@ -474,7 +524,7 @@ out_files:
     free(all);
     free(fds);
     free(tls_fds);
-    s1_tls_ctx_free(tls_ctx);
+    s1_tls_free(tls);
     if (have_commit)
         committer_release(&commit);
     files_release(&files);

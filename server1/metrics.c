@@ -253,6 +253,15 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 "TLS connections whose sending side the kernel encrypts (kTLS): sendfile stays "
                 "zero-copy.",
                 sum_counter(all, n, offsetof(struct metrics, tls_ktls_send)));
+    put_counter(out, "server1_tls_reloads_total",
+                "SIGHUPs after which new TLS connections use the certificate and key read again.",
+                sum_counter(all, n, offsetof(struct metrics, tls_reloads)));
+    put_counter(out, "server1_tls_reloads_failed_total",
+                "SIGHUPs whose certificate or key failed a check: the ones before kept (logged).",
+                sum_counter(all, n, offsetof(struct metrics, tls_reloads_failed)));
+    put_counter(out, "server1_tls_ticket_key_rotations_total",
+                "New session-ticket keys made (--tls-ticket-rotate).",
+                sum_counter(all, n, offsetof(struct metrics, tls_ticket_rotations)));
     if (fclose(out) != 0 || buf == NULL) {
         free(buf);
         *len = 0;

@@ -79,6 +79,10 @@ struct metrics {
     _Atomic uint64_t tls_handshakes_failed; /* TLS conns closed before the handshake ended */
     _Atomic uint64_t tls_resumed;           /* ... completed handshakes that resumed a session */
     _Atomic uint64_t tls_ktls_send;         /* ... after which the kernel encrypts (kTLS send) */
+    /* main writes these, in the first worker's metrics only (its owner never does) */
+    _Atomic uint64_t tls_reloads;           /* SIGHUP: certificate and key reloaded */
+    _Atomic uint64_t tls_reloads_failed;    /* ... refused (the old ones kept) */
+    _Atomic uint64_t tls_ticket_rotations;  /* new session-ticket keys (--tls-ticket-rotate) */
 } __attribute__((aligned(64)));
 
 /* Single-writer updates: only the owning thread calls these. */

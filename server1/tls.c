@@ -7,19 +7,27 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include "log.h"
 #include "metrics.h"
+#include "xalloc.h"
 
 #define S1_TLS_RECORD 16384 /* the most one SSL_write takes: one full record */
 
@@ -193,6 +201,201 @@ err_free:
 void s1_tls_ctx_free(struct ssl_ctx_st *ctx)
 {
     SSL_CTX_free(ctx);
+}
+
+/* ---- the server's state: the context in use, the ticket keys ---- */
+
+struct ticket_key {
+    unsigned char name[16]; /* sent in the clear in the ticket: which key sealed it */
+    unsigned char aes[32];  /* AES-256-CBC */
+    unsigned char hmac[32]; /* HMAC-SHA256 */
+};
+
+struct s1_tls {
+    const char *cert_file;   /* --tls-cert, read again on SIGHUP */
+    const char *key_file;    /* --tls-key, the same */
+    /* the two locks are never held together */
+    pthread_rwlock_t ctx_lock; /* ctx: workers shared around SSL_new, main exclusive to swap */
+    SSL_CTX *ctx;              /* the context new connections get */
+    pthread_rwlock_t keys_lock; /* keys, nkeys: handshakes shared, main exclusive to rotate */
+    struct ticket_key keys[S1_TLS_TICKET_KEYS]; /* [0] the newest */
+    unsigned nkeys;                             /* 1..S1_TLS_TICKET_KEYS in use */
+    /* main only */
+    uint64_t rotate_ns;      /* --tls-ticket-rotate; 0: never */
+    uint64_t last_rotate_ns; /* 0: not yet (the first tick starts the period) */
+};
+
+/*
+ * OpenSSL's ticket callback (any worker, within a handshake): enc, the key to seal a new ticket
+ * (the newest); else the one named (1: the newest; 2: an older one, the ticket is renewed; 0:
+ * none in the ring, a full handshake). -1 on an OpenSSL failure. Over TLS 1.3 a resumption
+ * always gets a new ticket (2), as OpenSSL does with its own keys: clients use a 1.3 ticket
+ * once (RFC 8446 C.4), and one given none does a full handshake the next time.
+ */
+static int on_ticket_key(SSL *ssl, unsigned char name[16], unsigned char *iv,
+                         EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
+{
+    struct s1_tls *tls = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+    struct ticket_key k;
+    unsigned i = 0;
+    bool found;
+    int rc = -1;
+
+    pthread_rwlock_rdlock(&tls->keys_lock);
+    if (!enc) {
+        while (i < tls->nkeys && memcmp(name, tls->keys[i].name, sizeof(k.name)) != 0)
+            i++;
+    }
+    found = i < tls->nkeys; /* (to seal: always, nkeys >= 1) */
+    if (found)
+        k = tls->keys[i];
+    pthread_rwlock_unlock(&tls->keys_lock);
+    if (!found)
+        return 0;
+
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, k.hmac, sizeof(k.hmac)),
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+        OSSL_PARAM_construct_end(),
+    };
+    if (enc) {
+        memcpy(name, k.name, sizeof(k.name));
+        if (RAND_bytes(iv, 16) == 1 &&
+            EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k.aes, iv) == 1 &&
+            EVP_MAC_CTX_set_params(hctx, params) == 1)
+            rc = 1;
+    } else if (EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k.aes, iv) == 1 &&
+               EVP_MAC_CTX_set_params(hctx, params) == 1) {
+        rc = i == 0 && SSL_version(ssl) != TLS1_3_VERSION ? 1 : 2;
+    }
+    OPENSSL_cleanse(&k, sizeof(k));
+    return rc;
+}
+
+/* A new key from RAND_bytes: -1 if it failed. */
+static int new_ticket_key(struct ticket_key *k)
+{
+    if (RAND_bytes((unsigned char *)k, sizeof(*k)) != 1) {
+        OPENSSL_cleanse(k, sizeof(*k));
+        ERR_clear_error();
+        return -1;
+    }
+    return 0;
+}
+
+/* ctx takes its tickets from tls's ring. -1 with the reason in err. */
+static int use_ring(struct s1_tls *tls, SSL_CTX *ctx, char *err)
+{
+    char why[256];
+
+    if (SSL_CTX_set_app_data(ctx, tls) != 1 ||
+        SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, on_ticket_key) != 1) {
+        snprintf(err, S1_TLS_ERR_LEN, "cannot set up session tickets: %s",
+                 ossl_reason(why, sizeof(why)));
+        return -1;
+    }
+    return 0;
+}
+
+struct s1_tls *s1_tls_new(const char *cert_file, const char *key_file, uint64_t rotate_ns,
+                          char *err)
+{
+    struct s1_tls *tls = xcalloc(1, sizeof(*tls));
+
+    tls->cert_file = cert_file;
+    tls->key_file = key_file;
+    tls->rotate_ns = rotate_ns;
+    pthread_rwlock_init(&tls->ctx_lock, NULL);
+    pthread_rwlock_init(&tls->keys_lock, NULL);
+    if (new_ticket_key(&tls->keys[0]) < 0) {
+        snprintf(err, S1_TLS_ERR_LEN, "cannot make a session-ticket key: RAND_bytes failed");
+        s1_tls_free(tls);
+        return NULL;
+    }
+    tls->nkeys = 1;
+    tls->ctx = s1_tls_ctx_new(cert_file, key_file, err);
+    if (tls->ctx == NULL || use_ring(tls, tls->ctx, err) < 0) {
+        s1_tls_free(tls);
+        return NULL;
+    }
+    return tls;
+}
+
+void s1_tls_free(struct s1_tls *tls)
+{
+    if (tls == NULL)
+        return;
+    SSL_CTX_free(tls->ctx);
+    OPENSSL_cleanse(tls->keys, sizeof(tls->keys));
+    pthread_rwlock_destroy(&tls->ctx_lock);
+    pthread_rwlock_destroy(&tls->keys_lock);
+    free(tls);
+}
+
+void s1_tls_describe(struct s1_tls *tls, char *info)
+{
+    X509 *leaf;
+    BIO *b = BIO_new(BIO_s_mem());
+    char when[64];
+    int n = 0;
+
+    info[0] = '\0';
+    pthread_rwlock_rdlock(&tls->ctx_lock); /* (main is the only writer: for the form's sake) */
+    leaf = SSL_CTX_get0_certificate(tls->ctx);
+    if (b != NULL && leaf != NULL &&
+        X509_NAME_print_ex(b, X509_get_subject_name(leaf), 0, XN_FLAG_RFC2253) >= 0)
+        n = BIO_read(b, info, S1_TLS_INFO_LEN - 80);
+    info[n > 0 ? n : 0] = '\0';
+    if (leaf != NULL)
+        snprintf(info + strlen(info), 80, ", not after %s",
+                 time_text(X509_get0_notAfter(leaf), when, sizeof(when)));
+    pthread_rwlock_unlock(&tls->ctx_lock);
+    BIO_free(b);
+    ERR_clear_error();
+}
+
+int s1_tls_reload(struct s1_tls *tls, char *info, char *err)
+{
+    SSL_CTX *ctx = s1_tls_ctx_new(tls->cert_file, tls->key_file, err);
+    SSL_CTX *old;
+
+    if (ctx == NULL)
+        return -1;
+    if (use_ring(tls, ctx, err) < 0) {
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&tls->ctx_lock);
+    old = tls->ctx;
+    tls->ctx = ctx;
+    pthread_rwlock_unlock(&tls->ctx_lock);
+    SSL_CTX_free(old); /* (the SSLs made from it hold references of their own) */
+    s1_tls_describe(tls, info);
+    return 0;
+}
+
+int s1_tls_tick(struct s1_tls *tls, uint64_t now_ns)
+{
+    struct ticket_key k;
+
+    if (tls->rotate_ns == 0)
+        return 0;
+    if (tls->last_rotate_ns == 0)
+        tls->last_rotate_ns = now_ns;
+    if (now_ns - tls->last_rotate_ns < tls->rotate_ns)
+        return 0;
+    tls->last_rotate_ns = now_ns;
+    if (new_ticket_key(&k) < 0)
+        return -1;
+    pthread_rwlock_wrlock(&tls->keys_lock);
+    /* the oldest, if the ring is full, is overwritten by the one before it: wiped */
+    memmove(&tls->keys[1], &tls->keys[0], (S1_TLS_TICKET_KEYS - 1) * sizeof(k));
+    tls->keys[0] = k;
+    if (tls->nkeys < S1_TLS_TICKET_KEYS)
+        tls->nkeys++;
+    pthread_rwlock_unlock(&tls->keys_lock);
+    OPENSSL_cleanse(&k, sizeof(k));
+    return 1;
 }
 
 /* ---- the transport ---- */
@@ -375,11 +578,13 @@ static const struct s1_transport_ops tls_ops = {
     .close = tls_close,
 };
 
-int s1_tls_attach(struct s1_transport *t, struct ssl_ctx_st *ctx, int fd,
-                  struct metrics *metrics)
+int s1_tls_attach(struct s1_transport *t, struct s1_tls *tls, int fd, struct metrics *metrics)
 {
-    SSL *ssl = SSL_new(ctx);
+    SSL *ssl;
 
+    pthread_rwlock_rdlock(&tls->ctx_lock);
+    ssl = SSL_new(tls->ctx); /* (takes a reference to the context: a reload may drop main's) */
+    pthread_rwlock_unlock(&tls->ctx_lock);
     if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
         ERR_clear_error();

@@ -399,7 +399,7 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->home.conns_per_ip = sh->svc.conns_per_ip;
     w->home.handler = &s1_handler;
     w->home.handler_arg = &w->env;
-    w->home.tls_ctx = sh->tls_ctx;
+    w->home.tls = sh->tls;
     w->home.closed = conn_closed;
     httpdate_cache_init(&w->home.date);
     TAILQ_INIT(&w->home.conns);

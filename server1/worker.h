@@ -34,7 +34,7 @@ struct s1_shared {
     struct s1_service svc;          /* what the handlers share (service.h) */
     struct s1_worker *workers;      /* all of them, for handing connections over */
     size_t nworkers;
-    struct ssl_ctx_st *tls_ctx;     /* --tls-port's context (tls.h), or NULL: no HTTPS */
+    struct s1_tls *tls;             /* --tls-port's (tls.h: locked inside), or NULL */
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
     pthread_barrier_t ready;        /* nworkers + 1 (main) */
 };

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # server1 over HTTPS (--tls-port) against fake_server2.py, with a throw-away CA and server
-# certificate (127.0.0.1 and localhost) made with `openssl req` in the test's directory: the
-# HTTP API the same as over plain HTTP (a 3 MiB file byte-exact in both read modes, HEAD, a
-# Range, a listing, an upload with Expect: 100-continue read back byte-exact, an account
-# created and used), Python's urllib, openssl s_client (TLS 1.3 and 1.2 accepted, 1.1 refused,
-# ALPN http/1.1 selected and an h2-only client served without ALPN, a session resumed over 1.3
-# and over 1.2), the plain port answering beside it, clients sending garbage or nothing closed
-# while the server goes on, the TLS metrics, the start refused (exit 2, the file named) without
-# --tls-key, with a key of another certificate, with an expired certificate, and headless
-# Chromium showing a listing (skipped when it is not installed). About 15 s.
+# certificate (127.0.0.1 and localhost) made with `openssl req` in the test's directory: the HTTP
+# API the same as over plain HTTP (a 3 MiB file byte-exact in both read modes, HEAD, a Range, a
+# listing, an upload with Expect: 100-continue read back byte-exact, an account created and used),
+# Python's urllib, openssl s_client (TLS 1.3 and 1.2 accepted, 1.1 refused, ALPN http/1.1 selected
+# and an h2-only client served without ALPN, a session resumed over 1.3 (again with the ticket a
+# resumption gave) and over 1.2), the plain port answering beside it, clients sending garbage or
+# nothing closed while the server goes on, the TLS metrics, the start refused (exit 2, the file
+# named) without --tls-key, with a key of another certificate, with an expired certificate, and
+# headless Chromium showing a listing (skipped when it is not installed); SIGHUP: a new certificate
+# served to new connections while one opened before it goes on, tickets issued before it still
+# resumed, a broken key refused with the old certificate kept, ignored without HTTPS; the
+# session-ticket keys rotated every second (--tls-ticket-rotate 1s): a session resumed across one
+# rotation, not beyond the ring (a full handshake). About 30 s.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -253,6 +257,14 @@ for v in tls1_3 tls1_2; do
         itest_not_ok "-$v: the session was not resumed: $out"
     fi
 done
+# a 1.3 ticket is used once: a resumed handshake must give a new one, which resumes in turn
+sclient -tls1_3 -sess_in "$ITEST_DIR/sess.tls1_3" -sess_out "$ITEST_DIR/sess.again" >/dev/null
+out=$(sclient -tls1_3 -sess_in "$ITEST_DIR/sess.again")
+if [[ $out == *"Reused, TLSv1.3"* && $out == *$'\nok'* ]]; then
+    itest_ok "-tls1_3: the ticket got in a resumed handshake resumes too"
+else
+    itest_not_ok "-tls1_3: the ticket got in a resumed handshake: $out"
+fi
 
 # ---- clients that speak no TLS --------------------------------------------------------------
 garbage=$(python3 - "$TLS_PORT" <<'EOF'
@@ -351,5 +363,126 @@ EOF
 check_eq "over --max-conns-per-ip, a TLS connection is closed without a byte" "$over" \
     "closed, 0 bytes"
 stop_s1 "server1 with https (--read direct)"
+
+# ---- SIGHUP: the certificate and key read again ---------------------------------------------
+LIVE=$ITEST_DIR/live
+mkdir -p "$LIVE"
+cp "$PKI/chain.pem" "$LIVE/cert.pem"
+cp "$PKI/srv.key" "$LIVE/key.pem"
+start_s1 s1reload --tls-port 0 --tls-cert "$LIVE/cert.pem" --tls-key "$LIVE/key.pem"
+wait_until 10 grep -q 'listening for https on ' "$S1_LOG" || itest_fail "no https port logged"
+TLS_PORT=$(grep -m1 -o 'listening for https on [^ ]*' "$S1_LOG")
+TLS_PORT=${TLS_PORT##*:}
+S1S=https://localhost:$TLS_PORT
+out=$(sclient -tls1_2)
+check_ok "before SIGHUP: the first certificate (CN=srv)" grep -q 'subject=CN = srv' <<<"$out"
+sclient -tls1_2 -sess_out "$ITEST_DIR/sess.hup" >/dev/null
+# a keep-alive connection: one request now, one more on the same socket once told to
+python3 - "$TLS_PORT" "$PKI/ca.pem" "$ITEST_DIR/ka.go" >"$ITEST_DIR/ka.out" 2>&1 <<'EOF' &
+import http.client, os, ssl, sys, time
+port, ca, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+c = http.client.HTTPSConnection("localhost", port, timeout=20,
+                                context=ssl.create_default_context(cafile=ca))
+def get():
+    c.request("GET", "/healthz")
+    r = c.getresponse()
+    return r.status, r.read().strip().decode()
+print("first", *get(), flush=True)
+sock = c.sock
+t0 = time.monotonic()
+while not os.path.exists(go) and time.monotonic() - t0 < 30:
+    time.sleep(0.05)
+st, body = get()
+cn = dict(x[0] for x in c.sock.getpeercert()["subject"])["commonName"]
+print("second", st, body, "same socket" if c.sock is sock else "another socket", cn, flush=True)
+EOF
+KA_PID=$!
+wait_until 20 grep -q '^first' "$ITEST_DIR/ka.out" ||
+    itest_not_ok "keep-alive: $(cat "$ITEST_DIR/ka.out")"
+cat "$PKI/other.pem" "$PKI/ca.pem" >"$LIVE/cert.pem"
+cp "$PKI/other.key" "$LIVE/key.pem"
+kill -HUP "$S1_PID"
+wait_until 10 grep -q 'certificate reloaded: ' "$S1_LOG" || itest_not_ok "no reload logged"
+check_ok "SIGHUP: 'certificate reloaded: SUBJECT, not after DATE' logged" \
+    grep -q 'certificate reloaded: CN=other, not after .* GMT' "$S1_LOG"
+out=$(sclient -tls1_2)
+if [[ $out == *"subject=CN = other"* && $out == *$'\nok'* ]]; then
+    itest_ok "after SIGHUP: a new connection gets the new certificate (CN=other)"
+else
+    itest_not_ok "after SIGHUP: $out"
+fi
+touch "$ITEST_DIR/ka.go"
+wait "$KA_PID" || true
+check_eq "a keep-alive connection opened before SIGHUP: served after it, its certificate kept" \
+    "$(grep '^second' "$ITEST_DIR/ka.out" || cat "$ITEST_DIR/ka.out")" \
+    "second 200 ok same socket srv"
+out=$(sclient -tls1_2 -sess_in "$ITEST_DIR/sess.hup")
+if [[ $out == *"Reused, TLSv1.2"* && $out == *$'\nok'* ]]; then
+    itest_ok "a ticket issued before SIGHUP resumes after it (the ticket keys kept)"
+else
+    itest_not_ok "a ticket issued before SIGHUP: not resumed: $out"
+fi
+printf 'not a key\n' >"$LIVE/key.pem"
+kill -HUP "$S1_PID"
+wait_until 10 grep -q 'certificate not reloaded' "$S1_LOG" || true
+check_ok "SIGHUP with a broken key: refused, the file named in the log" \
+    grep -q "certificate not reloaded, the one in use kept: --tls-key '$LIVE/key.pem'" "$S1_LOG"
+out=$(sclient -tls1_2)
+if [[ $out == *"subject=CN = other"* && $out == *$'\nok'* ]]; then
+    itest_ok "after a failed reload: the certificate in use still served"
+else
+    itest_not_ok "after a failed reload: $out"
+fi
+metrics=$("${CURL[@]}" "$S1S/metrics")
+check_eq "server1_tls_reloads_total" "$(metric server1_tls_reloads_total)" 1
+check_eq "server1_tls_reloads_failed_total" "$(metric server1_tls_reloads_failed_total)" 1
+stop_s1 "server1 after SIGHUPs"
+
+start_s1 s1plain
+kill -HUP "$S1_PID"
+wait_until 10 grep -q 'SIGHUP: no --tls-cert to reload, ignored' "$S1_LOG" ||
+    itest_not_ok "without HTTPS: no line for SIGHUP"
+check_eq "without HTTPS: SIGHUP leaves server1 serving" \
+    "$(curl -s --max-time 10 "$S1/healthz" || true)" ok
+stop_s1 "server1 without https, after SIGHUP"
+
+# ---- session-ticket keys rotated ------------------------------------------------------------
+start_s1 s1rotate --tls-port 0 --tls-cert "$PKI/chain.pem" --tls-key "$PKI/srv.key" \
+    --tls-ticket-rotate 1s
+wait_until 10 grep -q 'listening for https on ' "$S1_LOG" || itest_fail "no https port logged"
+TLS_PORT=$(grep -m1 -o 'listening for https on [^ ]*' "$S1_LOG")
+TLS_PORT=${TLS_PORT##*:}
+S1S=https://localhost:$TLS_PORT
+rotations() {
+    "${CURL[@]}" "$S1S/metrics" | awk '$1=="server1_tls_ticket_key_rotations_total"{print $2}'
+}
+# (a function: wait_until must read the count anew each time)
+# shellcheck disable=SC2317 # called through wait_until
+rotated_since() { (($(rotations) >= $1)); }
+# resumed_after N: a new TLS 1.2 session, then N rotations later (waited for on the count):
+# Reused or New, or why the request failed
+resumed_after() {
+    local r0 out
+    sclient -tls1_2 -sess_out "$ITEST_DIR/sess.rot" >/dev/null
+    r0=$(rotations)
+    wait_until 30 rotated_since $((r0 + $1)) || echo "no $1 rotations in 30 s: "
+    out=$(sclient -tls1_2 -sess_in "$ITEST_DIR/sess.rot")
+    if [[ $out != *$'\nok'* ]]; then
+        echo "failed: $out"
+    elif [[ $out == *"Reused, TLSv1.2"* ]]; then
+        echo Reused
+    elif [[ $out == *"New, TLSv1.2"* ]]; then
+        echo New
+    else
+        echo "neither: $out"
+    fi
+}
+check_eq "a TLS 1.2 ticket resumes at once" "$(resumed_after 0)" Reused
+# (the key that made it stays in the ring for 2 more rotations, >= 2 s: the check is faster)
+check_eq "a TLS 1.2 ticket resumes after one rotation (an older key in the ring)" \
+    "$(resumed_after 1)" Reused
+check_eq "a TLS 1.2 ticket after 3 rotations (beyond the ring): a full handshake, served" \
+    "$(resumed_after 3)" New
+stop_s1 "server1 with --tls-ticket-rotate 1s"
 
 itest_summary
