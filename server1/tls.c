@@ -498,6 +498,17 @@ static ssize_t tls_writev(struct s1_transport *t, const struct iovec *iov, int c
 
     if (t->ktls_send)
         return writev(t->fd, iov, cnt);
+    if (cnt == 2 && iov[0].iov_len + iov[1].iov_len <= S1_TLS_RECORD && t->retry_len == 0) {
+        /* a small response's head and body in one record and one send, not two */
+        char rec[S1_TLS_RECORD];
+        size_t len = iov[0].iov_len + iov[1].iov_len;
+        memcpy(rec, iov[0].iov_base, iov[0].iov_len);
+        memcpy(rec + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+        total = write_bytes(t, rec, len);
+        if (total < 0 && errno == EAGAIN)
+            t->retry_len = len; /* queued whole by the caller, offered again whole */
+        return total;
+    }
     for (int i = 0; i < cnt; i++) {
         ssize_t n = write_bytes(t, iov[i].iov_base, iov[i].iov_len);
         if (n < 0)
@@ -521,12 +532,22 @@ static int tls_write_out(struct s1_transport *t, struct evbuffer *out, size_t bu
         ssize_t n;
         size_t want;
 
+        if (t->retry_len > 0) { /* the bytes a write left pending, contiguous again */
+            if (evbuffer_pullup(out, (ev_ssize_t)t->retry_len) == NULL)
+                return -1;
+        }
         if (evbuffer_peek(out, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
             break;
         want = v.iov_len < S1_TLS_RECORD ? v.iov_len : S1_TLS_RECORD;
+        if (t->retry_len > want)
+            want = t->retry_len;
         n = write_bytes(t, v.iov_base, want);
-        if (n < 0)
+        if (n < 0) {
+            if (errno == EAGAIN)
+                t->retry_len = want;
             return total > 0 && errno == EAGAIN ? (int)total : -1;
+        }
+        t->retry_len = 0;
         evbuffer_drain(out, (size_t)n);
         total += (size_t)n;
         if ((size_t)n < want)

@@ -211,6 +211,50 @@ check_eq "a slow reader with a small receive buffer: 12 MiB byte-exact" \
 check_eq "three pipelined requests in one TLS record: three answers" \
     "$(tail -1 <<<"$py_slow")" "pipelined 3"
 
+# small answers, one request at a time and none read until the last: each head and body go in
+# one record; once the client's window is full a write is refused and offered again whole
+# (from the output buffer, made contiguous); every answer arrives byte-exact and in order
+head -c 12288 /dev/urandom >"$ROOT/twelve"
+py_small=$(python3 - "$PKI/ca.pem" "$TLS_PORT" "$ROOT/twelve" <<'EOF'
+import base64, socket, ssl, sys, time
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+raw = socket.socket()
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+raw.settimeout(30)
+raw.connect(("127.0.0.1", int(sys.argv[2])))
+s = ctx.wrap_socket(raw, server_hostname="localhost")
+auth = base64.b64encode(b"alice:secret").decode()
+req = ("GET /files/twelve HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode()
+N = 400
+for i in range(N):
+    s.sendall(req)
+    time.sleep(0.002)  # one at a time: each answered on its own, not batched with the next
+want = open(sys.argv[3], "rb").read()
+data, good = b"", 0
+while good < N:
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    if b"\r\n\r\n" not in data:
+        break
+    head, data = data.split(b"\r\n\r\n", 1)
+    while len(data) < len(want):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    if not head.startswith(b"HTTP/1.1 200") or data[:len(want)] != want:
+        break
+    data = data[len(want):]
+    good += 1
+print("small answers", good)
+EOF
+) || true
+check_eq "400 small answers written while the client read none: all byte-exact, in order" \
+    "$py_small" "small answers 400"
+
 # ---- the handshake: versions, ALPN, resumption ----------------------------------------------
 # sclient ARGS...: openssl s_client to the TLS port sending a GET /healthz; its output
 sclient() {
