@@ -24,7 +24,9 @@
 #include "route_users.h"
 #include "xalloc.h"
 
-#define REDIRECT_TARGET_MAX 4096 /* a longer target on the plain port gets 400, no redirect */
+/* a longer target on the plain port gets 400, no redirect: the Location header, with a host of
+ * up to 255 bytes, must fit the 1,536 bytes of extra headers s1_conn_respond takes */
+#define REDIRECT_TARGET_MAX 1024
 
 /* The path of the target (without query), or -1 for a target that is not a path. */
 static int target_path(const char *buf, const struct http_request *req, const char **path,
@@ -225,7 +227,7 @@ static bool plain_http_answer(struct s1_conn *c, const char *buf, const struct h
     }
     if (!host_of(buf, req, host, sizeof(host)) || n > REDIRECT_TARGET_MAX) {
         s1_conn_respond_fatal(c, 400, NULL, "a redirect to HTTPS needs a Host header and a "
-                                            "target of at most 4096 bytes\n");
+                                            "target of at most 1024 bytes\n");
         return true;
     }
     snprintf(extra, sizeof(extra), "Location: https://%s:%u%.*s\r\n", host,

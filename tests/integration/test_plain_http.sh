@@ -55,6 +55,12 @@ check_eq "curl follows the redirect and gets the file" \
 check_eq "an IPv6 Host keeps its brackets" \
     "$(curl -s -o /dev/null -w '%{redirect_url}' -H 'Host: [::1]:8080' "$S1/files/")" \
     "https://[::1]:$HP/files/"
+long=/files/$(printf 'a%.0s' $(seq 1 1000))
+check_eq "a 1,007-byte target: 308 with all of it in Location" \
+    "$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "$S1$long")" \
+    "308 https://127.0.0.1:$HP$long"
+check_eq "a 2,007-byte target: 400, not a 308 whose Location did not fit" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "$S1$long$(printf 'b%.0s' $(seq 1 1000))")" 400
 check_eq "/healthz on the plain port: 200" \
     "$(curl -s -o /dev/null -w '%{http_code}' "$S1/healthz")" 200
 raw() { # raw REQUEST: the status code server1 answers to these bytes on the plain port
