@@ -37,6 +37,7 @@ struct s1_conn {
     struct event tmo_ev;
     bool reading;        /* rd_ev is added */
     bool proxy_wait;     /* from a trusted balancer: its PROXY header is still to come */
+    size_t proxy_len;    /* ... of which in[0..proxy_len) came already */
     bool counted;        /* holds a slot of home->conns_per_ip under pub.peer */
     bool timer_is_header; /* tmo_ev is the header timer of the request being received */
 
@@ -83,6 +84,7 @@ struct s1_conn {
 };
 
 #define S1_IN_INIT 4096
+_Static_assert(PROXYPROTO_MAX <= S1_IN_INIT, "a PROXY header is gathered in a conn's input");
 #define S1_IN_MIN_READ 1024
 #define S1_READS_PER_EVENT 4 /* bounds one connection's turn in its thread */
 #define S1_OUT_HIGH_WATER (256 * 1024) /* stop handling pipelined requests above this */
@@ -819,29 +821,38 @@ static bool read_input(struct s1_conn *c)
 }
 
 /*
- * A trusted balancer's connection (--trusted-proxy): its PROXY header, peeked at and then
- * taken off the socket exactly, so the bytes after it (the client's TLS or HTTP) stay there.
- * The client it names becomes pub.peer, counted in conns_per_ip (over the limit: 503 and
- * close, as at accept; a TLS connection is closed without a word). 1 when the conn goes on
- * reading, 0 when the header is not all here yet, -1 when the conn ends (settle it).
+ * A trusted balancer's connection (--trusted-proxy): its PROXY header, peeked at and taken off
+ * the socket exactly, so the bytes after it (the client's TLS or HTTP) stay there. A header not
+ * all here yet is taken as far as it goes (into in[], every byte of it the header's), so that
+ * the next read sees new bytes or the end, never the same ones again. The client it names
+ * becomes pub.peer, counted in conns_per_ip (over the limit: 503 and close, as at accept; a TLS
+ * connection is closed without a word). 1 when the conn goes on reading, 0 when the header is
+ * not all here yet, -1 when the conn ends (settle it).
  */
 static int take_proxy_header(struct s1_conn *c)
 {
     struct s1_conn_home *home = c->pub.home;
-    uint8_t buf[PROXYPROTO_MAX];
+    uint8_t *buf = (uint8_t *)c->in; /* in_cap >= PROXYPROTO_MAX; unused until the header ends */
     struct proxyproto_src src;
     ssize_t n;
     int r;
 
     do
-        n = recv(c->fd, buf, sizeof(buf), MSG_PEEK);
+        n = recv(c->fd, buf + c->proxy_len, PROXYPROTO_MAX - c->proxy_len, MSG_PEEK);
     while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 0;
-    r = n > 0 ? proxyproto_parse(buf, (size_t)n, &src) : -1;
-    if (r == 0)
+    r = n > 0 ? proxyproto_parse(buf, c->proxy_len + (size_t)n, &src) : -1;
+    if (r == 0) { /* all of it is the header's: take it */
+        if (recv(c->fd, buf + c->proxy_len, (size_t)n, 0) != n) {
+            c->dead = true;
+            return -1;
+        }
+        c->proxy_len += (size_t)n;
         return 0;
-    if (r < 0 || recv(c->fd, buf, (size_t)r, 0) != r) {
+    }
+    if (r < 0 || recv(c->fd, buf + c->proxy_len, (size_t)r - c->proxy_len, 0) !=
+                     (ssize_t)((size_t)r - c->proxy_len)) {
         log_debug("fd %d: closed: %s", c->fd,
                   n == 0 ? "the balancer closed before its PROXY header"
                   : n < 0 ? "error before the PROXY header"
@@ -851,6 +862,7 @@ static int take_proxy_header(struct s1_conn *c)
         return -1;
     }
     c->proxy_wait = false;
+    c->proxy_len = 0;
     if (src.local)
         return 1; /* the balancer's own connection: its address, not counted */
     net_addr_key((struct sockaddr *)&src.addr, src.addr_len, c->pub.peer);

@@ -52,6 +52,25 @@ check_eq "a broken v1 header: closed" "$(send hex:50524f58592054435034203139322e
 check_eq "a v2 header of UDP: closed" \
     "$(send hex:0d0a0d0a000d0a515549540a21120000)" closed
 check_eq "... and the server goes on: 200" "$(send v1:192.0.2.1)" 200
+# a header in three pieces is gathered; one cut short by the balancer's close ends at once
+pieces=$(python3 - "$S1_PORT" <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+for part in (b"PROXY TCP4 192.0", b".2.77 10.0.0.1 5100", b"0 443\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"):
+    s.sendall(part)
+    time.sleep(0.2)
+print(s.recv(4096).split(b" ")[1].decode())
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+s.sendall(b"PROXY TCP4 192.0.2.78 10.0")
+t = time.time()
+s.shutdown(socket.SHUT_WR)
+print("closed" if s.recv(4096) == b"" else "answered", "%.1f" % (time.time() - t))
+EOF
+)
+check_eq "a header in three pieces: 200" "$(head -1 <<<"$pieces")" 200
+read -r what secs < <(tail -1 <<<"$pieces")
+check_eq "a header cut short by the balancer's close: closed" "$what" closed
+check_ok "... at once, not at --header-timeout ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 3) }'
 
 # ---- the client's address is the one the limits count
 send v1:192.0.2.50 --hold 30 >"$ITEST_DIR/hold1" &
