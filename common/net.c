@@ -51,6 +51,16 @@ void net_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[NET_ADDR
     }
 }
 
+bool net_addr_key_is_loopback(const uint8_t key[NET_ADDR_KEY_LEN])
+{
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t zero[NET_ADDR_KEY_LEN] = {0};
+
+    if (memcmp(key, v4_prefix, sizeof(v4_prefix)) == 0)
+        return key[12] == 127;
+    return memcmp(key, zero, sizeof(zero)) == 0;
+}
+
 /* addr with every bit past prefix cleared */
 static void cidr_mask(uint8_t addr[16], unsigned prefix)
 {

@@ -29,6 +29,9 @@ int net_set_nodelay(int fd);
  * Anything else (a Unix socket, NULL) is all zeros.
  */
 void net_addr_key(const struct sockaddr *sa, socklen_t len, uint8_t out[NET_ADDR_KEY_LEN]);
+/* Whether a key of net_addr_key is a loopback client's: 127.0.0.0/8, or ::1 (whose /64 key is
+ * all zeros, as is a Unix socket's: local too). */
+bool net_addr_key_is_loopback(const uint8_t key[NET_ADDR_KEY_LEN]);
 
 /*
  * A list of networks ("192.0.2.10", "10.0.0.0/8", "::1", "2001:db8::/32"): whom a server trusts

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "net.h"
 #include "request.h"
 #include "route_admin.h"
 #include "route_files.h"
@@ -146,17 +147,6 @@ static enum s1_dispatch dispatch(struct s1_conn *c, const char *buf,
     return S1_DISPATCH_DONE;
 }
 
-/* A loopback client by its address key (net.h): 127.0.0.0/8, or ::1 (its /64: all zeros). */
-static bool peer_is_loopback(const uint8_t k[RATELIMIT_ADDR_LEN])
-{
-    static const uint8_t v4[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    static const uint8_t zero[RATELIMIT_ADDR_LEN] = {0};
-
-    if (memcmp(k, v4, sizeof(v4)) == 0)
-        return k[12] == 127;
-    return memcmp(k, zero, sizeof(zero)) == 0;
-}
-
 /* The host of the Host header, without its port, into out (cap bytes); false if none or not a
  * plain name or address (it goes into a Location header). */
 static bool host_of(const char *buf, const struct http_request *req, char *out, size_t cap)
@@ -210,7 +200,7 @@ static bool plain_http_answer(struct s1_conn *c, const char *buf, const struct h
     if (pub->secure || svc->https_port == 0 || svc->cfg->plain_http == S1_PLAIN_OPEN)
         return false;
     if (svc->cfg->plain_http == S1_PLAIN_NO_CREDENTIALS) {
-        if (peer_is_loopback(pub->peer) ||
+        if (net_addr_key_is_loopback(pub->peer) ||
             (req->authorization < 0 && pub->route != METRICS_ROUTE_USERS))
             return false;
         s1_conn_respond_fatal(c, 403, NULL, "credentials are taken over HTTPS only\n");

@@ -113,6 +113,22 @@ static void test_net_addr_key(void **state)
     len = sa_of("2001:db8::ffff:2");
     net_addr_key((struct sockaddr *)&ss, len, b);
     assert_memory_equal(a, b, sizeof(a)); /* one /64, one key */
+    assert_false(net_addr_key_is_loopback(a));
+    len = sa_of("127.3.2.1");
+    net_addr_key((struct sockaddr *)&ss, len, a);
+    assert_true(net_addr_key_is_loopback(a));
+    len = sa_of("128.0.0.1");
+    net_addr_key((struct sockaddr *)&ss, len, a);
+    assert_false(net_addr_key_is_loopback(a));
+    len = sa_of("::ffff:127.0.0.1");
+    net_addr_key((struct sockaddr *)&ss, len, a);
+    assert_true(net_addr_key_is_loopback(a));
+    len = sa_of("::1");
+    net_addr_key((struct sockaddr *)&ss, len, a);
+    assert_true(net_addr_key_is_loopback(a));
+    len = sa_of("2001:db8::1");
+    net_addr_key((struct sockaddr *)&ss, len, a);
+    assert_false(net_addr_key_is_loopback(a));
 }
 
 int main(void)
