@@ -61,6 +61,9 @@ check_eq "a 1,007-byte target: 308 with all of it in Location" \
     "308 https://127.0.0.1:$HP$long"
 check_eq "a 2,007-byte target: 400, not a 308 whose Location did not fit" \
     "$(curl -s -o /dev/null -w '%{http_code}' "$S1$long$(printf 'b%.0s' $(seq 1 1000))")" 400
+check_eq "a Host of 300 bytes (no name is that long): 400, no redirect" \
+    "$(curl -s -o /dev/null -w '%{http_code}' -H "Host: $(printf 'h%.0s' $(seq 1 300))" \
+        "$S1/files/")" 400
 check_eq "/healthz on the plain port: 200" \
     "$(curl -s -o /dev/null -w '%{http_code}' "$S1/healthz")" 200
 raw() { # raw REQUEST: the status code server1 answers to these bytes on the plain port
