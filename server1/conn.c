@@ -772,8 +772,10 @@ static void conn_settle(struct s1_conn *c)
         else if (!want && c->reading)
             event_del(&c->rd_ev);
         c->reading = want;
-        /* bytes TLS took off the socket already: no readiness will tell of them */
-        if (want && c->state != S1_CONN_LINGER && c->tr.ops->pending(&c->tr))
+        /* bytes TLS took off the socket already: no readiness will tell of them (a read
+         * that waits for writability is tried again by the write event, not here) */
+        if (want && c->state != S1_CONN_LINGER && !c->tr.want_write &&
+            c->tr.ops->pending(&c->tr))
             event_active(&c->rd_ev, EV_READ, 1);
         /* a TLS read (a handshake step) waits for writability */
         if (c->tr.want_write && !c->peer_eof && !event_pending(&c->wr_ev, EV_WRITE, NULL))

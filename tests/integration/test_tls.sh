@@ -211,6 +211,45 @@ check_eq "a slow reader with a small receive buffer: 12 MiB byte-exact" \
 check_eq "three pipelined requests in one TLS record: three answers" \
     "$(tail -1 <<<"$py_slow")" "pipelined 3"
 
+# three requests in three TLS records sent in one segment: server1 reads ahead, so one read(2)
+# takes all three records off the socket and no readiness tells of the two left in OpenSSL
+py_records=$(python3 - "$PKI/ca.pem" "$TLS_PORT" <<'EOF'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out, server_hostname="localhost")
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+def more():
+    d = sock.recv(65536)
+    if not d:
+        raise SystemExit("closed")
+    inc.write(d)
+while True:
+    try:
+        tls.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        sock.sendall(out.read())
+        more()
+sock.sendall(out.read())
+for _ in range(3):
+    tls.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+sock.sendall(out.read())  # three records, one send
+got = b""
+try:
+    while got.count(b"HTTP/1.1 200") < 3:
+        try:
+            got += tls.read(65536)
+        except ssl.SSLWantReadError:
+            more()
+except (socket.timeout, SystemExit):
+    pass
+print("records", got.count(b"HTTP/1.1 200"))
+EOF
+) || true
+check_eq "three requests in three TLS records in one segment: three answers" "$py_records" \
+    "records 3"
+
 # small answers, one request at a time and none read until the last: each head and body go in
 # one record; once the client's window is full a write is refused and offered again whole
 # (from the output buffer, made contiguous); every answer arrives byte-exact and in order
