@@ -10,9 +10,13 @@
 #   s1-base     with --base DIR: s1-on from another build (DIR/server1, DIR/server2), to compare
 #               two versions of the code side by side (the ratio of each round's pair, and its
 #               median, is in the report)
+#   s1-plain    with --tls and s1-on: s1-on's own plain-HTTP port (the same processes), so that
+#               HTTPS and plain HTTP of one server1 compare side by side
 # all on 127.0.0.1, serving the same files (one temp root on disk; server1 gets hard links to
 # them), driven by wrk and by our loadgen (2 threads each; wrk 1 thread at 1 connection, as wrk
-# needs a connection per thread). Loads: 1 KB at 16 and 64 connections, 100 MB at 1 and 4.
+# needs a connection per thread). Loads: 1 KB at 16 and 64 connections, 100 MB at 1 and 4;
+# on request, 1KB-new and 1KB-resumed: the 1 KB file over a new connection per request (loadgen
+# only; with --tls a full handshake per request, or a resumed one: handshakes per second).
 # Each measured window: a 1 s warm-up run of the same generator first, then S seconds; the order
 # of the servers rotates from round to round. Per window: req/s, MB/s (req/s x file size), p50
 # and p99, the generator's CPU and the server's CPU in cores (all its processes, /proc/PID/stat),
@@ -32,8 +36,10 @@
 #     --seconds S    measured seconds per window (default 5; plus a 1 s warm-up)
 #     --gen LIST     generators: wrk, loadgen or both (default wrk,loadgen)
 #     --sizes LIST   keep the default loads of these files only (1KB, 100MB)
-#     --loads LIST   FILE:CONNECTIONS cells, overriding --sizes (FILE: 1KB or 100MB)
-#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off,s1-base (default all but s1-base)
+#     --loads LIST   FILE:CONNECTIONS cells, overriding --sizes (FILE: 1KB or 100MB, or
+#                    1KB-new / 1KB-resumed: a new connection per request, resumed needs --tls)
+#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off,s1-base,s1-plain (default all
+#                    but s1-base and s1-plain)
 #     --base DIR     a build directory of another version (server1, server2): the server
 #                    s1-base, added to the list (e.g. `--base /tmp/old/build/release --servers
 #                    s1-on --gen loadgen --sizes 1KB`: this build against that one, in pairs
@@ -61,10 +67,16 @@ S1_COMMON=(--threads 2 --prefetch --login-fail-limit 0 --login-fail-addr-limit 0
     --signup-limit 0 --max-conns-per-ip 0)
 S2_CACHE=100000
 
-declare -A FILE_BYTES=([1KB]=1024 [100MB]=104857600)
+declare -A FILE_BYTES=([1KB]=1024 [100MB]=104857600 [1KB-new]=1024 [1KB-resumed]=1024)
+# a cell's load names the file it GETs and how: a new connection per request (loadgen's
+# --new-conn-per-request; with --tls resumption off or on); wrk keeps its connections, so it
+# measures only the keep-alive loads
+declare -A CELL_FILE=([1KB]=1KB [100MB]=100MB [1KB-new]=1KB [1KB-resumed]=1KB)
+declare -A CELL_LG=([1KB-new]="--new-conn-per-request" [1KB-resumed]="--new-conn-per-request")
 ALL_SERVERS=(h2o nginx nginx-auth s1-on s1-off)
 declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx auth_basic {SHA}"
-    [s1-on]="server1 caches on" [s1-off]="server1 caches off" [s1-base]="server1 caches on, base build")
+    [s1-on]="server1 caches on" [s1-off]="server1 caches off" [s1-base]="server1 caches on, base build"
+    [s1-plain]="server1 caches on, plain HTTP")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
 usage() { header_usage "${BASH_SOURCE[0]}" 28 47 "${1:-2}"; }
@@ -112,6 +124,8 @@ fi
 for s in "${SERVERS[@]}"; do
     [[ -n ${LABEL[$s]:-} ]] || die "--servers: unknown server '$s' (any of ${ALL_SERVERS[*]} s1-base)"
     [[ $s != s1-base || -n $BASE ]] || die "--servers: s1-base needs --base BUILD_DIR"
+    [[ $s != s1-plain || (-n $TLS && " ${SERVERS[*]} " == *" s1-on "*) ]] ||
+        die "--servers: s1-plain needs --tls and s1-on (it is s1-on's plain port)"
 done
 if [[ -z $LOADS ]]; then
     LOADS=$DEFAULT_LOADS
@@ -127,10 +141,11 @@ IFS=, read -ra CELLS <<<"$LOADS"
 ((${#CELLS[@]} > 0)) || die "--loads: empty list"
 declare -A NEED_FILE=()
 for cell in "${CELLS[@]}"; do
-    [[ $cell =~ ^([0-9A-Za-z]+):([1-9][0-9]*)$ && -n ${FILE_BYTES[${BASH_REMATCH[1]}]:-} ]] ||
-        die "--loads: bad cell '$cell' (FILE:CONNECTIONS, FILE 1KB or 100MB)"
+    [[ $cell =~ ^([0-9A-Za-z-]+):([1-9][0-9]*)$ && -n ${FILE_BYTES[${BASH_REMATCH[1]}]:-} ]] ||
+        die "--loads: bad cell '$cell' (FILE:CONNECTIONS, FILE 1KB, 100MB, 1KB-new or 1KB-resumed)"
     ((BASH_REMATCH[2] <= 1000)) || die "--loads: at most 1000 connections ($cell)"
-    NEED_FILE[${BASH_REMATCH[1]}]=1
+    [[ ${BASH_REMATCH[1]} != 1KB-resumed || -n $TLS ]] || die "--loads: 1KB-resumed needs --tls"
+    NEED_FILE[${CELL_FILE[${BASH_REMATCH[1]}]}]=1
 done
 has_server() {
     local s
@@ -281,6 +296,7 @@ http_code() {
 # (with credentials when the server wants them, and 401 without)
 check() {
     local s=$1 f got
+    [[ ${URL[$s]} != http://* ]] || local CURL_TLS=()
     for f in "${!NEED_FILE[@]}"; do
         if [[ -n ${AUTH[$s]:-} ]]; then
             got=$(http_code "${URL[$s]}/files/$f")
@@ -368,9 +384,10 @@ start_stack() {
         --hash-cost min --auth-cache "$cache" --root "$root" --port 0 -- "${S1_COMMON[@]}" "$@" \
         "${tls[@]}" 2>>"$RUN/stack.log") ||
         die "$s: the stack did not start: $(tail -n 3 "$RUN/stack.log" | tr '\n' ' ')"
-    if [[ -n $TLS ]]; then # the HTTPS port server1 logged; the plain one stays unused
+    if [[ -n $TLS ]]; then # the HTTPS port server1 logged; the plain one is s1-plain's
         port=$(grep -m1 -o 'listening for https on [^ ]*' "$d/server1.log") ||
             die "$s: server1 did not log its https port"
+        PLAIN_URL=${URL[$s]}
         URL[$s]=https://127.0.0.1:${port##*:}
     fi
     got=$(http_code "${URL[$s]}/users" -X POST --data-binary "@$RUN/signup.form")
@@ -381,6 +398,11 @@ start_stack() {
 }
 if has_server s1-on; then
     start_stack s1-on on "$S2_CACHE" "${S1_CACHE_FLAGS[@]}"
+    if has_server s1-plain; then
+        URL[s1-plain]=$PLAIN_URL
+        AUTH[s1-plain]=1
+        PIDS[s1-plain]=${PIDS[s1-on]}
+    fi
 fi
 if has_server s1-off; then
     start_stack s1-off off 0 "${S1_NOCACHE_FLAGS[@]}"
@@ -409,11 +431,17 @@ children_cpu_ms() {
         printf "%d\n", t * 1000 }' "$1"
 }
 
-# run_gen GEN SERVER FILE CONNS SECS: one run of the generator in the foreground of this shell
-# (so that `times` counts its CPU; nothing else forks around it), output in $RUN/gen.out (wrk)
-# or $RUN/lg/ (loadgen; removed before each run)
+# run_gen GEN SERVER CELL_FILE CONNS SECS: one run of the generator in the foreground of this
+# shell (so that `times` counts its CPU; nothing else forks around it), output in $RUN/gen.out
+# (wrk) or $RUN/lg/ (loadgen; removed before each run)
 run_gen() {
-    local gen=$1 s=$2 f=$3 c=$4 secs=$5 rc=0 extra=()
+    local gen=$1 s=$2 f=${CELL_FILE[$3]} c=$4 secs=$5 rc=0 extra=() how=() tls=("${LG_TLS[@]}")
+    read -ra how <<<"${CELL_LG[$3]:-}"
+    if [[ ${URL[$s]} == http://* ]]; then
+        tls=()
+    elif [[ $3 == *-new ]]; then
+        how+=(--tls-resume off)
+    fi
     case $gen in
     wrk)
         [[ -z ${AUTH[$s]:-} ]] || extra=(-H "Authorization: Basic $B64")
@@ -425,7 +453,7 @@ run_gen() {
         # a window of exactly $secs (--window-max 0), as wrk's -d: the generators measure alike
         timeout --foreground -k 5 $((secs + 60)) "$BIN_DIR/loadgen" --url "${URL[$s]}" --file "$f" \
             --expect-length "${FILE_BYTES[$f]}" -u "$c" -t 2 -d "$secs" --window-max 0 --warmup 0 \
-            --timeout 30 "${extra[@]}" "${LG_TLS[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
+            --timeout 30 "${extra[@]}" "${how[@]}" "${tls[@]}" -o "$RUN/lg" >"$RUN/gen.out" 2>&1 || rc=$?
         ;;
     esac
     ((rc != 130)) || exit 130
@@ -501,7 +529,15 @@ measure() {
 }
 
 # ---- the rounds ---------------------------------------------------------------------------
-n_meas=$((ROUNDS * ${#CELLS[@]} * ${#GEN_LIST[@]} * ${#SERVERS[@]}))
+# skip CELL GEN: wrk keeps its connections, so it has no new-connection loads
+skip() { [[ $2 == wrk && -n ${CELL_LG[$1]:-} ]]; }
+n_meas=0
+for cell in "${CELLS[@]}"; do
+    for gen in "${GEN_LIST[@]}"; do
+        skip "${cell%%:*}" "$gen" || n_meas=$((n_meas + ROUNDS * ${#SERVERS[@]}))
+    done
+done
+((n_meas > 0)) || die "nothing to measure: wrk has no new-connection loads (--gen loadgen)"
 log "$n_meas windows of $SECS s (+1 s warm-up each): about $((n_meas * (SECS * 10 + 15) / 600)) min"
 T0=$(now_ms)
 done_n=0
@@ -515,6 +551,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         k=$(((r - 1 + ci) % ${#SERVERS[@]}))
         order=("${SERVERS[@]:k}" "${SERVERS[@]:0:k}")
         for gen in "${gens[@]}"; do
+            ! skip "$f" "$gen" || continue
             log "round $r/$ROUNDS: $f at $c connections, $gen ($((done_n * 100 / n_meas))% done)"
             for s in "${order[@]}"; do
                 measure "$r" "$f" "$c" "$gen" "$s"
@@ -547,6 +584,14 @@ fi
         echo "(scripts/tls-certs.sh), session tickets and a cache; the generators keep their"
         echo "connections (one handshake each) and let OpenSSL choose the cipher; nginx with"
         echo "kTLS $KTLS (used only where the kernel has its tls module)."
+    fi
+    if [[ $LOADS == *KB-new* || $LOADS == *KB-resumed* ]]; then
+        echo "1KB-new and 1KB-resumed: the same 1 KB GET over a new connection per request (loadgen"
+        echo "\`--new-conn-per-request\`; wrk has no such mode)${TLS:+: with resumption off, a full}"
+        echo "${TLS:+handshake per request; with it on, a resumed one (a ticket; loadgen counts both)}."
+    fi
+    if has_server s1-plain; then
+        echo "server1 caches on, plain HTTP: the plain port of the same server1 (the same processes)."
     fi
     echo
     echo "| server | what ran |"
@@ -601,7 +646,7 @@ servers, gens = sys.argv[3].split(), sys.argv[4].split()
 cells = [(c.split(":")[0], int(c.split(":")[1])) for c in sys.argv[5].split(",")]
 label = {"h2o": "h2o static", "nginx": "nginx static", "nginx-auth": "nginx auth_basic {SHA}",
          "s1-on": "server1 caches on", "s1-off": "server1 caches off",
-         "s1-base": "server1 caches on, base build"}
+         "s1-base": "server1 caches on, base build", "s1-plain": "server1 caches on, plain HTTP"}
 rows = list(csv.DictReader(open(raw), delimiter="\t"))
 cols = ["req_s", "MB_s", "p50_ms", "p99_ms", "gen_cpu_cores", "server_cpu_cores",
         "server_cpu_us_per_req", "ctxsw_per_req", "other_cpu_cores"]
@@ -660,6 +705,8 @@ def ratio(f, c, g, a, b, k="req_s"):
     return ("%.2f" % (x / y) if y else "n/a") + flag
 
 pairs = [("s1-on", "nginx"), ("s1-on", "h2o"), ("s1-off", "nginx-auth")]
+if "s1-plain" in servers:
+    pairs.append(("s1-on", "s1-plain"))
 print("## Ratios of the median req/s\n")
 print("| file | conns | gen | " + " | ".join("%s ÷ %s" % (label[a], label[b]) for a, b in pairs) + " |")
 print("|" + "---|" * (3 + len(pairs)))
