@@ -79,7 +79,7 @@ declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx 
     [s1-plain]="server1 caches on, plain HTTP")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
-usage() { header_usage "${BASH_SOURCE[0]}" 28 47 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 32 53 "${1:-2}"; }
 
 ARGS="$*"
 ROUNDS=3 SECS=5 GENS=wrk,loadgen SIZES="" LOADS="" SERVERS_ARG="" OUT="" KEEP="" BASE="" TLS=""
