@@ -156,6 +156,7 @@ static const char *reason(int status)
     case 201: return "Created";
     case 204: return "No Content";
     case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
     case 304: return "Not Modified";
     case 308: return "Permanent Redirect";
     case 400: return "Bad Request";

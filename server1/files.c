@@ -295,6 +295,26 @@ const struct files_blob *files_lookup(const struct files *f, const char *name, s
     return slot_of(f->table, f->table_cap, name, len, fnv1a64(name, len))->blob;
 }
 
+int files_dir_exists(const struct files *f, const char *dir, size_t len)
+{
+    char name[FILES_NAME_MAX + 1];
+    int fd;
+
+    if (f->mode == FILES_PREFETCH)
+        return f->dirs != NULL &&
+               slot_of(f->dirs, f->dirs_cap, dir, len, fnv1a64(dir, len))->name != NULL;
+    if (len > FILES_NAME_MAX)
+        return 0;
+    memcpy(name, dir, len);
+    name[len] = '\0';
+    fd = files_open_dir(f, name);
+    if (fd >= 0) {
+        close(fd);
+        return 1;
+    }
+    return fd == -ENOENT || fd == -ENOTDIR || fd == -EXDEV || fd == -ELOOP ? 0 : fd;
+}
+
 static void blob_free(struct files_blob *b)
 {
     if (b == NULL)
@@ -402,6 +422,41 @@ struct loader {
     char *err;
 };
 
+/* f->dirs from the names in f->table: every prefix of a name that ends before a '/'. */
+static void dirs_build(struct files *f)
+{
+    size_t slashes = 0, cap = 16;
+
+    for (size_t i = 0; i < f->table_cap; i++) {
+        const struct files_entry *e = &f->table[i];
+        for (size_t k = 0; e->name != NULL && k < e->name_len; k++)
+            slashes += e->name[k] == '/';
+    }
+    while (cap < slashes * 2)
+        cap *= 2;
+    f->dirs = xcalloc(cap, sizeof(*f->dirs));
+    f->dirs_cap = cap;
+    for (size_t i = 0; i < f->table_cap; i++) {
+        const struct files_entry *e = &f->table[i];
+        for (size_t k = 0; e->name != NULL && k < e->name_len; k++) {
+            struct files_entry *d;
+            uint64_t h;
+            char *name;
+
+            if (e->name[k] != '/')
+                continue;
+            h = fnv1a64(e->name, k);
+            d = slot_of(f->dirs, cap, e->name, k, h);
+            if (d->name != NULL)
+                continue;
+            name = xmalloc(k + 1);
+            memcpy(name, e->name, k);
+            name[k] = '\0';
+            *d = (struct files_entry){.name = name, .name_len = k, .hash = h};
+        }
+    }
+}
+
 static void table_build(struct loader *ld)
 {
     struct files *f = ld->f;
@@ -418,6 +473,7 @@ static void table_build(struct loader *ld)
     f->used = ld->n;
     free(ld->list);
     ld->list = NULL;
+    dirs_build(f);
 }
 
 static int load_file(struct loader *ld, const char *rel, size_t rel_len)
@@ -767,6 +823,12 @@ void files_release(struct files *f)
         }
         free(f->table);
         f->table = NULL;
+    }
+    if (f->dirs != NULL) {
+        for (size_t i = 0; i < f->dirs_cap; i++)
+            free((void *)f->dirs[i].name);
+        free(f->dirs);
+        f->dirs = NULL;
     }
     if (f->root_fd >= 0)
         close(f->root_fd);

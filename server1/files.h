@@ -88,6 +88,9 @@ struct files {
     struct files_entry *table;
     size_t table_cap; /* a power of two */
     size_t used;      /* slots with a name */
+    /* the directories the prefetched files lie in ("a" and "a/b" for a/b/c; no blobs) */
+    struct files_entry *dirs;
+    size_t dirs_cap; /* a power of two */
     size_t count;     /* files */
     uint64_t bytes;
     double load_seconds;
@@ -148,6 +151,14 @@ int files_open(const struct files *f, const char *name, bool direct);
  * a symlink that leads into the upload store).
  */
 int files_open_dir(const struct files *f, const char *dir);
+
+/*
+ * Whether dir (validated, relative, len bytes, not "") is a directory of the tree as a listing
+ * reads it: with FILES_PREFETCH one a prefetched file lies beneath (a lookup), else one on disk
+ * beneath the root (an open). Returns 1 or 0, or -errno of opening it other than those that
+ * mean "no such directory" (-ENOENT, -ENOTDIR, -EXDEV, -ELOOP).
+ */
+int files_dir_exists(const struct files *f, const char *dir, size_t len);
 
 /*
  * Reads size bytes of fd (opened with O_DIRECT) into a new aligned buffer (*buf; NULL when size

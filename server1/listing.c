@@ -263,12 +263,10 @@ static int read_disk(struct gather *g, struct files *f)
     return -fd;
 }
 
-int listing_build(struct files *f, struct committer *cm, const struct listing_scope *sc,
-                  struct listing *out)
+/* g for sc into out: the prefix "DIR/" ("" for the root), found already for the root. */
+static void gather_init(struct gather *g, struct committer *cm, const struct listing_scope *sc,
+                        struct listing *out)
 {
-    struct gather *g = xcalloc(1, sizeof(*g));
-    int rc = 0;
-
     *out = (struct listing){.max = sc->max > 0 ? sc->max : 1};
     g->l = out;
     g->sc = sc;
@@ -279,14 +277,31 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
     }
     g->cm = cm;
     g->found = sc->dir_len == 0;
-    if (cm != NULL) {
-        /* with the index by owner, a private listing reads its user's uploads and those
-         * without an owner; else every owner's, the others' left out by on_upload */
-        bool by_owner = sc->private_uploads && cm->store.by_owner;
-        rc = walk_uploads(g, by_owner ? sc->user : NULL);
-        if (rc == 0 && by_owner && sc->user[0] != '\0')
-            rc = walk_uploads(g, "");
-    }
+}
+
+/* The uploads beneath sc->dir into g (the user's own and the owner-less, or everyone's). */
+static int gather_uploads(struct gather *g)
+{
+    const struct listing_scope *sc = g->sc;
+    /* with the index by owner, a private listing reads its user's uploads and those without
+     * an owner; else every owner's, the others' left out by on_upload */
+    bool by_owner = sc->private_uploads && g->cm->store.by_owner;
+    int rc = walk_uploads(g, by_owner ? sc->user : NULL);
+
+    if (rc == 0 && by_owner && sc->user[0] != '\0')
+        rc = walk_uploads(g, "");
+    return rc;
+}
+
+int listing_build(struct files *f, struct committer *cm, const struct listing_scope *sc,
+                  struct listing *out)
+{
+    struct gather *g = xcalloc(1, sizeof(*g));
+    int rc = 0;
+
+    gather_init(g, cm, sc, out);
+    if (cm != NULL)
+        rc = gather_uploads(g);
     if (rc == 0 && f->mode == FILES_PREFETCH)
         files_foreach(f, g->prefix, g->plen, on_prefetched, g);
     else if (rc == 0)
@@ -297,6 +312,30 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
     free(g);
     return rc;
 }
+
+int listing_dir_exists(struct files *f, struct committer *cm, const struct listing_scope *sc)
+{
+    struct gather *g = xcalloc(1, sizeof(*g));
+    struct listing l;
+    int rc = 0, found;
+
+    gather_init(g, cm, sc, &l);
+    l.max = 1;
+    if (cm != NULL)
+        rc = gather_uploads(g);
+    if (rc == 0 && !g->found) {
+        int d = files_dir_exists(f, sc->dir, sc->dir_len);
+        if (d < 0)
+            rc = d;
+        else
+            g->found = d == 1;
+    }
+    found = g->found;
+    listing_free(&l);
+    free(g);
+    return rc < 0 ? rc : found;
+}
+
 
 void listing_free(struct listing *l)
 {
@@ -622,4 +661,20 @@ char *listing_json(const struct listing *l, const char *dir, size_t dir_len, siz
 char *listing_html(const struct listing *l, const char *dir, size_t dir_len, size_t *len)
 {
     return render(l, dir, dir_len, len, write_html);
+}
+
+char *listing_dir_location(const char *dir, size_t dir_len, size_t *len)
+{
+    const char *seg = memrchr(dir, '/', dir_len);
+    size_t off = seg != NULL ? (size_t)(seg + 1 - dir) : 0;
+    char *out = NULL;
+    FILE *o = open_memstream(&out, len);
+
+    if (o == NULL)
+        abort(); /* out of memory: as xmalloc */
+    put_href(o, dir + off, dir_len - off, false);
+    fputc('/', o);
+    if (fclose(o) != 0)
+        abort(); /* out of memory */
+    return out;
 }

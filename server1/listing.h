@@ -72,6 +72,20 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
 void listing_free(struct listing *l);
 
 /*
+ * Whether sc->dir is a directory sc->user could list (sc->max and the cursor are not used): 1
+ * when an upload it may see lies beneath it or the tree has it on disk, 0 when not, or -errno
+ * of reading the upload index or opening the directory. Reads at most one upload entry and
+ * opens one directory, whatever their size: cheap enough for every 404 of a GET.
+ */
+int listing_dir_exists(struct files *f, struct committer *cm, const struct listing_scope *sc);
+
+/*
+ * The Location of a redirect from /files/DIR to /files/DIR/, relative to the first: DIR's last
+ * segment percent-encoded and a '/' (a malloc'd string of *len bytes, NUL-terminated).
+ */
+char *listing_dir_location(const char *dir, size_t dir_len, size_t *len);
+
+/*
  * The cursor of a listing's query string (the part after '?', len bytes; NULL: none): the
  * value of its after= parameter, percent-decoded into out (cap >= FILES_SEGMENT_MAX + 1,
  * NUL-terminated, *out_len bytes), a directory if it ends in '/' (*dir; the '/' is not kept).

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "httpdate.h"
 #include "httprange.h"
+#include "listing.h"
 #include "log.h"
 #include "login.h"
 #include "mimetypes.h"
@@ -228,7 +229,31 @@ static bool upload_hidden(const struct s1_conn *c, const struct source *src)
            strcmp(src->owner, request_of(c)->user) != 0;
 }
 
-/* A GET or HEAD whose credentials are accepted: the file, or 404. */
+/*
+ * A GET of /files/DIR that names a directory (with nothing at DIR itself): 301 to /files/DIR/,
+ * as nginx answers, so that the listing's relative links resolve. False when DIR is no
+ * directory the user could list (the caller answers 404).
+ */
+static bool redirect_dir(struct s1_conn *c)
+{
+    struct s1_request *r = request_of(c);
+    const struct s1_service *svc = request_env(c)->svc;
+    struct listing_scope sc = {.dir = r->name, .dir_len = r->name_len, .user = r->user,
+                               .private_uploads = svc->cfg->private_uploads, .max = 1};
+    char extra[sizeof("Location: \r\n") + 3 * FILES_SEGMENT_MAX + 1];
+    size_t len;
+    char *loc;
+
+    if (listing_dir_exists(svc->files, svc->commit, &sc) != 1)
+        return false;
+    loc = listing_dir_location(r->name, r->name_len, &len);
+    snprintf(extra, sizeof(extra), "Location: %s\r\n", loc);
+    free(loc);
+    s1_conn_respond_text(c, 301, extra, "a directory: its listing is at the same path with a /\n");
+    return true;
+}
+
+/* A GET or HEAD whose credentials are accepted: the file, a redirect to a directory, or 404. */
 static void serve_verified(struct s1_conn *c)
 {
     struct s1_request *r = request_of(c);
@@ -241,7 +266,9 @@ static void serve_verified(struct s1_conn *c)
         return;
     }
     rc = source_resolve(svc->files, svc->commit, r->name, r->name_len, &src);
-    if (rc < 0) {
+    if (rc == -ENOENT && redirect_dir(c)) {
+        return;
+    } else if (rc < 0) {
         request_file_error(c, -rc);
     } else if (upload_hidden(c, &src)) {
         source_release(&src);

@@ -61,6 +61,11 @@ browse() {
     return "$rc"
 }
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+# moved CURL-ARGS...: "STATUS LOCATION" (the Location header as sent; empty without one)
+moved() {
+    curl -s -o /dev/null -D - "$@" | tr -d '\r' |
+        awk 'NR == 1 { s = $2 } tolower($1) == "location:" { l = $2 } END { print s, l }'
+}
 # put TEXT NAME CURL-ARGS...: the status of a PUT of TEXT (from a file: curl sends stdin chunked)
 put() {
     local text=$1 name=$2
@@ -125,6 +130,36 @@ print([e["href"] for e in json.load(sys.stdin)["entries"] if e["name"].startswit
         "$(lines "f y.txt 1" truncated=False)"
     check_eq "$MODE: ... for victim, who sees nothing beneath it: 404, as a GET of y.txt" \
         "$(code "${VICTIM[@]}" "$S1/files/new/x/")" 404
+
+    # a directory's name without its '/': 301 to the listing, as nginx does (Location relative)
+    check_eq "$MODE: GET /files/sub: 301 to sub/" "$(moved "${ALICE[@]}" "$S1/files/sub")" \
+        "301 sub/"
+    check_eq "$MODE: HEAD /files/sub: the same" "$(moved "${ALICE[@]}" -I "$S1/files/sub")" \
+        "301 sub/"
+    check_eq "$MODE: GET /files/sub/deep: 301 to deep/" \
+        "$(moved "${ALICE[@]}" "$S1/files/sub/deep")" "301 deep/"
+    if [[ $MODE == prefetch ]]; then # no file beneath it: as its listing, 404
+        check_eq "$MODE: GET /files/empty-dir: 404" "$(moved "${ALICE[@]}" "$S1/files/empty-dir")" \
+            "404 "
+    else
+        check_eq "$MODE: GET /files/empty-dir: 301" "$(moved "${ALICE[@]}" "$S1/files/empty-dir")" \
+            "301 empty-dir/"
+    fi
+    check_eq "$MODE: GET /files/new/x (only uploads beneath it): 301 to x/" \
+        "$(moved "${ALICE[@]}" "$S1/files/new/x")" "301 x/"
+    check_eq "$MODE: ... for victim, who sees nothing beneath it: 404" \
+        "$(moved "${VICTIM[@]}" "$S1/files/new/x")" "404 "
+    check_eq "$MODE: PUT dir x/z.txt" "$(put 'z' 'dir%20x/z.txt' "${ALICE[@]}")" 201
+    check_eq "$MODE: GET /files/dir%20x: the Location percent-encoded" \
+        "$(moved "${ALICE[@]}" "$S1/files/dir%20x")" "301 dir%20x/"
+    check_eq "$MODE: curl -L /files/sub lands on the listing" \
+        "$(curl -s -L "${ALICE[@]}" "$S1/files/sub" | python3 -c '
+import json, sys; print(json.load(sys.stdin)["path"])')" /files/sub/
+    check_eq "$MODE: no credentials: 401, not 301" "$(code "$S1/files/sub")" 401
+    check_eq "$MODE: DELETE dir x/z.txt" "$(code "${ALICE[@]}" -X DELETE "$S1/files/dir%20x/z.txt")" \
+        204
+    check_eq "$MODE: ... then /files/dir%20x is no directory: 404" \
+        "$(moved "${ALICE[@]}" "$S1/files/dir%20x")" "404 "
 
     # refusals
     check_eq "$MODE: no credentials: 401" "$(code "$S1/files/")" 401

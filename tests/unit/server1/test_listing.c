@@ -475,6 +475,65 @@ static void test_build_private(void **state)
     committer_release(&cm);
 }
 
+static int dir_exists(struct fx *x, struct committer *cm, const char *dir, const char *user)
+{
+    struct listing_scope sc = {.dir = dir, .dir_len = strlen(dir), .user = user,
+                               .private_uploads = true, .max = 1};
+    return listing_dir_exists(&x->f, cm, &sc);
+}
+
+/* What a GET of /files/DIR without its '/' is redirected for, and where to. */
+static void test_dir_exists(void **state)
+{
+    struct fx *x = *state;
+    struct committer cm;
+    size_t len;
+    char *loc;
+
+    assert_int_equal(dir_exists(x, NULL, "adir", "alice"), 1);
+    assert_int_equal(dir_exists(x, NULL, "zdir", "alice"), 1); /* empty, on disk */
+    assert_int_equal(dir_exists(x, NULL, "a.txt", "alice"), 0); /* a file */
+    assert_int_equal(dir_exists(x, NULL, "nope", "alice"), 0);
+    assert_int_equal(dir_exists(x, NULL, "a.txt/x", "alice"), 0); /* beneath a file */
+    open_store(x, &cm, STORE_ORDER_BY_OWNER);
+    put(&cm, "new/x", "bob", 1);
+    put(&cm, "new/deep/y", "bob", 1);
+    put(&cm, "pub/z", "", 1);
+    assert_int_equal(dir_exists(x, &cm, "new", "bob"), 1); /* only uploads beneath it */
+    assert_int_equal(dir_exists(x, &cm, "new/deep", "bob"), 1);
+    assert_int_equal(dir_exists(x, &cm, "new", "alice"), 0); /* bob's, private */
+    assert_int_equal(dir_exists(x, &cm, "pub", "alice"), 1); /* without an owner */
+    assert_int_equal(dir_exists(x, &cm, "new/x", "bob"), 0); /* a file */
+    assert_int_equal(dir_exists(x, &cm, "adir", "alice"), 1);
+    committer_release(&cm);
+
+    /* with --prefetch, as the listing: a directory a prefetched file lies beneath */
+    {
+        struct files pf;
+        char err[FILES_ERR_LEN];
+
+        assert_int_equal(files_init(&pf, x->dir, FILES_PREFETCH, NULL, err), 0);
+        assert_int_equal(files_dir_exists(&pf, "adir", 4), 1);
+        assert_int_equal(files_dir_exists(&pf, "many", 4), 1);
+        assert_int_equal(files_dir_exists(&pf, "zdir", 4), 0); /* empty: its listing is 404 */
+        assert_int_equal(files_dir_exists(&pf, "adi", 3), 0);
+        assert_int_equal(files_dir_exists(&pf, "b.txt", 5), 0);
+        assert_int_equal(files_dir_exists(&pf, "adir/inner", 10), 0);
+        files_release(&pf);
+    }
+
+    loc = listing_dir_location("adir", 4, &len);
+    assert_string_equal(loc, "adir/");
+    assert_int_equal(len, 5);
+    free(loc);
+    loc = listing_dir_location("new/deep", 8, &len);
+    assert_string_equal(loc, "deep/"); /* relative to /files/new/deep */
+    free(loc);
+    loc = listing_dir_location("a b/c&d<é", strlen("a b/c&d<é"), &len);
+    assert_string_equal(loc, "c%26d%3C%C3%A9/");
+    free(loc);
+}
+
 static void test_build_missing(void **state)
 {
     struct fx *x = *state;
@@ -501,6 +560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_build_uploads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_build_upload_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_build_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_exists, setup, teardown),
     };
     return cmocka_run_group_tests_name("listing", tests, NULL, NULL);
 }
