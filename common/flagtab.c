@@ -6,6 +6,7 @@
 #include "flagtab.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -433,8 +434,219 @@ static void getopt_error(int opt, const char *a, char *err)
                  optopt > 0 && optopt < FLAGTAB_VAL_BASE ? optopt : '?');
 }
 
+/* ---- --config FILE ---- */
+
+/* The flags made of the config file, argv-like: kept for the program's life (string settings
+ * point into them), freed when another file is read (tests parse more than once). */
+static char **config_args;
+static int config_nargs;
+
+static enum flagtab_result parse_argv(const struct flagtab_prog *p, void *cfg, int argc,
+                                      char **argv, char *err);
+
+int flagtab_config(void *cfg, const char *arg, char *err)
+{
+    (void)cfg;
+    (void)arg;
+    (void)err;
+    return 0; /* read before the parse (flagtab_parse); here only the flag itself */
+}
+
+static void free_args(char **args, int n)
+{
+    for (int i = 0; args != NULL && i < n; i++)
+        free(args[i]);
+    free(args);
+}
+
+/* The flag of table p whose long name (or alias) is name[0..len), or NULL. */
+static const struct flagtab_flag *find_long(const struct flagtab_prog *p, const char *name,
+                                            size_t len)
+{
+    for (const struct flagtab_flag *f = p->flags; f->kind != FLAGTAB_END; f++) {
+        if (!is_flag(f))
+            continue;
+        if ((strlen(f->name) == len && memcmp(f->name, name, len) == 0) ||
+            (f->alias != NULL && strlen(f->alias) == len && memcmp(f->alias, name, len) == 0))
+            return f;
+    }
+    return NULL;
+}
+
+static bool config_takes_arg(const struct flagtab_flag *f)
+{
+    return takes_arg(f) || (f->kind == FLAGTAB_CUSTOM && (f->flags & FLAGTAB_F_TAKES_ARG));
+}
+
+/* Reads path into a NUL-terminated malloc'd buffer (at most FLAGTAB_CONFIG_MAX bytes). */
+static char *config_read(const char *path, char *err)
+{
+    FILE *fp = fopen(path, "r");
+    char *buf;
+    size_t n;
+
+    if (fp == NULL) {
+        snprintf(err, FLAGTAB_ERR_LEN, "--config '%.200s': %s", path, strerror(errno));
+        return NULL;
+    }
+    buf = xmalloc(FLAGTAB_CONFIG_MAX + 1);
+    n = fread(buf, 1, FLAGTAB_CONFIG_MAX + 1, fp);
+    if (ferror(fp) || n > FLAGTAB_CONFIG_MAX) {
+        snprintf(err, FLAGTAB_ERR_LEN, "--config '%.200s': %s", path,
+                 ferror(fp) ? "cannot be read" : "larger than 1 MiB");
+        fclose(fp);
+        free(buf);
+        return NULL;
+    }
+    fclose(fp);
+    if (memchr(buf, '\0', n) != NULL) {
+        snprintf(err, FLAGTAB_ERR_LEN, "--config '%.200s': a NUL byte (not a text file)", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A value of a flag without one: 1 (give the flag), 0 (leave it out), -1 (neither). */
+static int config_bool(const char *v)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * The settings of the file at path as flags: *args (argv-like from index 1, "--KEY" then its
+ * value, each malloc'd; args[0] NULL), *n entries in all. 0, or -1 with err naming FILE:LINE.
+ */
+static int config_load(const struct flagtab_prog *p, const char *path, char ***args, int *n,
+                       char *err)
+{
+    char *text = config_read(path, err), *line, *next;
+    size_t cap = 16;
+    unsigned lineno = 0;
+
+    if (text == NULL)
+        return -1;
+    *args = xcalloc(cap, sizeof(**args));
+    *n = 1;
+    for (line = text; line != NULL; line = next) {
+        const struct flagtab_flag *f;
+        char *key, *v, *end;
+        size_t klen;
+        int yes = 1;
+
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
+        lineno++;
+        key = line + strspn(line, " \t\r");
+        end = key + strlen(key);
+        while (end > key && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+            *--end = '\0';
+        if (*key == '\0' || *key == '#')
+            continue;
+        klen = strcspn(key, " \t=");
+        v = key + klen;
+        v += strspn(v, " \t");
+        if (*v == '=') {
+            v++;
+            v += strspn(v, " \t");
+        }
+        f = find_long(p, key, klen);
+        if (f == NULL || f->kind == FLAGTAB_HELP || f->kind == FLAGTAB_VERSION ||
+            (f->kind == FLAGTAB_CUSTOM && f->fn == flagtab_config)) {
+            snprintf(err, FLAGTAB_ERR_LEN, "--config %.200s:%u: %s '%.*s'", path, lineno,
+                     f == NULL ? "unknown key" : "not a setting", (int)(klen > 64 ? 64 : klen),
+                     key);
+            goto fail;
+        }
+        if (config_takes_arg(f) && *v == '\0') {
+            snprintf(err, FLAGTAB_ERR_LEN, "--config %.200s:%u: %s needs a value", path, lineno,
+                     f->name);
+            goto fail;
+        }
+        if (!config_takes_arg(f) && *v != '\0' && (yes = config_bool(v)) < 0) {
+            snprintf(err, FLAGTAB_ERR_LEN,
+                     "--config %.200s:%u: %s takes no value (or yes/no, true/false, on/off)",
+                     path, lineno, f->name);
+            goto fail;
+        }
+        if (!yes)
+            continue;
+        if ((size_t)*n + 3 > cap) {
+            cap *= 2;
+            *args = xrealloc(*args, cap * sizeof(**args));
+        }
+        (*args)[*n] = xmalloc(strlen(f->name) + 3);
+        sprintf((*args)[(*n)++], "--%s", f->name);
+        if (config_takes_arg(f))
+            (*args)[(*n)++] = xstrdup(v);
+    }
+    (*args)[*n] = NULL;
+    free(text);
+    return 0;
+fail:
+    free(text);
+    free_args(*args, *n);
+    *args = NULL;
+    return -1;
+}
+
 enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
                                   char *err)
+{
+    const char *config = NULL;
+
+    for (const struct flagtab_flag *f = p->flags; f->kind != FLAGTAB_END; f++) {
+        size_t len;
+
+        if (f->kind != FLAGTAB_CUSTOM || f->fn != flagtab_config)
+            continue;
+        len = strlen(f->name);
+        /* among the flags before the first non-flag, as getopt ("+") stops there */
+        for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
+            if (strncmp(argv[i], "--", 2) != 0 || strncmp(argv[i] + 2, f->name, len) != 0)
+                continue;
+            if (argv[i][2 + len] == '=')
+                config = argv[i] + 3 + len;
+            else if (argv[i][2 + len] == '\0' && i + 1 < argc)
+                config = argv[++i];
+        }
+    }
+    if (config != NULL) {
+        char **args;
+        int n;
+        enum flagtab_result rc;
+
+        if (config_load(p, config, &args, &n, err) < 0)
+            return FLAGTAB_ERROR;
+        free_args(config_args, config_nargs);
+        config_args = args;
+        config_nargs = n;
+        args[0] = xstrdup(argv[0]);
+        rc = parse_argv(p, cfg, n, args, err);
+        if (rc == FLAGTAB_ERROR) {
+            char why[FLAGTAB_ERR_LEN];
+            snprintf(why, sizeof(why), "%s", err);
+            snprintf(err, FLAGTAB_ERR_LEN, "--config %.100s: %.400s", config, why);
+        }
+        if (rc != FLAGTAB_OK)
+            return rc;
+    }
+    return parse_argv(p, cfg, argc, argv, err);
+}
+
+static enum flagtab_result parse_argv(const struct flagtab_prog *p, void *cfg, int argc,
+                                      char **argv, char *err)
 {
     struct option opts[FLAGTAB_MAX * 2 + 1];
     char optstring[FLAGTAB_MAX * 4 + 3] = "+:";

@@ -116,6 +116,22 @@ enum flagtab_result {
  */
 enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
                                   char *err);
+/*
+ * --config FILE: a program whose table has a FLAGTAB_CUSTOM flag with .fn = flagtab_config
+ * (and FLAGTAB_F_TAKES_ARG) reads its settings from FILE as well. flagtab_parse finds
+ * --config FILE (or --config=FILE) among the flags before it parses them, and parses the file's
+ * settings first, so that the command line's flags override them (a repeatable flag gets the
+ * file's values, then the command line's). The file: one setting per line, `KEY VALUE` or
+ * `KEY = VALUE`, KEY a long flag name without "--", VALUE the rest of the line without the
+ * blanks around it (no quoting: it is taken as it is); a flag without a value is `KEY` alone,
+ * or `KEY = yes|no|true|false|on|off`; blank lines and lines whose first non-blank is '#' are
+ * skipped. An unknown key, a value missing or given where none is taken, --help, --version or
+ * --config inside the file, a file over FLAGTAB_CONFIG_MAX bytes: one error line naming
+ * FILE:LINE. The file's bytes stay allocated (string settings point into them).
+ */
+#define FLAGTAB_CONFIG_MAX (1 << 20)
+int flagtab_config(void *cfg, const char *arg, char *err);
+
 /* --help: usage, about, the flags grouped by section with their defaults, notes. */
 void flagtab_usage(const struct flagtab_prog *p, FILE *out);
 /* The man page (roff, man(7) macros); machine-independent, so it can be committed. */

@@ -332,6 +332,11 @@ static const struct flagtab_flag s1_flags[] = {
      S1(tls_ticket_rotate_us), .flags = FLAGTAB_F_ZERO,
      .help = "HTTPS: a new session-ticket key this often; tickets of the last 3 keys resume "
              "(docs/https.md); 0 = one key until exit"},
+    {FLAGTAB_CUSTOM, "config", .arg = "FILE", .fn = flagtab_config,
+     .flags = FLAGTAB_F_TAKES_ARG | FLAGTAB_F_NODEF,
+     .help = "read settings from FILE too, one per line: `KEY VALUE` or `KEY = VALUE`, KEY a "
+             "flag's long name without --, a flag without a value alone (or = yes/no); '#' "
+             "starts a comment line; flags on the command line override it"},
     {FLAGTAB_HELP, "help", 'h', .help = "this text"},
     {FLAGTAB_VERSION, "version", 'V', .help = "version and build flags"},
 

@@ -289,6 +289,11 @@ static const struct flagtab_flag s2_flags[] = {
      .flags = FLAGTAB_F_NOCASE, .help = "the least severe messages logged"},
     {FLAGTAB_COUNT, "verbose", 'v', S2(verbose), .flags = FLAGTAB_F_NODEF | FLAGTAB_F_REPEAT,
      .help = "raise the log level by one (after --log-level, wherever it is)"},
+    {FLAGTAB_CUSTOM, "config", .arg = "FILE", .fn = flagtab_config,
+     .flags = FLAGTAB_F_TAKES_ARG | FLAGTAB_F_NODEF,
+     .help = "read settings from FILE too, one per line: `KEY VALUE` or `KEY = VALUE`, KEY a "
+             "flag's long name without --, a flag without a value alone (or = yes/no); '#' "
+             "starts a comment line; flags on the command line override it"},
     {FLAGTAB_VERSION, "version", 'V', .help = "print version and build flags, exit"},
     {FLAGTAB_HELP, "help", 'h', .help = "print this help, exit"},
     {.kind = FLAGTAB_END},

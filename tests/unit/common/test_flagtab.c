@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -354,6 +355,93 @@ static void check_prog(const struct flagtab_prog *p)
     free(defs);
 }
 
+/* a program that reads --config FILE */
+static const struct flagtab_flag conf_flags[] = {
+    {FLAGTAB_U64, "num", 'n', .alias = "number", .arg = "N", .min = 1, .max = 10, T(num),
+     .help = "a number"},
+    {FLAGTAB_STR, "addr", 'a', .arg = "ADDR", T(addr), .help = "an address"},
+    {FLAGTAB_SET, "on", T(on), .help = "turn it on"},
+    {FLAGTAB_COUNT, "verbose", 'v', T(verbose), .help = "more"},
+    {FLAGTAB_CUSTOM, "custom", .arg = "X", .fn = on_custom, .flags = FLAGTAB_F_TAKES_ARG,
+     .help = "custom"},
+    {FLAGTAB_CUSTOM, "config", .arg = "FILE", .fn = flagtab_config,
+     .flags = FLAGTAB_F_TAKES_ARG, .help = "settings from FILE"},
+    {FLAGTAB_HELP, "help", 'h', .help = "this text"},
+    {.kind = FLAGTAB_END},
+};
+
+static const struct flagtab_prog conf_prog = {
+    .name = "conf", .usage = "conf [options]", .flags = conf_flags,
+    .cfg_size = sizeof(struct toy), .defaults = toy_defaults, .version = toy_version,
+};
+
+/* Writes text to a temp file and parses argv (after "conf") over the defaults. */
+static enum flagtab_result conf_parse(struct toy *t, char *err, const char *text, int argc,
+                                      char **args)
+{
+    static char path[] = "/tmp/test_flagtab.XXXXXX";
+    char *argv[16];
+    int fd;
+    enum flagtab_result rc;
+
+    snprintf(path, sizeof(path), "/tmp/test_flagtab.XXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    argv[0] = "conf";
+    for (int i = 0; i < argc; i++)
+        argv[i + 1] = strcmp(args[i], "@") == 0 ? path : args[i];
+    argv[argc + 1] = NULL;
+    toy_defaults(t);
+    err[0] = '\0';
+    rc = flagtab_parse(&conf_prog, t, argc + 1, argv, err);
+    unlink(path);
+    return rc;
+}
+
+static void test_flagtab_config(void **state)
+{
+    struct toy t;
+    char err[FLAGTAB_ERR_LEN];
+
+    (void)state;
+    /* the file's settings; the command line overrides them, before or after --config */
+    assert_int_equal(conf_parse(&t, err,
+                                "# a comment\n\n  num = 7\naddr\t10.0.0.1  \r\non\n"
+                                "verbose = yes\nverbose no\ncustom=a b # c\n",
+                                2, (char *[]){"--config", "@"}),
+                     FLAGTAB_OK);
+    assert_int_equal(t.num, 7);
+    assert_string_equal(t.addr, "10.0.0.1");
+    assert_true(t.on);
+    assert_int_equal(t.verbose, 1);
+    assert_string_equal(t.custom, "a b # c"); /* the rest of the line, as it is */
+    assert_int_equal(conf_parse(&t, err, "num 7\naddr 10.0.0.1\n", 4,
+                                (char *[]){"-n", "3", "--config=@", "--addr=::1"}),
+                     FLAGTAB_OK);
+    assert_int_equal(t.num, 3);
+    assert_string_equal(t.addr, "::1");
+    assert_int_equal(conf_parse(&t, err, "number 9\n", 2, (char *[]){"--config", "@"}),
+                     FLAGTAB_OK); /* an alias */
+    assert_int_equal(t.num, 9);
+    /* refused, with the file and line */
+    expect_error(":2: unknown key 'bogus'",
+                 conf_parse(&t, err, "num 1\nbogus 2\n", 2, (char *[]){"--config", "@"}), err);
+    expect_error(":1: num needs a value",
+                 conf_parse(&t, err, "num\n", 2, (char *[]){"--config", "@"}), err);
+    expect_error(":1: on takes no value",
+                 conf_parse(&t, err, "on maybe\n", 2, (char *[]){"--config", "@"}), err);
+    expect_error(":1: not a setting 'help'",
+                 conf_parse(&t, err, "help\n", 2, (char *[]){"--config", "@"}), err);
+    expect_error(":1: not a setting 'config'",
+                 conf_parse(&t, err, "config /x\n", 2, (char *[]){"--config", "@"}), err);
+    expect_error("--num: '11'", conf_parse(&t, err, "num 11\n", 2, (char *[]){"--config", "@"}),
+                 err);
+    expect_error("--config '/nonexistent/x': No such file",
+                 conf_parse(&t, err, "", 2, (char *[]){"--config", "/nonexistent/x"}), err);
+}
+
 static void test_flagtab_program_tables(void **state)
 {
     (void)state;
@@ -372,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_flagtab_usage),
         cmocka_unit_test(test_flagtab_write_man),
         cmocka_unit_test(test_flagtab_write_md),
+        cmocka_unit_test(test_flagtab_config),
         cmocka_unit_test(test_flagtab_program_tables),
     };
     return cmocka_run_group_tests_name("flagtab", tests, NULL, NULL);
