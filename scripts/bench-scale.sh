@@ -3,7 +3,8 @@
 # scripts/cluster.sh with 1 and 2 server1 and 1 and 2 server2 (Redis + Sentinel behind), and
 # server1 directly (no HAProxy) on the 1 + 1 cluster, in one run. Two loadgens, in lg-1 and
 # lg-2, half the users each, started together and merged exactly (--start-at, `loadgen merge`),
-# closed loop, --users N in all; GETs spread over 16 files; per window X, p50, p99 and, from
+# closed loop, --users N in all, over HTTPS (the cluster's; server1's HTTPS port when direct);
+# GETs spread over 16 files; per window X, p50, p99 and, from
 # /proc, the CPU of every process of
 # the cluster (HAProxy, server1s, server2s, the Redis primary, the replicas, the Sentinels) and of
 # loadgen, as core-microseconds per request; the machine's busy CPU besides (other processes).
@@ -30,7 +31,7 @@ BIN_DIR=${BIN_DIR:-$TOP/build/release}
 export BIN_DIR
 CLUSTER=$TOP/scripts/cluster.sh
 
-usage() { header_usage "${BASH_SOURCE[0]}" 15 23 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 16 24 "${1:-2}"; }
 
 ARGS="$*"
 ROUNDS=3 SECS=5 USERS=32 OUT="" KEEP="" REPORT=""
@@ -254,7 +255,8 @@ one_window() {
     start=$(($(date +%s%3N) + 5000)) # after both have made their accounts
     for lg in 1 2; do
         "$CLUSTER" exec "$cl" "lg-$lg" "$BIN_DIR/loadgen" \
-            --url "http://$(addr "$cl" "$host"):8080" --allow-remote "${args[@]}" \
+            --url "https://$(addr "$cl" "$host"):8443" --cacert "$cl/tls/ca.pem" \
+            --allow-remote "${args[@]}" \
             --sweep "$((USERS / 2))" --duration "$SECS" --warmup 1 --start-at "$start" \
             --watch "$(watch_list "$cl")" --out "$out.$lg" >"$out.$lg.log" 2>&1 &
         pids+=($!)

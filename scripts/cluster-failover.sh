@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Failover under load, measured: a cluster (scripts/cluster.sh: HAProxy, 2 server1, 2 server2,
 # the account database on three hosts) under a steady closed-loop load from lg-1 and lg-2
-# through HAProxy (scripts/clusterload.py: new accounts and GETs mixed, every request journalled),
+# through HAProxy, over HTTPS with the cluster's CA (scripts/clusterload.py: new accounts and GETs
+# mixed, every request journalled),
 # and one fault at a time: SIGKILL a server1, then start it again; the same for a server2; the
 # same for the database primary (the Redis primary the Sentinels name, or the Galera node
 # server2 writes to). Per fault: failed requests by class, the error window, throughput before,
@@ -33,7 +34,7 @@ TARGET_S2_MS=2000
 TARGET_REDIS_MS=$((2000 + 2000)) # cluster.sh's Sentinel down-after-milliseconds + 2 s
 TARGET_GALERA_MS=2000
 
-usage() { header_usage "${BASH_SOURCE[0]}" 11 23 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 12 24 "${1:-2}"; }
 
 backend=redis-sentinel short="" keep="" use="" threads=4 out="" TEE=""
 while (($# > 0)); do
@@ -110,13 +111,14 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 [[ -n $use ]] || "$CLUSTER" up "$CL" --backend "$backend" --server1 2 --server2 2
-LB=http://$(awk '$1 == "lb" {print $2}' "$CL/hosts"):8080
+LB=https://$(awk '$1 == "lb" {print $2}' "$CL/hosts"):8443
+CA=$CL/tls/ca.pem
 (umask 077 && head -c 32 /dev/urandom >"$RUN/seed")
 
 for lg in lg-1 lg-2; do
-    "$CLUSTER" exec "$CL" "$lg" python3 "$LOAD" run --url "$LB" --out "$RUN/$lg.journal" \
-        --seed-file "$RUN/seed" --tag "$lg" --threads "$threads" --stop-file "$RUN/stop" \
-        --max-seconds 900 >"$RUN/$lg.out" 2>&1 &
+    "$CLUSTER" exec "$CL" "$lg" python3 "$LOAD" run --url "$LB" --cacert "$CA" \
+        --out "$RUN/$lg.journal" --seed-file "$RUN/seed" --tag "$lg" --threads "$threads" \
+        --stop-file "$RUN/stop" --max-seconds 900 >"$RUN/$lg.out" 2>&1 &
     LOADERS+=("$!")
 done
 _ready() { [[ -f $RUN/lg-1.journal.ready && -f $RUN/lg-2.journal.ready ]]; }
@@ -168,8 +170,8 @@ cat "$RUN"/lg-*.out
 JOURNALS=("$RUN/lg-1.journal" "$RUN/lg-2.journal")
 python3 "$LOAD" report --faults "$RUN/faults" --period "$((PERIOD_S * 1000))" "${JOURNALS[@]}" ||
     FAILED=1
-"$CLUSTER" exec "$CL" lg-1 python3 "$LOAD" verify --url "$LB" --seed-file "$RUN/seed" \
-    "${JOURNALS[@]}" || FAILED=1
+"$CLUSTER" exec "$CL" lg-1 python3 "$LOAD" verify --url "$LB" --cacert "$CA" \
+    --seed-file "$RUN/seed" "${JOURNALS[@]}" || FAILED=1
 echo "failover: load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -n $FAILED ]]; then
     echo "failover: FAILED"

@@ -2,7 +2,9 @@
 # Several hosts on one machine: network namespaces joined by veth pairs on a private bridge, one
 # namespace per host, each running its part: HAProxy (lb), server1s (s1-K), server2s (s2-K), the
 # account database on three hosts (db-1..3: Redis + Sentinel, or a Galera cluster) and two load
-# hosts (lg-1, lg-2, where the load generators run). Needs root (ip netns); docs/cluster.md.
+# hosts (lg-1, lg-2, where the load generators run). Clients speak HTTPS to HAProxy (lb :8443),
+# which speaks HTTPS to the server1s (the PROXY protocol naming the client first), all with the
+# cluster's CA, DIR/tls/ca.pem. Needs root (ip netns); docs/cluster.md.
 #
 #   scripts/cluster.sh up DIR [--server1 N] [--server2 N] [--backend redis-sentinel|galera]
 #                             [--subnet A.B.C]
@@ -28,7 +30,8 @@ BIN_DIR=$(cd "$BIN_DIR" 2>/dev/null && pwd) || die "BIN_DIR $BIN_DIR: no such di
 
 MAX_SERVER1=8
 MAX_SERVER2=8       # server1 --auth takes at most 8 server2s
-HTTP_PORT=8080      # HAProxy on lb, server1 on s1-K
+HTTPS_PORT=8443     # HAProxy on lb (its only port for clients), server1 on s1-K
+HTTP_PORT=8080      # server1's plain port on s1-K: --plain-http no-credentials; nothing on lb
 STATS_PORT=8404     # HAProxy's statistics page on lb
 S2_PORT=7001
 REDIS_PORT=6379
@@ -42,10 +45,28 @@ CHECK_INTER=500ms   # HAProxy's health checks: every 500 ms; down after 2 failur
 CHECK_FALL=2
 CHECK_RISE=2
 FILES=16            # the operator's files every server1 serves: f1k-00 .. f1k-15, 1 KiB each
+# server1's per-client limits. Behind HAProxy (--trusted-proxy lb, which sends a PROXY v2 header)
+# each counts the client HAProxy names: a load host, on each server1 apart. Sized so that the
+# cluster's own load from one load host fits even when all of it lands on one server1 (the
+# other down), with room to spare:
+# - sign-ups: cluster-failover.sh's load (clusterload.py, 4 users a host, 30% new accounts)
+#   makes about 300 a second per host; bench-scale.sh's new-account load up to 3,300 a second
+#   per host (16 users, server1 direct: docs/bench/scale.md): a burst of 10000, then 10000 a
+#   second, three times the most measured
+# - failed logins: the load fails none (a 401 is a lost account), but a login waiting for
+#   server2 holds a token of the limit: in flight from one host at most 64 users
+#   (cluster-failover.sh --threads) + 8 (clusterload.py verify's threads), or bench-scale's
+#   loadgen users (16 a host by default): 100 a minute, server1's default
+# - connections: one per user (HAProxy's connection to a server1 carries one client's PROXY
+#   header and is that client's alone; its checks' LOCAL ones count for nobody): the 72 above,
+#   or 16 loadgen users: 256, server1's default (bench-scale.sh --users above 512 needs more)
+SIGNUP_LIMIT=10000/1s
+LOGIN_FAIL_ADDR_LIMIT=100/1m
+MAX_CONNS_PER_IP=256
 NET_LOCK=/run/lock/fsc-cluster.lock # two ups never pick one /24 at once
 [[ -d /run/lock ]] || NET_LOCK=/tmp/fsc-cluster.lock
 
-usage() { header_usage "${BASH_SOURCE[0]}" 7 21 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 9 23 "${1:-2}"; }
 
 # ---- the layout: hosts, names, addresses ----
 
@@ -229,7 +250,8 @@ in_ns() {
 }
 
 # The database speaks TLS between hosts (tls-certs.sh under DIR/tls: the db hosts' addresses
-# in the server certificate); its clients offer the client certificate.
+# in the server certificate); its clients offer the client certificate. HTTPS has a server
+# certificate of its own from the same CA (make_www_certs).
 tls_cli() { printf '%s\n' --tls --cacert "$dir/tls/ca.pem" --cert "$dir/tls/client.pem" \
     --key "$dir/tls/client.key"; }
 rcli() { # rcli HOST ARGS...: redis-cli to HOST's Redis (as the account database's clients do)
@@ -395,7 +417,24 @@ start_server2() {
     wait_log "$d/server2.log" "$off" 'listening on ' 20 "$(proc_pid "s2-$k/server2")"
 }
 
-# server1's per-address limits are off: behind HAProxy every client has the lb's address
+# make_www_certs: the HTTPS certificate of HAProxy's frontend and of the server1s, from the
+# cluster's CA but apart from the database's key (DIR/tls/www): the lb's and every server1's
+# address (what clients connect to) and the name server1 (what HAProxy's verifyhost checks);
+# lb.pem is it with its key, as HAProxy's crt takes them
+make_www_certs() {
+    local w=$dir/tls/www k addrs
+    mkdir -p "$w"
+    cp -p "$dir/tls/ca.pem" "$dir/tls/ca.key" "$w/"
+    addrs=("$(addr_of lb)")
+    for ((k = 1; k <= N1; k++)); do addrs+=("$(addr_of "s1-$k")"); done
+    "$TOP/scripts/tls-certs.sh" "$w" "${addrs[@]}" server1
+    rm -f "$w/ca.key" "$w/ca.srl" "$w/client.pem" "$w/client.key" # only the CA signs
+    (umask 077 && cat "$w/server.pem" "$w/server.key" >"$w/lb.pem")
+}
+
+# server1: HTTPS for HAProxy, whose PROXY header names the client every per-client limit
+# counts; its plain port refuses credentials (403), so that no password crosses the cluster's
+# network in clear to it
 start_server1() {
     local k=$1 d=$dir/s1-$1 off auth="" j
     mkdir -p "$d/root"
@@ -403,24 +442,27 @@ start_server1() {
     [[ -f $d/root/f1k-00 ]] || cp -p "$dir/files/"* "$d/root/"
     off=$(log_size "$d/server1.log")
     spawn "s1-$k" server1 "$d/server1.log" "$BIN_DIR/server1" --listen "$(addr_of "s1-$k")" \
-        --port "$HTTP_PORT" --root "$d/root" --prefetch --threads 2 --auth "$auth" \
-        --auth-secret-file "$dir/link.secret" --signup-limit 0 --login-fail-addr-limit 0 \
-        --max-conns-per-ip 0
-    wait_log "$d/server1.log" "$off" 'listening on ' 20 "$(proc_pid "s1-$k/server1")"
+        --port "$HTTP_PORT" --tls-port "$HTTPS_PORT" --tls-cert "$dir/tls/www/server.pem" \
+        --tls-key "$dir/tls/www/server.key" --plain-http no-credentials \
+        --trusted-proxy "$(addr_of lb)" --root "$d/root" --prefetch --threads 2 --auth "$auth" \
+        --auth-secret-file "$dir/link.secret" --signup-limit "$SIGNUP_LIMIT" \
+        --login-fail-addr-limit "$LOGIN_FAIL_ADDR_LIMIT" --max-conns-per-ip "$MAX_CONNS_PER_IP"
+    wait_log "$d/server1.log" "$off" 'listening for https on ' 20 "$(proc_pid "s1-$k/server1")"
 }
 
 haproxy_conf() {
     local k servers=""
     for ((k = 1; k <= N1; k++)); do
-        servers+="    server s1-$k $(addr_of "s1-$k"):$HTTP_PORT"$'\n'
+        servers+="    server s1-$k $(addr_of "s1-$k"):$HTTPS_PORT"$'\n'
     done
     awk -v servers="${servers%$'\n'}" -v sock="$dir/lb/haproxy.sock" -v addr="$(addr_of lb)" \
-        -v port="$HTTP_PORT" -v sport="$STATS_PORT" -v inter="$CHECK_INTER" \
-        -v fall="$CHECK_FALL" -v rise="$CHECK_RISE" '
+        -v port="$HTTPS_PORT" -v sport="$STATS_PORT" -v inter="$CHECK_INTER" \
+        -v fall="$CHECK_FALL" -v rise="$CHECK_RISE" -v crt="$dir/tls/www/lb.pem" \
+        -v ca="$dir/tls/ca.pem" '
         /^ *@SERVERS@ *$/ { print servers; next }
         {
             gsub(/@SOCK@/, sock); gsub(/@ADDR@/, addr); gsub(/@PORT@/, port)
-            gsub(/@STATSPORT@/, sport)
+            gsub(/@STATSPORT@/, sport); gsub(/@CRT@/, crt); gsub(/@CA@/, ca)
             gsub(/@INTER@/, inter); gsub(/@FALL@/, fall); gsub(/@RISE@/, rise)
             print
         }' "$TOP/scripts/haproxy.cfg.in"
@@ -533,6 +575,7 @@ cmd_up() {
     fi
     make_files
     "$TOP/scripts/tls-certs.sh" "$dir/tls" "$(addr_of db-1)" "$(addr_of db-2)" "$(addr_of db-3)"
+    make_www_certs
     local k
     log "network up ($SUBNET.0/24); starting the database ($BACKEND)"
     if [[ $BACKEND == redis-sentinel ]]; then start_redis_sentinel; else start_galera; fi
@@ -542,7 +585,8 @@ cmd_up() {
     start_haproxy
     wait_until 20 haproxy_all_up || die "HAProxy does not see every server1 up: $(haproxy_servers)"
     UP_OK=1
-    log "up: $N1 server1, $N2 server2, $BACKEND, $SUBNET.0/24; HAProxy at http://$(addr_of lb):$HTTP_PORT"
+    log "up: $N1 server1, $N2 server2, $BACKEND, $SUBNET.0/24; HAProxy at" \
+        "https://$(addr_of lb):$HTTPS_PORT (CA: $dir/tls/ca.pem)"
     log "to take it down: ${0##*/} down $dir"
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """clusterload.py - the closed-loop load of scripts/cluster-failover.sh, and its verdict.
 
-  clusterload.py run --url http://ADDR:PORT --out JOURNAL --seed-file F --tag T
-                     [--threads N] [--new-percent P] [--max-seconds S] [--stop-file F]
+  clusterload.py run --url http[s]://ADDR:PORT --out JOURNAL --seed-file F --tag T
+                     [--cacert CA] [--threads N] [--new-percent P] [--max-seconds S]
+                     [--stop-file F]
       N threads (default 4), each on one keep-alive connection, one request at a time, no
       think time: P% (default 30) create a new account (POST /users, a unique name), the rest
       GET one of the operator's files f1k-00..f1k-15 (1 KiB) as one of the accounts this thread
@@ -25,10 +26,12 @@
       last one's end), and the throughput (answered requests/s) in the PERIOD (default
       3000 ms) before the kill, from the kill to READY_MS, and in the PERIOD after READY_MS.
       Exit 1 if a window exceeds its target.
-  clusterload.py verify --url URL --seed-file F [--threads N] JOURNAL...
+  clusterload.py verify --url URL --seed-file F [--cacert CA] [--threads N] JOURNAL...
       Logs in (GET /files/f1k-00 with Basic credentials) with every account whose creation was
       answered 201. 200: there; 401: lost; anything else is asked again for up to 30 s. Prints
       "lost = N"; exit 1 if N > 0 or an account could not be checked either way.
+  An https:// URL needs --cacert: the server's certificate must chain to CA (PEM) and name
+  ADDR (TLS 1.2 or later; each connection's handshake is part of its connect).
 
 Built on tests/faultlib: its HTTP/1.1 client, read-back, attribution of errors to faults.
 """
@@ -45,12 +48,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from faultlib.faults import attribute, read_kills, window  # noqa: E402
-from faultlib.http import Conn, ConnectFailed, HttpError, basic  # noqa: E402
+from faultlib.http import Conn, ConnectFailed, HttpError, basic, tls_context  # noqa: E402
 from faultlib.ledger import ask, print_lost, read_back  # noqa: E402
 
 FILES = 16          # f1k-00 .. f1k-15, made by scripts/cluster.sh
 BACKOFF_S = 0.02    # after a failed request
 TIMEOUT_S = 10      # a request unanswered this long fails as "timeout"
+CACERT = None       # --cacert: the CA file an https:// --url's certificate is checked with
 
 
 def now_ms():
@@ -58,10 +62,24 @@ def now_ms():
 
 
 def parse_url(url):
-    if not url.startswith("http://"):
-        raise SystemExit("clusterload: --url must be http://HOST:PORT, not %r" % url)
-    host, _, port = url[len("http://"):].rstrip("/").partition(":")
-    return host, int(port or 80)
+    """(host, port, tls context or None) of --url and --cacert, checked."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        raise SystemExit("clusterload: --url must be http[s]://HOST:PORT, not %r" % url)
+    host, _, port = rest.rstrip("/").partition(":")
+    if not port.isdigit() and port:
+        raise SystemExit("clusterload: --url: bad port in %r" % url)
+    tls = None
+    if scheme == "https":
+        if not CACERT:
+            raise SystemExit("clusterload: an https:// --url needs --cacert")
+        try:
+            tls = tls_context(CACERT)
+        except (OSError, ValueError) as e:
+            raise SystemExit("clusterload: --cacert %s: %s" % (CACERT, e)) from e
+    elif CACERT:
+        raise SystemExit("clusterload: --cacert goes with an https:// --url")
+    return host, int(port or (443 if tls else 80)), tls
 
 
 def password(seed, user):
@@ -105,8 +123,8 @@ class Loader(threading.Thread):
     def __init__(self, a, idx, seed, runid, stop, ready):
         super().__init__(daemon=True)
         self.a, self.idx, self.seed, self.stop, self.ready = a, idx, seed, stop, ready
-        self.host, self.port = parse_url(a.url)
-        self.conn = Conn(self.port, TIMEOUT_S, self.host)
+        self.host, self.port, tls = parse_url(a.url)
+        self.conn = Conn(self.port, TIMEOUT_S, self.host, tls=tls)
         self.rnd = random.Random("%s/%s/%d" % (runid, a.tag, idx))
         self.prefix = "%s-%s-%d-" % (runid, a.tag, idx)
         self.n = 0
@@ -262,7 +280,7 @@ def cmd_report(a):
 
 def cmd_verify(a):
     seed = read_seed(a.seed_file)
-    host, port = parse_url(a.url)
+    host, port, tls = parse_url(a.url)
     users = [r[4] for r in read_journals(a.journals) if r[2] == "new" and r[3] == "201"]
     local = threading.local()
 
@@ -270,7 +288,7 @@ def cmd_verify(a):
         """The last answer to a login as user: 200 there, 401 lost; anything else is asked
         again for up to 30 s."""
         if not hasattr(local, "conn"):
-            local.conn = Conn(port, TIMEOUT_S, host)
+            local.conn = Conn(port, TIMEOUT_S, host, tls=tls)
         auth = ["Authorization: " + basic(user, password(seed, user))]
         return ask(lambda: one(local.conn, "GET", "/files/f1k-00", auth)[0],
                    lambda st: st in (200, 401), 0.2, deadline_s=30)
@@ -299,6 +317,7 @@ def main():
     r.add_argument("--url", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--seed-file", required=True)
+    r.add_argument("--cacert")
     r.add_argument("--tag", required=True)
     r.add_argument("--threads", type=int, default=4)
     r.add_argument("--new-percent", type=int, default=30)
@@ -311,9 +330,14 @@ def main():
     v = sub.add_parser("verify")
     v.add_argument("--url", required=True)
     v.add_argument("--seed-file", required=True)
+    v.add_argument("--cacert")
     v.add_argument("--threads", type=int, default=8)
     v.add_argument("journals", nargs="+")
     a = p.parse_args()
+    global CACERT
+    CACERT = getattr(a, "cacert", None)
+    if a.cmd != "report":
+        parse_url(a.url)    # refused here, before anything starts
     if a.cmd == "run":
         if not 1 <= a.threads <= 256 or not 0 <= a.new_percent <= 100 or a.max_seconds <= 0:
             raise SystemExit("clusterload: --threads 1..256, --new-percent 0..100, "

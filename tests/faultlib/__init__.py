@@ -5,7 +5,8 @@ mixed load under faults), scripts/clusterload.py (load on a cluster under failov
 tests/integration/s1client.py uses its client.
 
   faultlib.http    Conn: one keep-alive HTTP/1.1 connection (Basic auth, Expect: 100-continue,
-                   timeouts, status + headers + body, the server closing); request_once().
+                   timeouts, status + headers + body, the server closing), over HTTPS with
+                   tls_context(CAFILE); request_once().
   faultlib.ledger  Ledger: per name, the last acknowledged version and the later writes whose
                    outcome is unknown; judge() a read against it; read_back() from threads;
                    print_lost() prints the "lost = N" line the scripts grep.

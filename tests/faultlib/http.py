@@ -2,15 +2,19 @@
 
 A Conn is one keep-alive connection: requests one at a time, Basic auth, Expect: 100-continue,
 a timeout on every socket operation; an answer is a Resp (status, headers with lower-case
-names, body). The server may close the connection at any time: a read that finds it closed
-raises HttpError("closed by the server"), a failed connect raises ConnectFailed (an OSError),
-and the next request opens a new connection. request_once() is one request on a fresh
+names, body). Over HTTPS when given an ssl.SSLContext (tls_context(CAFILE): TLS 1.2 or later,
+the server's certificate verified against CAFILE and its name or address checked, ALPN
+http/1.1). The server may close the connection at any time: a read that finds it closed
+raises HttpError("closed by the server"), a failed connect or TLS handshake raises
+ConnectFailed (an OSError: nothing of the request was sent), and the next request opens a new
+connection. request_once() is one request on a fresh
 connection that turns every failure into None ("no answer": the outcome is unknown).
 
 Not thread-safe: one Conn per thread.
 """
 import base64
 import socket
+import ssl
 from typing import NamedTuple
 
 
@@ -33,14 +37,26 @@ def basic(user, pw):
     return "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()
 
 
+def tls_context(cafile):
+    """A client context for HTTPS: TLS 1.2 or later, the server's certificate must chain to
+    the CAs of cafile (PEM) and name the host connected to, ALPN http/1.1."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)     # verifies, and checks the host name
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_verify_locations(cafile)
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
 class Conn:
-    """One keep-alive HTTP/1.1 connection to host:port (default 127.0.0.1)."""
+    """One keep-alive HTTP/1.1 connection to host:port (default 127.0.0.1); HTTPS if tls (an
+    ssl.SSLContext, e.g. tls_context(CAFILE)) is given, the certificate checked for host."""
 
     HEAD_MAX = 65536    # a response head longer than this is malformed
 
-    def __init__(self, port, timeout=20, host="127.0.0.1", host_header="soak"):
+    def __init__(self, port, timeout=20, host="127.0.0.1", host_header="soak", tls=None):
         self.host, self.port, self.timeout = host, port, timeout
         self.host_header = host_header
+        self.tls = tls
         self.sock, self.buf = None, b""
 
     @classmethod
@@ -62,11 +78,17 @@ class Conn:
         """The socket, connected if it was not; raises ConnectFailed."""
         if self.sock is None:
             try:
-                self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+                s = socket.create_connection((self.host, self.port), timeout=self.timeout)
             except OSError as e:
                 raise ConnectFailed(e) from e
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.buf = b""
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.tls is not None:
+                try:    # the handshake (and the certificate's check) happens here
+                    s = self.tls.wrap_socket(s, server_hostname=self.host)
+                except OSError as e:    # ssl.SSLError and a refused certificate among them
+                    s.close()
+                    raise ConnectFailed(e) from e
+            self.sock, self.buf = s, b""
         return self.sock
 
     def _fill(self):
@@ -181,15 +203,16 @@ class Conn:
 
 
 def request_once(port, method, path, body=None, auth=None, ctype=None, timeout=20.0,
-                 host="127.0.0.1"):
-    """One request on a fresh connection (Connection: close). auth: (user, password) for Basic.
-    Returns a Resp, or None when the connection failed or timed out (outcome unknown)."""
+                 host="127.0.0.1", tls=None):
+    """One request on a fresh connection (Connection: close). auth: (user, password) for Basic;
+    tls: an ssl.SSLContext for HTTPS. Returns a Resp, or None when the connection failed or
+    timed out (outcome unknown)."""
     headers = ["Connection: close"]
     if auth is not None:
         headers.append("Authorization: " + basic(*auth))
     if ctype is not None:
         headers.append("Content-Type: " + ctype)
-    c = Conn(port, timeout, host, host_header="%s:%d" % (host, port))
+    c = Conn(port, timeout, host, host_header="%s:%d" % (host, port), tls=tls)
     try:
         return c.request(method, path, headers, body or b"")
     except (OSError, HttpError):

@@ -1,11 +1,18 @@
-"""Unit tests of faultlib.http: the client against a tiny local http.server."""
+"""Unit tests of faultlib.http: the client against a tiny local http.server, in clear and over
+TLS (certificates from scripts/tls-certs.sh)."""
 import hashlib
 import http.server
+import os
 import socket
+import ssl
+import subprocess
+import tempfile
 import threading
 import unittest
 
-from faultlib.http import Conn, ConnectFailed, HttpError, basic, request_once
+from faultlib.http import Conn, ConnectFailed, HttpError, basic, request_once, tls_context
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 STORE = {}                  # name -> bytes: what the test server holds
 STORE_LOCK = threading.Lock()
@@ -16,6 +23,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     connections = 0
 
     def setup(self):
+        if getattr(self.server, "tls", None) is not None:   # the handshake, in this thread
+            self.request = self.server.tls.wrap_socket(self.request, server_side=True)
         super().setup()
         with STORE_LOCK:
             Handler.connections += 1
@@ -79,9 +88,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(404 if gone is None else 204)
 
 
-def start_server():
-    """A ThreadingHTTPServer on a free loopback port, served from a daemon thread."""
+def start_server(tls=None):
+    """A ThreadingHTTPServer on a free loopback port, served from a daemon thread; over TLS
+    if tls (a server-side ssl.SSLContext) is given."""
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.tls = tls
     srv.daemon_threads = True
     srv.handle_error = lambda *args: None   # a client that gave up: nothing to report
     srv.release = threading.Event()
@@ -168,6 +179,82 @@ class ClientTest(unittest.TestCase):
                   basic("ann", "pw:1").encode() + b"\r\n\r\n")
         self.assertEqual(Conn.adopt(s).read_response().body, b"bee")
         s.close()
+
+
+def make_certs(d):
+    """scripts/tls-certs.sh D: a throw-away CA and a server certificate for 127.0.0.1."""
+    subprocess.run(["bash", os.path.join(TOP, "scripts", "tls-certs.sh"), d], check=True,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(d, "ca.pem")
+
+
+class TlsTest(unittest.TestCase):
+    """Conn over HTTPS: kept alive, the certificate checked against the CA given."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.ca = make_certs(os.path.join(cls.tmp.name, "good"))
+        cls.other_ca = make_certs(os.path.join(cls.tmp.name, "other"))
+        srv_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        srv_ctx.load_cert_chain(os.path.join(cls.tmp.name, "good", "server.pem"),
+                                os.path.join(cls.tmp.name, "good", "server.key"))
+        cls.srv = start_server(srv_ctx)
+        cls.port = cls.srv.server_address[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.release.set()
+        cls.srv.shutdown()
+        cls.srv.server_close()
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        with STORE_LOCK:
+            STORE.clear()
+            Handler.connections = 0
+        self.auth = ["Authorization: " + basic("ann", "pw:1")]
+
+    def test_keepalive_over_tls(self):
+        c = Conn(self.port, timeout=5, tls=tls_context(self.ca))
+        try:
+            r = c.request("PUT", "/files/t", self.auth, b"tls" * 1000, expect=True)
+            self.assertEqual(r.status, 201)
+            r = c.request("GET", "/files/t", self.auth)
+            self.assertEqual((r.status, r.body), (200, b"tls" * 1000))
+            self.assertEqual(c.request("GET", "/chunked").body, b"hello, world")
+            self.assertIsInstance(c.sock, ssl.SSLSocket)
+            self.assertGreaterEqual(c.sock.version(), "TLSv1.2")
+            self.assertEqual(Handler.connections, 1, "every request on one connection")
+            with self.assertRaisesRegex(HttpError, "closed by the server"):
+                c.request("GET", "/hang-up")
+            c.close()
+            self.assertEqual(c.request("GET", "/files/t", self.auth).status, 200)
+        finally:
+            c.close()
+        r = request_once(self.port, "GET", "/files/t", auth=("ann", "pw:1"),
+                         tls=tls_context(self.ca))
+        self.assertEqual((r.status, r.body), (200, b"tls" * 1000))
+
+    def test_certificate_of_another_ca_refused(self):
+        c = Conn(self.port, timeout=5, tls=tls_context(self.other_ca))
+        with self.assertRaisesRegex(ConnectFailed, "CERTIFICATE_VERIFY_FAILED"):
+            c.request("GET", "/chunked")
+        self.assertIsNone(c.sock)
+        self.assertIsNone(request_once(self.port, "GET", "/chunked",
+                                       tls=tls_context(self.other_ca)))
+
+    def test_context_checks_the_name(self):
+        ctx = tls_context(self.ca)
+        self.assertEqual(ctx.verify_mode, ssl.CERT_REQUIRED)
+        self.assertTrue(ctx.check_hostname)
+        self.assertEqual(ctx.minimum_version, ssl.TLSVersion.TLSv1_2)
+
+    def test_plain_client_to_tls_server_fails(self):
+        c = Conn(self.port, timeout=5)
+        with self.assertRaises((OSError, HttpError)):
+            c.request("GET", "/chunked")
+        c.close()
 
 
 if __name__ == "__main__":

@@ -2,12 +2,16 @@
 # Several hosts on one machine (scripts/cluster.sh): its refusals (bad sizes, a backend or subnet
 # it cannot use, a DIR already up), an `up` that fails half-way taking down all it made, then a
 # cluster (HAProxy, 2 server1, 2 server2, Redis + Sentinel on three hosts, speaking only TLS
-# between hosts; the Sentinels answer NOAUTH to a host without their password) under the short
-# failover run (scripts/cluster-failover.sh --short: a server1, a server2 and the Redis primary
-# SIGKILLed and started again under load from two hosts): exit 0, lost = 0, every fault's error
-# window printed within its target; after `down`, no namespace, link or process of the test's
-# is left and no sanitizer report is in any log. Needs root and network namespaces: without
-# them it says "skipped: no netns" and passes.
+# between hosts; the Sentinels answer NOAUTH to a host without their password): HTTPS through
+# HAProxy end to end (sign up, upload, download), no plain port on it, a server1's plain port
+# refusing credentials (403); the short failover run over HTTPS (scripts/cluster-failover.sh
+# --short: a server1, a server2 and the Redis primary SIGKILLed and started again under load
+# from two hosts): exit 0, lost = 0, every fault's error window printed within its target; the
+# server1s' per-client limit counting the load host HAProxy names (lg-2 over
+# --login-fail-addr-limit gets 429, lg-1 on the same server1 is still served); HAProxy keeping
+# down a server1 whose certificate is of another CA; after `down`, no namespace, link or
+# process of the test's is left and no sanitizer report is in any log. Needs root and network
+# namespaces: without them it says "skipped: no netns" and passes.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -114,8 +118,34 @@ check_eq "status: HAProxy sees both server1s up in both backends" \
     "$(grep -c -E '^  (files|rest) +s1-[12] +UP ' "$ITEST_DIR/status.out")" 4
 check_eq "status: every process alive" "$(grep -c DEAD "$ITEST_DIR/status.out")" 0
 LB=$(awk '$1 == "lb" {print $2}' "$CL/hosts")
-check_eq "HAProxy answers from lg-1" \
-    "$("$CLUSTER" exec "$CL" lg-1 curl -s -o /dev/null -w '%{http_code}' "http://$LB:8080/healthz")" 200
+S1=$(awk '$1 == "s1-1" {print $2}' "$CL/hosts")
+CA=$CL/tls/ca.pem
+# lbcurl HOST ARGS...: curl on HOST over HTTPS with the cluster's CA
+lbcurl() { "$CLUSTER" exec "$CL" "$1" curl -s --cacert "$CA" -m 10 "${@:2}"; }
+check_eq "HAProxy answers from lg-1 over HTTPS" \
+    "$(lbcurl lg-1 -o /dev/null -w '%{http_code}' "https://$LB:8443/healthz")" 200
+check_eq "... and has no plain port for clients (connection refused)" \
+    "$("$CLUSTER" exec "$CL" lg-1 curl -s -m 10 -o /dev/null -w '%{http_code}' \
+        "http://$LB:8080/healthz")" 000
+check_ok "HAProxy verifies each server1's certificate (a config haproxy -c passed)" grep -q -E \
+    '^ *default-server ssl verify required ca-file [^ ]+ verifyhost server1 send-proxy-v2' \
+    "$CL/lb/haproxy.cfg"
+# end to end over HTTPS: sign up, upload, download, byte-exact
+random_file "$ITEST_DIR/up.bin" 3000
+check_eq "HTTPS through HAProxy: sign up: 201" \
+    "$(lbcurl lg-2 -o /dev/null -w '%{http_code}' -X POST \
+        --data 'username=tls1&password=tls-pw-1' "https://$LB:8443/users")" 201
+check_eq "... upload: 201" "$(lbcurl lg-2 -o /dev/null -w '%{http_code}' -u tls1:tls-pw-1 \
+    -T "$ITEST_DIR/up.bin" "https://$LB:8443/files/tls-up")" 201
+lbcurl lg-2 -u tls1:tls-pw-1 -o "$ITEST_DIR/down.bin" "https://$LB:8443/files/tls-up" || true
+check_ok "... download: byte-exact" cmp "$ITEST_DIR/up.bin" "$ITEST_DIR/down.bin"
+# a server1's plain port: no credentials from the cluster's network
+check_eq "plain HTTP to a server1 with credentials: 403" \
+    "$("$CLUSTER" exec "$CL" lg-1 curl -s -m 10 -o /dev/null -w '%{http_code}' \
+        -u tls1:tls-pw-1 "http://$S1:8080/files/f1k-00")" 403
+check_eq "... a sign-up: 403" \
+    "$("$CLUSTER" exec "$CL" lg-1 curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST \
+        --data 'username=tls2&password=tls-pw-2' "http://$S1:8080/users")" 403
 # the Sentinels take no command from a host without their password (SENTINEL MONITOR could
 # name another primary, which server2 would give the database password)
 DB1=$(awk '$1 == "db-1" {print $2}' "$CL/hosts")
@@ -153,6 +183,65 @@ for f in server1 server2 redis-primary; do
 done
 check_ok "creations were acknowledged and checked" \
     grep -q -E '^verify: [1-9][0-9]* acknowledged accounts' "$ITEST_DIR/failover.out"
+
+# the per-client limits count the load host HAProxy's PROXY header names: failed logins from lg-2
+# (each a username of its own, all to the server1 /files/f1k-00 hashes to) go over
+# --login-fail-addr-limit (100/1m): 429; lg-1, on the same server1 at the same time, is not
+failed_logins() { # failed_logins HOST N: the statuses of N failed logins from HOST, counted
+    "$CLUSTER" exec "$CL" "$1" python3 - "$ITEST_ROOT/tests" "$LB" "$CA" "$2" "$1" <<'EOF'
+import collections, sys
+sys.path.insert(0, sys.argv[1])
+from faultlib.http import Conn, basic, tls_context
+c, n = Conn(8443, 10, sys.argv[2], tls=tls_context(sys.argv[3])), collections.Counter()
+for i in range(int(sys.argv[4])):
+    auth = ["Authorization: " + basic("nobody-%s-%d" % (sys.argv[5], i), "wrong")]
+    n[c.request("GET", "/files/f1k-00", auth).status] += 1
+print(" ".join("%d:%d" % kv for kv in sorted(n.items())))
+EOF
+}
+out=$(failed_logins lg-2 115)
+check_ok "115 failed logins from lg-2: 100 or more 401, then 429 ($out)" \
+    grep -q -E '^401:1[01][0-9] 429:[1-9][0-9]*$' <<<"$out"
+check_eq "... while lg-1's failed login on the same server1 gets 401" "$(failed_logins lg-1 1)" \
+    401:1
+check_eq "... and its good one 200" "$(lbcurl lg-1 -o /dev/null -w '%{http_code}' \
+    -u tls1:tls-pw-1 "https://$LB:8443/files/f1k-00")" 200
+
+# HAProxy keeps down a server1 whose certificate is not from the cluster's CA: s1-2's server1
+# started again as before, but with a certificate (naming server1) of a CA of its own
+"$ITEST_ROOT/scripts/tls-certs.sh" "$ITEST_DIR/rogue" server1 >/dev/null
+s1pid=$(awk '$1 == "pid" && $2 == "s1-2/server1" {p = $3} END {print p}' "$CL/cluster.state")
+mapfile -d '' s1cmd <"/proc/$s1pid/cmdline"
+for ((i = 0; i < ${#s1cmd[@]}; i++)); do
+    case ${s1cmd[i]} in
+    --tls-cert) s1cmd[i + 1]=$ITEST_DIR/rogue/server.pem ;;
+    --tls-key) s1cmd[i + 1]=$ITEST_DIR/rogue/server.key ;;
+    esac
+done
+"$CLUSTER" kill "$CL" s1-2/server1
+"$CLUSTER" exec "$CL" s1-2 "${s1cmd[@]}" >"$CL/s1-2/rogue.log" 2>&1 &
+rogue=$!
+# shellcheck disable=SC2317 # called through wait_until
+_rogue_up() { grep -q 'listening for https on' "$CL/s1-2/rogue.log" || ! pid_alive "$rogue"; }
+wait_until 20 _rogue_up
+check_ok "a server1 with another CA's certificate runs" pid_alive "$rogue"
+# HAProxy's checks (every 500 ms, up after 2 good ones) reach it and break off the handshake:
+# the rogue counts failed handshakes and completes none, and HAProxy keeps it down
+S1_2=$(awk '$1 == "s1-2" {print $2}' "$CL/hosts")
+rogue_metric() { # rogue_metric NAME: its value on the rogue server1's plain /metrics
+    "$CLUSTER" exec "$CL" lg-1 curl -s -m 10 "http://$S1_2:8080/metrics" |
+        awk -v n="$1" '$1 == n {print $2}'
+}
+# shellcheck disable=SC2317 # called through wait_until
+_handshakes_failed() { (($(rogue_metric server1_tls_handshakes_failed_total) >= 4)); }
+check_ok "... HAProxy's checks break off their handshakes" wait_until 20 _handshakes_failed
+check_eq "... none completed" "$(rogue_metric server1_tls_handshakes_total)" 0
+"$CLUSTER" status "$CL" >"$ITEST_DIR/status.out"
+grep -E '^  (files|rest) +s1-2 ' "$ITEST_DIR/status.out"
+check_eq "... and HAProxy keeps it down in both backends" \
+    "$(grep -c -E '^  (files|rest) +s1-2 +DOWN ' "$ITEST_DIR/status.out")" 2
+kill -TERM "$rogue" 2>/dev/null
+wait_pid_exit "$rogue" 10 || kill -KILL "$rogue" 2>/dev/null
 
 "$CLUSTER" down "$CL"
 check_eq "after down: no namespace, link or process of the test's left" "$(ours_left)" ""

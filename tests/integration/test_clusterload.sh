@@ -3,7 +3,8 @@
 # the last kill or restart before its end, so one in flight at a kill that fails after it counts
 # toward that kill, not toward the period before; a window starts at the first failed request's
 # start, or at the kill or restart if that request was already in flight; a window over its
-# target makes the report exit 1.
+# target makes the report exit 1. And `run`/`verify` refuse an https:// URL without --cacert,
+# --cacert without one, a CA file with no certificate, and a scheme other than http and https.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -54,4 +55,20 @@ out=$(report "19990.0 22500.0 new timeout u4") && rc=0 || rc=$?
 check_eq "a window over its target: exit 1" "$rc" 1
 check_eq "... the window measured from the kill" "$(line 'server2 error window')" \
     "server2 error window = 2500 ms (restart 0 ms; target 2000 ms)"
+
+# the URL and its CA, refused before anything starts
+refusal() { # refusal ARGS...: clusterload.py verify ARGS fails, printing its one line
+    local out rc=0
+    out=$(python3 "$LOAD" verify --seed-file "$J" "$@" "$J" 2>&1) || rc=$?
+    printf '%s (exit %s)' "$out" "$rc"
+}
+check_eq "an https:// URL without --cacert: refused" "$(refusal --url https://127.0.0.1:1)" \
+    "clusterload: an https:// --url needs --cacert (exit 1)"
+check_eq "--cacert with an http:// URL: refused" \
+    "$(refusal --url http://127.0.0.1:1 --cacert "$J")" \
+    "clusterload: --cacert goes with an https:// --url (exit 1)"
+check_ok "a --cacert that holds no certificate: refused, naming it" \
+    grep -q "^clusterload: --cacert $J: " <<<"$(refusal --url https://127.0.0.1:1 --cacert "$J")"
+check_eq "another scheme: refused" "$(refusal --url ftp://127.0.0.1:1)" \
+    "clusterload: --url must be http[s]://HOST:PORT, not 'ftp://127.0.0.1:1' (exit 1)"
 itest_summary
