@@ -9,7 +9,7 @@
  * straight to the transport when nothing is queued; what it did not take, or all of it when
  * something is queued, into the output evbuffer: the head copied, the body by reference), a
  * flush of the evbuffer with a budget (write_out), a client read of some bytes, a client send
- * and a server1 read with a budget, a client KeyUpdate. After the schedule everything queued is
+ * and a server1 read with a budget, a client KeyUpdate (one). After the schedule everything queued is
  * flushed while the client reads, server1 shuts its side down and closes.
  *
  * Properties (a violation aborts): writev answers 1..len bytes or -1 with EAGAIN; write_out the
@@ -71,6 +71,7 @@ struct run {
     uint64_t up_rx;       /* ... and server1 received */
     unsigned char up[UP_MAX]; /* a client write not taken yet, offered again as it is */
     size_t up_len;
+    bool key_updated; /* the client asked for its KeyUpdate */
 };
 
 /* The byte at stream position i of each direction: a reordered or repeated run shows. */
@@ -277,13 +278,21 @@ static void server_recv(struct run *r, size_t budget)
     }
 }
 
+/*
+ * The client asks for a KeyUpdate, once per input: OpenSSL 3.0 fails a server's SSL_read that
+ * takes two update requests at once while a write of its own is refused and pending ("bad
+ * length"), which drops the connection; not server1's doing (docs/https.md).
+ */
 static void key_update(struct run *r)
 {
-    if (SSL_version(r->cli) != TLS1_3_VERSION || r->up_len > 0 ||
+    if (SSL_version(r->cli) != TLS1_3_VERSION || r->up_len > 0 || r->key_updated ||
         SSL_get_key_update_type(r->cli) != SSL_KEY_UPDATE_NONE)
         return;
-    if (SSL_key_update(r->cli, SSL_KEY_UPDATE_REQUESTED) != 1)
-        fuzz_tls_fail("SSL_key_update failed");
+    r->key_updated = true;
+    if (SSL_key_update(r->cli, SSL_KEY_UPDATE_REQUESTED) != 1) {
+        ERR_clear_error(); /* (the client is taking a record of a ticket: not now) */
+        return;
+    }
     client_flush(r);
 }
 
@@ -392,6 +401,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     finish(r);
+    /* (each input frees what it made: libFuzzer's leak check runs when it does not) */
+    SSL_CTX_flush_sessions(SSL_get_SSL_CTX(r->t.ssl), 0);
     r->t.ops->close(&r->t);
     SSL_free(r->cli);
     close(r->cfd);
