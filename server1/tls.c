@@ -474,7 +474,15 @@ static ssize_t tls_recv(struct s1_transport *t, void *buf, size_t len)
     return io_failed(t, 0, true);
 }
 
-/* Writes p[0..len) as records: bytes written (> 0), or -1 with errno. */
+/*
+ * Writes p[0..len) as records: bytes written (> 0), or -1 with errno. An SSL_write refused
+ * (EAGAIN) sets retry_len to its length, counted from the first byte not reported written,
+ * also when records before it went out and their bytes are reported: OpenSSL keeps the refused
+ * call's record half sent (and may have sent one in full that it reports only with the retry),
+ * and takes the retry only with at least as many of the same bytes. (With a client's
+ * max_fragment_length a record is shorter than 16 KiB, so that one call can send some records
+ * and be refused on the next.)
+ */
 static ssize_t write_bytes(struct s1_transport *t, const char *p, size_t len)
 {
     size_t done = 0;
@@ -486,10 +494,13 @@ static ssize_t write_bytes(struct s1_transport *t, const char *p, size_t len)
         ERR_clear_error();
         if (SSL_write_ex(t->ssl, p + done, want, &n) != 1) {
             ssize_t r = io_failed(t, 0, false);
+            if (r < 0 && errno == EAGAIN)
+                t->retry_len = want;
             /* (what was written is reported; the retry starts at the bytes refused) */
             return done > 0 && r < 0 && errno == EAGAIN ? (ssize_t)done : r;
         }
         t->want_read = false;
+        t->retry_len = 0;
         done += n;
     }
     return (ssize_t)done;
@@ -507,10 +518,7 @@ static ssize_t tls_writev(struct s1_transport *t, const struct iovec *iov, int c
         size_t len = iov[0].iov_len + iov[1].iov_len;
         memcpy(rec, iov[0].iov_base, iov[0].iov_len);
         memcpy(rec + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
-        total = write_bytes(t, rec, len);
-        if (total < 0 && errno == EAGAIN)
-            t->retry_len = len; /* queued whole by the caller, offered again whole */
-        return total;
+        return write_bytes(t, rec, len); /* (a retry: pulled up whole by tls_write_out) */
     }
     for (int i = 0; i < cnt; i++) {
         ssize_t n = write_bytes(t, iov[i].iov_base, iov[i].iov_len);
@@ -545,12 +553,8 @@ static int tls_write_out(struct s1_transport *t, struct evbuffer *out, size_t bu
         if (t->retry_len > want)
             want = t->retry_len;
         n = write_bytes(t, v.iov_base, want);
-        if (n < 0) {
-            if (errno == EAGAIN)
-                t->retry_len = want;
+        if (n < 0)
             return total > 0 && errno == EAGAIN ? (int)total : -1;
-        }
-        t->retry_len = 0;
         evbuffer_drain(out, (size_t)n);
         total += (size_t)n;
         if ((size_t)n < want)

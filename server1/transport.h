@@ -45,7 +45,8 @@ struct s1_transport {
     bool sendfile;   /* the output may hold sendfile segments (plain, or kTLS send) */
     bool want_write; /* the last recv's EAGAIN waits for writability */
     bool want_read;  /* the last write's EAGAIN waits for readability */
-    size_t retry_len; /* TLS: bytes of a write that must be offered again, at least (0: none) */
+    size_t retry_len; /* TLS: bytes of a refused write that must be offered again, at least,
+                         from the first byte not reported written (0: none) */
     /* TLS only */
     struct ssl_st *ssl;       /* the session, NULL once freed */
     struct metrics *metrics;  /* the thread's: handshakes counted there */
