@@ -452,6 +452,7 @@ static void json_tls_point(FILE *f, const struct lg_run *run, const struct lg_po
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
+    char *kinds = xmalloc(LG_ERRTAB_TEXT_LEN);
     char load[400];
 
     load_desc(load, sizeof(load), cfg);
@@ -534,11 +535,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     "the measurement is suspect (errors? window too short?)\n",
                     run->points[i].users, pa->little_rel * 100, pa->little_n, wd);
         }
-        if (pa->f[LG_REQ_ALL].errors > 0)
-            fprintf(out,
-                    "WARNING: at N = %u, %" PRIu64 " requests failed (see errors by class "
-                    "in points.csv)\n",
-                    run->points[i].users, pa->f[LG_REQ_ALL].errors);
+        if (pa->f[LG_REQ_ALL].errors > 0) {
+            lg_errtab_format(&run->points[i].st[LG_REQ_ALL].by_kind, LG_ERRTAB_CONSOLE, kinds,
+                             LG_ERRTAB_TEXT_LEN);
+            fprintf(out, "WARNING: at N = %u, %" PRIu64 " requests failed: errors: %s\n",
+                    run->points[i].users, pa->f[LG_REQ_ALL].errors, kinds);
+        }
         if (above_bound(a, pa))
             fprintf(out,
                     "note: at N = %u, X = %.1f is above its bound %.1f: D = %s overestimates "
@@ -552,6 +554,7 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         fprintf(out, "interrupted: the last point is partial\n");
     if (run->cfg->out_dir[0] != '\0')
         fprintf(out, "results: %s/{points.csv,run.json,summary.md}\n", run->cfg->out_dir);
+    free(kinds);
 }
 
 /* ---- points.csv ------------------------------------------------------------------------- */
@@ -591,7 +594,17 @@ static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run
                 m->procs[i].name, m->procs[i].name, m->procs[i].name);
     fprintf(f, ",lo_Bps,redis_ops_ps");
     csv_sw_header(f, run);
-    fprintf(f, "\n");
+    fprintf(f, ",errors_by_kind\n"); /* last, so that readers by position keep working */
+}
+
+/* The last cell of a row, errors_by_kind ("404:5;timeout:1", empty without errors), and its end. */
+static void csv_errtab(FILE *f, const struct lg_errtab *t)
+{
+    char *text = xmalloc(LG_ERRTAB_TEXT_LEN);
+
+    lg_errtab_format(t, LG_ERRTAB_CSV, text, LG_ERRTAB_TEXT_LEN);
+    fprintf(f, ",%s\n", text);
+    free(text);
 }
 
 static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
@@ -625,7 +638,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
             fprintf(f, ",,,,,,,");
         fprintf(f, ",,");
         csv_sw_row(f, run, NULL);
-        fprintf(f, "\n");
+        csv_errtab(f, &s->by_kind);
         return;
     }
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.3f,", p->unsent, p->abandoned, pa->little_n);
@@ -674,7 +687,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     if (p->mon.redis_ok)
         fprintf(f, "%.1f", p->mon.redis_ops_ps);
     csv_sw_row(f, run, p);
-    fprintf(f, "\n");
+    csv_errtab(f, &s->by_kind);
 }
 
 static void resource_columns(const struct lg_run_analysis *a, struct lg_colset *res)
@@ -801,6 +814,22 @@ static void json_model(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ", \"within_10pct\": %u}}", m->within_n1);
 }
 
+/* An error table as {"404": 5, "timeout": 1}: the non-zero entries, statuses first. */
+static void json_errtab(FILE *f, const struct lg_errtab *t)
+{
+    unsigned n = 0;
+
+    fprintf(f, "{");
+    for (int i = 0; i < LG_STATUS_SLOTS; i++)
+        if (t->status[i] > 0)
+            fprintf(f, "%s\"%d\": %" PRIu64, n++ ? ", " : "", i + LG_STATUS_MIN, t->status[i]);
+    for (int k = 0; k < LG_KIND_COUNT; k++)
+        if (t->kind[k] > 0)
+            fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", lg_kind_name((enum lg_kind)k),
+                    t->kind[k]);
+    fprintf(f, "}");
+}
+
 static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_stats *s)
 {
     fprintf(f, "{\"ok\": %" PRIu64 ", \"x_rps\": ", x->ok);
@@ -823,7 +852,9 @@ static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_st
             x->errors);
     for (int e = 0; e < LG_ERR_COUNT; e++)
         fprintf(f, ", \"%s\": %" PRIu64, lg_err_name((enum lg_err)e), s->err[e]);
-    fprintf(f, "}}");
+    fprintf(f, "}, \"errors_by_kind\": ");
+    json_errtab(f, &s->by_kind);
+    fprintf(f, "}");
 }
 
 /* An epoch time in ms, or null when unknown (0): %.3f, since %g would drop the digits. */
@@ -875,7 +906,9 @@ static void json_raw(FILE *f, const struct lg_run *run, const struct lg_point *p
         for (int e = 0; e < LG_ERR_COUNT; e++)
             fprintf(f, "%s\"%s\": %" PRIu64, e ? ", " : "", lg_err_name((enum lg_err)e),
                     s->err[e]);
-        fprintf(f, "},\n        \"lat_ns\": ");
+        fprintf(f, "}, \"by_kind\": ");
+        json_errtab(f, &s->by_kind);
+        fprintf(f, ",\n        \"lat_ns\": ");
         json_hist(f, &s->lat);
         fprintf(f, "}");
     }

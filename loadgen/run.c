@@ -26,6 +26,7 @@
 
 #define LG_PREPARE_USERS 32 /* connections creating --prepare-users accounts */
 #define LG_POLL_MS 250       /* progress redraw */
+#define LG_RUN_KINDS_LEN 512 /* the errors line after a point; longer is cut with "..." */
 
 struct lg_runner {
     struct lg_run *run;
@@ -504,6 +505,11 @@ static int measure(struct lg_runner *r, unsigned users)
     log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
              throughput(p), hist_mean(&s->lat) / 1e6, (double)hist_percentile(&s->lat, 99) / 1e6,
              lg_stats_errors(s), p->interrupted ? " (interrupted)" : "");
+    if (lg_stats_errors(s) > 0) {
+        char kinds[LG_RUN_KINDS_LEN];
+        lg_errtab_format(&s->by_kind, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
+        log_info("N=%u: errors: %s", users, kinds);
+    }
     if (r->use_tls)
         rc = check_handshakes(p, rc);
     return rc;
