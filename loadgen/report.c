@@ -452,6 +452,7 @@ static void json_tls_point(FILE *f, const struct lg_run *run, const struct lg_po
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
+    bool sweep = run->npoints > 1;
     char *kinds = xmalloc(LG_ERRTAB_TEXT_LEN);
     char load[400];
 
@@ -491,7 +492,8 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
     }
     if (cfg->target.tls && cfg->insecure)
         fprintf(out, "WARNING: --insecure: the server's certificate was not verified\n");
-    if (a->closed_loop && a->nstar >= 0) {
+    /* N*, the knee and the model compare points: with one point they say nothing */
+    if (a->closed_loop && a->nstar >= 0 && sweep) {
         const struct lg_point_analysis *s = &a->pts[a->nstar];
         fprintf(out,
                 "N* = %u (smallest N with X within 5%% of the maximum), R at N* = %.3f ms; "
@@ -507,7 +509,7 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         char tu[128];
         top_user(tu, sizeof(tu), &run->points[a->xmax], m);
         if (m->bottleneck >= 0) {
-            if (a->closed_loop)
+            if (a->closed_loop && sweep)
                 fprintf(out,
                         "N*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
                         "%.4f ms (one server, constant demands: see the model)\n",
@@ -518,7 +520,8 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
             fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
         }
     }
-    model_stdout(out, run, a);
+    if (sweep)
+        model_stdout(out, run, a);
     sw_stdout(out, run, a);
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
@@ -554,6 +557,9 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         fprintf(out, "interrupted: the last point is partial\n");
     if (run->cfg->out_dir[0] != '\0')
         fprintf(out, "results: %s/{points.csv,run.json,summary.md}\n", run->cfg->out_dir);
+    else
+        fprintf(out, "WARNING: no -o DIR: nothing was written (points.csv, run.json and "
+                     "summary.md need -o DIR)\n");
     free(kinds);
 }
 
@@ -1351,8 +1357,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         const struct lg_figures *x = &pa->f[LG_REQ_ALL];
 
         fprintf(f, "| %u%s | %.1f | %.3f | %.3f | %" PRIu64 " | %s%s | ", run->points[i].users,
-                (int)i == a->nstar ? " (N*)" : "", x->x, x->r_mean_s * 1e3, x->p99_s * 1e3,
-                x->errors, pa->bottleneck >= 0 ? bottleneck_name(pa) : "-",
+                (int)i == a->nstar && run->npoints > 1 ? " (N*)" : "", x->x,
+                x->r_mean_s * 1e3, x->p99_s * 1e3, x->errors, pa->bottleneck >= 0 ? bottleneck_name(pa) : "-",
                 pa->lg_bottleneck ? " **(loadgen!)**" : "");
         if (pa->bottleneck >= 0)
             fprintf(f, "%.4f", pa->dmax_s * 1e3);
@@ -1370,7 +1376,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f, " |\n");
     }
     fprintf(f, "\n");
-    if (a->closed_loop && a->nstar >= 0)
+    if (a->closed_loop && a->nstar >= 0 && run->npoints > 1)
         fprintf(f,
                 "- **N\\* = %u** (the smallest measured N whose throughput is within 5%% of "
                 "the maximum), **R at N\\* = %.3f ms**\n",
@@ -1385,7 +1391,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f, "- **X max = %.1f req/s** at N = %u\n", m->f[LG_REQ_ALL].x,
                 run->points[a->xmax].users);
         if (m->bottleneck >= 0) {
-            if (a->closed_loop)
+            if (a->closed_loop && run->npoints > 1)
                 fprintf(f,
                         "- N\\*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, "
                         "Z = %.3f ms, D_max = %.4f ms (at X max): the textbook knee, for one "
@@ -1396,7 +1402,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                     m->res[m->bottleneck].util * 100, tu);
         }
     }
-    model_md(f, run, a);
+    if (run->npoints > 1) /* N*, the knee and the model compare points */
+        model_md(f, run, a);
     little_md(f, run, a);
     sw_md(f, run);
     for (unsigned i = 0; i < run->npoints; i++) {

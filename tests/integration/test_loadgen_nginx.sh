@@ -80,7 +80,9 @@ check_ok "run.json parses, has machine and summary" python3 -c "
 import json, sys
 d = json.load(open('$OUT/closed/run.json'))
 sys.exit(not (d['machine']['ncpu'] >= 1 and d['summary']['nstar'] == 8 and len(d['points']) == 1))"
-check_ok "summary.md has the table and N*" grep -q 'N\\\* = 8' "$OUT/closed/summary.md"
+check_ok "summary.md has the table" grep -q '^| 8 | ' "$OUT/closed/summary.md"
+check_eq "summary.md of one N: no N*, knee or model" \
+    "$(grep -cE '^- .*(N\\\*|knee|model)|\(N\\\*\)' "$OUT/closed/summary.md")" 0
 check_eq "password in no output" \
     "$(grep -rl 'SECRET-pw-42' "$OUT/closed" "$ITEST_DIR/closed.log" | wc -l)" 0
 
