@@ -37,6 +37,7 @@ void lg_conn_init(struct lg_conn *c, unsigned user)
     c->fd = -1;
     c->user = user;
     c->err = LG_ERR_NONE;
+    c->err_errno = 0;
     c->remaining = UINT64_MAX;
     c->rbuf = xmalloc(LG_CONN_BUF);
 }
@@ -80,6 +81,7 @@ static int connected(struct lg_conn *c)
     if (lg_tls_start(&c->tls, c->fd, clock_now_ns()) < 0) {
         lg_conn_close(c);
         c->err = LG_ERR_CONNECT;
+        c->err_errno = 0;
         return -1;
     }
     c->state = LG_CS_HANDSHAKE;
@@ -89,6 +91,7 @@ static int connected(struct lg_conn *c)
 int lg_conn_connect(struct lg_conn *c, const struct lg_target *t)
 {
     int one = 1;
+    int saved;
     int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
     if (fd < 0)
@@ -105,9 +108,12 @@ int lg_conn_connect(struct lg_conn *c, const struct lg_target *t)
         c->state = LG_CS_CONNECTING;
         return 0;
     }
+    saved = errno;
     lg_conn_close(c);
+    errno = saved;
 err:
     c->err = LG_ERR_CONNECT;
+    c->err_errno = errno;
     return -1;
 }
 
@@ -118,6 +124,7 @@ int lg_conn_connect_result(struct lg_conn *c)
 
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0 || soerr != 0) {
         c->err = LG_ERR_CONNECT;
+        c->err_errno = soerr != 0 ? soerr : errno;
         return -1;
     }
     return connected(c);
@@ -128,7 +135,8 @@ enum lg_io lg_conn_handshake(struct lg_conn *c)
     int rc = lg_tls_handshake(&c->tls);
 
     if (rc < 0) {
-        c->err = LG_ERR_CONNECT;
+        c->err = LG_ERR_CONNECT; /* lg_conn_kind: tls_handshake, from the state */
+        c->err_errno = 0;
         return LG_IO_ERROR;
     }
     if (rc == 0)
@@ -152,6 +160,7 @@ void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
     c->body_ptr = r->body;
     c->body_left = r->body != NULL ? r->body_len : 0;
     c->err = LG_ERR_NONE;
+    c->err_errno = 0;
     c->rlen = 0;
     lg_http_reset(&c->http, false);
 }
@@ -195,6 +204,7 @@ enum lg_io lg_conn_send(struct lg_conn *c)
             if (errno == EINTR)
                 continue;
             c->err = LG_ERR_SHORT; /* reset or closed by the server */
+            c->err_errno = errno;
             return LG_IO_ERROR;
         }
         sent(c, (size_t)n);
@@ -278,11 +288,13 @@ static enum lg_io recv_step(struct lg_conn *c, char *scratch, size_t cap, bool c
             return parsed(c, LG_HTTP_DONE);
         }
         c->err = LG_ERR_SHORT;
+        c->err_errno = 0; /* closed */
         return LG_IO_ERROR;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return LG_IO_AGAIN;
     c->err = LG_ERR_SHORT;
+    c->err_errno = errno;
     return LG_IO_ERROR;
 }
 
@@ -312,4 +324,24 @@ enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)
     if (c->type == LG_REQ_GET && chk->has_length && c->http.body_bytes != chk->length)
         return LG_ERR_INVALID;
     return LG_ERR_NONE;
+}
+
+enum lg_kind lg_conn_kind(const struct lg_conn *c, enum lg_err e)
+{
+    switch (e) {
+    case LG_ERR_CONNECT:
+        if (c->state == LG_CS_HANDSHAKE)
+            return LG_KIND_TLS;
+        return c->err_errno == ECONNREFUSED ? LG_KIND_REFUSED : LG_KIND_CONNECT;
+    case LG_ERR_TIMEOUT:
+        return LG_KIND_TIMEOUT;
+    case LG_ERR_SHORT:
+        return c->err_errno == ECONNRESET || c->err_errno == EPIPE ? LG_KIND_RESET
+                                                                    : LG_KIND_SHORT;
+    case LG_ERR_INVALID:
+        /* a parse error sets c->err; a length that is not --expect-length does not */
+        return c->err == LG_ERR_INVALID ? LG_KIND_INVALID : LG_KIND_LENGTH;
+    default:
+        return LG_KIND_BAD_STATUS; /* the status classes: lg_errtab_add takes the status */
+    }
 }

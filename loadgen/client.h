@@ -58,6 +58,7 @@ struct lg_conn {
     uint32_t ev_mask; /* events registered with epoll (events model) */
     bool backoff;     /* the last attempt could not connect: wait before the next */
     enum lg_err err;  /* class of the last LG_IO_ERROR */
+    int err_errno;    /* its errno (ECONNREFUSED, ECONNRESET...), 0: none or end of stream */
     struct lg_reqbuf req[LG_REQ_TYPES];
     const char *send_ptr; /* what is left of the request head */
     size_t send_left;
@@ -104,6 +105,13 @@ enum lg_io lg_conn_send(struct lg_conn *c);
 enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_body);
 /* Classifies a complete response: LG_ERR_NONE when it is what chk expects. */
 enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk);
+/*
+ * The kind (stats.h) of a failure of class e of c's request, from where it failed: a failed
+ * connect refused or not, a failed TLS handshake (c->state still HANDSHAKE), a reset or an
+ * early end of stream, a parse error or a length mismatch. For the status classes it is not
+ * used (lg_errtab_add counts the status).
+ */
+enum lg_kind lg_conn_kind(const struct lg_conn *c, enum lg_err e);
 /* Closes the connection (a TLS session first, see lg_tls_close); c stays usable. */
 void lg_conn_close(struct lg_conn *c);
 

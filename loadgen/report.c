@@ -452,6 +452,8 @@ static void json_tls_point(FILE *f, const struct lg_run *run, const struct lg_po
 void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_analysis *a)
 {
     const struct lg_config *cfg = run->cfg;
+    bool sweep = run->npoints > 1;
+    char *kinds = xmalloc(LG_ERRTAB_TEXT_LEN);
     char load[400];
 
     load_desc(load, sizeof(load), cfg);
@@ -490,7 +492,8 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
     }
     if (cfg->target.tls && cfg->insecure)
         fprintf(out, "WARNING: --insecure: the server's certificate was not verified\n");
-    if (a->closed_loop && a->nstar >= 0) {
+    /* N*, the knee and the model compare points: with one point they say nothing */
+    if (a->closed_loop && a->nstar >= 0 && sweep) {
         const struct lg_point_analysis *s = &a->pts[a->nstar];
         fprintf(out,
                 "N* = %u (smallest N with X within 5%% of the maximum), R at N* = %.3f ms; "
@@ -506,7 +509,7 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         char tu[128];
         top_user(tu, sizeof(tu), &run->points[a->xmax], m);
         if (m->bottleneck >= 0) {
-            if (a->closed_loop)
+            if (a->closed_loop && sweep)
                 fprintf(out,
                         "N*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, D_max = "
                         "%.4f ms (one server, constant demands: see the model)\n",
@@ -517,7 +520,8 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
             fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
         }
     }
-    model_stdout(out, run, a);
+    if (sweep)
+        model_stdout(out, run, a);
     sw_stdout(out, run, a);
     for (unsigned i = 0; i < run->npoints; i++) {
         const struct lg_point_analysis *pa = &a->pts[i];
@@ -534,11 +538,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     "the measurement is suspect (errors? window too short?)\n",
                     run->points[i].users, pa->little_rel * 100, pa->little_n, wd);
         }
-        if (pa->f[LG_REQ_ALL].errors > 0)
-            fprintf(out,
-                    "WARNING: at N = %u, %" PRIu64 " requests failed (see errors by class "
-                    "in points.csv)\n",
-                    run->points[i].users, pa->f[LG_REQ_ALL].errors);
+        if (pa->f[LG_REQ_ALL].errors > 0) {
+            lg_errtab_format(&run->points[i].st[LG_REQ_ALL].by_kind, LG_ERRTAB_CONSOLE, kinds,
+                             LG_ERRTAB_TEXT_LEN);
+            fprintf(out, "WARNING: at N = %u, %" PRIu64 " requests failed: errors: %s\n",
+                    run->points[i].users, pa->f[LG_REQ_ALL].errors, kinds);
+        }
         if (above_bound(a, pa))
             fprintf(out,
                     "note: at N = %u, X = %.1f is above its bound %.1f: D = %s overestimates "
@@ -552,6 +557,10 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
         fprintf(out, "interrupted: the last point is partial\n");
     if (run->cfg->out_dir[0] != '\0')
         fprintf(out, "results: %s/{points.csv,run.json,summary.md}\n", run->cfg->out_dir);
+    else
+        fprintf(out, "WARNING: no -o DIR: nothing was written (points.csv, run.json and "
+                     "summary.md need -o DIR)\n");
+    free(kinds);
 }
 
 /* ---- points.csv ------------------------------------------------------------------------- */
@@ -591,7 +600,17 @@ static void csv_header(FILE *f, const struct lg_colset *res, const struct lg_run
                 m->procs[i].name, m->procs[i].name, m->procs[i].name);
     fprintf(f, ",lo_Bps,redis_ops_ps");
     csv_sw_header(f, run);
-    fprintf(f, "\n");
+    fprintf(f, ",errors_by_kind\n"); /* last, so that readers by position keep working */
+}
+
+/* The last cell of a row, errors_by_kind ("404:5;timeout:1", empty without errors), and its end. */
+static void csv_errtab(FILE *f, const struct lg_errtab *t)
+{
+    char *text = xmalloc(LG_ERRTAB_TEXT_LEN);
+
+    lg_errtab_format(t, LG_ERRTAB_CSV, text, LG_ERRTAB_TEXT_LEN);
+    fprintf(f, ",%s\n", text);
+    free(text);
 }
 
 static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analysis *a, unsigned i,
@@ -625,7 +644,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
             fprintf(f, ",,,,,,,");
         fprintf(f, ",,");
         csv_sw_row(f, run, NULL);
-        fprintf(f, "\n");
+        csv_errtab(f, &s->by_kind);
         return;
     }
     fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.3f,", p->unsent, p->abandoned, pa->little_n);
@@ -674,7 +693,7 @@ static void csv_row(FILE *f, const struct lg_run *run, const struct lg_run_analy
     if (p->mon.redis_ok)
         fprintf(f, "%.1f", p->mon.redis_ops_ps);
     csv_sw_row(f, run, p);
-    fprintf(f, "\n");
+    csv_errtab(f, &s->by_kind);
 }
 
 static void resource_columns(const struct lg_run_analysis *a, struct lg_colset *res)
@@ -801,6 +820,22 @@ static void json_model(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ", \"within_10pct\": %u}}", m->within_n1);
 }
 
+/* An error table as {"404": 5, "timeout": 1}: the non-zero entries, statuses first. */
+static void json_errtab(FILE *f, const struct lg_errtab *t)
+{
+    unsigned n = 0;
+
+    fprintf(f, "{");
+    for (int i = 0; i < LG_STATUS_SLOTS; i++)
+        if (t->status[i] > 0)
+            fprintf(f, "%s\"%d\": %" PRIu64, n++ ? ", " : "", i + LG_STATUS_MIN, t->status[i]);
+    for (int k = 0; k < LG_KIND_COUNT; k++)
+        if (t->kind[k] > 0)
+            fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", lg_kind_name((enum lg_kind)k),
+                    t->kind[k]);
+    fprintf(f, "}");
+}
+
 static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_stats *s)
 {
     fprintf(f, "{\"ok\": %" PRIu64 ", \"x_rps\": ", x->ok);
@@ -823,7 +858,9 @@ static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_st
             x->errors);
     for (int e = 0; e < LG_ERR_COUNT; e++)
         fprintf(f, ", \"%s\": %" PRIu64, lg_err_name((enum lg_err)e), s->err[e]);
-    fprintf(f, "}}");
+    fprintf(f, "}, \"errors_by_kind\": ");
+    json_errtab(f, &s->by_kind);
+    fprintf(f, "}");
 }
 
 /* An epoch time in ms, or null when unknown (0): %.3f, since %g would drop the digits. */
@@ -875,7 +912,9 @@ static void json_raw(FILE *f, const struct lg_run *run, const struct lg_point *p
         for (int e = 0; e < LG_ERR_COUNT; e++)
             fprintf(f, "%s\"%s\": %" PRIu64, e ? ", " : "", lg_err_name((enum lg_err)e),
                     s->err[e]);
-        fprintf(f, "},\n        \"lat_ns\": ");
+        fprintf(f, "}, \"by_kind\": ");
+        json_errtab(f, &s->by_kind);
+        fprintf(f, ",\n        \"lat_ns\": ");
         json_hist(f, &s->lat);
         fprintf(f, "}");
     }
@@ -1318,8 +1357,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         const struct lg_figures *x = &pa->f[LG_REQ_ALL];
 
         fprintf(f, "| %u%s | %.1f | %.3f | %.3f | %" PRIu64 " | %s%s | ", run->points[i].users,
-                (int)i == a->nstar ? " (N*)" : "", x->x, x->r_mean_s * 1e3, x->p99_s * 1e3,
-                x->errors, pa->bottleneck >= 0 ? bottleneck_name(pa) : "-",
+                (int)i == a->nstar && run->npoints > 1 ? " (N*)" : "", x->x,
+                x->r_mean_s * 1e3, x->p99_s * 1e3, x->errors, pa->bottleneck >= 0 ? bottleneck_name(pa) : "-",
                 pa->lg_bottleneck ? " **(loadgen!)**" : "");
         if (pa->bottleneck >= 0)
             fprintf(f, "%.4f", pa->dmax_s * 1e3);
@@ -1337,7 +1376,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f, " |\n");
     }
     fprintf(f, "\n");
-    if (a->closed_loop && a->nstar >= 0)
+    if (a->closed_loop && a->nstar >= 0 && run->npoints > 1)
         fprintf(f,
                 "- **N\\* = %u** (the smallest measured N whose throughput is within 5%% of "
                 "the maximum), **R at N\\* = %.3f ms**\n",
@@ -1352,7 +1391,7 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         fprintf(f, "- **X max = %.1f req/s** at N = %u\n", m->f[LG_REQ_ALL].x,
                 run->points[a->xmax].users);
         if (m->bottleneck >= 0) {
-            if (a->closed_loop)
+            if (a->closed_loop && run->npoints > 1)
                 fprintf(f,
                         "- N\\*_law = (D + Z) / D_max = %.1f with D = %s = %.4f ms, "
                         "Z = %.3f ms, D_max = %.4f ms (at X max): the textbook knee, for one "
@@ -1363,7 +1402,8 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
                     m->res[m->bottleneck].util * 100, tu);
         }
     }
-    model_md(f, run, a);
+    if (run->npoints > 1) /* N*, the knee and the model compare points */
+        model_md(f, run, a);
     little_md(f, run, a);
     sw_md(f, run);
     for (unsigned i = 0; i < run->npoints; i++) {

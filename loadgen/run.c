@@ -25,7 +25,9 @@
 #include "xalloc.h"
 
 #define LG_PREPARE_USERS 32 /* connections creating --prepare-users accounts */
-#define LG_POLL_MS 250       /* progress redraw */
+#define LG_POLL_MS 250       /* how often the wait looks at the workers and the window */
+#define LG_RUN_KINDS_LEN 512 /* the errors line after a point; longer is cut with "..." */
+#define LG_REDRAW_NS (1000ull * 1000000) /* the progress line is redrawn this often */
 
 struct lg_runner {
     struct lg_run *run;
@@ -36,8 +38,10 @@ struct lg_runner {
     bool use_tls;
     atomic_bool stop; /* shared with the workers: set once, by this thread */
     int sigfd;
-    bool tty;
+    bool tty;         /* stderr is a terminal: the progress line is drawn */
     uint64_t stop_ns; /* when the stop was requested */
+    uint64_t drawn_ns;   /* the progress line's last redraw (0: not yet in this point) */
+    uint64_t drawn_done; /* completions counted at that redraw, for the current rate */
 };
 
 /* Sizing one point's window (window.h). */
@@ -57,19 +61,29 @@ static void make_run_id(char *out)
     snprintf(out, LG_RUN_ID_LEN + 1, "%08x", v);
 }
 
+/*
+ * The progress line on a terminal (stderr), redrawn in place about once a second: the phase,
+ * elapsed time, the window's completions, the rate over the last redraw and the errors. Never
+ * drawn when stderr is not a terminal (CI logs, redirections).
+ */
 static void progress(struct lg_runner *r, struct lg_worker *ws, unsigned n,
                      const struct lg_point_params *pp)
 {
     uint64_t now = clock_now_ns();
     uint64_t ok = 0;
     uint64_t err = 0;
+    uint64_t done;
+    double el;
+    double dt;
+    double rate;
 
-    if (!r->tty)
+    if (!r->tty || (r->drawn_ns != 0 && now - r->drawn_ns < LG_REDRAW_NS))
         return;
     for (unsigned i = 0; i < n; i++) {
         ok += atomic_load_explicit(&ws[i].progress_ok, memory_order_relaxed);
         err += atomic_load_explicit(&ws[i].progress_err, memory_order_relaxed);
     }
+    done = ok + err;
     if (pp->phase == LG_PHASE_PREPARE) {
         fprintf(stderr,
                 "\r  preparing accounts: %" PRIu64 "/%" PRIu64 " created, %" PRIu64 " errors\033[K",
@@ -78,17 +92,24 @@ static void progress(struct lg_runner *r, struct lg_worker *ws, unsigned n,
         fprintf(stderr, "\r  N=%u  warmup %.1f/%.1f s\033[K", pp->users,
                 (double)(now - pp->start_ns) / 1e9, (double)(pp->warm_end_ns - pp->start_ns) / 1e9);
     } else {
-        double el = (double)(now - pp->warm_end_ns) / 1e9;
+        /* the rate over the last redraw; since the window opened for the first one */
+        uint64_t since = r->drawn_ns > pp->warm_end_ns ? r->drawn_ns : pp->warm_end_ns;
+        uint64_t before = r->drawn_ns > pp->warm_end_ns ? r->drawn_done : 0;
+
+        el = (double)(now - pp->warm_end_ns) / 1e9;
+        dt = (double)(now - since) / 1e9;
+        rate = dt > 0 && done >= before ? (double)(done - before) / dt : 0.0;
         if (pp->per_user == 0)
-            fprintf(stderr, "\r  N=%u  %.1f/%.1f s", pp->users, el,
-                    (double)(lg_window_end(pp->win) - pp->warm_end_ns) / 1e9);
+            fprintf(stderr, "\r  N=%u  %.1f/%.1f s  %" PRIu64 " requests", pp->users, el,
+                    (double)(lg_window_end(pp->win) - pp->warm_end_ns) / 1e9, done);
         else
             fprintf(stderr, "\r  N=%u  %.1f s  %" PRIu64 "/%" PRIu64 " requests", pp->users, el,
-                    ok + err, pp->per_user * pp->users);
-        fprintf(stderr, "  X=%.0f req/s  errors=%" PRIu64 "\033[K", el > 0 ? (double)ok / el : 0.0,
-                err);
+                    done, pp->per_user * pp->users);
+        fprintf(stderr, "  %.0f req/s  %" PRIu64 " errors\033[K", rate, err);
     }
     fflush(stderr);
+    r->drawn_ns = now;
+    r->drawn_done = done;
 }
 
 static void on_signal(struct lg_runner *r, struct lg_worker *ws, unsigned n)
@@ -173,8 +194,11 @@ static void wait_workers(struct lg_runner *r, struct lg_worker *ws, unsigned n,
         int rc;
 
         if (sz->check_ns != 0 && !r->run->interrupted) {
-            if (now >= sz->check_ns)
+            if (now >= sz->check_ns) {
+                if (r->tty && r->drawn_ns != 0)
+                    fprintf(stderr, "\r\033[K"); /* the log line that may follow: alone */
                 size_window(ws, n, pp, sz, now);
+            }
             if (sz->check_ns != 0) {
                 uint64_t wait_ns = sz->check_ns > now ? sz->check_ns - now : 0;
                 if (wait_ns < (uint64_t)ms * 1000000)
@@ -196,8 +220,9 @@ static void wait_workers(struct lg_runner *r, struct lg_worker *ws, unsigned n,
         if (done < n)
             progress(r, ws, n, pp);
     }
-    if (r->tty)
-        fprintf(stderr, "\r\033[K");
+    if (r->tty && r->drawn_ns != 0)
+        fprintf(stderr, "\r\033[K"); /* erased before the point's result */
+    r->drawn_ns = 0;
 }
 
 /* The measured window of a point that has ended. */
@@ -504,6 +529,11 @@ static int measure(struct lg_runner *r, unsigned users)
     log_info("N=%u: X=%.1f req/s, R=%.3f ms, p99=%.3f ms, errors=%" PRIu64 "%s", users,
              throughput(p), hist_mean(&s->lat) / 1e6, (double)hist_percentile(&s->lat, 99) / 1e6,
              lg_stats_errors(s), p->interrupted ? " (interrupted)" : "");
+    if (lg_stats_errors(s) > 0) {
+        char kinds[LG_RUN_KINDS_LEN];
+        lg_errtab_format(&s->by_kind, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
+        log_info("N=%u: errors: %s", users, kinds);
+    }
     if (r->use_tls)
         rc = check_handshakes(p, rc);
     return rc;

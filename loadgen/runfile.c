@@ -280,6 +280,36 @@ static int read_hist(const json_t *o, struct hist *h, const char *path, const st
     return 0;
 }
 
+/*
+ * The errors by kind ({"404": 5, "timeout": 1}); absent in files written before it (the table
+ * stays empty). Each name must be a status 100-599 or a kind, and the entries must add up to
+ * the errors by class.
+ */
+static int read_errtab(const json_t *o, struct lg_stats *s, const char *path,
+                       const struct lg_jctx *c)
+{
+    json_t *t = json_object_get(o, "by_kind");
+    char sub[LG_PATH_LEN];
+    const char *key;
+    json_t *v;
+
+    if (t == NULL)
+        return 0;
+    if (!json_is_object(t))
+        return fail(c, path, "by_kind", "an object expected");
+    sub_path(sub, "%s.by_kind", path);
+    json_object_foreach(t, key, v) {
+        uint64_t n;
+        if (get_u64(t, key, LG_RUNFILE_COUNT_MAX, &n, sub, c) < 0)
+            return -1;
+        if (lg_errtab_add_named(&s->by_kind, key, n) < 0)
+            return fail(c, sub, key, "not a status 100-599 nor an error kind");
+    }
+    if (lg_errtab_total(&s->by_kind) != lg_stats_errors(s))
+        return fail(c, path, "by_kind", "does not add up to the errors in err");
+    return 0;
+}
+
 static int read_stats(const json_t *o, struct lg_stats *s, const char *path,
                       const struct lg_jctx *c)
 {
@@ -299,6 +329,8 @@ static int read_stats(const json_t *o, struct lg_stats *s, const char *path,
         if (get_u64(errs, lg_err_name((enum lg_err)e), LG_RUNFILE_COUNT_MAX, &s->err[e], sub, c) <
             0)
             return -1;
+    if (read_errtab(o, s, path, c) < 0)
+        return -1;
     sub_path(sub, "%s.lat_ns", path);
     if (read_hist(lat, &s->lat, sub, c) < 0)
         return -1;

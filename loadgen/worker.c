@@ -155,6 +155,7 @@ bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum
         hist_record(&s->lat, now - c->start_ns);
     } else {
         s->err[e]++;
+        lg_errtab_add(&s->by_kind, e, c->http.status, lg_conn_kind(c, e));
         log_debug("user %u: %s error (%s)", c->user, lg_err_name(e),
                   c->http.why ? c->http.why : "-");
     }

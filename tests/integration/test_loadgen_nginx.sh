@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # loadgen against a throw-away nginx on a free loopback port (skipped when nginx is not
 # installed; installs nothing; about 15 s): closed loop in both models, a sweep, the open loop,
-# large bodies and --expect-length, errors by class (refused, wrong length), Connection-close
-# reconnects, flag errors, the reports and their contents, the password kept out of every
-# output, and SIGINT keeping a partial report.
+# large bodies and --expect-length, errors by class and kind (refused, wrong length),
+# Connection-close reconnects, flag errors, the reports and their contents, the password kept
+# out of every output, and SIGINT keeping a partial report.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -80,7 +80,9 @@ check_ok "run.json parses, has machine and summary" python3 -c "
 import json, sys
 d = json.load(open('$OUT/closed/run.json'))
 sys.exit(not (d['machine']['ncpu'] >= 1 and d['summary']['nstar'] == 8 and len(d['points']) == 1))"
-check_ok "summary.md has the table and N*" grep -q 'N\\\* = 8' "$OUT/closed/summary.md"
+check_ok "summary.md has the table" grep -q '^| 8 | ' "$OUT/closed/summary.md"
+check_eq "summary.md of one N: no N*, knee or model" \
+    "$(grep -cE '^- .*(N\\\*|knee|model)|\(N\\\*\)' "$OUT/closed/summary.md")" 0
 check_eq "password in no output" \
     "$(grep -rl 'SECRET-pw-42' "$OUT/closed" "$ITEST_DIR/closed.log" | wc -l)" 0
 
@@ -130,6 +132,8 @@ check_eq "1 MB bodies: 40 ok" "$(csv_field "$OUT/big/points.csv" 1 ok)" 40
 "$LG" --url "$URL" --file 1k --expect-length 1000 -u 1 --requests-per-user 5 --warmup 0 \
     -o "$OUT/badlen" >"$ITEST_DIR/badlen.log" 2>&1 || itest_fail "wrong-length run failed"
 check_eq "wrong length counted invalid" "$(csv_field "$OUT/badlen/points.csv" 1 err_invalid)" 5
+check_eq "wrong length: kind length" "$(csv_field "$OUT/badlen/points.csv" 1 errors_by_kind)" \
+    "length:5"
 "$LG" --url "http://127.0.0.1:$CLOSE_PORT" --file 1k -u 2 --requests-per-user 50 --warmup 0 \
     -o "$OUT/close" >"$ITEST_DIR/close.log" 2>&1 || itest_fail "Connection: close run failed"
 check_eq "Connection: close: reconnect, no errors" \
@@ -140,6 +144,9 @@ DEAD=$(free_port)
 check_ok "refused connections counted as connect errors" \
     test "$(csv_field "$OUT/refused/points.csv" 1 err_connect)" -gt 0
 check_eq "refused: no throughput" "$(csv_field "$OUT/refused/points.csv" 1 ok)" 0
+check_eq "refused: errors_by_kind says refused, as many as connect errors" \
+    "$(csv_field "$OUT/refused/points.csv" 1 errors_by_kind)" \
+    "refused:$(csv_field "$OUT/refused/points.csv" 1 err_connect)"
 
 # ---- SIGINT keeps a partial report ----------------------------------------------------------
 "$LG" --url "$URL" --file 1k -u 2 -d 20 --warmup 0 -o "$OUT/int" >"$ITEST_DIR/int.log" 2>&1 &

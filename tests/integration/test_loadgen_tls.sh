@@ -108,6 +108,8 @@ check_ok "no --cacert: the reason is logged" \
 check_eq "no --cacert: counted as connect errors, no throughput" \
     "$(jq_run "$OUT/nocafile" "(p['all']['ok'], p['all']['errors']['connect'], p['tls']['failed'])")" \
     "(0, 3, 3)"
+check_eq "no --cacert: errors by kind: tls_handshake" \
+    "$(jq_run "$OUT/nocafile" "p['all']['errors_by_kind']")" "{'tls_handshake': 3}"
 check_eq "certificate for another host: exit 1" "$(lg otherhost -u 1 --requests-per-user 2 \
     --url "https://127.0.0.1:$POTHER" --cacert "$PKI/ca.pem")" 1
 check_ok "certificate for another host: the reason is logged" \

@@ -3,8 +3,8 @@
  * recorded by two "processes" (two histograms), each written out as a run's reports (report.c)
  * and read back through the merge (run.json -> lg_runfile_load -> lg_merge_combine), give
  * bucket for bucket, and in count, min, max, sum and percentiles, the histogram of one process
- * that recorded them all. Also: the resources of inputs on one host and on two, and damaged
- * inputs refused with the field named.
+ * that recorded them all. Also: the resources of inputs on one host and on two, errors by kind
+ * read back and summed, and damaged inputs refused with the field named.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +124,8 @@ static void test_merge_hist_exact(void **state)
     }
     pa.st[LG_REQ_GET].err[LG_ERR_TIMEOUT] = 3;
     pb.st[LG_REQ_GET].err[LG_ERR_TIMEOUT] = 4;
+    pa.st[LG_REQ_GET].by_kind.kind[LG_KIND_TIMEOUT] = 3;
+    pb.st[LG_REQ_GET].by_kind.kind[LG_KIND_TIMEOUT] = 4;
     pa.window_max_s = 20; /* sized (a run without --start-at): the merge's window is not */
     t_write(&ra);
     t_write(&rb);
@@ -150,6 +152,7 @@ static void test_merge_hist_exact(void **state)
     assert_int_equal(m.run.points[0].st[LG_REQ_GET].ok, T_SAMPLES);
     assert_int_equal(m.run.points[0].st[LG_REQ_GET].body_bytes, 1024ull * T_SAMPLES);
     assert_int_equal(m.run.points[0].st[LG_REQ_ALL].err[LG_ERR_TIMEOUT], 7);
+    assert_int_equal(m.run.points[0].st[LG_REQ_ALL].by_kind.kind[LG_KIND_TIMEOUT], 7);
     assert_int_equal(m.run.points[0].users, 8);
     assert_true(m.run.points[0].window_s == 10);
     assert_true(in[0].points[0].window_max_s == 20 && in[1].points[0].window_max_s == 0);
@@ -445,13 +448,91 @@ static void test_merge_parse_window_max(void **state)
     t_remove(root);
 }
 
+/* The last occurrence of needle in text (raw.get.by_kind comes after the figures' copy). */
+static char *t_last(char *text, const char *needle)
+{
+    char *last = NULL;
+
+    for (char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle))
+        last = at;
+    return last;
+}
+
+/* Errors by kind read back; a file from before them has none; a bad name or sum: named. */
+static void test_merge_parse_by_kind(void **state)
+{
+    static struct lg_config cfg;
+    static struct lg_point p;
+    struct lg_runfile in;
+    struct lg_run run;
+    char root[] = "/tmp/test_lg_merge_k.XXXXXX";
+    char dir[64];
+    char path[80];
+    char err[LG_ERR_LEN];
+    char *text;
+    char *at;
+    long len;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(dir, sizeof(dir), "%s/a", root);
+    t_run_init(&run, &cfg, &p, "0000000f", dir);
+    for (unsigned i = 0; i < 100; i++) {
+        hist_record(&p.st[LG_REQ_GET].lat, 1000 + i);
+        p.st[LG_REQ_GET].ok++;
+    }
+    p.st[LG_REQ_GET].err[LG_ERR_STATUS_4XX] = 2;
+    p.st[LG_REQ_GET].err[LG_ERR_SHORT] = 1;
+    lg_errtab_add(&p.st[LG_REQ_GET].by_kind, LG_ERR_STATUS_4XX, 404, LG_KIND_BAD_STATUS);
+    lg_errtab_add(&p.st[LG_REQ_GET].by_kind, LG_ERR_STATUS_4XX, 404, LG_KIND_BAD_STATUS);
+    lg_errtab_add(&p.st[LG_REQ_GET].by_kind, LG_ERR_SHORT, 0, LG_KIND_RESET);
+    t_write(&run);
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    text = malloc((size_t)len + 1);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    text[len] = '\0';
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_int_equal(in.points[0].st[LG_REQ_GET].by_kind.status[404 - LG_STATUS_MIN], 2);
+    assert_int_equal(in.points[0].st[LG_REQ_GET].by_kind.kind[LG_KIND_RESET], 1);
+    assert_int_equal(lg_errtab_total(&in.points[0].st[LG_REQ_ALL].by_kind), 3);
+    lg_runfile_release(&in);
+    /* a count that no longer adds up to the classes */
+    at = t_last(text, "\"404\": 2");
+    assert_non_null(at);
+    memcpy(at, "\"404\": 3", 8);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: points[0].raw.get.by_kind: does not add up to the errors in err");
+    /* a name that is neither a status 100-599 nor a kind */
+    memcpy(at, "\"604\": 2", 8);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: points[0].raw.get.by_kind.604: not a status 100-599 nor an "
+                             "error kind");
+    /* renamed away, as in a file from before it: read, the table empty */
+    memcpy(at, "\"404\": 2", 8);
+    at = strstr(text, "\"by_kind\"");
+    assert_non_null(at);
+    memcpy(at, "\"by_kinx\"", 9);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_int_equal(lg_errtab_total(&in.points[0].st[LG_REQ_ALL].by_kind), 0);
+    lg_runfile_release(&in);
+    free(text);
+    t_remove(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_hist_exact),   cmocka_unit_test(test_merge_one_host),
         cmocka_unit_test(test_merge_two_hosts),    cmocka_unit_test(test_merge_refuses),
         cmocka_unit_test(test_merge_parse_errors), cmocka_unit_test(test_merge_parse_bad_hist),
-        cmocka_unit_test(test_merge_parse_window_max),
+        cmocka_unit_test(test_merge_parse_window_max), cmocka_unit_test(test_merge_parse_by_kind),
     };
     return cmocka_run_group_tests_name("lg_merge", tests, NULL, NULL);
 }

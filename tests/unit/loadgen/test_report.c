@@ -4,7 +4,9 @@
  * flagged in summary.md and on stdout; every CSV row has the header's number of fields, per
  * request type rows of a mix too. The run is made up (two points, one like the full run's
  * mp-noprefetch-mysql get-100MB at N = 8: 56 completions of 1,018 ms in 8 s), written with
- * lg_report_files into a temporary directory and read back.
+ * lg_report_files into a temporary directory and read back. Errors by kind: on stdout, as the
+ * last column of points.csv (errors_by_kind) and in run.json, read back by loadgen merge. A
+ * run of one point prints no N*, knee or model; a run without -o says nothing was written.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 
 #include "../../../loadgen/analysis.h"
 #include "../../../loadgen/report.h"
+#include "../../../loadgen/runfile.h"
 
 #define T_MAX_COLS 512
 
@@ -148,6 +151,10 @@ static void test_report_little_column(void **state)
     assert_non_null(strstr(stdout_buf, "window 8.00 s = 7.9 (R + Z), 56 completions; the rule "
                                        "asks 20 (R + Z) and 200: capped at --window-max 8.00 s"));
     assert_null(strstr(stdout_buf, "at N = 1 Little's law"));
+    /* a sweep: N*, the knee, written files named */
+    assert_non_null(strstr(stdout_buf, "N* = "));
+    assert_non_null(strstr(stdout_buf, "results: "));
+    assert_null(strstr(stdout_buf, "nothing was written"));
 
     snprintf(path, sizeof(path), "%s/points.csv", dir);
     csv = t_slurp(path);
@@ -207,10 +214,134 @@ static void test_report_little_column(void **state)
     assert_int_equal(system(path), 0);
 }
 
+/* Runs lg_report_stdout into buf. */
+static void t_stdout(const struct lg_run *run, const struct lg_run_analysis *an, char *buf,
+                     size_t cap)
+{
+    FILE *out = tmpfile();
+    size_t got;
+
+    assert_non_null(out);
+    lg_report_stdout(out, run, an);
+    rewind(out);
+    got = fread(buf, 1, cap - 1, out);
+    buf[got] = '\0';
+    fclose(out);
+}
+
+static void test_report_errors_one_point(void **state)
+{
+    static struct lg_config cfg;
+    static struct lg_point pt;
+    static struct lg_runfile rf;
+    struct lg_run run;
+    struct lg_run_analysis an;
+    struct lg_stats *s;
+    char dir[] = "/tmp/test_lg_report.XXXXXX";
+    char path[128];
+    char err[LG_ERR_LEN];
+    char buf[8192];
+    char *csv;
+    char *json;
+    char *line;
+    char *save = NULL;
+    char *header[T_MAX_COLS];
+    char *row[T_MAX_COLS];
+    unsigned ncols = 0;
+    unsigned rows = 0;
+    int c_kinds = -1;
+    int c_type = -1;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    lg_config_defaults(&cfg);
+    cfg.weight[LG_REQ_GET] = 1;
+    snprintf(cfg.file, sizeof(cfg.file), "1k");
+    snprintf(cfg.mix_desc, sizeof(cfg.mix_desc), "get");
+    cfg.users = 4;
+    memset(&run, 0, sizeof(run));
+    run.cfg = &cfg;
+    run.started = 1700000000;
+    snprintf(run.run_id, sizeof(run.run_id), "0000000e");
+    run.points = &pt;
+    run.npoints = 1;
+    t_point(&pt, 4, 5, 10, 1000, 4);
+    /* the get requests' errors: 404 x 5, 503 x 2, timeout x 1 */
+    s = &pt.st[LG_REQ_GET];
+    s->err[LG_ERR_STATUS_4XX] = 5;
+    s->err[LG_ERR_STATUS_5XX] = 2;
+    s->err[LG_ERR_TIMEOUT] = 1;
+    for (int i = 0; i < 5; i++)
+        lg_errtab_add(&s->by_kind, LG_ERR_STATUS_4XX, 404, LG_KIND_BAD_STATUS);
+    for (int i = 0; i < 2; i++)
+        lg_errtab_add(&s->by_kind, LG_ERR_STATUS_5XX, 503, LG_KIND_BAD_STATUS);
+    lg_errtab_add(&s->by_kind, LG_ERR_TIMEOUT, 0, LG_KIND_TIMEOUT);
+    lg_stats_init(&pt.st[LG_REQ_ALL]);
+    lg_stats_merge(&pt.st[LG_REQ_ALL], &pt.st[LG_REQ_NEW]);
+    lg_stats_merge(&pt.st[LG_REQ_ALL], &pt.st[LG_REQ_GET]);
+
+    /* without -o: one point, no N*, no knee, no model; nothing written, and said so */
+    lg_analyze(&run, &an);
+    t_stdout(&run, &an, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "WARNING: at N = 4, 8 requests failed: errors: 404 x 5, "
+                                "503 x 2, timeout x 1\n"));
+    assert_null(strstr(buf, "N*"));
+    assert_null(strstr(buf, "knee"));
+    assert_null(strstr(buf, "model ("));
+    assert_null(strstr(buf, "model: none"));
+    assert_null(strstr(buf, "results: "));
+    assert_non_null(strstr(buf, "WARNING: no -o DIR: nothing was written"));
+
+    /* with -o: the column and run.json */
+    snprintf(cfg.out_dir, sizeof(cfg.out_dir), "%s", dir);
+    t_stdout(&run, &an, buf, sizeof(buf));
+    assert_null(strstr(buf, "nothing was written"));
+    assert_int_equal(lg_report_files(&run, &an), 0);
+    lg_analysis_release(&an);
+
+    snprintf(path, sizeof(path), "%s/points.csv", dir);
+    csv = t_slurp(path);
+    for (line = strtok_r(csv, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        unsigned n;
+        if (ncols == 0) {
+            ncols = t_split(line, header);
+            c_kinds = t_col(header, ncols, "errors_by_kind");
+            c_type = t_col(header, ncols, "type");
+            assert_int_equal(c_kinds, (int)ncols - 1); /* the last column */
+            continue;
+        }
+        n = t_split(line, row);
+        assert_int_equal(n, ncols);
+        assert_string_equal(row[c_type], "all");
+        assert_string_equal(row[c_kinds], "404:5;503:2;timeout:1");
+        rows++;
+    }
+    assert_int_equal(rows, 1);
+    free(csv);
+
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    json = t_slurp(path);
+    assert_non_null(strstr(json, "\"errors_by_kind\": {\"404\": 5, \"503\": 2, \"timeout\": 1}"));
+    assert_non_null(strstr(json, "\"by_kind\": {\"404\": 5, \"503\": 2, \"timeout\": 1}"));
+    free(json);
+
+    /* read back as loadgen merge reads it: the table comes back whole */
+    assert_int_equal(lg_runfile_load(&rf, dir, err), 0);
+    assert_int_equal(rf.npoints, 1);
+    assert_int_equal(rf.points[0].st[LG_REQ_GET].by_kind.status[404 - LG_STATUS_MIN], 5);
+    assert_int_equal(rf.points[0].st[LG_REQ_ALL].by_kind.status[503 - LG_STATUS_MIN], 2);
+    assert_int_equal(rf.points[0].st[LG_REQ_ALL].by_kind.kind[LG_KIND_TIMEOUT], 1);
+    lg_runfile_release(&rf);
+
+    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+    assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_report_little_column),
+        cmocka_unit_test(test_report_errors_one_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
