@@ -162,11 +162,11 @@ test: setup ## install what is missing, build, unit + short fuzz + integration t
 
 test-asan: setup ## the unit and integration tests against the ASan build
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=asan build
-	$(Q)ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
+	$(Q)ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" ITEST_HTTPS=0 \
 	    $(MAKE) --no-print-directory VARIANT=asan unit itest
 test-tsan: setup ## the unit and integration tests against the TSan build
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) VARIANT=tsan build
-	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
+	$(Q)TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" ITEST_HTTPS=0 \
 	    $(MAKE) --no-print-directory VARIANT=tsan unit itest
 
 # The long crash-consistency run (tests/crash/crash.py): 20 SIGKILL rounds per backend and

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs every tests/integration/test_*.sh (each with a hard timeout); prints one closing line.
 # BIN_DIR names the build whose programs are tested (default build/release).
+# Then, unless ITEST_HTTPS=0, the tests that carry the line "# itest-https: yes" run again with
+# ITEST_TLS=1: server1 over HTTPS, every client with it (tests/integration/lib.sh); each is
+# counted in the closing line, its lines marked "(https)". ITEST_HTTPS=only: that pass alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export BIN_DIR=${BIN_DIR:-build/release}
@@ -8,19 +11,37 @@ BIN_DIR=$(cd "$BIN_DIR" && pwd)
 pass=0
 fail=0
 failed=()
-for t in tests/integration/test_*.sh; do
-    [ -f "$t" ] || continue
-    [ -z "${ITEST_ONLY:-}" ] || [[ "$t" == *"$ITEST_ONLY"* ]] || continue
-    echo "== $t"
+https=()
+# run TEST TAG [ENV...]: one test under its timeout, counted
+run() {
+    local t=$1 tag=$2 start
+    shift 2
+    echo "== $t$tag"
     start=$(date +%s)
-    if timeout -k 10 "${ITEST_TIMEOUT:-600}" bash "$t"; then
+    if env "$@" timeout -k 10 "${ITEST_TIMEOUT:-600}" bash "$t"; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        failed+=("$t")
+        failed+=("$t$tag")
     fi
-    echo "== $t: $(($(date +%s) - start)) s"
+    echo "== $t$tag: $(($(date +%s) - start)) s"
+}
+for t in tests/integration/test_*.sh; do
+    [ -f "$t" ] || continue
+    [ "${ITEST_HTTPS:-1}" != only ] || break
+    [ -z "${ITEST_ONLY:-}" ] || [[ "$t" == *"$ITEST_ONLY"* ]] || continue
+    run "$t" "" ITEST_TLS=0
 done
+if [ "${ITEST_HTTPS:-1}" != 0 ]; then
+    for t in tests/integration/test_*.sh; do
+        [ -f "$t" ] || continue
+        [ -z "${ITEST_ONLY:-}" ] || [[ "$t" == *"$ITEST_ONLY"* ]] || continue
+        grep -q '^# itest-https: yes' "$t" || continue
+        run "$t" " (https)" ITEST_TLS=1
+        https+=("${t##*/}")
+    done
+fi
 [ "$fail" -eq 0 ] || echo "integration: failed: ${failed[*]}" >&2
-echo "integration: $pass passed, $fail failed"
+echo "integration: over HTTPS too: ${https[*]:-none}"
+echo "integration: $pass passed, $fail failed (${#https[@]} of them over HTTPS)"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -19,6 +19,20 @@
 # and fail counters are shell variables, so call check_* / itest_ok in the main shell.
 # Don't use a bare `wait` for "all background jobs" if you itest_bg long-lived
 # servers; wait for specific pids.
+#
+# Over HTTPS: with ITEST_TLS=1 in the environment, every server1 a test starts through
+# itest_start (or s1lib.sh's start_s1) also gets a throw-away certificate (scripts/tls-certs.sh,
+# made once per run dir under $ITEST_DIR/tls) and --tls-port 0, and the test talks to its TLS
+# port: ITEST_PORT (S1_PORT) is that port, ITEST_URL (S1) is https://127.0.0.1:PORT, the plain
+# port is in ITEST_PLAIN_PORT (S1_PLAIN_PORT). Clients follow the environment set here: curl
+# (CURL_CA_BUNDLE), wget (WGETRC), Python (ITEST_TLS_CA, SSL_CERT_FILE; the clients connect
+# through itls.py), Chromium (ITEST_CHROMIUM_TLS: the server key's pin). Each server1 started
+# is asked once for /metrics over TLS: its certificate must verify and server1 must count the
+# handshake, or the test fails; so does a test that started no server1 over HTTPS. Only a test
+# that carries the line
+#   # itest-https: yes
+# runs over HTTPS; under ITEST_TLS=1 itest_init ends any other test at once, printing why
+# (its "# itest-https: no REASON" line, if it has one), with exit status 0.
 
 ITEST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export ITEST_ROOT
@@ -44,6 +58,61 @@ itest_init() {
     trap 'exit 143' TERM
     trap '_itest_err $LINENO "$BASH_COMMAND"' ERR
     log "$name: run dir $ITEST_DIR"
+    if itest_tls && ! grep -q '^# itest-https: yes' "$0"; then
+        local why
+        why=$(sed -n 's/^# itest-https: no *//p' "$0" | head -n1)
+        log "$name: not run over HTTPS: ${why:-not marked \"# itest-https: yes\"}"
+        ITEST_TLS_SKIP=1
+        itest_summary
+    fi
+    ! itest_tls || log "$name: over HTTPS (ITEST_TLS=1)"
+}
+
+# itest_tls: true if this run speaks HTTPS to server1 (ITEST_TLS=1).
+itest_tls() { [[ ${ITEST_TLS:-0} == 1 ]]; }
+
+# itest_tls_setup: under ITEST_TLS=1, the run's certificates (once per run dir) and the clients'
+# environment; sets ITEST_TLS_ARGS, the flags that give server1 its HTTPS port. Call it in the
+# test's own shell (start_s1 and itest_start do).
+itest_tls_setup() {
+    ITEST_TLS_ARGS=()
+    itest_tls || return 0
+    local dir=$ITEST_DIR/tls
+    if [[ ! -s $dir/server.pem ]]; then
+        "$ITEST_ROOT/scripts/tls-certs.sh" "$dir" >/dev/null ||
+            itest_fail "cannot make certificates"
+    fi
+    export ITEST_TLS_CA=$dir/ca.pem CURL_CA_BUNDLE=$dir/ca.pem SSL_CERT_FILE=$dir/ca.pem
+    printf 'ca_certificate = %s\n' "$dir/ca.pem" >"$dir/wgetrc"
+    export WGETRC=$dir/wgetrc
+    if [[ -z ${ITEST_CHROMIUM_TLS:-} ]]; then
+        ITEST_CHROMIUM_TLS=--ignore-certificate-errors-spki-list=$(openssl pkey \
+            -in "$dir/server.key" -pubout -outform der | openssl dgst -sha256 -binary | base64)
+        export ITEST_CHROMIUM_TLS
+    fi
+    ITEST_TLS_ARGS=(--tls-cert "$dir/server.pem" --tls-key "$dir/server.key" --tls-port 0)
+}
+
+# itest_s1_listening NAME LOG SECS: wait SECS for server1's "listening on" line (and, under
+# ITEST_TLS=1, its "listening for https on" one) in LOG; sets ITEST_PORT (the port the test
+# talks to), ITEST_PLAIN_PORT and ITEST_URL; over HTTPS, asks it for /metrics once (itls.py
+# probe, which reads until server1 has closed that connection) and fails the test unless the
+# certificate verified and server1 counted a TLS handshake. 1 if it did not start.
+itest_s1_listening() {
+    local name=$1 log=$2 secs=$3 want='listening on ' port got
+    itest_tls && want='listening for https on '
+    wait_until "$secs" grep -q "$want" "$log" || return 1
+    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    ITEST_PLAIN_PORT=${port##*:}
+    ITEST_PORT=$ITEST_PLAIN_PORT
+    ITEST_URL=http://127.0.0.1:$ITEST_PORT
+    itest_tls || return 0
+    port=$(grep -m1 -o 'listening for https on [^ ]*' "$log")
+    ITEST_PORT=${port##*:}
+    ITEST_URL=https://127.0.0.1:$ITEST_PORT
+    got=$(python3 "$ITEST_ROOT/tests/integration/itls.py" probe "$ITEST_PORT") ||
+        itest_fail "$name: no verified HTTPS answer on $ITEST_URL ($got)"
+    printf '%s %s %s\n' "$name" "$ITEST_URL" "$got" >>"$ITEST_DIR/.https"
 }
 
 itest_ok() {
@@ -246,9 +315,13 @@ _itest_err() {
 }
 
 _itest_exit() {
-    local rc=$?
+    local rc=$? https=0
     trap - EXIT ERR
     set +e
+    [[ ! -f $ITEST_DIR/.https ]] || https=$(wc -l <"$ITEST_DIR/.https")
+    if itest_tls && [[ -z ${ITEST_TLS_SKIP:-} ]] && ((https == 0)); then
+        itest_not_ok "ITEST_TLS=1 but no server1 was checked over HTTPS"
+    fi
     if [[ -f $ITEST_DIR/.timeout ]]; then
         itest_not_ok "timed out after $(cat "$ITEST_DIR/.timeout") s"
     elif ((rc != 0)) && [[ -z $ITEST_ENDING ]]; then
@@ -265,6 +338,8 @@ _itest_exit() {
         rm -rf "$ITEST_DIR"
     fi
     [[ -z $ITEST_WATCHDOG ]] || kill "$ITEST_WATCHDOG" 2>/dev/null || true
+    ! itest_tls || [[ -n ${ITEST_TLS_SKIP:-} ]] ||
+        log "$ITEST_NAME: over HTTPS: $https server1 start(s), each checked (itls.py probe)"
     printf '%s passed, %s failed\n' "$ITEST_PASS" "$ITEST_FAIL"
     exit "$rc"
 }
@@ -272,14 +347,26 @@ _itest_exit() {
 # itest_start NAME PROG ARGS...: start $BIN_DIR/PROG in the background with its log in
 # $ITEST_DIR/NAME.log, stop it at exit, and wait (10 s) for its "listening on ADDR:PORT" line.
 # Sets ITEST_PORT and ITEST_PID_LAST. Call it in the test's own shell (not inside $(...)), so
-# that the test can `wait` for the program and read its exit status.
+# that the test can `wait` for the program and read its exit status. For server1 it also sets
+# ITEST_URL and ITEST_PLAIN_PORT, and under ITEST_TLS=1 gives it its HTTPS port (see above).
 itest_start() {
-    local name=$1 prog=$2 log port
+    local name=$1 prog=$2 log port tls=()
     shift 2
     log=$ITEST_DIR/$name.log
-    "$BIN_DIR/$prog" "$@" >"$log" 2>&1 &
+    if [[ $prog == server1 ]]; then
+        itest_tls_setup
+        tls=("${ITEST_TLS_ARGS[@]}")
+    fi
+    "$BIN_DIR/$prog" "$@" "${tls[@]}" >"$log" 2>&1 &
     ITEST_PID_LAST=$!
     itest_bg "$ITEST_PID_LAST"
+    if [[ $prog == server1 ]]; then
+        itest_s1_listening "$name" "$log" 10 || {
+            log "$prog did not start: $(tail -n 5 "$log")"
+            return 1
+        }
+        return 0
+    fi
     wait_until 10 grep -q 'listening on ' "$log" || {
         log "$prog did not start: $(tail -n 5 "$log")"
         return 1

@@ -12,14 +12,15 @@ connection after the answer), "sent" (body bytes sent), "elapsed" (seconds from 
 answer), "headers" (the final answer's headers, lower-case names).
 
 As a module: Put(port, name, size, auth, expect) opens the connection and sends the head;
-.wait_continue(), .send(n), .readable(), .answer() drive it.
+.wait_continue(), .send(n), .readable(), .answer() drive it. The connection is made by
+itls.py: over TLS when the run is over HTTPS (ITEST_TLS=1).
 """
 import base64
 import json
-import select
-import socket
 import sys
 import time
+
+import itls
 
 
 class Put:
@@ -27,8 +28,9 @@ class Put:
         self.size = size
         self.sent = 0
         self.buf = b""
+        self.eof = False  # readable() met the end of the connection
         self.timeout = timeout
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock = itls.connect(port, timeout=timeout, nodelay=False)
         head = "PUT /files/%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n" % (name, size)
         if auth:
             head += "Authorization: Basic %s\r\n" % base64.b64encode(auth.encode()).decode()
@@ -44,14 +46,11 @@ class Put:
             left = deadline - time.monotonic()
             if left <= 0:
                 return 0, {}
-            r, _, _ = select.select([self.sock], [], [], left)
-            if not r:
-                return 0, {}
             try:
-                d = self.sock.recv(65536)
-            except (ConnectionResetError, BrokenPipeError):
+                d = itls.recv_within(self.sock, left)
+            except OSError:  # reset, or a TLS record cut short
                 return 0, {}
-            if not d:
+            if not d:  # nothing within the deadline, or the end
                 return 0, {}
             self.buf += d
         head, self.buf = self.buf.split(b"\r\n\r\n", 1)
@@ -75,14 +74,24 @@ class Put:
         n = min(n, self.size - self.sent)
         try:
             self.sock.sendall(b"x" * n)
-        except (ConnectionResetError, BrokenPipeError):
+        except OSError:  # reset, broken pipe, or TLS closed
             return False
         self.sent += n
         return True
 
     def readable(self):
-        r, _, _ = select.select([self.sock], [], [], 0)
-        return bool(r) or b"\r\n\r\n" in self.buf
+        """Whether the server has said something (read into the buffer) or closed."""
+        if b"\r\n\r\n" in self.buf or self.eof:
+            return True
+        try:
+            d = itls.recv_within(self.sock, 0)
+        except OSError:
+            d = b""
+        if d is None:
+            return False
+        self.eof = not d
+        self.buf += d
+        return True
 
     def answer(self, close_wait=5.0):
         """The final status and headers, whether the connection then closed (waiting up to
@@ -100,13 +109,15 @@ class Put:
         closed = False
         end = time.monotonic() + close_wait
         while time.monotonic() < end:
-            r, _, _ = select.select([self.sock], [], [], end - time.monotonic())
-            if not r:
+            if self.eof:
+                closed = True
                 break
             try:
-                d = self.sock.recv(65536)
-            except ConnectionResetError:
+                d = itls.recv_within(self.sock, end - time.monotonic())
+            except OSError:  # reset, or a TLS record cut short
                 closed = True
+                break
+            if d is None:
                 break
             if not d:
                 closed = True

@@ -15,7 +15,7 @@ Prints one line:
 where N counts requests sent after the 204 was received, K how many of them got 200 (must be
 0), B the 200s before the change, last-ok the time of the last 200 relative to the 204
 (negative: before it), and took the change's own latency. Exit status 0 unless the driver
-itself failed."""
+itself failed. Over HTTPS when the run is (ITEST_TLS=1: itls.py)."""
 import argparse
 import base64
 import http.client
@@ -25,6 +25,15 @@ import sys
 import threading
 import time
 import urllib.parse
+
+import itls
+
+
+def connection(host, port, timeout):
+    """An HTTP/1.1 connection to server1, over TLS if the run is."""
+    if itls.enabled():
+        return http.client.HTTPSConnection(host, port, timeout=timeout, context=itls.context())
+    return http.client.HTTPConnection(host, port, timeout=timeout)
 
 
 def basic(user, pw):
@@ -54,7 +63,7 @@ def main():
 
     def watch(hostport):
         host, port = hostport.rsplit(":", 1)
-        c = http.client.HTTPConnection(host, int(port), timeout=10)
+        c = connection(host, int(port), 10)
         mine = []
         try:
             while not stop.is_set():
@@ -65,7 +74,7 @@ def main():
                 mine.append((t0, time.monotonic(), r.status))
                 if r.getheader("Connection", "").lower() == "close":
                     c.close()
-                    c = http.client.HTTPConnection(host, int(port), timeout=10)
+                    c = connection(host, int(port), 10)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(repr(e))
         with lock:
@@ -76,7 +85,7 @@ def main():
         t.start()
     time.sleep(a.warmup)
     host, port = a.changer.rsplit(":", 1)
-    c = http.client.HTTPConnection(host, int(port), timeout=30)
+    c = connection(host, int(port), 30)
     thaw = None
     t_sent = time.monotonic()  # (before the stop: a timer never fires early, so took >= MS)
     if a.freeze:

@@ -2,11 +2,13 @@
 """s1client.py - raw-socket HTTP helpers for tests/integration/test_server1.sh, for the cases
 curl cannot express (NUL bytes, pipelining, resets, slow readers, concurrency, /metrics syntax).
 Answers are read with the fault-injection tests' HTTP/1.1 client (tests/faultlib/http.py).
+Every connection is made by itls.py: over TLS when the run is over HTTPS (ITEST_TLS=1).
 
   raw PORT [--timeout S] [--rst] [--shut]
       send stdin as is, print every byte received; last line "<closed>" if the server closed the
       connection, "<open>" if it was still open after S seconds of silence (default 1.5).
-      --rst: reset the connection (SO_LINGER 0) right after sending; --shut: half-close.
+      --rst: reset the connection (SO_LINGER 0) right after sending; --shut: half-close
+      (over TLS: the TCP write side, without a close_notify).
   fetch PORT USER PASS CLIENTS ROUNDS NAME=PATH...
       CLIENTS threads, each on one keep-alive connection, GET every NAME ROUNDS times and compare
       the body with the file at PATH. Prints "ok N" or the first mismatch (exit 1).
@@ -21,7 +23,7 @@ Answers are read with the fault-injection tests' HTTP/1.1 client (tests/faultlib
       open N connections and prove each is served, then one more, which sends nothing: prints
       "rejected, dated" if that one got a 503 with a current Date (within 60 s), "rejected, no
       Date" if the 503 had none, "rejected, closed" if it was closed without an answer,
-      "accepted" otherwise.
+      "accepted" otherwise (over TLS a refused connection fails its handshake: "closed").
   spread PORT N THREADS
       open N connections one after another, each served before the next, and hold them; then
       ask /metrics on the first and print how many connections each worker thread holds,
@@ -40,6 +42,7 @@ import email.utils
 import os
 import re
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -47,12 +50,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from faultlib.http import Conn, basic  # noqa: E402
+import itls  # noqa: E402
 
 
-def connect(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
+def connect(port, rcvbuf=None):
+    return itls.connect(port, timeout=10, rcvbuf=rcvbuf)
 
 
 def cmd_raw(argv):
@@ -80,7 +82,7 @@ def cmd_raw(argv):
         print("<reset>")
         return 0
     if shut:
-        s.shutdown(socket.SHUT_WR)
+        itls.half_close(s)
     s.settimeout(timeout)
     out = sys.stdout.buffer
     state = "<open>"
@@ -89,7 +91,7 @@ def cmd_raw(argv):
             chunk = s.recv(65536)
         except socket.timeout:
             break
-        except ConnectionResetError:
+        except (ConnectionResetError, ssl.SSLError):
             state = "<closed>"
             break
         if not chunk:
@@ -122,7 +124,8 @@ def cmd_fetch(argv):
 
     def worker(k):
         try:
-            c = Conn(port, timeout=10, host_header="t")
+            c = Conn.adopt(connect(port))
+            c.host_header = "t"
             for r in range(rounds):
                 for j in range(len(files)):
                     name, want = files[(j + k) % len(files)]
@@ -186,9 +189,7 @@ def cmd_slowget(argv):
 def cmd_pausedget(argv):
     port, user, pw, name, out, started, go = (int(argv[0]),) + tuple(argv[1:7])
     rng = f"Range: bytes={argv[7]}\r\n" if len(argv) > 7 else ""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: no autotuning
-    s.connect(("127.0.0.1", port))
+    s = connect(port, rcvbuf=65536)  # set before connect: no autotuning
     s.settimeout(90)
     s.sendall((f"GET /files/{name} HTTP/1.1\r\nHost: t\r\n"
                f"Authorization: {basic(user, pw)}\r\n{rng}Connection: close\r\n\r\n")
@@ -233,14 +234,14 @@ def cmd_maxconns(argv):
             print(f"connection {len(held)} got {resp.status}")
             return 1
         held.append(s)
-    extra = connect(port)
-    extra.settimeout(3)
     try:
+        extra = connect(port)
+        extra.settimeout(3)
         data = extra.recv(4096)  # a rejection is sent at accept, before any request
-    except ConnectionResetError:
-        data = b""
     except socket.timeout:
         data = b"<timeout>"
+    except OSError:  # reset; over TLS also: closed before the handshake ended
+        data = b""
     if data.startswith(b"HTTP/1.1 503"):
         print("rejected, dated" if has_current_date(data) else "rejected, no Date")
     elif data == b"":

@@ -2,6 +2,8 @@
 # tests/integration/s1lib.sh - helpers shared by the tests that run server1 against
 # fake_server2.py (test_server1.sh, test_uploads.sh). Source it after lib.sh; it expects
 # ITEST_DIR (itest_init), HERE (this directory), S1_BIN and ROOT to be set by the caller.
+# Under ITEST_TLS=1 (lib.sh: a run over HTTPS) start_s1 gives server1 its HTTPS port too, and
+# S1 / S1_PORT name that port; S1_PLAIN_PORT is the plain one.
 
 # itest_off_tmpfs: O_DIRECT needs a disk filesystem, so the run dir must not be on tmpfs.
 # Call before itest_init.
@@ -35,9 +37,10 @@ start_fake() {
 
 # start_s1 NAME ARGS...: server1 on a free port against the fake server2, started in this shell
 # (so `wait` gets its exit status); its log is $ITEST_DIR/NAME.log. Sets S1_PID, S1_PORT, S1
-# (base URL) and S1_LOG; waits for "listening on". The per-client limits are off unless ARGS
-# turn them on (the tests sign up and guess from one address far more often than they allow;
-# test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
+# (base URL), S1_PLAIN_PORT and S1_LOG; waits for "listening on" (under ITEST_TLS=1: for
+# "listening for https on", with S1 https:// on that port, checked by lib.sh). The per-client
+# limits are off unless ARGS turn them on (the tests sign up and guess from one address far more
+# often than they allow; test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
 # (--auth-secret-file) or none (--insecure-no-secret).
 S1_NO_CLIENT_LIMITS=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0
     --max-conns-per-ip 0 --list-limit 0)
@@ -47,15 +50,16 @@ start_s1() {
     link_secret
     link=(--auth-secret-file "$LINK_SECRET")
     [[ " $* " == *" --auth-secret-file "* || " $* " == *" --insecure-no-secret "* ]] && link=()
+    itest_tls_setup
     "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "${link[@]}" \
-        "${S1_NO_CLIENT_LIMITS[@]}" "$@" >"$log" 2>&1 &
+        "${S1_NO_CLIENT_LIMITS[@]}" "${ITEST_TLS_ARGS[@]}" "$@" >"$log" 2>&1 &
     S1_PID=$!
     S1_LOG=$log
     itest_bg "$S1_PID"
-    wait_until 20 grep -q 'listening on ' "$log" || itest_fail "$name: server1 did not start"
-    S1_PORT=$(grep -m1 -o 'listening on [^ ]*' "$log")
-    S1_PORT=${S1_PORT##*:}
-    S1=http://127.0.0.1:$S1_PORT
+    itest_s1_listening "$name" "$log" 20 || itest_fail "$name: server1 did not start"
+    S1_PORT=$ITEST_PORT
+    S1_PLAIN_PORT=$ITEST_PLAIN_PORT
+    S1=$ITEST_URL
 }
 
 # stop_s1 DESC [SECONDS]: SIGTERM; it must exit 0 within SECONDS (default 15).

@@ -11,6 +11,7 @@
 # an entry's life, --auth-cache-ttl 0 turns it off, and the HTTP errors of the two routes.
 # (The old passwords hammered are failed logins: server2's --login-fail-limit is off here, as are
 # server1's limits; tests/integration/test_login_limit.sh tests them.)
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init accounts
@@ -54,7 +55,7 @@ start_s1() {
         --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$SECRET" --login-fail-limit 0 \
         --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 "$@" ||
         itest_fail "$name: server1 did not start"
-    URL=http://127.0.0.1:$ITEST_PORT
+    URL=$ITEST_URL
     PID=$ITEST_PID_LAST
     wait_until 10 status_is 200 "$URL/healthz" || itest_fail "$name: not healthy"
 }
@@ -78,7 +79,7 @@ for mode in threads processes; do
     check_eq "$mode: GET through B" "$(code -u "$u:$PASS" "$B/files/f1k")" 200
 
     # B is frozen (SIGSTOP) for 400 ms as the change is sent through A: A's 204 must wait for B
-    out=$(python3 "$REVOKE" --watch "${A#http://}" --watch "${B#http://}" --changer "${A#http://}" \
+    out=$(python3 "$REVOKE" --watch "${A#*://}" --watch "${B#*://}" --changer "${A#*://}" \
         --user "$u" --old "$PASS" --new "$NEWPASS" --file f1k --freeze "$B_PID" 400)
     log "$mode: password change, A and B hammered with the old one, B frozen 400 ms: $out"
     read -r st sent okafter okbefore last took <<<"$out"
@@ -102,7 +103,7 @@ for mode in threads processes; do
     check_eq "$mode: new password through B" "$(code -u "$u:$NEWPASS" "$B/files/f1k")" 200
     check_eq "$mode: old password through B" "$(code -u "$u:$PASS" "$B/files/f1k")" 401
 
-    out=$(python3 "$REVOKE" --watch "${A#http://}" --watch "${B#http://}" --changer "${B#http://}" \
+    out=$(python3 "$REVOKE" --watch "${A#*://}" --watch "${B#*://}" --changer "${B#*://}" \
         --user "$u" --old "$NEWPASS" --delete --file f1k)
     log "$mode: deletion, A and B hammered with the password: $out"
     read -r st sent okafter okbefore last took <<<"$out"
@@ -161,8 +162,8 @@ several_server2s() {
     Y=$URL Y_PID=$PID
     check_ok "$b: X holds a lease from server2 A" wait_until 10 leased "$X"
     check_eq "$b: create through Y (server2 B)" "$(code -d "username=$u&password=$PASS" "$Y/users")" 201
-    revoke_check "$b: X caches through A, the change goes through B" --watch "${X#http://}" \
-        --changer "${Y#http://}" --user "$u" --old "$PASS" --new "${NEWPASS}1" --file f1k
+    revoke_check "$b: X caches through A, the change goes through B" --watch "${X#*://}" \
+        --changer "${Y#*://}" --user "$u" --old "$PASS" --new "${NEWPASS}1" --file f1k
     check_ok "$b: ... X answered from its cache before ($(metric "$X" server1_auth_cache_hits_total))" \
         test "$(metric "$X" server1_auth_cache_hits_total)" -gt 10
     check_eq "$b: the new password through X" "$(code -u "$u:${NEWPASS}1" "$X/files/f1k")" 200
@@ -176,7 +177,7 @@ several_server2s() {
     start_s2_on "$b-s2c" threads "$url" "$pwf" "$bport"
     start_s1 "$b-y2" --auth "127.0.0.1:$bport"
     revoke_check "$b: X2 caches through A; its link to C is not up when C takes the change" \
-        --watch "${X2#http://}" --changer "${URL#http://}" --user "$u" --old "${NEWPASS}1" \
+        --watch "${X2#*://}" --changer "${URL#*://}" --user "$u" --old "${NEWPASS}1" \
         --new "${NEWPASS}2" --file f1k --warmup 0.3
 
     # A hangs for 5 s while the change is made through B: the 204 waits for A's registration
@@ -184,7 +185,7 @@ several_server2s() {
     # back X does not take the old password from its cache
     check_eq "$b: cached again through X" "$(code -u "$u:${NEWPASS}2" "$X/files/f1k")" 200
     revoke_check "$b: server2 A hangs (SIGSTOP, 5 s) while the change goes through B" \
-        --watch "${X#http://}" --changer "${Y#http://}" --user "$u" --old "${NEWPASS}2" \
+        --watch "${X#*://}" --changer "${Y#*://}" --user "$u" --old "${NEWPASS}2" \
         --new "${NEWPASS}3" --file f1k --freeze "$SA_PID" 5000 --after 2
     check_ok "$b: ... the 204 did not wait for A to come back (${TOOK} ms < 5000)" \
         test "$TOOK" -lt 5000

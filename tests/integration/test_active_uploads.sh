@@ -12,6 +12,7 @@
 # files are served as before, unless --sandbox-root (then the operator's are too, prefetched or
 # read per request); the HTML listing carries a CSP that forbids scripts, the JSON one none.
 # Against fake_server2.py.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -126,7 +127,8 @@ browse() {
     printf '{"download_restrictions": 3}\n' >"$profile/Default/Preferences"
     HOME=$profile timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic \
         --no-first-run --disable-background-networking --disable-component-update \
-        --disable-sync --user-data-dir="$profile" --dump-dom "$1" \
+        --disable-sync ${ITEST_CHROMIUM_TLS:+"$ITEST_CHROMIUM_TLS"} --user-data-dir="$profile" \
+        --dump-dom "$1" \
         2>>"$ITEST_DIR/chromium.err" || rc=$?
     rm -rf "$profile"
     return "$rc"
@@ -153,7 +155,7 @@ for ext in "${ACTIVE[@]}" "${PASSIVE[@]}"; do
 done
 
 # the browser: the operator's page runs and lists /files/ as carol; erin's upload does not
-base="http://carol:pw@127.0.0.1:$S1_PORT/files"
+base="${S1%%://*}://carol:pw@127.0.0.1:$S1_PORT/files"
 for ext in html svg; do
     browse "$base/frame-own.$ext.html" >"$ITEST_DIR/own-$ext.dom" || true
     check_ok "Chromium: the operator's own.$ext runs its script, which lists /files/ as carol" \

@@ -13,6 +13,7 @@
 # being read finishing on the version it started with; then the preconditions of PUT and DELETE
 # (If-Match, If-None-Match: *, If-Unmodified-Since: 412) with the ETags the uploads get, kept
 # across a restart. Runs against fake_server2.py.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh

@@ -9,6 +9,7 @@
 # character, a symlink out of the root) are never listed; headless Chromium, with Basic
 # credentials in the URL, shows the HTML pages of /files/ and /files/sub/ (its DOM dump has the
 # names) and takes a screenshot of /files/ (a PNG). Runs against fake_server2.py.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -56,7 +57,8 @@ browse() {
     profile=$(mktemp -d "$ITEST_DIR/chromium.XXXXXX")
     chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$profile" "$@" 2>>"$ITEST_DIR/chromium.err" || rc=$?
+        ${ITEST_CHROMIUM_TLS:+"$ITEST_CHROMIUM_TLS"} --user-data-dir="$profile" "$@" \
+        2>>"$ITEST_DIR/chromium.err" || rc=$?
     rm -rf "$profile"
     return "$rc"
 }
@@ -185,7 +187,7 @@ import json, sys; print(json.load(sys.stdin)["path"])')" /files/sub/
     check_eq "$MODE: HEAD: 200, no body" "$(curl -s -I -o /dev/null -w '%{http_code}' \
         "${ALICE[@]}" "$S1/files/")" 200
     # a browser: the page it builds from /files/ and /files/sub/, credentials in the URL
-    base="http://alice:secret@127.0.0.1:$S1_PORT/files"
+    base="${S1%%://*}://alice:secret@127.0.0.1:$S1_PORT/files"
     browse --dump-dom "$base/" >"$ITEST_DIR/dom-root.html" || true
     check_ok "$MODE: Chromium shows /files/ with its names" \
         python3 -c '

@@ -8,6 +8,7 @@
 #   a request goes on (401 for a file), and from loopback everything works; open: as before.
 # --hsts: HTTPS answers carry Strict-Transport-Security, plain ones do not.
 # --plain-http other than open without --tls-port is refused at start.
+# itest-https: no (it tests the plain port beside the HTTPS one; both, on purpose)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh

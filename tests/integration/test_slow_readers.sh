@@ -14,6 +14,7 @@
 # - --min-rate over --min-rate-window: a reader that takes about 60 KiB/s of a 50 MiB file is
 #   reset within the grace + a window (and a step) once the socket buffers' first burst has slid
 #   out of the window, in both modes, and its response buffer is given back.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -42,15 +43,13 @@ rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$S1_PID/status"; }
 # and read nothing for SECONDS, in the background (their pid in STALL_PID); "connected N" is in
 # $ITEST_DIR/stall.out once all have sent their request.
 stallers() {
-    python3 - "$S1_PORT" "$1" "$2" "$3" >"$ITEST_DIR/stall.out" 2>&1 <<'EOF' &
-import base64, socket, sys, time
+    PYTHONPATH=$HERE python3 - "$S1_PORT" "$1" "$2" "$3" >"$ITEST_DIR/stall.out" 2>&1 <<'EOF' &
+import base64, itls, sys, time
 port, n, name, secs = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 auth = base64.b64encode(b"alice:secret").decode()
 socks = []
 for _ in range(n):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.connect(("127.0.0.1", port))
+    s = itls.connect(port, rcvbuf=4096, nodelay=False)
     s.sendall(("GET /files/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n"
                % (name, auth)).encode())
     socks.append(s)
@@ -79,11 +78,11 @@ for f in "$ROOT"/f* "$ROOT/big"; do
 done
 len=$(curl -s -I --max-time 10 -u "$ALICE" "$S1/files/big" | tr -d '\r' | awk -F': ' 'tolower($1)=="content-length"{print $2}')
 check_eq "HEAD big: Content-Length" "$len" $((50 * 1048576))
-out=$(python3 - "$S1_PORT" "$ROOT" <<'EOF'
-import base64, hashlib, socket, sys
+out=$(PYTHONPATH=$HERE python3 - "$S1_PORT" "$ROOT" <<'EOF'
+import base64, itls, sys
 port, root = int(sys.argv[1]), sys.argv[2]
 auth = base64.b64encode(b"alice:secret").decode()
-s = socket.create_connection(("127.0.0.1", port), timeout=60)
+s = itls.connect(port, timeout=60, nodelay=False)
 req = "GET /files/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + auth + "\r\n\r\n"
 s.sendall(((req % "f3145731") + (req % "f262145")).encode())
 buf = b""
@@ -140,20 +139,18 @@ stop_s1 "response-memory server1"
 # PAUSE seconds for at most SECONDS; prints the seconds until the server closed or reset, and
 # the bytes taken.
 sip() {
-    python3 - "$@" <<'EOF'
-import base64, socket, sys, time
+    PYTHONPATH=$HERE python3 - "$@" <<'EOF'
+import base64, itls, sys, time
 port, limit, pause = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 auth = base64.b64encode(b"alice:secret").decode()
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(("127.0.0.1", port))
+s = itls.connect(port, timeout=None, rcvbuf=4096, nodelay=False)
 t0 = time.monotonic()
 s.sendall(("GET /files/big HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n" % auth).encode())
 got = 0
 while time.monotonic() - t0 < limit:
     try:
         d = s.recv(16384)
-    except ConnectionResetError:
+    except OSError:  # reset (over TLS also: a record cut short)
         break
     if not d:
         break

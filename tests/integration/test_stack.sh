@@ -6,6 +6,7 @@
 # restarted, server2 killed and restarted, each under load, and nothing ever logs a password.
 # The link is authenticated by a secret file given to both; a server1 with another secret is
 # refused (503, a line in server1's log).
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init stack
@@ -52,7 +53,7 @@ start_stack() {
     itest_start "$name-server1" server1 --port 0 --threads 2 --root "$ROOT" \
         --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$SECRET" --log-level debug "$@"
     S1_PID=$ITEST_PID_LAST
-    S1=http://127.0.0.1:$ITEST_PORT
+    S1=$ITEST_URL
     wait_until 10 status_is 200 "$S1/healthz" ||
         itest_not_ok "$name: /healthz did not become 200"
 }
@@ -204,7 +205,7 @@ S2_PID=$ITEST_PID_LAST
 itest_start wrong-server1 server1 --port 0 --threads 1 --root "$ROOT" \
     --auth "127.0.0.1:$S2_PORT" --auth-secret-file "$ITEST_DIR/other.secret"
 S1_PID=$ITEST_PID_LAST
-S1=http://127.0.0.1:$ITEST_PORT
+S1=$ITEST_URL
 check_ok "wrong secret: server1 logs that server2 failed link authentication" \
     wait_until 10 grep -q "server2 at 127.0.0.1:$S2_PORT failed link authentication" \
     "$ITEST_DIR/wrong-server1.log"

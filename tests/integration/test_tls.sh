@@ -13,6 +13,7 @@
 # resumed, a broken key refused with the old certificate kept, ignored without HTTPS; the
 # session-ticket keys rotated every second (--tls-ticket-rotate 1s): a session resumed across one
 # rotation, not beyond the ring (a full handshake). About 30 s.
+# itest-https: no (it gives server1 its own certificates and tests both ports itself)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh

@@ -16,6 +16,7 @@
 #   do not grow pass, deletes free room, two uploads that each fit alone but not together get
 #   one 201 and one 507 from the committer, the usage is rebuilt from the log on restart, and
 #   the metrics count the refusals.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh

@@ -6,6 +6,7 @@
 # and owners kept), recovery of a torn end of the log and refusal of a damaged one, segments
 # rolling and compaction, SIGKILL right after a 201, SIGTERM draining an upload in flight,
 # --group-commit off, deletes of operator files (whiteouts), and --read-only.
+# itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
@@ -371,10 +372,10 @@ stop_s1 "group-commit off"
 log "SIGTERM drains an upload in flight"
 start_s1 s1-drain
 cat >"$ITEST_DIR/slow_writer.py" <<'EOF'
-import base64, os, socket, sys, time
+import base64, itls, os, sys, time
 port, body_file, started, go = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 body = open(body_file, "rb").read()
-s = socket.create_connection(("127.0.0.1", port))
+s = itls.connect(port, timeout=None, nodelay=False)
 auth = base64.b64encode(b"alice:secret").decode()
 s.sendall(f"PUT /files/drained HTTP/1.1\r\nHost: t\r\nAuthorization: Basic {auth}\r\nContent-Length: {len(body)}\r\n\r\n".encode())
 s.sendall(body[: len(body) // 2])
@@ -390,8 +391,8 @@ while True:
     resp += b
 print(resp.split(b"\r\n")[0].decode())
 EOF
-python3 "$ITEST_DIR/slow_writer.py" "${S1##*:}" "$DATA/small2" "$ITEST_DIR/w.started" \
-    "$ITEST_DIR/w.go" >"$ITEST_DIR/w.out" &
+PYTHONPATH=$HERE python3 "$ITEST_DIR/slow_writer.py" "$S1_PORT" "$DATA/small2" \
+    "$ITEST_DIR/w.started" "$ITEST_DIR/w.go" >"$ITEST_DIR/w.out" &
 WRITER=$!
 wait_until 10 test -e "$ITEST_DIR/w.started" || itest_not_ok "slow writer did not start"
 sleep 0.2
