@@ -292,7 +292,9 @@ check_eq "401 invalid username in credentials" \
     "$(code -H "Authorization: Basic $(printf 'a b:secret' | base64)" "$S1/files/f1")" 401
 check_eq "401 (not 404) for a missing file without credentials" "$(code "$S1/files/nope")" 401
 check_eq "404 missing file after auth" "$(code "${AUTH[@]}" "$S1/files/nope")" 404
-check_eq "404 directory" "$(code "${AUTH[@]}" "$S1/files/emptydir")" 404
+check_eq "a directory without its /: 301 to its listing" \
+    "$(curl -s -o /dev/null -w '%{http_code} %header{location}' "${AUTH[@]}" "$S1/files/emptydir")" \
+    "301 emptydir/"
 check_eq "404 fifo" "$(code "${AUTH[@]}" "$S1/files/fifo")" 404
 check_eq "404 unknown route" "$(code "$S1/nope")" 404
 check_eq "404 /files without a name" "$(code "$S1/files")" 404
