@@ -133,7 +133,7 @@ size_t lg_errtab_format(const struct lg_errtab *t, enum lg_errtab_style style, c
                         size_t cap)
 {
     size_t len = 0;
-    char name[8];
+    char name[12]; /* "-2147483648" fits, though a status is 100..599 */
 
     if (cap == 0)
         return 0;
