@@ -312,7 +312,7 @@ int files_dir_exists(const struct files *f, const char *dir, size_t len)
         close(fd);
         return 1;
     }
-    return fd == -ENOENT || fd == -ENOTDIR || fd == -EXDEV || fd == -ELOOP ? 0 : fd;
+    return files_absent(fd) ? 0 : fd;
 }
 
 static void blob_free(struct files_blob *b)
@@ -502,7 +502,7 @@ static int load_file(struct loader *ld, const char *rel, size_t rel_len)
                  odirect_hint);
         return -1;
     }
-    if (fd == -EXDEV || fd == -ELOOP || fd == -ENOENT || fd == -ENOTDIR) {
+    if (files_absent(fd)) {
         log_debug("prefetch: skipping '%s': it resolves outside the root or nowhere", rel);
         return 0;
     }

@@ -16,6 +16,7 @@
 #ifndef FILES_H
 #define FILES_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -159,6 +160,13 @@ int files_open_dir(const struct files *f, const char *dir);
  * mean "no such directory" (-ENOENT, -ENOTDIR, -EXDEV, -ELOOP).
  */
 int files_dir_exists(const struct files *f, const char *dir, size_t len);
+
+/* True for the -errno of files_open or files_open_dir that means "not there beneath the root":
+ * -ENOENT, -ENOTDIR, -EXDEV (resolves outside it), -ELOOP. */
+static inline bool files_absent(int err)
+{
+    return err == -ENOENT || err == -ENOTDIR || err == -EXDEV || err == -ELOOP;
+}
 
 /*
  * Reads size bytes of fd (opened with O_DIRECT) into a new aligned buffer (*buf; NULL when size

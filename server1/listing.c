@@ -241,7 +241,7 @@ static int read_disk(struct gather *g, struct files *f)
     dir[g->sc->dir_len] = '\0';
     fd = files_open_dir(f, dir);
     if (fd < 0) {
-        if (fd == -ENOENT || fd == -ENOTDIR || fd == -EXDEV || fd == -ELOOP)
+        if (files_absent(fd))
             return 0; /* not on disk (maybe only uploads beneath it) */
         return fd;
     }
