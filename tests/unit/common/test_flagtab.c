@@ -375,9 +375,9 @@ static const struct flagtab_prog conf_prog = {
     .cfg_size = sizeof(struct toy), .defaults = toy_defaults, .version = toy_version,
 };
 
-/* Writes text to a temp file and parses argv (after "conf") over the defaults. */
-static enum flagtab_result conf_parse(struct toy *t, char *err, const char *text, int argc,
-                                      char **args)
+/* Writes len bytes of text to a temp file and parses argv (after "conf") over the defaults. */
+static enum flagtab_result conf_parse_n(struct toy *t, char *err, const char *text, size_t len,
+                                        int argc, char **args)
 {
     static char path[] = "/tmp/test_flagtab.XXXXXX";
     char *argv[16];
@@ -387,7 +387,7 @@ static enum flagtab_result conf_parse(struct toy *t, char *err, const char *text
     snprintf(path, sizeof(path), "/tmp/test_flagtab.XXXXXX");
     fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
     close(fd);
     argv[0] = "conf";
     for (int i = 0; i < argc; i++)
@@ -398,6 +398,12 @@ static enum flagtab_result conf_parse(struct toy *t, char *err, const char *text
     rc = flagtab_parse(&conf_prog, t, argc + 1, argv, err);
     unlink(path);
     return rc;
+}
+
+static enum flagtab_result conf_parse(struct toy *t, char *err, const char *text, int argc,
+                                      char **args)
+{
+    return conf_parse_n(t, err, text, strlen(text), argc, args);
 }
 
 static void test_flagtab_config(void **state)
@@ -437,6 +443,25 @@ static void test_flagtab_config(void **state)
     expect_error(":1: not a setting 'config'",
                  conf_parse(&t, err, "config /x\n", 2, (char *[]){"--config", "@"}), err);
     expect_error("--num: '11'", conf_parse(&t, err, "num 11\n", 2, (char *[]){"--config", "@"}),
+                 err);
+    /* the size limit: FLAGTAB_CONFIG_MAX bytes read, one more refused; and a NUL byte */
+    {
+        char *big = malloc(FLAGTAB_CONFIG_MAX + 2);
+
+        assert_non_null(big);
+        memset(big, '#', FLAGTAB_CONFIG_MAX + 1);
+        memcpy(big + FLAGTAB_CONFIG_MAX - 7, "\nnum 4\n", 7);
+        assert_int_equal(conf_parse_n(&t, err, big, FLAGTAB_CONFIG_MAX, 2,
+                                      (char *[]){"--config", "@"}),
+                         FLAGTAB_OK);
+        assert_int_equal(t.num, 4);
+        expect_error("larger than 1 MiB", conf_parse_n(&t, err, big, FLAGTAB_CONFIG_MAX + 1, 2,
+                                                      (char *[]){"--config", "@"}),
+                     err);
+        free(big);
+    }
+    expect_error("a NUL byte", conf_parse_n(&t, err, "num 1\n\0x\n", 9, 2,
+                                            (char *[]){"--config", "@"}),
                  err);
     expect_error("--config '/nonexistent/x': No such file",
                  conf_parse(&t, err, "", 2, (char *[]){"--config", "/nonexistent/x"}), err);

@@ -529,6 +529,13 @@ static void test_dir_exists(void **state)
     loc = listing_dir_location("new/deep", 8, &len);
     assert_string_equal(loc, "deep/"); /* relative to /files/new/deep */
     free(loc);
+    { /* the longest segment, every byte escaped: what route_files' Location buffer holds */
+        char seg[FILES_SEGMENT_MAX];
+        memset(seg, ' ', sizeof(seg));
+        loc = listing_dir_location(seg, sizeof(seg), &len);
+        assert_int_equal(len, 3 * FILES_SEGMENT_MAX + 1);
+        free(loc);
+    }
     loc = listing_dir_location("a b/c&d<é", strlen("a b/c&d<é"), &len);
     assert_string_equal(loc, "c%26d%3C%C3%A9/");
     free(loc);
