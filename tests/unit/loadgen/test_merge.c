@@ -75,6 +75,27 @@ static void t_remove(const char *dir)
     assert_int_equal(system(cmd), 0);
 }
 
+/* DIR/run.json as a malloc'd NUL-terminated text of *len bytes. */
+static char *t_read_run(const char *dir, long *len)
+{
+    char path[128];
+    char *text;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    rewind(f);
+    text = malloc((size_t)*len + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    text[*len] = '\0';
+    return text;
+}
+
 static void t_write(struct lg_run *run)
 {
     struct lg_run_analysis an;
@@ -351,12 +372,10 @@ static void test_merge_parse_bad_hist(void **state)
     struct lg_run run;
     char root[] = "/tmp/test_lg_merge_h.XXXXXX";
     char dir[64];
-    char path[80];
     char err[LG_ERR_LEN];
     char *text;
     char *at;
     long len;
-    FILE *f;
 
     (void)state;
     assert_non_null(mkdtemp(root));
@@ -367,16 +386,7 @@ static void test_merge_parse_bad_hist(void **state)
         p.st[LG_REQ_GET].ok++;
     }
     t_write(&run);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    rewind(f);
-    text = malloc((size_t)len + 1);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    text[len] = '\0';
+    text = t_read_run(dir, &len);
     assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
     lg_runfile_release(&in);
     at = strstr(text, "\"count\": 100,");
@@ -398,12 +408,10 @@ static void test_merge_parse_window_max(void **state)
     struct lg_run run;
     char root[] = "/tmp/test_lg_merge_w.XXXXXX";
     char dir[64];
-    char path[80];
     char err[LG_ERR_LEN];
     char *text;
     char *at;
     long len;
-    FILE *f;
 
     (void)state;
     assert_non_null(mkdtemp(root));
@@ -416,16 +424,7 @@ static void test_merge_parse_window_max(void **state)
         p.st[LG_REQ_GET].ok++;
     }
     t_write(&run);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    rewind(f);
-    text = malloc((size_t)len + 1);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    text[len] = '\0';
+    text = t_read_run(dir, &len);
     assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
     assert_true(in.points[0].window_max_s == 12.5);
     assert_int_equal(in.cfg.window_max_us, 12500000);
@@ -467,12 +466,10 @@ static void test_merge_parse_by_kind(void **state)
     struct lg_run run;
     char root[] = "/tmp/test_lg_merge_k.XXXXXX";
     char dir[64];
-    char path[80];
     char err[LG_ERR_LEN];
     char *text;
     char *at;
     long len;
-    FILE *f;
 
     (void)state;
     assert_non_null(mkdtemp(root));
@@ -488,16 +485,7 @@ static void test_merge_parse_by_kind(void **state)
     lg_errtab_add(&p.st[LG_REQ_GET].by_kind, LG_ERR_STATUS_4XX, 404, LG_KIND_BAD_STATUS);
     lg_errtab_add(&p.st[LG_REQ_GET].by_kind, LG_ERR_SHORT, 0, LG_KIND_RESET);
     t_write(&run);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    rewind(f);
-    text = malloc((size_t)len + 1);
-    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    text[len] = '\0';
+    text = t_read_run(dir, &len);
     assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
     assert_int_equal(in.points[0].st[LG_REQ_GET].by_kind.status[404 - LG_STATUS_MIN], 2);
     assert_int_equal(in.points[0].st[LG_REQ_GET].by_kind.kind[LG_KIND_RESET], 1);
