@@ -30,7 +30,9 @@ struct s1_transport_ops {
     ssize_t (*writev)(struct s1_transport *t, const struct iovec *iov, int cnt);
     /* Like evbuffer_write_atmost: writes (and drains) about budget bytes of out, -1 + errno. */
     int (*write_out)(struct s1_transport *t, struct evbuffer *out, size_t budget);
-    /* True when bytes already taken off the socket wait to be read (no event will say so). */
+    /* True when bytes already taken off the socket wait to be read (no event will say so).
+     * With TLS they may be the start of a record not all here yet: a recv then answers EAGAIN
+     * and the socket's readiness tells when the rest comes (conn.c reads while this holds). */
     bool (*pending)(const struct s1_transport *t);
     /* Ends the sending side (a lingering close): 0, or -1 with errno. */
     int (*shutdown)(struct s1_transport *t);
