@@ -446,6 +446,10 @@ static ssize_t io_failed(struct s1_transport *t, int rc, bool reading)
         errno = EAGAIN;
         return -1;
     case SSL_ERROR_ZERO_RETURN:
+        /* the peer's close_notify: not answered with ours, as nginx does (a client closes
+         * right after sending it, and a record it will not read costs both kernels a
+         * segment and a reset) */
+        t->fatal = true;
         if (reading)
             return 0;
         errno = EPIPE;
@@ -568,7 +572,10 @@ static bool tls_pending(const struct s1_transport *t)
     return SSL_has_pending(t->ssl) == 1;
 }
 
-/* close_notify once, not waited for; none after a TLS error or before the handshake ended. */
+/*
+ * close_notify once, not waited for; none after a TLS error, after the peer's own, or before the
+ * handshake ended.
+ */
 static void send_close_notify(struct s1_transport *t)
 {
     if (t->fatal || !t->handshake_done)

@@ -54,7 +54,8 @@ struct s1_transport {
     struct metrics *metrics;  /* the thread's: handshakes counted there */
     bool handshake_done;      /* the handshake finished (counted) */
     bool ktls_send;           /* the kernel encrypts what is written (kTLS TX) */
-    bool fatal;               /* a TLS error: close without close_notify */
+    bool fatal;               /* a TLS error, or the peer's close_notify came: close without
+                                 sending one */
 };
 
 /* The plain transport over fd: today's syscalls. */

@@ -402,6 +402,15 @@ if [[ -n $(metric server1_tls_ktls_send_total) ]]; then
 else
     itest_not_ok "no server1_tls_ktls_send_total"
 fi
+# kTLS asked for only where the kernel has its tls ULP (after server1's probe, which loads the
+# module where it can): the log says which, as the kernel's list does
+want="not available"
+! grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null || want=available
+if grep -q "tls: kTLS $want" "$S1_LOG"; then
+    itest_ok "kTLS $want, as tcp_available_ulp says"
+else
+    itest_not_ok "the log does not say 'kTLS $want': $(grep -m1 'kTLS' "$S1_LOG")"
+fi
 
 # ---- headless Chromium ----------------------------------------------------------------------
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)

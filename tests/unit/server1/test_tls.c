@@ -5,7 +5,8 @@
  * offered again, at least all of them, even when the transport reported the first record as
  * written and the caller queued the rest in pieces (the head copied, the body referenced, as
  * conn.c does). server1's end is a BIO pair whose buffer takes one record and part of the next,
- * so the refusal happens at the same byte every run.
+ * so the refusal happens at the same byte every run. And the end of a connection: server1's
+ * close_notify when it shuts first, none in answer to the client's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,8 +45,8 @@ static char pattern_at(size_t i)
 /* server1's TLS state from a new P-256 key and a self-signed certificate. */
 static struct s1_tls *make_server(void)
 {
-    static char dir[] = "/tmp/s1-test-tls-XXXXXX";
-    static char cert[64], key[64];
+    char dir[] = "/tmp/s1-test-tls-XXXXXX";
+    char cert[64], key[64];
     char err[S1_TLS_ERR_LEN];
     EVP_PKEY *pk = EVP_EC_gen("P-256");
     X509 *x = X509_new();
@@ -102,6 +103,99 @@ static void client_read(SSL *cli, char *got, size_t *len, size_t cap)
     }
     for (size_t i = 0; i < *len; i++)
         assert_int_equal(got[i], pattern_at(i));
+}
+
+/* One handshake between t (server1's end, attached to tls) and cli over a BIO pair. */
+struct pair {
+    struct s1_transport t;
+    SSL_CTX *cctx;
+    SSL *cli;
+    BIO *cbio;
+    int fds[2];
+};
+
+static void pair_open(struct pair *p, struct s1_tls *tls, struct metrics *metrics)
+{
+    BIO *sbio;
+
+    p->cctx = SSL_CTX_new(TLS_client_method());
+    assert_non_null(p->cctx);
+    p->cli = SSL_new(p->cctx);
+    assert_non_null(p->cli);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, p->fds), 0);
+    assert_int_equal(s1_tls_attach(&p->t, tls, p->fds[0], metrics), 0);
+    assert_int_equal(BIO_new_bio_pair(&sbio, 1 << 16, &p->cbio, 1 << 16), 1);
+    SSL_set_bio(p->t.ssl, sbio, sbio);
+    SSL_set_bio(p->cli, p->cbio, p->cbio);
+    SSL_set_connect_state(p->cli);
+    for (int turn = 0; turn < 100 && !(p->t.handshake_done && SSL_is_init_finished(p->cli));
+         turn++) {
+        char b[16];
+        if (SSL_do_handshake(p->cli) != 1)
+            ERR_clear_error();
+        assert_int_equal(p->t.ops->recv(&p->t, b, sizeof(b)), -1);
+        assert_int_equal(errno, EAGAIN);
+    }
+    assert_true(p->t.handshake_done);
+    assert_true(SSL_is_init_finished(p->cli));
+    /* the client takes its session tickets: what is left on the wire is server1's from now */
+    {
+        char b[16];
+        size_t n;
+        assert_int_equal(SSL_read_ex(p->cli, b, sizeof(b), &n), 0);
+        assert_int_equal(SSL_get_error(p->cli, 0), SSL_ERROR_WANT_READ);
+        ERR_clear_error();
+    }
+    assert_int_equal(BIO_ctrl_pending(p->cbio), 0);
+}
+
+static void pair_close(struct pair *p)
+{
+    p->t.ops->close(&p->t);
+    close(p->fds[1]);
+    SSL_free(p->cli);
+    SSL_CTX_free(p->cctx);
+}
+
+/* server1 shuts first: the client reads a close_notify (the end is not a truncation). */
+static void test_tls_shutdown_sends_close_notify(void **state)
+{
+    struct s1_tls *tls = make_server();
+    static struct metrics metrics;
+    struct pair p;
+    char b[16];
+    size_t n;
+    (void)state;
+
+    pair_open(&p, tls, &metrics);
+    assert_int_equal(p.t.ops->shutdown(&p.t), 0);
+    assert_true(BIO_ctrl_pending(p.cbio) > 0);
+    assert_int_equal(SSL_read_ex(p.cli, b, sizeof(b), &n), 0);
+    assert_int_equal(SSL_get_error(p.cli, 0), SSL_ERROR_ZERO_RETURN);
+    ERR_clear_error();
+    pair_close(&p);
+    s1_tls_free(tls);
+}
+
+/*
+ * The client's close_notify: server1 reads the end (0) and closes without sending its own, as
+ * nginx does: the client has closed and will not read it.
+ */
+static void test_tls_peer_close_notify_not_answered(void **state)
+{
+    struct s1_tls *tls = make_server();
+    static struct metrics metrics;
+    struct pair p;
+    char b[16];
+    (void)state;
+
+    pair_open(&p, tls, &metrics);
+    assert_int_equal(SSL_shutdown(p.cli), 0); /* sent, the peer's not yet seen */
+    assert_int_equal(p.t.ops->recv(&p.t, b, sizeof(b)), 0);
+    assert_int_equal(p.t.ops->shutdown(&p.t), 0);
+    assert_int_equal(BIO_ctrl_pending(p.cbio), 0); /* nothing written after it */
+    pair_close(&p);
+    s1_tls_free(tls);
 }
 
 /*
@@ -183,6 +277,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tls_writev_retry_across_pieces),
+        cmocka_unit_test(test_tls_shutdown_sends_close_notify),
+        cmocka_unit_test(test_tls_peer_close_notify_not_answered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
