@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -106,6 +108,48 @@ static const char *time_text(const ASN1_TIME *t, char *buf, size_t cap)
     return buf;
 }
 
+/*
+ * Whether this kernel can take TLS records (the "tls" TCP ULP), asked once: the list of ULPs
+ * registered, and if "tls" is not in it, one TCP_ULP on a spare socket, which loads the module
+ * where it exists and the process may, and the list again. Without it SSL_OP_ENABLE_KTLS would
+ * cost every handshake two setsockopt(2)s that fail (TCP_ULP: ENOENT, TLS_TX: ENOPROTOOPT).
+ */
+static bool ulp_listed(void)
+{
+    char list[256];
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_available_ulp", "re");
+    size_t n;
+    bool found = false;
+
+    if (f == NULL)
+        return false;
+    n = fread(list, 1, sizeof(list) - 1, f);
+    fclose(f);
+    list[n] = '\0';
+    for (char *sp, *w = strtok_r(list, " \n", &sp); w != NULL && !found;
+         w = strtok_r(NULL, " \n", &sp))
+        found = strcmp(w, "tls") == 0;
+    return found;
+}
+
+static bool kernel_has_ktls(void)
+{
+    static int known = -1; /* main thread only: at start and on SIGHUP */
+    int fd;
+
+    if (known >= 0)
+        return known == 1;
+    if (!ulp_listed() && (fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
+        (void)setsockopt(fd, SOL_TCP, TCP_ULP, "tls", 3); /* (fails: not connected) */
+        close(fd);
+    }
+    known = ulp_listed() ? 1 : 0;
+    log_info("tls: kTLS %s", known ? "available: the kernel's tls ULP is registered"
+                                    : "not available: this kernel has no tls ULP, OpenSSL "
+                                      "encrypts in user space");
+    return known == 1;
+}
+
 /* The leaf in ctx is valid now: -1 with the reason in err. */
 static int check_validity(SSL_CTX *ctx, const char *cert_file, char *err)
 {
@@ -155,7 +199,9 @@ struct ssl_ctx_st *s1_tls_ctx_new(const char *cert_file, const char *key_file, c
         goto err_free;
     }
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
-                                 SSL_OP_ENABLE_KTLS | SSL_OP_IGNORE_UNEXPECTED_EOF);
+                                 SSL_OP_IGNORE_UNEXPECTED_EOF);
+    if (kernel_has_ktls())
+        SSL_CTX_set_options(ctx, SSL_OP_ENABLE_KTLS);
     SSL_CTX_clear_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
