@@ -199,6 +199,27 @@ static void test_tls_peer_close_notify_not_answered(void **state)
 }
 
 /*
+ * An error some other call left in the thread's OpenSSL queue does not make the next read look
+ * failed: the transport empties the queue before each SSL call (SSL_get_error reads it).
+ */
+static void test_tls_stale_error_ignored(void **state)
+{
+    struct s1_tls *tls = make_server();
+    static struct metrics metrics;
+    struct pair p;
+    char b[16];
+    (void)state;
+
+    pair_open(&p, tls, &metrics);
+    ERR_raise(ERR_LIB_SSL, SSL_R_BAD_LENGTH);
+    assert_int_equal(p.t.ops->recv(&p.t, b, sizeof(b)), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_false(p.t.fatal);
+    pair_close(&p);
+    s1_tls_free(tls);
+}
+
+/*
  * A 1500-byte head and a 1000-byte body in one writev: the first record goes, the second is
  * taken half-way. The transport reports 1024 bytes; conn.c queues the head's 476 others
  * (copied) and the body (referenced); the next write_out must offer the whole refused record
@@ -279,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_tls_writev_retry_across_pieces),
         cmocka_unit_test(test_tls_shutdown_sends_close_notify),
         cmocka_unit_test(test_tls_peer_close_notify_not_answered),
+        cmocka_unit_test(test_tls_stale_error_ignored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
