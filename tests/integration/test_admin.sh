@@ -4,7 +4,8 @@
 # cache on. Sign-up answers 403 and creates nothing; `server2 admin create` makes the account;
 # `reset` is refused the old password at once through X, which had it cached, and through Y,
 # on the other server2 (revoke.py: no 200 for a request sent after the tool exited); the
-# account's own password change still works; `lock` refuses the password (401), `unlock`
+# account's own password change still works; `lock` made while A hangs waits until X can no
+# longer answer from its cache, and refuses the password (401), `unlock`
 # accepts it again; `delete` makes it 401; `list` shows the expected rows; bad input exits 2
 # and changes nothing; no password ever appears in the tool's output or in a server's log.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -139,11 +140,22 @@ $DB_PW --hash-cost min --password-file $PWFILE reset $u")
         "$X/users/$u")" 204
     check_eq "$b: ... the new password through Y" "$(code -u "$u:$OWNPASS" "$Y/files/f1k")" 200
 
-    # lock: refused at once where it was cached, like a wrong password; unlock
+    # lock while server2 A hangs (SIGSTOP, 5 s): the tool waits for A's registration to run
+    # out (3.5 s), by when X, on A, no longer answers from its cache; then refused like a wrong
+    # password where it was cached
     for _ in 1 2 3; do code -u "$u:$OWNPASS" "$X/files/f1k" >/dev/null; done
-    admin_is "$b: lock $u" 0 lock "$u"
-    check_eq "$b: locked: GET through X (cached before): 401" \
-        "$(code -u "$u:$OWNPASS" "$X/files/f1k")" 401
+    out=$(python3 "$REVOKE" --watch "${X#*://}" --user "$u" --old "$OWNPASS" --file f1k \
+        --freeze "$A_PID" 5000 --after 2 --run "$BIN_DIR/server2 admin --backend $DB_URL \
+--backend-password-file $DB_PW lock $u")
+    log "$b: lock, server2 A frozen: $out"
+    read -r st _ okafter _ _ took <<<"$out"
+    took=${took#took=}
+    check_eq "$b: lock, A frozen: the tool's exit status" "$st" exit=0
+    check_eq "$b: lock, A frozen: no 200 through X after the tool exited" "$okafter" ok-after=0
+    check_ok "$b: ... the tool waited for A's registration to run out (${took})" \
+        test "${took%ms}" -ge 1500
+    check_ok "$b: locked: GET through X (cached before): 401" \
+        wait_until 10 status_is 401 -u "$u:$OWNPASS" "$X/files/f1k"
     check_eq "$b: locked: GET through Y: 401" "$(code -u "$u:$OWNPASS" "$Y/files/f1k")" 401
     check_eq "$b: locked: the owner's password change: 401" "$(code -X PUT -u "$u:$OWNPASS" \
         -H 'Content-Type: application/x-www-form-urlencoded' --data "password=x$OWNPASS" \
