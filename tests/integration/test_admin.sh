@@ -189,8 +189,10 @@ $DB_PW --hash-cost min --password-file $PWFILE reset $u")
     admin_is "$b: reset nobody: not found" 1 reset nobody --password-file "$PWFILE"
     admin_is "$b: unlock nobody: not found" 1 unlock nobody
     admin_is "$b: create $u, deleted: its name stays taken" 1 create "$u" --password-file "$PWFILE"
+    check_eq "$b: DELETE /users/bob by its owner, sign-up closed: 204" \
+        "$(code -X DELETE -u "bob:$A256" "$Y/users/bob")" 204
     admin_is "$b: list" 0 list
-    check_eq "$b: ... rows" "$ADMIN_OUT" "$(printf '%s\t%s\n%s\t%s' "$u" deleted bob active)"
+    check_eq "$b: ... rows" "$ADMIN_OUT" "$(printf '%s\t%s\n%s\t%s' "$u" deleted bob deleted)"
 
     stop_pid "$b: server1 X" "$X_PID"
     stop_pid "$b: server1 Y" "$Y_PID"
