@@ -157,14 +157,16 @@ static int read_line(FILE *f, char *out)
     return (int)n;
 }
 
-/* A line of the terminal on stdin, read without echo after prompt (on stderr). */
+/*
+ * A line of the terminal on stdin, read without echo after prompt (on stderr). As getpass(3):
+ * echo goes off (and what was typed before is dropped) before the prompt is shown, so nothing
+ * typed after it is ever echoed.
+ */
 static int read_tty_line(const char *prompt, char *out)
 {
     struct termios old, quiet;
     int n;
 
-    fputs(prompt, stderr);
-    fflush(stderr);
     if (tcgetattr(STDIN_FILENO, &old) < 0)
         return -1;
     quiet = old;
@@ -172,6 +174,8 @@ static int read_tty_line(const char *prompt, char *out)
     quiet.c_lflag |= ECHONL;
     if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) < 0)
         return -1;
+    fputs(prompt, stderr);
+    fflush(stderr);
     n = read_line(stdin, out);
     (void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
     return n;

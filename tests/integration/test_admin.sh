@@ -7,7 +7,8 @@
 # account's own password change still works; `lock` made while A hangs waits until X can no
 # longer answer from its cache, and refuses the password (401), `unlock`
 # accepts it again; `delete` makes it 401; `list` shows the expected rows; bad input exits 2
-# and changes nothing; no password ever appears in the tool's output or in a server's log.
+# and changes nothing; on a terminal the password is asked twice without echo (ttyrun.py); no
+# password ever appears in the tool's output or in a server's log.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init admin
@@ -23,6 +24,7 @@ head -c 1024 /dev/urandom >"$ROOT/f1k"
 SECRET=$ITEST_DIR/link.secret
 (umask 077 && head -c 32 /dev/urandom >"$SECRET")
 REVOKE=$ITEST_ROOT/tests/integration/revoke.py
+TTYRUN=$ITEST_ROOT/tests/integration/ttyrun.py
 OUT=$ITEST_DIR/admin.out # everything the tool printed, stdout and stderr
 PWFILE=$ITEST_DIR/newpass # --password-file
 (umask 077 && printf '%s\n' "$NEWPASS" >"$PWFILE")
@@ -85,7 +87,7 @@ stop_pid() {
 }
 
 round() {
-    local b=$1 u=ann-$1 X X_PID Y Y_PID A_PID B_PID out st okafter
+    local b=$1 u=ann-$1 X X_PID Y Y_PID A_PID B_PID out st okafter took rc
     DB_URL=$2 DB_PW=$3
     start_s2 "$b-s2a" threads "$DB_URL" "$DB_PW"
     A_PID=$S2_PID
@@ -193,6 +195,24 @@ $DB_PW --hash-cost min --password-file $PWFILE reset $u")
         "$(code -X DELETE -u "bob:$A256" "$Y/users/bob")" 204
     admin_is "$b: list" 0 list
     check_eq "$b: ... rows" "$ADMIN_OUT" "$(printf '%s\t%s\n%s\t%s' "$u" deleted bob deleted)"
+
+    # on a terminal: the password is asked twice, without echo; two that differ: exit 2
+    rc=0
+    out=$(python3 "$TTYRUN" "$PASS" "$PASS" -- "$BIN_DIR/server2" admin --backend "$DB_URL" \
+        --backend-password-file "$DB_PW" --hash-cost min create carol) || rc=$?
+    printf '%s\n' "$out" >>"$OUT"
+    check_eq "$b: create carol on a terminal: exit status" "$rc" 0
+    check_eq "$b: ... asked twice, nothing echoed" "${out//$'\r'/}" \
+        "$(printf "new password for 'carol': \nthe same again: \ncreated 'carol'")"
+    check_eq "$b: ... carol's password works" "$(code -u "carol:$PASS" "$Y/files/f1k")" 200
+    rc=0
+    out=$(python3 "$TTYRUN" "$PASS" "x$PASS" -- "$BIN_DIR/server2" admin --backend "$DB_URL" \
+        --backend-password-file "$DB_PW" --hash-cost min create dave) || rc=$?
+    printf '%s\n' "$out" >>"$OUT"
+    check_eq "$b: create dave, two passwords that differ: exit status" "$rc" 2
+    check_eq "$b: ... saying so" "${out//$'\r'/}" "$(printf "new password for 'dave': \n\
+the same again: \nserver2 admin: the two passwords differ")"
+    check_eq "$b: ... not created" "$(code -u "dave:$PASS" "$Y/files/f1k")" 401
 
     stop_pid "$b: server1 X" "$X_PID"
     stop_pid "$b: server1 Y" "$Y_PID"
