@@ -442,7 +442,7 @@ static char **config_args;
 static int config_nargs;
 
 static enum flagtab_result parse_argv(const struct flagtab_prog *p, void *cfg, int argc,
-                                      char **argv, char *err);
+                                      char **argv, int *first, char *err);
 
 int flagtab_config(void *cfg, const char *arg, char *err)
 {
@@ -633,7 +633,7 @@ enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int a
         config_args = args;
         config_nargs = n;
         args[0] = xstrdup(argv[0]);
-        rc = parse_argv(p, cfg, n, args, err);
+        rc = parse_argv(p, cfg, n, args, NULL, err);
         if (rc == FLAGTAB_ERROR) {
             char why[FLAGTAB_ERR_LEN];
             snprintf(why, sizeof(why), "%s", err);
@@ -642,11 +642,18 @@ enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int a
         if (rc != FLAGTAB_OK)
             return rc;
     }
-    return parse_argv(p, cfg, argc, argv, err);
+    return parse_argv(p, cfg, argc, argv, NULL, err);
 }
 
+enum flagtab_result flagtab_parse_args(const struct flagtab_prog *p, void *cfg, int argc,
+                                       char **argv, int *first, char *err)
+{
+    return parse_argv(p, cfg, argc, argv, first, err);
+}
+
+/* first: NULL, an argument after the flags is an error; else its index (argc: none). */
 static enum flagtab_result parse_argv(const struct flagtab_prog *p, void *cfg, int argc,
-                                      char **argv, char *err)
+                                      char **argv, int *first, char *err)
 {
     struct option opts[FLAGTAB_MAX * 2 + 1];
     char optstring[FLAGTAB_MAX * 4 + 3] = "+:";
@@ -693,6 +700,10 @@ static enum flagtab_result parse_argv(const struct flagtab_prog *p, void *cfg, i
         rc = apply(p, f, cfg, optarg, err);
         if (rc != 0)
             return rc < 0 ? FLAGTAB_ERROR : FLAGTAB_EXIT;
+    }
+    if (first != NULL) {
+        *first = optind; /* after the flags, and after a "--" that ends them */
+        return FLAGTAB_OK;
     }
     if (optind < argc) {
         snprintf(err, FLAGTAB_ERR_LEN, "unexpected argument '%.64s' (see --help)", argv[optind]);

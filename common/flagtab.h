@@ -117,6 +117,13 @@ enum flagtab_result {
 enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
                                   char *err);
 /*
+ * As flagtab_parse, for a command whose flags come before its arguments (`server2 admin
+ * [flags] SUBCOMMAND [NAME]`): *first is set to the index of the first argument that is not a
+ * flag (argc: none). No --config file is read.
+ */
+enum flagtab_result flagtab_parse_args(const struct flagtab_prog *p, void *cfg, int argc,
+                                       char **argv, int *first, char *err);
+/*
  * --config FILE: a program whose table has a FLAGTAB_CUSTOM flag with .fn = flagtab_config
  * (and FLAGTAB_F_TAKES_ARG) reads its settings from FILE as well. flagtab_parse finds
  * --config FILE (or --config=FILE) among the flags before it parses them, and parses the file's

@@ -194,6 +194,7 @@ static void defaults_cb(void *cfg)
 static const struct flagtab_choice read_modes[] = {
     {"direct", S1_READ_DIRECT}, {"buffered", S1_READ_BUFFERED}, {NULL, 0}};
 static const struct flagtab_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
+static const struct flagtab_choice signup_policies[] = {{"open", 0}, {"closed", 1}, {NULL, 0}};
 static const struct flagtab_choice plain_http_modes[] = {{"open", S1_PLAIN_OPEN},
                                                          {"redirect", S1_PLAIN_REDIRECT},
                                                          {"no-credentials",
@@ -365,6 +366,11 @@ static const struct flagtab_flag s1_flags[] = {
              "begin with a header (else it is closed), and the client it names is the address "
              "every per-client limit counts; LOCAL (the balancer's own checks) keeps the "
              "balancer's, which --max-conns-per-ip does not count"},
+    {FLAGTAB_ENUM, "signup", S1(signup_closed), .choices = signup_policies,
+     .help = "open: anyone may create an account (POST /users); closed: POST /users is answered "
+             "403 without asking server2, and accounts are made by the administrator "
+             "(`server2 admin ... create`, docs/operate.md); password changes and deletions by "
+             "the account itself work either way"},
     {FLAGTAB_SET, "private-uploads", S1(private_uploads),
      .def = "off: uploads are shared by all accounts",
      .help = "only the uploader may GET/HEAD an upload (others: 404)"},
@@ -517,14 +523,14 @@ void s1_config_log(const struct s1_config *c)
              (unsigned long long)c->response_memory);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
              "list-limit=%s ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s "
-             "auth-cache=%llu auth-cache-ttl=%s max-list=%zu",
+             "auth-cache=%llu auth-cache-ttl=%s max-list=%zu signup=%s",
              opts_format_rate(&c->login_fail_user, r1, sizeof(r1)),
              opts_format_rate(&c->login_fail_addr, r2, sizeof(r2)),
              opts_format_rate(&c->signup, r3, sizeof(r3)),
              opts_format_rate(&c->list_limit, r4, sizeof(r4)), c->ratelimit_entries,
              c->max_conns_per_ip, c->private_uploads ? "yes" : "no",
              (unsigned long long)c->auth_cache_entries, DUR(c->auth_cache_ttl_us, t1),
-             c->max_list);
+             c->max_list, c->signup_closed ? "closed" : "open");
     if (c->tls_cert != NULL)
         log_info("config: tls-port=%u tls-cert=%s tls-key=%s hsts=%s plain-http=%s",
                  c->tls_port, c->tls_cert, c->tls_key, DUR(c->hsts_us, t2),

@@ -79,6 +79,7 @@ struct s1_config {
     const char *trusted_proxy;             /* --trusted-proxy, as given (NULL: none) */
     struct net_cidrs trusted;              /* ... parsed: who may send a PROXY header */
     bool private_uploads;                  /* --private-uploads: only the owner reads an upload */
+    bool signup_closed;                    /* --signup closed: POST /users answered 403 */
     size_t max_list;                       /* --max-list: entries of a listing, at most */
     uint64_t auth_cache_entries;           /* --auth-cache: in all threads; 0 = off */
     uint64_t auth_cache_ttl_us;            /* --auth-cache-ttl: 0 = off */

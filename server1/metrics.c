@@ -162,6 +162,9 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
         fprintf(out, "server1_ratelimited_total{kind=\"%s\"} %llu\n", limit_names[k],
                 (unsigned long long)sum_u);
     }
+    put_counter(out, "server1_signups_refused_total",
+                "POST /users answered 403 because sign-up is closed (--signup closed).",
+                sum_counter(all, n, offsetof(struct metrics, signups_refused)));
     put_counter(out, "server1_uploads_busy_total",
                 "PUTs answered 503 for want of temp space (--upload-temp-max) or memory now.",
                 sum_counter(all, n, offsetof(struct metrics, uploads_busy)));

@@ -56,6 +56,7 @@ struct metrics {
     _Atomic uint64_t proxy_headers_refused; /* --trusted-proxy connections without a valid one */
     _Atomic uint64_t connections_handed; /* accepted here, given to a less loaded worker */
     _Atomic uint64_t ratelimited[METRICS_NLIMITS]; /* requests answered 429, by limit */
+    _Atomic uint64_t signups_refused;   /* POST /users answered 403: --signup closed */
     _Atomic uint64_t uploads_busy;      /* PUTs answered 503: no temp space or memory now */
     _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */
     _Atomic uint64_t sends_timed_out;   /* responses not taken in time (closed) */

@@ -82,6 +82,11 @@ enum s1_dispatch route_users_create(struct s1_conn *c, const char *buf,
     const char *why = NULL;
     enum s1_dispatch d = S1_DISPATCH_DONE;
 
+    if (request_env(c)->svc->cfg->signup_closed) { /* --signup closed: server2 is not asked */
+        metrics_add(&request_metrics(c)->signups_refused, 1);
+        s1_conn_respond_text(c, 403, NULL, "sign-up is closed; ask the administrator\n");
+        return S1_DISPATCH_DONE;
+    }
     if (!form_body_ok(c, buf, req))
         return S1_DISPATCH_DONE;
     if (http_form_parse(body, body_len, fields, 2, &why) < 0) {

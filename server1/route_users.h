@@ -1,6 +1,7 @@
 /*
  * route_users.h - the accounts: POST /users (a form username=...&password=...: CREATE on
- * server2, within --signup-limit per client address), and PUT/DELETE /users/{name} (SETPASS or
+ * server2, within --signup-limit per client address; with --signup closed, 403 before anything
+ * is parsed or sent to server2), and PUT/DELETE /users/{name} (SETPASS or
  * DELETE on server2), which change or delete the account the credentials are for (only one's
  * own: 403 otherwise).
  *

@@ -225,11 +225,16 @@ static void flush(struct s2_auth *a)
     a->unflushed = 0;
 }
 
-/* A LOOKUP that found a deleted account's tombstone found no user. */
+/*
+ * A LOOKUP that found a deleted account's tombstone, or a locked account (server2 admin lock),
+ * found no user: the same argon2 work and the same DENIED as a wrong password, so that nobody
+ * learns from server1's 401 whether an account is locked, deleted or was never there.
+ */
 static bool found_nobody(const struct backend_op *op)
 {
     return op->status == BACKEND_ST_NOTFOUND ||
-           (op->status == BACKEND_ST_OK && strcmp(op->stored, RECORD_TOMBSTONE) == 0);
+           (op->status == BACKEND_ST_OK &&
+            (strcmp(op->stored, RECORD_TOMBSTONE) == 0 || record_locked(op->stored)));
 }
 
 /* No such user: the same argon2 work as a wrong password's. False if j expired (settled). */

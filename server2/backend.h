@@ -104,6 +104,12 @@ struct backend_change {
 
 #define BACKEND_PEER_ID_MAX 32
 
+/*
+ * backend_ops.list's callback: one account, user[0..user_len) and its record rec (NUL-terminated,
+ * "" if it did not fit in BACKEND_HASH_MAX). Returns 0 to go on, -1 to stop the listing.
+ */
+typedef int (*backend_list_cb)(void *arg, const char *user, size_t user_len, const char *rec);
+
 struct backend_ops {
     const char *name;
     /* Optional per-thread set-up/tear-down (mysql_thread_init/end); may be NULL. */
@@ -137,6 +143,12 @@ struct backend_ops {
                       char *err);
     int (*feed_behind)(void *conn, uint64_t seq, unsigned *count, char *err);
     bool feed_blocks; /* feed_read waits in the database for a change (else the caller polls) */
+    /*
+     * Every account in the database, tombstones included, each once, in no promised order
+     * (server2 admin list; never on a server2's hot path): 0, or -1 with a reason in err
+     * (also when cb stopped it).
+     */
+    int (*list)(void *conn, backend_list_cb cb, void *arg, char *err);
 };
 
 extern const struct backend_ops backend_redis_ops;

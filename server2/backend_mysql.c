@@ -65,6 +65,7 @@ enum feed_stmt {
     FS_PRUNE_PEERS,
     FS_PRUNE_CHANGES,
     FS_PRUNE_FAILURES,
+    FS_LIST, /* every account (server2 admin list; not the feed's, but kept with them) */
     FS_COUNT,
 };
 
@@ -83,6 +84,7 @@ static const char *const feed_sql[FS_COUNT] = {
                          "LIMIT 1000",
     [FS_PRUNE_FAILURES] = "DELETE FROM login_failures WHERE tat < NOW(3) - INTERVAL 1 HOUR "
                           "LIMIT 1000",
+    [FS_LIST] = "SELECT username, hash FROM users ORDER BY username",
 };
 
 struct mysql_conn {
@@ -1010,6 +1012,50 @@ static int my_batch(void *conn, struct backend_op *ops, size_t n, char *err)
     return 0;
 }
 
+/* Every row of users, in name order; not stored client-side: rows are fetched one by one. */
+static int my_list(void *conn, backend_list_cb cb, void *arg, char *err)
+{
+    struct mysql_conn *mc = conn;
+    char user[ACCOUNT_USER_MAX + 1];
+    char hash[BACKEND_HASH_MAX];
+    unsigned long lens[2];
+    MYSQL_BIND out[2];
+    unsigned e;
+    MYSQL_STMT *st = feed_stmt(mc, FS_LIST, err, &e);
+    int rc;
+
+    if (st == NULL)
+        return -1;
+    memset(out, 0, sizeof(out));
+    out[0].buffer_type = MYSQL_TYPE_STRING;
+    out[0].buffer = user;
+    out[0].buffer_length = sizeof(user);
+    out[0].length = &lens[0];
+    out[1].buffer_type = MYSQL_TYPE_STRING;
+    out[1].buffer = hash;
+    out[1].buffer_length = sizeof(hash);
+    out[1].length = &lens[1];
+    if (mysql_stmt_execute(st) != 0 || mysql_stmt_bind_result(st, out) != 0)
+        return feed_failed(st, "the listing", err);
+    while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+        if (lens[0] >= sizeof(user) || !account_username_valid(user, lens[0]))
+            continue; /* not a name server2 would have stored */
+        if (lens[1] >= sizeof(hash))
+            hash[0] = '\0'; /* did not fit: not a record of ours */
+        if (cb(arg, user, lens[0], hash) < 0) {
+            snprintf(err, BACKEND_ERR_LEN, "the listing was stopped");
+            mysql_stmt_free_result(st);
+            mysql_stmt_reset(st);
+            return -1;
+        }
+    }
+    if (rc != MYSQL_NO_DATA)
+        return feed_failed(st, "the listing", err);
+    mysql_stmt_free_result(st);
+    mysql_stmt_reset(st);
+    return 0;
+}
+
 const struct backend_ops backend_mysql_ops = {
     .name = "mysql",
     .thread_init = mysql_thread_init_cb,
@@ -1023,4 +1069,5 @@ const struct backend_ops backend_mysql_ops = {
     .feed_renew = my_feed_renew,
     .feed_behind = my_feed_behind,
     .feed_blocks = false,
+    .list = my_list,
 };

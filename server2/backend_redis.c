@@ -44,6 +44,7 @@
 #include "log.h"
 #include "record.h"
 #include "redislink.h"
+#include "xalloc.h"
 
 #define WAIT_TIMEOUT_MS 1000 /* WAIT's bound, at most half the URL's io_timeout_ms */
 #define ROLE_RECHECK_MS 1000 /* how old the replica count may be before a write */
@@ -1273,6 +1274,99 @@ static int redis_feed_behind(void *conn, uint64_t seq, unsigned *count, char *er
     return rc;
 }
 
+/* ---- the admin's listing ---- */
+
+#define LIST_PAGE "500" /* SCAN's COUNT hint, and so about the keys one MGET reads */
+
+/* The keys of one SCAN page (an array of strings) read with MGET and handed to cb. */
+static int list_page(struct rconn *rc, const redisReply *keys, backend_list_cb cb, void *arg,
+                     char *err)
+{
+    size_t n = keys->elements;
+    const char **argv = xcalloc(n + 1, sizeof(*argv));
+    size_t *lens = xcalloc(n + 1, sizeof(*lens));
+    char rec[BACKEND_HASH_MAX];
+    redisReply *r;
+    int ret = 0;
+
+    argv[0] = "MGET";
+    lens[0] = 4;
+    for (size_t i = 0; i < n; i++) {
+        argv[i + 1] = keys->element[i]->str;
+        lens[i + 1] = keys->element[i]->len;
+    }
+    r = feed_command(rc, (int)(n + 1), argv, lens, "MGET", err);
+    free(argv);
+    free(lens);
+    if (r == NULL)
+        return -1;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
+        snprintf(err, BACKEND_ERR_LEN, "MGET: unexpected reply");
+        freeReplyObject(r);
+        return -1;
+    }
+    for (size_t i = 0; i < n && ret == 0; i++) {
+        const redisReply *k = keys->element[i], *v = r->element[i];
+        if (v->type != REDIS_REPLY_STRING ||
+            !account_username_valid(k->str + KEY_PREFIX_LEN, k->len - KEY_PREFIX_LEN))
+            continue; /* deleted since the SCAN, or not an account's key */
+        if (v->len < sizeof(rec)) {
+            memcpy(rec, v->str, v->len);
+            rec[v->len] = '\0';
+        } else {
+            rec[0] = '\0';
+        }
+        if (cb(arg, k->str + KEY_PREFIX_LEN, k->len - KEY_PREFIX_LEN, rec) < 0) {
+            snprintf(err, BACKEND_ERR_LEN, "the listing was stopped");
+            ret = -1;
+        }
+    }
+    freeReplyObject(r);
+    return ret;
+}
+
+/*
+ * SCAN MATCH user:* over the whole keyspace (a key may come twice across pages: SCAN's
+ * promise), each page's values read with one MGET.
+ */
+static int redis_list(void *conn, backend_list_cb cb, void *arg, char *err)
+{
+    struct rconn *rc = conn;
+    char cursor[32] = "0";
+
+    do {
+        const char *argv[6] = {"SCAN", cursor, "MATCH", KEY_PREFIX "*", "COUNT", LIST_PAGE};
+        size_t lens[6] = {4, strlen(cursor), 5, KEY_PREFIX_LEN + 1, 5, sizeof(LIST_PAGE) - 1};
+        redisReply *r = feed_command(rc, 6, argv, lens, "SCAN", err);
+        redisReply *keys;
+        int ok = 0;
+
+        if (r == NULL)
+            return -1;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len >= sizeof(cursor) ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            snprintf(err, BACKEND_ERR_LEN, "SCAN: unexpected reply");
+            freeReplyObject(r);
+            return -1;
+        }
+        memcpy(cursor, r->element[0]->str, r->element[0]->len);
+        cursor[r->element[0]->len] = '\0';
+        keys = r->element[1];
+        for (size_t i = 0; i < keys->elements; i++)
+            if (keys->element[i]->type != REDIS_REPLY_STRING) {
+                snprintf(err, BACKEND_ERR_LEN, "SCAN: a key that is not a string");
+                ok = -1;
+            }
+        if (ok == 0 && keys->elements > 0)
+            ok = list_page(rc, keys, cb, arg, err);
+        freeReplyObject(r);
+        if (ok < 0)
+            return -1;
+    } while (strcmp(cursor, "0") != 0);
+    return 0;
+}
+
 const struct backend_ops backend_redis_ops = {
     .name = "redis",
     .thread_init = NULL,
@@ -1286,4 +1380,5 @@ const struct backend_ops backend_redis_ops = {
     .feed_renew = redis_feed_renew,
     .feed_behind = redis_feed_behind,
     .feed_blocks = true,
+    .list = redis_list,
 };

@@ -146,8 +146,7 @@ static int read_password(const char *flag, const char *path, const char *env, ch
     return 0;
 }
 
-/* -b: the URL is masked in argv (ps) whether or not it parses; no password may be in it. */
-static int on_backend(void *cfg, const char *arg, char *err)
+int s2_config_on_backend(void *cfg, const char *arg, char *err)
 {
     struct s2_config *c = cfg;
     char why[BACKEND_URL_ERR_LEN];
@@ -189,7 +188,7 @@ static const struct flagtab_choice log_levels[] = {
 #define SEC 1000000ull
 
 static const struct flagtab_flag s2_flags[] = {
-    {FLAGTAB_CUSTOM, "backend", 'b', .arg = "URL", .fn = on_backend,
+    {FLAGTAB_CUSTOM, "backend", 'b', .arg = "URL", .fn = s2_config_on_backend,
      .flags = FLAGTAB_F_TAKES_ARG,
      .help = "required; one of\n"
              "  redis://HOST[:PORT][/DB]   (port 6379, db 0)\n"
@@ -360,6 +359,20 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     if (rc != FLAGTAB_OK)
         return rc == FLAGTAB_EXIT ? S2_CONFIG_EXIT : S2_CONFIG_ERROR;
 
+    if (s2_config_backend_finish(c, err) < 0)
+        return S2_CONFIG_ERROR;
+    if (c->secret_file == NULL && !c->insecure_no_secret)
+        return bad(err, "--secret-file PATH is required (or --insecure-no-secret; see --help)");
+    if (c->secret_file != NULL && c->insecure_no_secret)
+        return bad(err, "--secret-file and --insecure-no-secret exclude each other");
+    c->log_level = c->log_level + c->verbose > LOG_DEBUG
+                       ? LOG_DEBUG
+                       : (enum log_level)(c->log_level + c->verbose);
+    return S2_CONFIG_OK;
+}
+
+int s2_config_backend_finish(struct s2_config *c, char *err)
+{
     if (c->backend_arg == NULL)
         return bad(err, "--backend URL is required (see --help)");
     if (c->redis_wait >= 0 && c->backend.kind != BACKEND_REDIS)
@@ -390,14 +403,7 @@ enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv
     if (c->backend.kind == BACKEND_REDIS && c->backend.user[0] != '\0' && !c->backend.has_password)
         return bad(err, "--backend: a redis user needs a password (--backend-password-file PATH "
                         "or %s)", S2_BACKEND_PASSWORD_ENV);
-    if (c->secret_file == NULL && !c->insecure_no_secret)
-        return bad(err, "--secret-file PATH is required (or --insecure-no-secret; see --help)");
-    if (c->secret_file != NULL && c->insecure_no_secret)
-        return bad(err, "--secret-file and --insecure-no-secret exclude each other");
-    c->log_level = c->log_level + c->verbose > LOG_DEBUG
-                       ? LOG_DEBUG
-                       : (enum log_level)(c->log_level + c->verbose);
-    return S2_CONFIG_OK;
+    return 0;
 }
 
 void s2_config_describe(const struct s2_config *c, char *out, size_t cap)

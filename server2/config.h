@@ -78,6 +78,17 @@ void s2_config_defaults(struct s2_config *c);
 /* Parses argv over the defaults already in c; err has S2_CONFIG_ERR_LEN bytes. */
 enum s2_config_result s2_config_parse(struct s2_config *c, int argc, char **argv, char *err);
 void s2_config_usage(FILE *out);
+/*
+ * --backend URL's parser (a flagtab_fn on a struct s2_config, or a struct that begins with
+ * one): the URL is masked in argv (ps) whether or not it parses; no password may be in it.
+ */
+int s2_config_on_backend(void *cfg, const char *arg, char *err);
+/*
+ * After the flags: the database settings into c->backend (--redis-wait, --backend-timeout,
+ * --login-fail-limit, the passwords' files or environment, --backend-tls-*). 0, or -1 with
+ * err (S2_CONFIG_ERR_LEN bytes). Shared by server2 and `server2 admin` (admin.h).
+ */
+int s2_config_backend_finish(struct s2_config *c, char *err);
 /* One line with every effective setting, the backend password masked. */
 void s2_config_describe(const struct s2_config *c, char *out, size_t cap);
 const char *s2_mode_name(enum s2_mode m);

@@ -1,11 +1,14 @@
 /*
  * main.c - server2, the auth backend: flags -> config -> libraries -> s2_server_run.
  * Exit status: 0 clean shutdown or --help/--version, 2 bad flags, 1 failure to start or serve.
+ * `server2 admin ...` is the accounts' admin tool instead (admin.h, its own exit statuses).
  */
 #include <signal.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "admin.h"
 #include "backend.h"
 #include "config.h"
 #include "ioloop.h"
@@ -19,6 +22,8 @@ int main(int argc, char **argv)
     char err[S2_CONFIG_ERR_LEN];
     int rc;
 
+    if (argc > 1 && strcmp(argv[1], "admin") == 0) /* server2 admin ...: admin.h */
+        return s2_admin_main(argc - 1, argv + 1);
     s2_config_defaults(&cfg);
     switch (s2_config_parse(&cfg, argc, argv, err)) {
     case S2_CONFIG_EXIT:

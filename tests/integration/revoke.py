@@ -3,8 +3,9 @@
 acknowledged. Several keep-alive connections to each server1 in WATCH ask for FILE with
 USER:OLD as fast as they can (so every server1 has it cached); after a warm-up, one request to
 CHANGER changes the password (PUT /users/USER, password=NEW) or deletes the account
-(--delete). When its 204 has been read, the clock starts; the watchers go on for --after
-seconds.
+(--delete), or, with --run CMD, the command CMD (split as the shell would, no shell run:
+`server2 admin ... reset USER`) makes it. When its 204 has been read (CMD has exited), the clock
+starts; the watchers go on for --after seconds.
 
 With --freeze PID MS, that process (a watched server1) is stopped (SIGSTOP) just before the
 change is sent and continued MS later: the change must not be answered before it has caught
@@ -12,7 +13,8 @@ up, so its latency is at least MS.
 
 Prints one line:
   STATUS sent-after=N ok-after=K ok-before=B last-ok=Tms took=Dms
-where N counts requests sent after the 204 was received, K how many of them got 200 (must be
+where STATUS is the change's HTTP status (with --run: "exit=" and CMD's exit status), N counts
+requests sent after the 204 was received, K how many of them got 200 (must be
 0), B the 200s before the change, last-ok the time of the last 200 relative to the 204
 (negative: before it), and took the change's own latency. Exit status 0 unless the driver
 itself failed. Over HTTPS when the run is (ITEST_TLS=1: itls.py)."""
@@ -20,6 +22,8 @@ import argparse
 import base64
 import http.client
 import os
+import shlex
+import subprocess
 import signal
 import sys
 import threading
@@ -36,6 +40,11 @@ def connection(host, port, timeout):
     return http.client.HTTPConnection(host, port, timeout=timeout)
 
 
+def split_hostport(hostport):
+    host, port = hostport.rsplit(":", 1)
+    return host, int(port)
+
+
 def basic(user, pw):
     return "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()
 
@@ -43,7 +52,7 @@ def basic(user, pw):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--watch", action="append", required=True, help="host:port of a server1")
-    p.add_argument("--changer", required=True, help="host:port of the server1 that changes")
+    p.add_argument("--changer", help="host:port of the server1 that changes (unless --run)")
     p.add_argument("--user", required=True)
     p.add_argument("--old", required=True)
     p.add_argument("--new", default="")
@@ -53,7 +62,10 @@ def main():
     p.add_argument("--warmup", type=float, default=0.5)
     p.add_argument("--after", type=float, default=0.5)
     p.add_argument("--freeze", nargs=2, type=int, metavar=("PID", "MS"))
+    p.add_argument("--run", metavar="CMD", help="make the change with this command instead")
     a = p.parse_args()
+    if not a.run and not a.changer:
+        p.error("--changer or --run is needed")
 
     stop = threading.Event()
     lock = threading.Lock()
@@ -84,25 +96,30 @@ def main():
     for t in threads:
         t.start()
     time.sleep(a.warmup)
-    host, port = a.changer.rsplit(":", 1)
-    c = connection(host, int(port), 30)
+    c = None if a.run else connection(*split_hostport(a.changer), 30)
     thaw = None
     t_sent = time.monotonic()  # (before the stop: a timer never fires early, so took >= MS)
     if a.freeze:
         os.kill(a.freeze[0], signal.SIGSTOP)
         thaw = threading.Timer(a.freeze[1] / 1000.0, os.kill, (a.freeze[0], signal.SIGCONT))
         thaw.start()
-    if a.delete:
-        c.request("DELETE", "/users/" + a.user, headers={"Authorization": auth})
+    if a.run:
+        done = subprocess.run(shlex.split(a.run), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, check=False, timeout=60)
+        t204 = time.monotonic()
+        status = "exit=%d" % done.returncode
     else:
-        body = urllib.parse.urlencode({"password": a.new})
-        c.request("PUT", "/users/" + a.user, body=body,
-                  headers={"Authorization": auth,
-                           "Content-Type": "application/x-www-form-urlencoded"})
-    r = c.getresponse()
-    r.read()
-    t204 = time.monotonic()
-    status = r.status
+        if a.delete:
+            c.request("DELETE", "/users/" + a.user, headers={"Authorization": auth})
+        else:
+            body = urllib.parse.urlencode({"password": a.new})
+            c.request("PUT", "/users/" + a.user, body=body,
+                      headers={"Authorization": auth,
+                               "Content-Type": "application/x-www-form-urlencoded"})
+        r = c.getresponse()
+        r.read()
+        t204 = time.monotonic()
+        status = r.status
     if thaw is not None:
         thaw.join()
     time.sleep(a.after)
@@ -117,7 +134,7 @@ def main():
     ok_before = sum(1 for x in log if x[0] <= t204 and x[2] == 200)
     oks = [x[1] for x in log if x[2] == 200]
     last = (max(oks) - t204) * 1000 if oks else float("nan")
-    print("%d sent-after=%d ok-after=%d ok-before=%d last-ok=%.1fms took=%dms"
+    print("%s sent-after=%d ok-after=%d ok-before=%d last-ok=%.1fms took=%dms"
           % (status, len(after), ok_after, ok_before, last, (t204 - t_sent) * 1000))
     return 0
 

@@ -246,6 +246,38 @@ static void test_flagtab_parse_getopt_errors(void **state)
                  err);
 }
 
+/* flagtab_parse_args: the first argument after the flags; parsing goes on from there. */
+static void test_flagtab_parse_args(void **state)
+{
+    struct toy t;
+    char err[FLAGTAB_ERR_LEN];
+    char a0[] = "toy", a1[] = "-v", a2[] = "cmd", a3[] = "--num", a4[] = "3", a5[] = "name";
+    char *argv[] = {a0, a1, a2, a3, a4, a5, NULL};
+    char *none[] = {a0, a1, NULL};
+    char *dash[] = {a0, a1, (char[]){"--"}, (char[]){"-n"}, NULL};
+    int first = -1;
+
+    (void)state;
+    toy_defaults(&t);
+    assert_int_equal(flagtab_parse_args(&toy_prog, &t, 6, argv, &first, err), FLAGTAB_OK);
+    assert_int_equal(first, 2);
+    assert_int_equal(t.verbose, 1);
+    /* from the argument on: it stands as argv[0] of the flags after it */
+    assert_int_equal(flagtab_parse_args(&toy_prog, &t, 4, argv + 2, &first, err), FLAGTAB_OK);
+    assert_int_equal(first, 3);
+    assert_string_equal(argv[2 + first], "name");
+    assert_int_equal(t.num, 3);
+    assert_int_equal(flagtab_parse_args(&toy_prog, &t, 2, none, &first, err), FLAGTAB_OK);
+    assert_int_equal(first, 2); /* argc: none */
+    /* after "--", "-n" is an argument */
+    assert_int_equal(flagtab_parse_args(&toy_prog, &t, 4, dash, &first, err), FLAGTAB_OK);
+    assert_int_equal(first, 3);
+    /* errors as flagtab_parse's */
+    argv[3] = (char[]){"--bogus"};
+    expect_error("unknown flag '--bogus'", flagtab_parse_args(&toy_prog, &t, 4, argv + 2, &first,
+                                                              err), err);
+}
+
 /* What a printer wrote, in a malloc'd string. */
 static char *capture(void (*fn)(const struct flagtab_prog *, FILE *), const struct flagtab_prog *p)
 {
@@ -482,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_flagtab_parse_kinds),
         cmocka_unit_test(test_flagtab_parse_bad_values),
         cmocka_unit_test(test_flagtab_parse_getopt_errors),
+        cmocka_unit_test(test_flagtab_parse_args),
         cmocka_unit_test(test_flagtab_usage),
         cmocka_unit_test(test_flagtab_write_man),
         cmocka_unit_test(test_flagtab_write_md),

@@ -843,6 +843,55 @@ static void test_s2_auth_unknown_user_dummy(void **state)
 }
 
 /*
+ * A locked account (server2 admin lock: the record behind RECORD_LOCK_MARK) is no user: its
+ * right password is DENIED after a verify against the dummy hash (as for an unknown name),
+ * a password change or a deletion with it too, and the record stays as it was; unlocked, the
+ * same password works again.
+ */
+static void test_s2_auth_locked_account(void **state)
+{
+    struct s2_auth *a = new_auth(NULL);
+    struct s2_job jobs[1];
+    char rec[BACKEND_HASH_MAX];
+    char locked[BACKEND_HASH_MAX];
+    int u;
+
+    (void)state;
+    jobs[0] = job(FRAME_CREATE, "lena", "pw-l");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    u = find_user("lena");
+    snprintf(rec, sizeof(rec), "%s", fake.hashes[u]);
+    assert_true(record_lock(rec, locked, sizeof(locked)) > 0);
+    snprintf(fake.hashes[u], BACKEND_HASH_MAX, "%s", locked);
+
+    reset_logs();
+    s2_auth_set_hasher(a, &counting_hasher);
+    jobs[0] = job(FRAME_VERIFY, "lena", "pw-l");
+    s2_auth_run(a, jobs, 1, &logging_sink);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    assert_int_equal(hasher_log.verifies, 1);
+    assert_string_equal(hasher_log.last_stored, pwhash_dummy(PWHASH_MIN));
+    s2_auth_set_hasher(a, NULL);
+
+    jobs[0] = job(FRAME_SETPASS, "lena", "pw-l");
+    snprintf(jobs[0].new_pass, sizeof(jobs[0].new_pass), "pw-new");
+    jobs[0].new_len = 6;
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    jobs[0] = job(FRAME_DELETE, "lena", "pw-l");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_DENIED);
+    assert_string_equal(fake.hashes[u], locked); /* nothing changed */
+
+    snprintf(fake.hashes[u], BACKEND_HASH_MAX, "%s", record_unlocked(locked));
+    jobs[0] = job(FRAME_VERIFY, "lena", "pw-l");
+    s2_auth_batch(a, jobs, 1);
+    assert_int_equal(jobs[0].status, FRAME_ST_OK);
+    s2_auth_free(a);
+}
+
+/*
  * --login-fail-limit 3/3s: of 5 wrong passwords in one group 3 are hashed and charged (one
  * round trip more), 2 LIMITED; then the right password too, with the wait; unknown names count
  * the same; a wrong current password of a change is a failure; with the limit off nothing is
@@ -924,6 +973,7 @@ int main(void)
         cmocka_unit_test_setup(test_s2_auth_expired, setup),
         cmocka_unit_test_setup(test_s2_auth_replies_before_hashing_ends, setup),
         cmocka_unit_test_setup(test_s2_auth_unknown_user_dummy, setup),
+        cmocka_unit_test_setup(test_s2_auth_locked_account, setup),
         cmocka_unit_test_setup(test_s2_auth_login_limit, setup),
     };
     return cmocka_run_group_tests_name("s2_auth", tests, group_setup, group_teardown);
