@@ -30,7 +30,7 @@ PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib l
         openssl
 # Without the libraries the build would stop at the first missing header: say what to run
 # instead (the goals that install them first, or need nothing, are not checked).
-ifneq ($(filter-out setup clean help test test-asan test-tsan,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out setup clean help test test-asan test-tsan uninstall,$(or $(MAKECMDGOALS),all)),)
 ifneq ($(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && echo ok),ok)
 $(error the libraries are not installed: run 'make setup' (scripts/setup.sh, Debian 12) first)
 endif
