@@ -30,7 +30,7 @@ PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib l
         openssl
 # Without the libraries the build would stop at the first missing header: say what to run
 # instead (the goals that install them first, or need nothing, are not checked).
-ifneq ($(filter-out setup clean help test test-asan test-tsan,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out setup clean help test test-asan test-tsan uninstall,$(or $(MAKECMDGOALS),all)),)
 ifneq ($(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && echo ok),ok)
 $(error the libraries are not installed: run 'make setup' (scripts/setup.sh, Debian 12) first)
 endif
@@ -67,7 +67,7 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover faultlib-test docs
+        fuzz fuzz-short fuzz-build soak failover faultlib-test docs install uninstall
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -191,6 +191,62 @@ failover: all ## scripts/cluster-failover.sh for each of FAILOVER_BACKENDS (need
 	        $(if $(FAILOVER_OUT),--out $(FAILOVER_OUT)) || rc=1; \
 	done; exit $$rc
 
+# `make install`: the release build and what goes with it, in the FHS places under PREFIX, all
+# below DESTDIR (a staging tree for a package). The daemons go to sbin, as Debian installs
+# nginx, haproxy and mariadbd (programs the administrator starts, not users); loadgen to bin.
+# The units (scripts/systemd/*.in, @sbindir@ and @sysconfdir@ filled in) go to UNITDIR; a
+# server's config file to SYSCONFDIR/PROG/PROG.conf only if there is none (it is the
+# administrator's), and always to DOCDIR/examples. `make uninstall` removes what install put,
+# and a config file only while it is the example unchanged (as dpkg keeps a changed conffile).
+# Nothing is written under build/, so `sudo make install` leaves no file of root's there.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/fileserver
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+INSTALL ?= install
+DAEMONS := server1 server2
+# subst_paths FILE.in: the file with the install's paths, on stdout
+subst_paths = sed -e 's|@sbindir@|$(SBINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' $(1)
+
+install: all ## install the programs, man pages and systemd units (PREFIX, DESTDIR)
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0755 $(O)/server1 $(O)/server2 $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0755 $(O)/loadgen $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0644 docs/man/server1.1 docs/man/server2.1 docs/man/loadgen.1 \
+	    $(DESTDIR)$(MANDIR)/man1/
+	$(Q)set -e; for d in $(DAEMONS); do \
+	    echo "$$d.service -> $(DESTDIR)$(UNITDIR)/"; \
+	    $(call subst_paths,scripts/systemd/$$d.service.in) >$(DESTDIR)$(UNITDIR)/$$d.service; \
+	    chmod 0644 $(DESTDIR)$(UNITDIR)/$$d.service; \
+	    $(call subst_paths,scripts/systemd/$$d.conf.in) >$(DESTDIR)$(DOCDIR)/examples/$$d.conf; \
+	    chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$d.conf; \
+	    f=$(DESTDIR)$(SYSCONFDIR)/$$d/$$d.conf; \
+	    if [ -e "$$f" ]; then echo "kept $$f (not overwritten)"; \
+	    else $(INSTALL) -d "$${f%/*}" && \
+	        $(INSTALL) -m 0644 $(DESTDIR)$(DOCDIR)/examples/$$d.conf "$$f" && \
+	        echo "installed $$f"; fi; \
+	done
+
+uninstall: ## remove what `make install` put (same PREFIX, DESTDIR)
+	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(DAEMONS)) $(DESTDIR)$(BINDIR)/loadgen \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,server1.1 server2.1 loadgen.1) \
+	    $(addprefix $(DESTDIR)$(UNITDIR)/,server1.service server2.service) \
+	    $(addprefix $(DESTDIR)$(DOCDIR)/examples/,server1.conf server2.conf)
+	$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	$(Q)for d in $(DAEMONS); do \
+	    f=$(DESTDIR)$(SYSCONFDIR)/$$d/$$d.conf; \
+	    if [ ! -e "$$f" ]; then :; \
+	    elif $(call subst_paths,scripts/systemd/$$d.conf.in) | cmp -s - "$$f"; then \
+	        rm -f "$$f" && echo "removed $$f"; \
+	    else echo "kept $$f (changed from the example)"; fi; \
+	    rmdir "$${f%/*}" 2>/dev/null || true; \
+	done
+
 clean: ## remove build/
 	rm -rf build
 
@@ -201,6 +257,7 @@ help: ## this list
 ## Variables: V=1 full commands; WERROR=1 warnings are errors; VARIANT=asan|tsan one sanitizer
 ##   build; JOBS=N parallel compiles in the test goals (default: the number of CPUs; the tests
 ##   themselves run one at a time); FUZZ_SECONDS, FUZZ_ONLY=NAME, SOAK_MINUTES, CRASH_FLAGS,
-##   FAILOVER_BACKENDS, FAILOVER_OUT=DIR: see the goal they belong to.
+##   FAILOVER_BACKENDS, FAILOVER_OUT=DIR: see the goal they belong to; PREFIX (/usr/local),
+##   DESTDIR, BINDIR, SBINDIR, MANDIR, DOCDIR, UNITDIR, SYSCONFDIR: where install puts things.
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -9,6 +9,9 @@
  * and key are checked before anything else starts. SIGHUP reads them again (tls.h; without
  * HTTPS it is logged and ignored), and the 500 ms wait for signals also rotates the
  * session-ticket keys (--tls-ticket-rotate).
+ * Under systemd (Type=notify, sdnotify.h) it says READY=1 once every worker listens (server2
+ * need not be up: requests that need it get 503 until a link is made, authclient.h),
+ * RELOADING=1 then READY=1 around each SIGHUP, and STOPPING=1 when it starts to stop.
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags (and a certificate
  * or key that cannot be used).
  */
@@ -31,6 +34,7 @@
 #include "log.h"
 #include "mimetypes.h"
 #include "net.h"
+#include "sdnotify.h"
 #include "tls.h"
 #include "worker.h"
 #include "xalloc.h"
@@ -204,23 +208,29 @@ static int wait_signal(const sigset_t *set, long timeout_ms)
     return sig > 0 ? sig : 0;
 }
 
-/* SIGHUP: the certificate and key read again (tls.h), counted in the first worker's metrics. */
-static void reload_tls(struct s1_tls *tls, struct metrics *m)
+/*
+ * SIGHUP: the certificate and key read again (tls.h), counted in the first worker's metrics;
+ * unless stopping, the service manager is told of the reload (RELOADING=1 ... READY=1), even
+ * when there is nothing to reload or it fails (the old certificate serves on).
+ */
+static void reload_tls(struct s1_tls *tls, struct metrics *m, bool stopping)
 {
     char info[S1_TLS_INFO_LEN];
     char err[S1_TLS_ERR_LEN];
 
+    if (!stopping)
+        sdnotify_or_warn("RELOADING=1");
     if (tls == NULL) {
         log_info("SIGHUP: no --tls-cert to reload, ignored");
-        return;
-    }
-    if (s1_tls_reload(tls, info, err) < 0) {
+    } else if (s1_tls_reload(tls, info, err) < 0) {
         log_warn("SIGHUP: certificate not reloaded, the one in use kept: %s", err);
         metrics_add(&m->tls_reloads_failed, 1);
-        return;
+    } else {
+        log_info("certificate reloaded: %s", info);
+        metrics_add(&m->tls_reloads, 1);
     }
-    log_info("certificate reloaded: %s", info);
-    metrics_add(&m->tls_reloads, 1);
+    if (!stopping)
+        sdnotify_or_warn("READY=1");
 }
 
 /* A new session-ticket key when --tls-ticket-rotate has passed (tls.h). */
@@ -479,17 +489,23 @@ int main(int argc, char **argv)
         log_info("certificate: %s", info);
         log_info("listening for https on %s:%u", cfg.listen, tls_port);
     }
+    {
+        char ready[128];
+        snprintf(ready, sizeof(ready), "READY=1\nSTATUS=listening on %s:%u", cfg.listen, port);
+        sdnotify_or_warn(ready);
+    }
 
     uint64_t next_trim = clock_now_ns() + TRIM_INTERVAL_NS;
     do {
         sig = wait_signal(&sigs, 500);
         if (sig == SIGHUP) {
-            reload_tls(tls, all[0]);
+            reload_tls(tls, all[0], false);
             sig = 0;
         }
         rotate_tickets(tls, all[0]);
         trim_heap(&next_trim);
     } while (sig == 0 && !all_done(ws, cfg.threads));
+    sdnotify_or_warn("STOPPING=1");
     if (sig != 0)
         log_info("%s received: draining connections (at most %llu ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
                  (unsigned long long)(cfg.drain_timeout_us / 1000));
@@ -498,7 +514,7 @@ int main(int argc, char **argv)
     while (!all_done(ws, cfg.threads)) {
         int again = wait_signal(&sigs, 50);
         if (again == SIGHUP) {
-            reload_tls(tls, all[0]);
+            reload_tls(tls, all[0], true);
         } else if (again != 0) {
             log_warn("second signal: stopping now");
             for (unsigned i = 0; i < cfg.threads; i++)

@@ -3,7 +3,9 @@
  *
  * DESIGN
  * Parent: single-threaded, never touches a connection or the database. It blocks SIGTERM,
- * SIGINT and SIGCHLD and takes them with sigtimedwait, so there are no async handlers. It
+ * SIGINT, SIGHUP and SIGCHLD and takes them with sigtimedwait, so there are no async handlers
+ * (SIGHUP is logged: nothing is reloaded; a child ignores it). It tells systemd (sdnotify.h)
+ * READY=1 once the children are forked and STOPPING=1 at the first SIGTERM/SIGINT. It
  * forks the children, reaps them, restarts one that exits while we are not stopping (at once,
  * or after RESTART_DELAY_MS if it lived less than that, so a child that cannot start does not
  * spin), and on SIGTERM/SIGINT forwards SIGTERM to every child and waits for them all (SIGKILL
@@ -38,6 +40,8 @@
 #include "ioloop.h"
 #include "loopworker.h"
 #include "log.h"
+#include "net.h"
+#include "sdnotify.h"
 #include "xalloc.h"
 
 #define RESTART_DELAY_MS 1000
@@ -113,6 +117,7 @@ static int spawn(const struct s2_config *cfg, int listen_fd, unsigned index,
             _exit(0); /* the parent died before PR_SET_PDEATHSIG took effect */
         snprintf(name, sizeof(name), "s2-proc-%u", index);
         pthread_setname_np(pthread_self(), name);
+        signal(SIGHUP, SIG_IGN); /* the parent's to answer, even when sent to the whole group */
         sigprocmask(SIG_SETMASK, child_mask, NULL);
         rc = child_main(cfg, listen_fd, index, sh);
         /* exit, not _exit: sanitizers check for leaks and races in their exit hooks. The
@@ -179,6 +184,7 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
     sigemptyset(&waitset);
     sigaddset(&waitset, SIGTERM);
     sigaddset(&waitset, SIGINT);
+    sigaddset(&waitset, SIGHUP);
     sigaddset(&waitset, SIGCHLD);
     sigprocmask(SIG_BLOCK, &waitset, &old);
 
@@ -188,6 +194,13 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
             slots[i].restart_at_ns = clock_now_ns() + RESTART_DELAY_MS * 1000000ull;
         else
             running++;
+    }
+    {
+        char ready[160];
+        snprintf(ready, sizeof(ready),
+                 "READY=1\nSTATUS=listening on %s:%u, processes mode, %u workers",
+                 cfg->listen_addr, net_local_port(listen_fd), n);
+        sdnotify_or_warn(ready);
     }
 
     for (;;) {
@@ -231,6 +244,7 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
         sig = sigtimedwait(&waitset, &si, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             if (!stopping) {
+                sdnotify_or_warn("STOPPING=1");
                 log_info("got %s: stopping %u worker processes",
                          sig == SIGINT ? "SIGINT" : "SIGTERM", running);
                 stopping = true;
@@ -239,6 +253,9 @@ int s2_prefork_run(const struct s2_config *cfg, int listen_fd)
             for (unsigned i = 0; i < n; i++)
                 if (slots[i].pid != 0)
                     kill(slots[i].pid, SIGTERM);
+        } else if (sig == SIGHUP) {
+            log_info("SIGHUP: nothing to reload (server2 reads its settings only at start), "
+                     "ignored");
         }
         /* Reap on SIGCHLD and on every wake-up (several SIGCHLDs may have merged). */
         while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {

@@ -4,8 +4,10 @@
  * DESIGN
  *   worker i (a thread): s2_loopworker_run - its own event loop with the connections it
  *             accepted, its own database session; every request answered on that thread
- *   main thread: blocks SIGTERM/SIGINT in every thread and takes them with sigtimedwait; on
- *             one, writes every worker's stop eventfd; then joins them
+ *   main thread: blocks SIGTERM/SIGINT/SIGHUP in every thread and takes them with
+ *             sigtimedwait; on SIGTERM/SIGINT, writes every worker's stop eventfd, then joins
+ *             them; SIGHUP is logged, nothing is reloaded. It tells systemd (sdnotify.h)
+ *             READY=1 once the workers run and STOPPING=1 when they are told to stop
  * Nothing a request needs crosses threads: no queue, no wake-up of another thread, no hop
  * back. What the workers share is thread-safe: the auth cache (striped locks), the backend
  * health record, the connection counts that spread server1's connections over the workers
@@ -29,7 +31,9 @@
 #include "ioloop.h"
 #include "log.h"
 #include "loopworker.h"
+#include "net.h"
 #include "pwhash.h"
+#include "sdnotify.h"
 #include "xalloc.h"
 
 struct s2_worker {
@@ -160,10 +164,11 @@ int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
         }
     }
 
-    /* Only this thread takes SIGTERM/SIGINT: the workers inherit the blocked mask. */
+    /* Only this thread takes SIGTERM/SIGINT/SIGHUP: the workers inherit the blocked mask. */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, &old);
     for (unsigned i = 0; i < n; i++) {
         int e = pthread_create(&workers[i].tid, NULL, worker_thread_main, &workers[i]);
@@ -176,21 +181,31 @@ int s2_threaded_run(const struct s2_config *cfg, int listen_fd)
         }
         workers[i].started = true;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        char ready[160];
         log_info("threads mode: %u workers, each with its own event loop and connections, "
                  "batch %u",
                  n, cfg->batch);
+        snprintf(ready, sizeof(ready),
+                 "READY=1\nSTATUS=listening on %s:%u, threads mode, %u workers",
+                 cfg->listen_addr, net_local_port(listen_fd), n);
+        sdnotify_or_warn(ready);
+    }
     while (rc == 0 && !stopping) {
         struct timespec ts = {.tv_sec = 1, .tv_nsec = 0};
         int sig = sigtimedwait(&sigs, NULL, &ts);
         if (sig == SIGTERM || sig == SIGINT) {
             log_info("got %s", sig == SIGINT ? "SIGINT" : "SIGTERM");
             stopping = true;
+        } else if (sig == SIGHUP) {
+            log_info("SIGHUP: nothing to reload (server2 reads its settings only at start), "
+                     "ignored");
         } else if (any_done(workers, n)) {
             log_error("a worker stopped on its own; stopping the others");
             rc = 1;
         }
     }
+    sdnotify_or_warn("STOPPING=1");
     stop_all(workers, n);
     for (unsigned i = 0; i < n; i++) {
         if (!workers[i].started)
