@@ -42,15 +42,35 @@ static bool is_password_flag(const char *a, size_t len)
     return len >= 4 && len <= 10 && strncmp(a, "--password", len) == 0;
 }
 
+/* --header and --body may hold credentials too (a token, a form with a password). */
+static bool is_header_flag(const char *a, size_t len)
+{
+    return (len == 2 && strncmp(a, "-H", 2) == 0) ||
+           (len >= 5 && len <= 8 && strncmp(a, "--header", len) == 0);
+}
+
+static bool is_body_flag(const char *a, size_t len)
+{
+    return len == 6 && strncmp(a, "--body", len) == 0;
+}
+
 const char *lg_report_arg(int argc, char **argv, int i)
 {
     const char *a = argv[i];
     const char *eq = strchr(a, '=');
+    const char *prev = i > 0 && i < argc ? argv[i - 1] : "";
+    size_t plen = strlen(prev);
 
-    if (i > 0 && i < argc && is_password_flag(argv[i - 1], strlen(argv[i - 1])))
+    if (is_password_flag(prev, plen) || is_header_flag(prev, plen) || is_body_flag(prev, plen))
         return "(redacted)";
     if (eq != NULL && is_password_flag(a, (size_t)(eq - a)))
         return "--password=(redacted)";
+    if (eq != NULL && is_header_flag(a, (size_t)(eq - a)))
+        return "--header=(redacted)";
+    if (eq != NULL && is_body_flag(a, (size_t)(eq - a)))
+        return "--body=(redacted)";
+    if (strncmp(a, "-H", 2) == 0 && a[2] != '\0')
+        return "-H(redacted)";
     return a;
 }
 
@@ -162,6 +182,12 @@ static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
         snprintf(out, cap, "%s (file %.300s)", cfg->mix_desc, cfg->file);
     else if (lg_config_has(cfg, LG_REQ_PUT))
         snprintf(out, cap, "%s (%" PRIu64 " B bodies)", cfg->mix_desc, cfg->put_size);
+    else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->requests_file != NULL)
+        snprintf(out, cap, "%s (%u requests of %.300s, %s)", cfg->mix_desc, cfg->reqs.n,
+                 cfg->requests_file, cfg->requests_order == LG_ORDER_RANDOM ? "random" : "seq");
+    else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->reqs.n > 0)
+        snprintf(out, cap, "%s (%s %.300s)", cfg->mix_desc, cfg->reqs.reqs[0].method,
+                 cfg->reqs.reqs[0].path);
     else
         snprintf(out, cap, "%s", cfg->mix_desc);
 }
@@ -400,6 +426,31 @@ static void tls_line(char *out, size_t cap, const struct lg_point *p)
              p->users, t->version ? t->version : "-", t->cipher ? t->cipher : "-", t->full,
              t->resumed, t->failed, (double)hist_percentile(&t->hs_ns, 50) / 1e6,
              (double)hist_percentile(&t->hs_ns, 99) / 1e6);
+}
+
+/*
+ * "custom": the custom requests (reqspec.h), or null: how many, their order and source, the
+ * first one's method and path, how many -H headers (their values may be secret: not written).
+ */
+static void json_custom_config(FILE *f, const struct lg_config *c)
+{
+    fprintf(f, ",\n    \"custom\": ");
+    if (!lg_config_has(c, LG_REQ_CUSTOM) || c->reqs.n == 0) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"requests\": %u, \"order\": \"%s\", \"requests_file\": ", c->reqs.n,
+            c->requests_order == LG_ORDER_RANDOM ? "random" : "seq");
+    if (c->requests_file != NULL)
+        json_str(f, c->requests_file);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"method\": ");
+    json_str(f, c->reqs.reqs[0].method);
+    fprintf(f, ", \"path\": ");
+    json_str(f, c->reqs.reqs[0].path);
+    fprintf(f, ", \"headers\": %u, \"body_bytes\": %" PRIu64 "}", c->nheaders,
+            c->reqs.body_total);
 }
 
 /* What run.json says of https:// in the config: verification, resumption. */
@@ -1122,9 +1173,10 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ",\n    \"mix\": ");
     json_str(f, c->mix_desc);
     fprintf(f,
-            ", \"weight_new\": %u, \"weight_get\": %u, \"weight_put\": %u, \"put_size\": %" PRIu64
-            ", \"file\": ",
-            c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT], c->put_size);
+            ", \"weight_new\": %u, \"weight_get\": %u, \"weight_put\": %u, \"weight_custom\": %u"
+            ", \"put_size\": %" PRIu64 ", \"file\": ",
+            c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT],
+            c->weight[LG_REQ_CUSTOM], c->put_size);
     json_str(f, c->file);
     fprintf(f, ", \"prepare_users\": %" PRIu64 ", \"username\": ", c->prepare_users);
     json_str(f, c->username);
@@ -1134,6 +1186,7 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     else
         fprintf(f, "null");
     fprintf(f, ", \"copy_body\": %s", c->copy_body ? "true" : "false");
+    json_custom_config(f, c);
     json_tls_config(f, c);
     fprintf(f, ",\n    \"rate\": ");
     json_num(f, c->rate);

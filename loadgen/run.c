@@ -350,6 +350,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.check.expect_status[LG_REQ_GET] = 200;
     pp.check.expect_status[LG_REQ_PUT] = 201; /* created */
     pp.check.expect_alt[LG_REQ_PUT] = 204;    /* replaced */
+    pp.check.expect_status[LG_REQ_CUSTOM] = LG_EXPECT_2XX_3XX;
     pp.check.has_length = cfg->has_expect_length;
     pp.check.length = cfg->expect_length;
     /* the monotonic clock's offset from the wall clock, for the window's epoch times */

@@ -188,6 +188,8 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
         get_uint(o, "weight_new", 1000000, &cfg->weight[LG_REQ_NEW], p, c) < 0 ||
         get_uint(o, "weight_get", 1000000, &cfg->weight[LG_REQ_GET], p, c) < 0 ||
         get_uint(o, "weight_put", 1000000, &cfg->weight[LG_REQ_PUT], p, c) < 0 ||
+        (json_object_get(o, "weight_custom") != NULL && /* absent before custom requests */
+         get_uint(o, "weight_custom", 1000000, &cfg->weight[LG_REQ_CUSTOM], p, c) < 0) ||
         get_u64(o, "put_size", LG_PUT_SIZE_MAX, &cfg->put_size, p, c) < 0 ||
         get_str(o, "file", cfg->file, sizeof(cfg->file), p, c) < 0 ||
         get_u64(o, "prepare_users", LG_RUNFILE_COUNT_MAX, &cfg->prepare_users, p, c) < 0 ||

@@ -49,7 +49,7 @@ const char *lg_err_name(enum lg_err e)
 
 const char *lg_req_name(int type)
 {
-    static const char *const names[] = {"new", "get", "put", "all"};
+    static const char *const names[] = {"new", "get", "put", "custom", "all"};
     if (type < 0 || type > LG_REQ_ALL)
         return "?";
     return names[type];

@@ -87,8 +87,9 @@ enum lg_req {
     LG_REQ_NEW = 0, /* POST /users with a fresh username */
     LG_REQ_GET = 1, /* GET /files/NAME */
     LG_REQ_PUT = 2, /* PUT /files/NAME of --size bytes, overwriting one of a user's names */
-    LG_REQ_TYPES = 3,
-    LG_REQ_ALL = 3, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
+    LG_REQ_CUSTOM = 3, /* any request: --path, --requests or a URL argument (reqspec.h) */
+    LG_REQ_TYPES = 4,
+    LG_REQ_ALL = 4, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
 };
 
 struct lg_stats {
@@ -126,6 +127,6 @@ size_t lg_errtab_format(const struct lg_errtab *t, enum lg_errtab_style style, c
  * For reading a table back from run.json.
  */
 int lg_errtab_add_named(struct lg_errtab *t, const char *name, uint64_t n);
-const char *lg_req_name(int type); /* "new", "get", "all" */
+const char *lg_req_name(int type); /* "new", "get", "put", "custom", "all" */
 
 #endif /* LG_STATS_H */
