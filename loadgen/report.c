@@ -567,6 +567,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                         a->knee_law, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
             fprintf(out, "bottleneck at X max: %s (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
+            fprintf(out,
+                    "CPU outside the watched processes at X max: %.2f of %.2f busy cores "
+                    "(%.0f%%)\n",
+                    m->outside_cores, run->points[a->xmax].mon.machine_cpu *
+                                          run->points[a->xmax].mon.ncpu,
+                    m->outside_share * 100);
         } else {
             fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
         }
@@ -581,6 +587,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     "WARNING: at N = %u the bottleneck is the load generator itself (%s): "
                     "these figures measure loadgen, not the server\n",
                     run->points[i].users, bottleneck_name(pa));
+        if (pa->not_stack)
+            fprintf(out,
+                    "WARNING: at N = %u the stack is not the bottleneck: the machine's CPU, its "
+                    "busiest resource, is %.0f%% used outside the watched processes (%.2f "
+                    "cores): these figures measure the machine's other load\n",
+                    run->points[i].users, pa->outside_share * 100, pa->outside_cores);
         if (little_off(a, pa)) {
             char wd[192];
             window_desc(wd, sizeof(wd), a, &run->points[i], pa);
@@ -1025,7 +1037,12 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         fprintf(f, "null");
     fprintf(f, ", \"d_max_ms\": ");
     json_num(f, pa->dmax_s * 1e3);
-    fprintf(f, ", \"lg_bottleneck\": %s, \"x_upper_rps\": ", pa->lg_bottleneck ? "true" : "false");
+    fprintf(f, ", \"lg_bottleneck\": %s, \"outside_cpu_cores\": ",
+            pa->lg_bottleneck ? "true" : "false");
+    json_num(f, pa->outside_cores);
+    fprintf(f, ", \"outside_cpu_share\": ");
+    json_num(f, pa->outside_share);
+    fprintf(f, ", \"not_stack\": %s, \"x_upper_rps\": ", pa->not_stack ? "true" : "false");
     json_num(f, pa->bounds.x_upper);
     fprintf(f, ", \"r_lower_ms\": ");
     json_num(f, pa->bounds.r_lower_s * 1e3);
@@ -1463,6 +1480,11 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         if (a->pts[i].lg_bottleneck)
             fprintf(f, "- **WARNING**: at N = %u the load generator itself is the bottleneck\n",
                     run->points[i].users);
+        if (a->pts[i].not_stack)
+            fprintf(f,
+                    "- **WARNING**: at N = %u the stack is not the bottleneck: the CPU is %.0f%% "
+                    "used outside the watched processes\n",
+                    run->points[i].users, a->pts[i].outside_share * 100);
         if (above_bound(a, &a->pts[i]))
             fprintf(f, "- note: at N = %u X is above its bound: D = %s overestimates the demand\n",
                     run->points[i].users, a->d_source);

@@ -18,6 +18,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "attrib.h"
 #include "clock.h"
 #include "log.h"
 #include "sweep.h"
@@ -614,6 +615,7 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     }
     lg_workload_init(&r.wl, cfg, run->run_id);
     r.mon = lg_monitor_new(cfg);
+    lg_attrib_check(cfg);
     log_config(&r);
 
     if (cfg->prepare_users > 0 && prepare(&r) < 0) {

@@ -26,9 +26,13 @@ PY
 }
 
 # ---- a recording server: the exact requests ------------------------------------------------
-python3 "$HERE/httprec.py" "$ITEST_DIR/rec.port" "$ITEST_DIR/rec.jsonl" \
+# run as "server1" (a symlink: comm is the name it was started by), for --watch-comm below
+mkdir -p "$ITEST_DIR/bin" "$ITEST_DIR/other"
+ln -s "$(command -v python3)" "$ITEST_DIR/bin/server1"
+"$ITEST_DIR/bin/server1" "$HERE/httprec.py" "$ITEST_DIR/rec.port" "$ITEST_DIR/rec.jsonl" \
     >"$ITEST_DIR/rec.log" 2>&1 &
-itest_bg $!
+REC_PID=$!
+itest_bg $REC_PID
 wait_file "$ITEST_DIR/rec.port" 10 || itest_fail "httprec.py did not start"
 REC=127.0.0.1:$(cat "$ITEST_DIR/rec.port")
 
@@ -80,6 +84,37 @@ check_eq "bad requests file: exit 2, one line naming file:line" \
 rc=0
 err=$("$LG" --path /x --type get "http://$REC" 2>&1 >/dev/null) || rc=$?
 check_eq "a custom request with --type: exit 2" "$rc" 2
+
+# ---- --watch-comm on a shared machine ------------------------------------------------------
+# a second "server1" that is not the target (sleep under that name), and two busy loops that
+# are not watched: the warning names it, and the CPU is mostly used outside the stack
+ln -s "$(command -v sleep)" "$ITEST_DIR/other/server1"
+"$ITEST_DIR/other/server1" 120 &
+OTHER=$!
+itest_bg $OTHER
+BUSY=()
+for _ in 1 2; do
+    python3 -c 'while True: pass' &
+    BUSY+=($!)
+    itest_bg $!
+done
+"$LG" -u 1 -d 1 --warmup 0.2 --think 20 --watch-comm server1 "http://$REC/" \
+    -o "$ITEST_DIR/shared" >"$ITEST_DIR/shared.out" 2>"$ITEST_DIR/shared.log" \
+    || itest_fail "--watch-comm run failed"
+check_ok "--watch-comm warns about the other server1 (pid, user, comm, cmdline)" \
+    grep -qE "watch-comm server1 matches a process that is not the target's \(it does not hold port [0-9]+'s listening socket\): pid $OTHER, user [a-z0-9_-]+, comm server1, cmdline '.*other/server1 120'" \
+    "$ITEST_DIR/shared.log"
+# (other server1s on this shared machine may be named too, but never the target)
+check_ok "--watch-comm does not name the target" \
+    bash -c "! grep -q 'not the target.*: pid $REC_PID,' '$ITEST_DIR/shared.log'"
+check_ok "busy loops outside the stack: 'the stack is not the bottleneck'" \
+    grep -q "WARNING: at N = 1 the stack is not the bottleneck" "$ITEST_DIR/shared.out"
+check_ok "run.json: not_stack, outside CPU share over 0.5" python3 -c "
+import json, sys
+p = json.load(open('$ITEST_DIR/shared/run.json'))['points'][0]
+sys.exit(not (p['not_stack'] is True and p['outside_cpu_share'] > 0.5
+              and p['outside_cpu_cores'] > 0.5))"
+kill "$OTHER" "${BUSY[@]}" 2>/dev/null || true
 
 # ---- nginx: a requests file, checked against the access log --------------------------------
 NGINX=$(command -v nginx || true)
