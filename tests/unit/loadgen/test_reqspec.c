@@ -309,7 +309,7 @@ static void test_config_custom_combinations(void **state)
          "not both"},
         {3, {"loadgen", "--requests", "/nonexistent/r.txt"}, "cannot open --requests file"},
     };
-    static char many[LG_HEADERS_MAX + 1][16];
+    static char many[LG_HEADERS_MAX + 1][24];
     static char *argv[2 * (LG_HEADERS_MAX + 1) + 3];
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
