@@ -581,8 +581,9 @@ static const struct flagtab_flag lg_flags[] = {
 const struct flagtab_prog lg_config_flags = {
     .name = "loadgen",
     .summary = "closed-loop HTTP/1.1 load generator and queueing model for the file server",
-    .usage = "loadgen [options]",
-    .about = "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server: drives N "
+    .usage = "loadgen [options] [http://HOST[:PORT]/PATH]",
+    .about = "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server, or any "
+             "HTTP/1.1 server (see Any server): drives N "
              "users on keep-alive connections, sweeps N, and reports throughput X, response "
              "time R (mean, p50..p99.9, max), errors, Little's law, the resource use of every "
              "process of the stack from /proc, operational-law bounds, N* and the bottleneck.",
