@@ -625,7 +625,7 @@ static int url_arg(struct lg_config *cfg, const char *a, char *err)
         return -1;
     }
     snprintf(cfg->url, sizeof(cfg->url), "%.*s", (int)((size_t)(auth - a) + alen), a);
-    cfg->path = auth[alen] == '/' ? auth + alen : "/";
+    cfg->url_path = auth[alen] == '/' ? auth + alen : NULL;
     cfg->url_arg = true;
     return 0;
 }
@@ -842,6 +842,14 @@ static int check_custom(struct lg_config *cfg, char *err)
     const char *method = cfg->method;
     bool has_body = cfg->body != NULL || cfg->body_file != NULL;
 
+    if (cfg->url_arg) {
+        if (cfg->url_path != NULL && (cfg->path != NULL || cfg->requests_file != NULL)) {
+            snprintf(err, LG_ERR_LEN, "the URL has a path: not with --path or --requests");
+            return -1;
+        }
+        if (cfg->path == NULL && cfg->requests_file == NULL)
+            cfg->path = cfg->url_path != NULL ? cfg->url_path : "/";
+    }
     if (cfg->path == NULL && cfg->requests_file == NULL) {
         if (cfg->method != NULL || cfg->nheaders > 0 || has_body || cfg->order_set) {
             snprintf(err, LG_ERR_LEN, "--method, --header, --body, --body-file and "
@@ -861,9 +869,8 @@ static int check_custom(struct lg_config *cfg, char *err)
                  "--file, --size, --expect-length or --prepare-users");
         return -1;
     }
-    if (cfg->requests_file != NULL && cfg->path != NULL &&
-        !(cfg->url_arg && strcmp(cfg->path, "/") == 0)) {
-        snprintf(err, LG_ERR_LEN, "give --path (or a URL with a path) or --requests, not both");
+    if (cfg->requests_file != NULL && cfg->path != NULL) {
+        snprintf(err, LG_ERR_LEN, "give --path or --requests, not both");
         return -1;
     }
     if (cfg->body != NULL && cfg->body_file != NULL) {

@@ -91,8 +91,9 @@ struct lg_config {
 
     /* custom requests to any server (reqspec.h); pointers into argv */
     const char *method;        /* --method; NULL: GET, or POST with a body */
-    const char *path;          /* --path, or the path of the URL argument */
+    const char *path;          /* --path, or (once validated) the URL argument's path, or / */
     bool url_arg;              /* the target was given as a URL argument */
+    const char *url_path;      /* its path (and query), NULL when it has none */
     const char *headers[LG_HEADERS_MAX]; /* -H "Name: value", in order */
     unsigned nheaders;
     bool host_header;          /* one of them is Host: it replaces the default one */

@@ -262,6 +262,9 @@ static void test_config_url_argument(void **state)
     static char *a4[] = {"loadgen", "--url", "http://127.0.0.1:1", "http://127.0.0.1:2/x"};
     static char *a5[] = {"loadgen", "http://127.0.0.1:1?x"};
     static char *a6[] = {"loadgen", "127.0.0.1:1/x"};
+    static char *a7[] = {"loadgen", "http://127.0.0.1:1/x", "--path", "/y"};
+    static char *a8[] = {"loadgen", "--path", "/y", "http://127.0.0.1:1"};
+    static char *a9[] = {"loadgen", "http://127.0.0.1:1/x", "--requests", "/dev/null"};
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
 
@@ -286,6 +289,14 @@ static void test_config_url_argument(void **state)
     assert_non_null(strstr(err, "write the path"));
     assert_int_equal(parse(&cfg, err, 2, a6), -1);
     assert_non_null(strstr(err, "unexpected argument"));
+    /* the path once: in the URL, or --path (or --requests) with a URL without one */
+    assert_int_equal(parse(&cfg, err, 4, a7), -1);
+    assert_non_null(strstr(err, "the URL has a path"));
+    assert_int_equal(parse(&cfg, err, 4, a9), -1);
+    assert_non_null(strstr(err, "the URL has a path"));
+    assert_int_equal(parse(&cfg, err, 4, a8), 0);
+    assert_string_equal(cfg.reqs.reqs[0].path, "/y");
+    assert_string_equal(cfg.url, "http://127.0.0.1:1");
     lg_config_release(&cfg);
 }
 
