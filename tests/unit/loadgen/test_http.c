@@ -290,6 +290,44 @@ static void test_http_chunked_errors(void **state)
     assert_int_equal(lg_http_eof(&p), LG_HTTP_ERR);
 }
 
+/* The trailer: up to LG_HTTP_MAX_TRAILER bytes in all (its empty last line included). */
+static void test_http_chunked_trailer_limit(void **state)
+{
+    static char resp[LG_HTTP_MAX_TRAILER + 512];
+    struct lg_http p;
+    size_t n;
+    size_t start;
+
+    (void)state;
+    n = (size_t)snprintf(resp, sizeof(resp),
+                         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
+    start = n;
+    /* lines of 100 bytes ("X: " + 95 'a' + CRLF) up to exactly the limit with the final CRLF */
+    while (n - start + 100 + 2 <= LG_HTTP_MAX_TRAILER) {
+        memcpy(resp + n, "X: ", 3);
+        memset(resp + n + 3, 'a', 95);
+        memcpy(resp + n + 98, "\r\n", 2);
+        n += 100;
+    }
+    {
+        size_t fill = LG_HTTP_MAX_TRAILER - (n - start) - 2; /* one more line to the limit */
+        memset(resp + n, 'b', fill - 2);
+        resp[n] = 'Y';
+        resp[n + 1] = ':';
+        memcpy(resp + n + fill - 2, "\r\n", 2);
+        n += fill;
+    }
+    memcpy(resp + n, "\r\n", 2);
+    assert_int_equal(n + 2 - start, LG_HTTP_MAX_TRAILER);
+    assert_int_equal(feed(&p, resp, n + 2, 700, NULL), LG_HTTP_DONE);
+    /* one byte more */
+    memmove(resp + start + 1, resp + start, n + 2 - start);
+    resp[start] = 'Z';
+    resp[start + 1] = ':';
+    assert_int_equal(feed(&p, resp, n + 3, 700, NULL), LG_HTTP_ERR);
+    assert_string_equal(p.why, "chunked trailer too large");
+}
+
 static void test_http_chunked_no_body_cases(void **state)
 {
     static const char head_resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -415,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_http_chunked_split_everywhere),
         cmocka_unit_test(test_http_chunked_skipped_data),
         cmocka_unit_test(test_http_chunked_errors),
+        cmocka_unit_test(test_http_chunked_trailer_limit),
         cmocka_unit_test(test_http_chunked_no_body_cases),
         cmocka_unit_test(test_http_garbage),
         cmocka_unit_test(test_http_head_too_large),
