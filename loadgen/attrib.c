@@ -4,6 +4,7 @@
 #include "attrib.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include "procstat.h"
 #include "xalloc.h"
 
-#define LG_ATTRIB_BUF (1u << 20) /* /proc/net/tcp of a busy machine */
+#define LG_ATTRIB_BUF (64u * 1024) /* a /proc/PID/status or cmdline */
 #define LG_ATTRIB_PROCS 4096     /* matched processes examined, at most */
 
 /* The next blank-separated field of *p (advanced past it) into out; false at the line's end. */
@@ -37,6 +38,32 @@ static bool next_field(const char **p, char *out, size_t cap)
     return true;
 }
 
+/* One line of /proc/net/tcp{,6}: 1 for a listening socket of port (*inode, *uid), 0 for
+ * another socket or a short line, -1 when malformed. */
+static int listen_line(const char *line, uint16_t port, uint64_t *inode, uid_t *uid)
+{
+    char f[10][72];
+    const char *p = line;
+    const char *colon;
+    unsigned long lport;
+    char *end;
+    int k = 0;
+
+    while (k < 10 && next_field(&p, f[k], sizeof(f[k])))
+        k++;
+    if (k < 10)
+        return 0; /* blank or short line */
+    colon = strrchr(f[1], ':');
+    if (colon == NULL)
+        return -1;
+    lport = strtoul(colon + 1, &end, 16);
+    if (*end != '\0' || strcmp(f[3], "0A") != 0 || lport != port) /* 0A: TCP_LISTEN */
+        return 0;
+    *inode = strtoull(f[9], NULL, 10);
+    *uid = (uid_t)strtoul(f[7], NULL, 10);
+    return 1;
+}
+
 int lg_attrib_listeners(const char *text, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
 {
     const char *line = strchr(text, '\n');
@@ -45,30 +72,48 @@ int lg_attrib_listeners(const char *text, uint16_t port, uint64_t *inodes, int m
     if (strstr(text, "local_address") == NULL || line == NULL)
         return -1;
     for (line++; *line != '\0'; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-        char f[10][72];
-        const char *p = line;
-        const char *colon;
-        int k = 0;
-        unsigned long lport;
-        char *end;
+        uint64_t ino;
+        uid_t u;
+        int r = listen_line(line, port, &ino, &u);
 
-        while (k < 10 && next_field(&p, f[k], sizeof(f[k])))
-            k++;
-        if (k < 10)
-            continue; /* blank or short line */
-        colon = strrchr(f[1], ':');
-        if (colon == NULL)
+        if (r < 0)
             return -1;
-        lport = strtoul(colon + 1, &end, 16);
-        if (*end != '\0' || strcmp(f[3], "0A") != 0 || lport != port) /* 0A: TCP_LISTEN */
+        if (r == 0 || n >= max)
             continue;
-        if (n < max) {
-            inodes[n] = strtoull(f[9], NULL, 10);
+        if (n == 0)
+            *uid = u;
+        inodes[n++] = ino;
+    }
+    return n;
+}
+
+/* As lg_attrib_listeners, from the file path, line by line (no size limit). */
+static int listeners_of(const char *path, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
+{
+    FILE *f = fopen(path, "re");
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+
+    if (f == NULL)
+        return -1;
+    if (getline(&line, &cap, f) < 0 || strstr(line, "local_address") == NULL)
+        n = -1;
+    while (n >= 0 && getline(&line, &cap, f) >= 0) {
+        uint64_t ino;
+        uid_t u;
+        int r = listen_line(line, port, &ino, &u);
+
+        if (r < 0)
+            n = -1;
+        else if (r == 1 && n < max) {
             if (n == 0)
-                *uid = (uid_t)strtoul(f[7], NULL, 10);
-            n++;
+                *uid = u;
+            inodes[n++] = ino;
         }
     }
+    free(line);
+    fclose(f);
     return n;
 }
 
@@ -212,9 +257,15 @@ static void warn_one(const struct lg_config *cfg, const struct lg_attrib_proc *p
     char why[160];
     char cmd[LG_ATTRIB_CMDLINE + 1];
     ssize_t len;
+    int fd;
 
     snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
-    len = procstat_read_file(path, buf, LG_ATTRIB_BUF);
+    len = -1;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) { /* its start is enough: it is cut anyway */
+        len = read(fd, buf, LG_ATTRIB_CMDLINE + 1);
+        close(fd);
+    }
     lg_attrib_cmdline(buf, len > 0 ? (size_t)len : 0, cmd, sizeof(cmd));
     user_name(p->uid, user, sizeof(user));
     if (p->uid != target_uid) {
@@ -249,11 +300,8 @@ unsigned lg_attrib_check(const struct lg_config *cfg)
     buf = xmalloc(LG_ATTRIB_BUF);
     for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
         uid_t u = 0;
-        int k;
-        if (procstat_read_file(tables[t], buf, LG_ATTRIB_BUF) < 0)
-            continue;
-        k = lg_attrib_listeners(buf, cfg->target.port, inodes + ninodes,
-                                LG_ATTRIB_LISTEN_MAX - ninodes, &u);
+        int k = listeners_of(tables[t], cfg->target.port, inodes + ninodes,
+                             LG_ATTRIB_LISTEN_MAX - ninodes, &u);
         if (k > 0 && !have_uid) {
             target_uid = u;
             have_uid = true;

@@ -92,6 +92,8 @@ ln -s "$(command -v sleep)" "$ITEST_DIR/other/server1"
 "$ITEST_DIR/other/server1" 120 &
 OTHER=$!
 itest_bg $OTHER
+comm_is() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == "$2" ]]; }
+wait_until 10 comm_is "$OTHER" server1 || itest_fail "the second server1 did not start"
 BUSY=()
 for _ in 1 2; do
     python3 -c 'while True: pass' &
