@@ -923,6 +923,8 @@ static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_st
         fprintf(f, ", \"%s\": %" PRIu64, lg_err_name((enum lg_err)e), s->err[e]);
     fprintf(f, "}, \"errors_by_kind\": ");
     json_errtab(f, &s->by_kind);
+    fprintf(f, ", \"ok_by_status\": ");
+    json_errtab(f, &s->ok_by_status);
     fprintf(f, "}");
 }
 
@@ -977,6 +979,8 @@ static void json_raw(FILE *f, const struct lg_run *run, const struct lg_point *p
                     s->err[e]);
         fprintf(f, "}, \"by_kind\": ");
         json_errtab(f, &s->by_kind);
+        fprintf(f, ", \"ok_by_status\": ");
+        json_errtab(f, &s->ok_by_status);
         fprintf(f, ",\n        \"lat_ns\": ");
         json_hist(f, &s->lat);
         fprintf(f, "}");

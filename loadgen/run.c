@@ -536,6 +536,13 @@ static int measure(struct lg_runner *r, unsigned users)
         lg_errtab_format(&s->by_kind, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
         log_info("N=%u: errors: %s", users, kinds);
     }
+    if (lg_config_has(r->cfg, LG_REQ_CUSTOM)) { /* any server: its answers, as hey lists them */
+        char kinds[LG_RUN_KINDS_LEN];
+        struct lg_errtab all;
+        lg_stats_statuses(s, &all);
+        lg_errtab_format(&all, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
+        log_info("N=%u: responses by status: %s", users, kinds[0] ? kinds : "none");
+    }
     if (r->use_tls)
         rc = check_handshakes(p, rc);
     return rc;

@@ -158,6 +158,8 @@ bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum
     s = &w->stats[c->type];
     if (e == LG_ERR_NONE) {
         s->ok++;
+        if (c->http.status >= LG_STATUS_MIN && c->http.status <= LG_STATUS_MAX)
+            s->ok_by_status.status[c->http.status - LG_STATUS_MIN]++;
         s->body_bytes += c->http.body_bytes;
         hist_record(&s->lat, now - c->start_ns);
     } else {

@@ -162,6 +162,14 @@ CONF
     check_eq "nginx: 16 successes, 404 x 4" \
         "$(csv_field "$ITEST_DIR/nginx-out/points.csv" 1 ok)/$(csv_field "$ITEST_DIR/nginx-out/points.csv" 1 errors_by_kind)" \
         "16/404:4"
+    check_ok "nginx: the console lists the responses by status" \
+        grep -q "N=2: responses by status: 200 x 16, 404 x 4" "$ITEST_DIR/nginx-run.log"
+    check_ok "nginx: run.json has the successes by status" python3 -c "
+import json, sys
+p = json.load(open('$ITEST_DIR/nginx-out/run.json'))['points'][0]
+sys.exit(not (p['all']['ok_by_status'] == {'200': 16}
+              and p['all']['errors_by_kind'] == {'404': 4}
+              and p['raw']['custom']['ok_by_status'] == {'200': 16}))"
     check_eq "nginx saw each request 4 times, the gzipped one chunked" \
         "$(sort "$N/access.log" | uniq -c | awk '{$1=$1; print}' | tr '\n' '|')" \
         "4 GET /a.txt lg1 200 -|4 GET /b/c.txt lg1 200 -|4 GET /gz/text.txt lg1 200 chunked|4 GET /missing lg1 404 -|4 HEAD /a.txt lg1 200 -|"
