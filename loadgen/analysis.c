@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrib.h"
 #include "sweep.h"
 #include "xalloc.h"
 
@@ -191,6 +192,9 @@ void lg_analyze(const struct lg_run *run, struct lg_run_analysis *a)
                 b->is_loadgen || (strcmp(b->name, "cpu") == 0 &&
                                   loadgen_cores(&p->mon) * 2 > p->mon.machine_cpu * p->mon.ncpu);
         }
+        lg_attrib_outside(&p->mon, &pa->outside_cores, &pa->outside_share);
+        pa->not_stack = pa->bottleneck >= 0 &&
+                        lg_attrib_not_stack(pa->res[pa->bottleneck].name, pa->outside_share);
         sp[i].n = p->users;
         sp[i].x = all->x;
         if (all->x > xmax) {

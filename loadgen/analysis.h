@@ -3,7 +3,8 @@
  * response time R (mean and percentiles), errors, Little's-law check with the window's rule
  * (window.h: the window it asks for, and whether it held), the resources with their
  * utilization U and demand D = U / X, the bottleneck (largest D), the asymptotic bounds, and
- * for the sweep N*, R at N*, X max, the textbook law N*_law = (D + Z) / D_max, and the
+ * the CPU used outside the watched processes and whether the stack is the bottleneck at all
+ * (attrib.h), for the sweep N*, R at N*, X max, the textbook law N*_law = (D + Z) / D_max, and the
  * queueing model of the sweep (model.h: exact MVA, its predicted X, R and knee beside the
  * measured ones, from the demands of N = 1 and from each point's own).
  * D (the demand of one request with no queueing) is R measured at N = 1 when the run has that
@@ -48,6 +49,9 @@ struct lg_point_analysis {
     double dmax_s;
     int top_proc;       /* index in mon.procs of the watched group using the most CPU */
     bool lg_bottleneck; /* the load generator limits this point (see lg_analyze) */
+    double outside_cores; /* busy cores outside the watched processes (attrib.h) */
+    double outside_share; /* their share of the busy cores */
+    bool not_stack;       /* the busiest resource is the CPU, mostly used outside (attrib.h) */
     struct lg_bounds bounds;
 };
 

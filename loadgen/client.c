@@ -147,10 +147,12 @@ enum lg_io lg_conn_handshake(struct lg_conn *c)
 
 void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
 {
-    struct lg_reqbuf *r = &c->req[type];
+    struct lg_reqbuf *own = &c->req[type];
+    const struct lg_reqbuf *r = type == LG_REQ_CUSTOM ? c->custom : own;
 
     if (r->slot_len > 0) {
-        lg_reqbuf_set_slot(r, c->slot_next);
+        r = own;
+        lg_reqbuf_set_slot(own, c->slot_next);
         c->slot_next += c->slot_step;
     }
     c->type = type;
@@ -162,7 +164,7 @@ void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
     c->err = LG_ERR_NONE;
     c->err_errno = 0;
     c->rlen = 0;
-    lg_http_reset(&c->http, false);
+    lg_http_reset(&c->http, r->head);
 }
 
 /* Consumes n sent bytes: first from the head, then from the body. */
@@ -313,6 +315,13 @@ enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)
 {
     int st = c->http.status;
 
+    if (chk->expect_status[c->type] == LG_EXPECT_2XX_3XX) {
+        if (st >= 200 && st < 400)
+            return LG_ERR_NONE;
+        if (st >= 400 && st < 500)
+            return LG_ERR_STATUS_4XX;
+        return st >= 500 && st < 600 ? LG_ERR_STATUS_5XX : LG_ERR_STATUS_OTHER;
+    }
     if (st != chk->expect_status[c->type] &&
         (chk->expect_alt[c->type] == 0 || st != chk->expect_alt[c->type])) {
         if (st >= 400 && st < 500)

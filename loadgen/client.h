@@ -29,9 +29,13 @@ enum lg_io {
     LG_IO_DONE = 1,   /* connect/send finished, or a whole response was received */
 };
 
-/* What makes a response a success. */
+/*
+ * What makes a response a success. expect_status LG_EXPECT_2XX_3XX (custom requests): any 2xx
+ * or 3xx, as wrk counts them.
+ */
+#define LG_EXPECT_2XX_3XX (-1)
 struct lg_check {
-    int expect_status[LG_REQ_TYPES]; /* 201 for new, 200 for get, 201 for put */
+    int expect_status[LG_REQ_TYPES]; /* 201 for new, 200 for get, 201 for put, 2xx/3xx custom */
     int expect_alt[LG_REQ_TYPES];    /* a second accepted status (204 for put), 0 if none */
     bool has_length;
     uint64_t length; /* --expect-length, for get */
@@ -59,7 +63,9 @@ struct lg_conn {
     bool backoff;     /* the last attempt could not connect: wait before the next */
     enum lg_err err;  /* class of the last LG_IO_ERROR */
     int err_errno;    /* its errno (ECONNREFUSED, ECONNRESET...), 0: none or end of stream */
-    struct lg_reqbuf req[LG_REQ_TYPES];
+    struct lg_reqbuf req[LG_REQ_TYPES]; /* owned; custom requests are the workload's: */
+    const struct lg_reqbuf *custom;     /* the custom request to send next (not owned) */
+    unsigned custom_next;               /* --requests-order seq: the index after the last */
     const char *send_ptr; /* what is left of the request head */
     size_t send_left;
     const char *body_ptr; /* then what is left of its body (the workload's shared PUT body) */
@@ -94,7 +100,10 @@ int lg_conn_connect_result(struct lg_conn *c);
  * and for writability too when c->tls.want_write; ERROR: failed (err CONNECT).
  */
 enum lg_io lg_conn_handshake(struct lg_conn *c);
-/* Prepares request type (patching the username slot) for sending; resets the parser. */
+/*
+ * Prepares request type (patching the username slot; for LG_REQ_CUSTOM, c->custom) for sending;
+ * resets the parser (a HEAD request's response has no body).
+ */
 void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns);
 enum lg_io lg_conn_send(struct lg_conn *c);
 /*

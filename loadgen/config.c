@@ -337,6 +337,22 @@ static int on_pin_cpus(void *cfg, const char *arg, char *err)
     return for_each_item(c, "--pin-cpus", arg, cpu_item, err);
 }
 
+static int on_header(void *cfg, const char *arg, char *err)
+{
+    struct lg_config *c = cfg;
+
+    if (c->nheaders >= LG_HEADERS_MAX) {
+        snprintf(err, LG_ERR_LEN, "--header: at most %d headers", LG_HEADERS_MAX);
+        return -1;
+    }
+    if (lg_reqspec_header_ok(arg, err) < 0)
+        return -1;
+    if (lg_reqspec_header_is(arg, "Host"))
+        c->host_header = true;
+    c->headers[c->nheaders++] = arg;
+    return 0;
+}
+
 static void defaults_cb(void *cfg)
 {
     lg_config_defaults(cfg);
@@ -350,6 +366,8 @@ static void version_cb(void)
 static const struct flagtab_choice models[] = {
     {"events", LG_MODEL_EVENTS}, {"threads", LG_MODEL_THREADS}, {NULL, 0}};
 static const struct flagtab_choice on_off[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
+static const struct flagtab_choice orders[] = {
+    {"seq", LG_ORDER_SEQ}, {"random", LG_ORDER_RANDOM}, {NULL, 0}};
 static const struct flagtab_choice arrivals[] = {
     {"constant", LG_ARRIVALS_CONSTANT}, {"poisson", LG_ARRIVALS_POISSON}, {NULL, 0}};
 
@@ -361,7 +379,7 @@ static const struct flagtab_choice arrivals[] = {
 
 static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_SECTION, "Target and load", .help = NULL},
-    {FLAGTAB_STRBUF, "url", .arg = "URL", LG(url),
+    {FLAGTAB_STRBUF, "url", .arg = "URL", LG(url), LG_SEEN(url_set),
      .help = "server, loopback only: http://HOST[:PORT][/PREFIX] or https://... (TLS 1.2 or "
              "1.3, port 443 by default, --model events only)"},
     {FLAGTAB_SET, "allow-remote", LG(allow_remote), .help = "accept a non-loopback host in --url"},
@@ -439,6 +457,37 @@ static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_SET, "copy-body", LG(copy_body),
      .def = "off: discarded by the kernel with MSG_TRUNC; headers are always parsed",
      .help = "copy bodies to user space"},
+
+    {FLAGTAB_SECTION, "Any server",
+     .help = "custom requests instead of the file server's: given by --path, --requests or a "
+             "URL argument (loadgen [flags] http://HOST[:PORT]/PATH?QUERY, the target and the "
+             "path at once). A response of 2xx or 3xx is a success, any other status an error "
+             "counted by status. With --username (and --password) every request carries Basic "
+             "credentials, else none. Not with --type, --mix, --file, --size, --expect-length or "
+             "--prepare-users."},
+    {FLAGTAB_STR, "path", .arg = "PATH", LG(path), .def = "none",
+     .help = "the path (and query) of the request, after --url's prefix, e.g. /index.html?x=1"},
+    {FLAGTAB_STR, "method", .arg = "M", LG(method), .def = "GET, or POST with a body",
+     .help = "the method of the request, and of the --requests lines that give none"},
+    {FLAGTAB_CUSTOM, "header", 'H', .arg = "'NAME: VALUE'", .fn = on_header,
+     .flags = FLAGTAB_F_TAKES_ARG | FLAGTAB_F_REPEAT,
+     .help = "an extra header line of every request (at most " STR(LG_HEADERS_MAX) ", each "
+             "at most " STR(LG_REQ_LINE_MAX) " bytes); a Host replaces the default one; not "
+             "Content-Length or Transfer-Encoding (set from the body). Values are not written "
+             "to the reports"},
+    {FLAGTAB_STR, "body", .arg = "STRING", LG(body), .def = "none",
+     .help = "the body of the request; Content-Length is set from it (not written to the "
+             "reports)"},
+    {FLAGTAB_PATH, "body-file", .arg = "FILE", LG(body_file), .def = "none",
+     .help = "the body of the request: FILE's bytes, read once (at most 64 MiB)"},
+    {FLAGTAB_PATH, "requests", .arg = "FILE", LG(requests_file), .def = "none",
+     .help = "one request per line: PATH, METHOD PATH, or METHOD PATH @BODYFILE (relative to "
+             "FILE's directory); '#' comments and blank lines skipped; at most "
+             STR(LG_REQUESTS_MAX) " requests, lines of at most " STR(LG_REQ_LINE_MAX) " bytes, "
+             "64 MiB of bodies in all"},
+    {FLAGTAB_ENUM, "requests-order", LG(requests_order), LG_SEEN(order_set), .choices = orders,
+     .help = "seq: user u starts at the (u mod count)th request and goes on in order, cycling; "
+             "random: each request drawn uniformly (--seed)"},
 
     {FLAGTAB_SECTION, "Open loop", .help = "instead of the closed loop."},
     {FLAGTAB_DOUBLE, "rate", .arg = "R", .dmin = 0.001, .dmax = 1e8, LG(rate),
@@ -532,8 +581,9 @@ static const struct flagtab_flag lg_flags[] = {
 const struct flagtab_prog lg_config_flags = {
     .name = "loadgen",
     .summary = "closed-loop HTTP/1.1 load generator and queueing model for the file server",
-    .usage = "loadgen [options]",
-    .about = "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server: drives N "
+    .usage = "loadgen [options] [http://HOST[:PORT]/PATH]",
+    .about = "Closed-loop (or open-loop) HTTP/1.1 load generator for the file server, or any "
+             "HTTP/1.1 server (see Any server): drives N "
              "users on keep-alive connections, sweeps N, and reports throughput X, response "
              "time R (mean, p50..p99.9, max), errors, Little's law, the resource use of every "
              "process of the stack from /proc, operational-law bounds, N* and the bottleneck.",
@@ -551,11 +601,58 @@ void lg_config_usage(FILE *out)
     flagtab_usage(&lg_config_flags, out);
 }
 
+static bool is_url(const char *a)
+{
+    return strncmp(a, "http://", 7) == 0 || strncmp(a, "https://", 8) == 0;
+}
+
+/* The URL argument: its scheme and authority into --url, its path (default /) into --path. */
+static int url_arg(struct lg_config *cfg, const char *a, char *err)
+{
+    const char *auth = strstr(a, "://") + 3;
+    size_t alen = strcspn(auth, "/?#");
+
+    if (cfg->url_arg) {
+        snprintf(err, LG_ERR_LEN, "unexpected argument '%.64s': one URL at most", a);
+        return -1;
+    }
+    if (auth[alen] != '\0' && auth[alen] != '/') {
+        snprintf(err, LG_ERR_LEN, "URL '%.300s': write the path, e.g. http://host/?query", a);
+        return -1;
+    }
+    if ((size_t)(auth - a) + alen >= sizeof(cfg->url)) {
+        snprintf(err, LG_ERR_LEN, "URL '%.64s...': the host is too long", a);
+        return -1;
+    }
+    snprintf(cfg->url, sizeof(cfg->url), "%.*s", (int)((size_t)(auth - a) + alen), a);
+    cfg->url_path = auth[alen] == '/' ? auth + alen : NULL;
+    cfg->url_arg = true;
+    return 0;
+}
+
 int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
 {
+    char **seg = argv;
+    int segc = argc;
+
     cfg->argc = argc;
     cfg->argv = argv;
-    return (int)flagtab_parse(&lg_config_flags, cfg, argc, argv, err);
+    /* flagtab stops at the first argument that is not a flag; a URL there is taken, and the
+     * flags after it are parsed with the URL in argv[0]'s place */
+    for (;;) {
+        enum flagtab_result r = flagtab_parse(&lg_config_flags, cfg, segc, seg, err);
+        int at = optind;
+
+        if (r != FLAGTAB_ERROR || at <= 0 || at >= segc || !is_url(seg[at]) ||
+            strncmp(err, "unexpected argument", 19) != 0)
+            return (int)r;
+        if (url_arg(cfg, seg[at], err) < 0)
+            return -1;
+        seg += at;
+        segc -= at;
+        if (segc == 1)
+            return 0;
+    }
 }
 
 
@@ -735,6 +832,103 @@ static int check_tls(const struct lg_config *cfg, char *err)
     return 0;
 }
 
+/*
+ * Custom requests: given by --path, --requests or a URL argument, alone (not with the file
+ * server's request types), built into cfg->reqs.
+ */
+static int check_custom(struct lg_config *cfg, char *err)
+{
+    char e[LG_REQSPEC_ERR_LEN];
+    const char *method = cfg->method;
+    bool has_body = cfg->body != NULL || cfg->body_file != NULL;
+
+    if (cfg->url_arg) {
+        if (cfg->url_path != NULL && (cfg->path != NULL || cfg->requests_file != NULL)) {
+            snprintf(err, LG_ERR_LEN, "the URL has a path: not with --path or --requests");
+            return -1;
+        }
+        if (cfg->path == NULL && cfg->requests_file == NULL)
+            cfg->path = cfg->url_path != NULL ? cfg->url_path : "/";
+    }
+    if (cfg->path == NULL && cfg->requests_file == NULL) {
+        if (cfg->method != NULL || cfg->nheaders > 0 || has_body || cfg->order_set) {
+            snprintf(err, LG_ERR_LEN, "--method, --header, --body, --body-file and "
+                                      "--requests-order need --path, --requests or a URL");
+            return -1;
+        }
+        return 0;
+    }
+    if (cfg->url_arg && cfg->url_set) {
+        snprintf(err, LG_ERR_LEN, "give the target once: --url or a URL argument");
+        return -1;
+    }
+    if (lg_config_weight_total(cfg) > 0 || cfg->file[0] != '\0' || cfg->put_size_set ||
+        cfg->has_expect_length || cfg->prepare_users > 0) {
+        snprintf(err, LG_ERR_LEN,
+                 "--path, --requests and a URL send their own requests: not with --type, --mix, "
+                 "--file, --size, --expect-length or --prepare-users");
+        return -1;
+    }
+    if (cfg->requests_file != NULL && cfg->path != NULL) {
+        snprintf(err, LG_ERR_LEN, "give --path or --requests, not both");
+        return -1;
+    }
+    if (cfg->body != NULL && cfg->body_file != NULL) {
+        snprintf(err, LG_ERR_LEN, "give --body or --body-file, not both");
+        return -1;
+    }
+    if (cfg->requests_file != NULL && has_body) {
+        snprintf(err, LG_ERR_LEN, "--body and --body-file are for --path; a --requests line "
+                                  "gives its body as METHOD PATH @FILE");
+        return -1;
+    }
+    if (cfg->order_set && cfg->requests_file == NULL) {
+        snprintf(err, LG_ERR_LEN, "--requests-order needs --requests");
+        return -1;
+    }
+    if (method != NULL && !lg_reqspec_method_ok(method, strlen(method))) {
+        snprintf(err, LG_ERR_LEN, "--method '%.64s': not an HTTP token of 1-%d characters",
+                 method, LG_METHOD_MAX);
+        return -1;
+    }
+    if (cfg->username[0] != '\0') {
+        for (unsigned i = 0; i < cfg->nheaders; i++) {
+            if (lg_reqspec_header_is(cfg->headers[i], "Authorization")) {
+                snprintf(err, LG_ERR_LEN, "give --username or an Authorization --header, not "
+                                          "both");
+                return -1;
+            }
+        }
+    }
+    if (method == NULL)
+        method = has_body ? "POST" : "GET";
+    if (cfg->requests_file != NULL) {
+        if (lg_reqlist_load(&cfg->reqs, cfg->requests_file, method, e) < 0)
+            goto fail;
+    } else if (!lg_reqspec_path_ok(cfg->path, strlen(cfg->path))) {
+        snprintf(err, LG_ERR_LEN, "--path '%.64s': '/' then visible ASCII (no blanks), at most "
+                 "%d bytes", cfg->path, LG_REQ_LINE_MAX);
+        return -1;
+    } else if (cfg->body_file != NULL) {
+        if (lg_reqlist_add_file(&cfg->reqs, method, cfg->path, cfg->body_file, e) < 0)
+            goto fail;
+    } else if (lg_reqlist_add(&cfg->reqs, method, cfg->path, cfg->body,
+                              cfg->body ? strlen(cfg->body) : 0, e) < 0) {
+        goto fail;
+    }
+    cfg->weight[LG_REQ_CUSTOM] = 1;
+    snprintf(cfg->mix_desc, sizeof(cfg->mix_desc), "custom");
+    return 0;
+fail:
+    snprintf(err, LG_ERR_LEN, "%s", e);
+    return -1;
+}
+
+void lg_config_release(struct lg_config *cfg)
+{
+    lg_reqlist_release(&cfg->reqs);
+}
+
 int lg_config_validate(struct lg_config *cfg, char *err)
 {
     char terr[LG_TARGET_ERR_LEN];
@@ -753,6 +947,8 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         return -1;
     }
 
+    if (check_custom(cfg, err) < 0)
+        return -1;
     if (lg_config_weight_total(cfg) == 0)
         cfg->weight[cfg->file[0] != '\0' ? LG_REQ_GET : LG_REQ_NEW] = 1;
     if (cfg->mix_desc[0] == '\0')

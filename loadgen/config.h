@@ -13,6 +13,7 @@
 
 #include "account.h"
 #include "flagtab.h"
+#include "reqspec.h"
 #include "stats.h"
 #include "target.h"
 
@@ -49,6 +50,7 @@ struct lg_watch {
 struct lg_config {
     /* target */
     char url[512];
+    bool url_set;            /* --url was given */
     struct lg_target target; /* resolved by lg_config_validate */
     bool allow_remote;
     char cacert[512];  /* https: PEM file of trusted CAs; "": the system store */
@@ -86,6 +88,21 @@ struct lg_config {
     bool has_expect_length;
     uint64_t expect_length;
     bool copy_body; /* read bodies into memory instead of discarding in-kernel */
+
+    /* custom requests to any server (reqspec.h); pointers into argv */
+    const char *method;        /* --method; NULL: GET, or POST with a body */
+    const char *path;          /* --path, or (once validated) the URL argument's path, or / */
+    bool url_arg;              /* the target was given as a URL argument */
+    const char *url_path;      /* its path (and query), NULL when it has none */
+    const char *headers[LG_HEADERS_MAX]; /* -H "Name: value", in order */
+    unsigned nheaders;
+    bool host_header;          /* one of them is Host: it replaces the default one */
+    const char *body;          /* --body */
+    const char *body_file;     /* --body-file */
+    const char *requests_file; /* --requests */
+    int requests_order;        /* enum lg_req_order */
+    bool order_set;
+    struct lg_reqlist reqs; /* built by lg_config_validate (heap: lg_config_release) */
 
     /* sweep */
     bool sweep_auto;
@@ -127,11 +144,18 @@ extern const struct flagtab_prog lg_config_flags;
 void lg_config_defaults(struct lg_config *cfg);
 /*
  * Parses argv into cfg. Returns 0 to go on, 1 when --help or --version was printed (exit 0),
- * -1 with a one-line reason in err for a usage error (exit 2).
+ * -1 with a one-line reason in err for a usage error (exit 2). One argument that is not a flag
+ * may be a URL, http[s]://HOST[:PORT][/PATH[?QUERY]], anywhere among the flags: the target, and
+ * PATH (default /) the path of a custom request, as wrk and hey take it.
  */
 int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err);
-/* Checks combinations, resolves the target. Returns 0, or -1 with a reason in err. */
+/*
+ * Checks combinations, resolves the target, reads the custom requests (--requests, --body-file).
+ * Returns 0, or -1 with a reason in err.
+ */
 int lg_config_validate(struct lg_config *cfg, char *err);
+/* Frees what lg_config_validate allocated (the custom requests). */
+void lg_config_release(struct lg_config *cfg);
 void lg_config_usage(FILE *out);
 void lg_config_version(FILE *out);
 /* True when the load includes requests of that type. */

@@ -1,7 +1,9 @@
 /*
  * http.c - see http.h. Accepts "\r\n" or a bare "\n" as line end. Rejects what a load
- * generator cannot measure correctly: chunked or other transfer codings, conflicting
- * Content-Length headers, lengths that overflow, folded headers, and heads over 16 KB.
+ * generator cannot measure correctly: transfer codings whose last one is not chunked,
+ * conflicting Content-Length headers, lengths and chunk sizes that overflow, folded headers,
+ * and heads over 16 KB. With both Transfer-Encoding: chunked and Content-Length, the chunks
+ * delimit the body (RFC 9112 section 6.3).
  */
 #include "http.h"
 
@@ -117,8 +119,19 @@ static enum lg_http_result header_line(struct lg_http *p, const char *s, size_t 
         else if (list_has(v, vlen, "keep-alive"))
             p->keep_alive = true;
     } else if (nlen == 17 && strncasecmp(s, "Transfer-Encoding", 17) == 0) {
-        if (!(vlen == 8 && strncasecmp(v, "identity", 8) == 0))
-            return fail(p, "transfer coding not supported");
+        /* the last coding must be chunked: it alone says where the body ends (the others,
+         * e.g. gzip, are counted as they come) */
+        size_t end = vlen;
+        size_t start;
+        while (end > 0 && (v[end - 1] == ' ' || v[end - 1] == '\t' || v[end - 1] == ','))
+            end--;
+        start = end;
+        while (start > 0 && v[start - 1] != ',' && v[start - 1] != ' ' && v[start - 1] != '\t')
+            start--;
+        if (end - start == 7 && strncasecmp(v + start, "chunked", 7) == 0)
+            p->chunked = true;
+        else if (!(vlen == 8 && strncasecmp(v, "identity", 8) == 0))
+            return fail(p, "transfer coding not supported (only chunked)");
     }
     return LG_HTTP_MORE;
 }
@@ -137,9 +150,13 @@ static enum lg_http_result end_of_head(struct lg_http *p)
         return LG_HTTP_MORE;
     }
     if (p->head_request || p->status == 204 || p->status == 304 || p->status == 101 ||
-        (p->has_length && p->content_length == 0)) {
+        (!p->chunked && p->has_length && p->content_length == 0)) {
         p->state = LG_HTTP_COMPLETE;
         return LG_HTTP_DONE;
+    }
+    if (p->chunked) {
+        p->state = LG_HTTP_CHUNK_SIZE;
+        return LG_HTTP_MORE;
     }
     if (p->has_length) {
         p->state = LG_HTTP_BODY;
@@ -151,61 +168,150 @@ static enum lg_http_result end_of_head(struct lg_http *p)
     return LG_HTTP_MORE;
 }
 
+/* "HEX[;extensions]": the next chunk's size; 0 starts the trailer. */
+static enum lg_http_result chunk_size_line(struct lg_http *p, const char *s, size_t len)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+
+    for (; i < len; i++) {
+        char c = s[i];
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            break;
+        v = v * 16 + d;
+        if (v > LG_HTTP_MAX_LENGTH)
+            return fail(p, "chunk size too large");
+    }
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i == 0 || (i < len && s[i] != ';'))
+        return fail(p, "bad chunk size");
+    if (v == 0) {
+        p->state = LG_HTTP_TRAILER;
+        return LG_HTTP_MORE;
+    }
+    p->state = LG_HTTP_CHUNK_DATA;
+    p->body_left = v;
+    return LG_HTTP_MORE;
+}
+
+/* One whole line (without its end) in a line-based state. */
+static enum lg_http_result line(struct lg_http *p, const char *s, size_t len)
+{
+    switch (p->state) {
+    case LG_HTTP_HEAD:
+        if (len == 0)
+            return end_of_head(p);
+        if (p->status == 0)
+            return status_line(p, s, len);
+        return header_line(p, s, len);
+    case LG_HTTP_CHUNK_SIZE:
+        return chunk_size_line(p, s, len);
+    case LG_HTTP_CHUNK_END:
+        if (len != 0)
+            return fail(p, "no line end after chunk data");
+        p->state = LG_HTTP_CHUNK_SIZE;
+        return LG_HTTP_MORE;
+    default: /* LG_HTTP_TRAILER: fields are dropped; an empty line ends the response */
+        if (len > 0)
+            return LG_HTTP_MORE;
+        p->state = LG_HTTP_COMPLETE;
+        return LG_HTTP_DONE;
+    }
+}
+
+static bool line_state(enum lg_http_state s)
+{
+    return s == LG_HTTP_HEAD || s == LG_HTTP_CHUNK_SIZE || s == LG_HTTP_CHUNK_END ||
+           s == LG_HTTP_TRAILER;
+}
+
+/*
+ * The budget of the current line-based state: the head and the trailer are limited in all,
+ * a chunk-size line on its own. Returns the bytes counted so far; *limit gets the limit.
+ */
+static size_t *line_counter(struct lg_http *p, size_t *scratch, size_t *limit)
+{
+    if (p->state == LG_HTTP_HEAD) {
+        *limit = LG_HTTP_MAX_HEAD;
+        return &p->head_bytes;
+    }
+    if (p->state == LG_HTTP_TRAILER) {
+        *limit = LG_HTTP_MAX_TRAILER;
+        return &p->trailer_bytes;
+    }
+    *limit = LG_HTTP_MAX_CHUNK_LINE;
+    *scratch = 0;
+    return scratch;
+}
+
+static const char *too_long(const struct lg_http *p)
+{
+    if (p->state == LG_HTTP_HEAD)
+        return "response head too large";
+    if (p->state == LG_HTTP_TRAILER)
+        return "chunked trailer too large";
+    return "chunk-size line too long";
+}
+
 enum lg_http_result lg_http_parse(struct lg_http *p, const char *buf, size_t len, size_t *used)
 {
     size_t pos = 0;
-    enum lg_http_result r = LG_HTTP_MORE;
 
-    while (p->state == LG_HTTP_HEAD) {
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        size_t llen;
+    for (;;) {
+        enum lg_http_result r;
 
-        if (nl == NULL) {
-            if (p->head_bytes + (len - pos) > LG_HTTP_MAX_HEAD) {
-                *used = pos;
-                return fail(p, "response head too large");
-            }
+        if (line_state(p->state)) {
+            const char *nl = memchr(buf + pos, '\n', len - pos);
+            size_t scratch;
+            size_t limit;
+            size_t *counted = line_counter(p, &scratch, &limit);
+            size_t llen;
+
             *used = pos;
+            if (nl == NULL) /* a partial line: counted when it is whole */
+                return *counted + (len - pos) > limit ? fail(p, too_long(p)) : LG_HTTP_MORE;
+            llen = (size_t)(nl - (buf + pos));
+            *counted += llen + 1;
+            if (*counted > limit)
+                return fail(p, too_long(p));
+            if (llen > 0 && buf[pos + llen - 1] == '\r')
+                llen--;
+            r = line(p, buf + pos, llen);
+            pos = (size_t)(nl - buf) + 1;
+            *used = pos;
+            if (r != LG_HTTP_MORE)
+                return r;
+            continue;
+        }
+        if (p->state == LG_HTTP_BODY || p->state == LG_HTTP_CHUNK_DATA) {
+            size_t take = len - pos;
+            if ((uint64_t)take > p->body_left)
+                take = (size_t)p->body_left;
+            pos += take;
+            *used = pos;
+            r = lg_http_skip(p, take);
+            if (r != LG_HTTP_MORE || p->state == LG_HTTP_BODY || pos == len)
+                return r;
+            continue; /* the chunk's end line follows */
+        }
+        if (p->state == LG_HTTP_UNTIL_EOF) {
+            p->body_bytes += len - pos;
+            *used = len;
             return LG_HTTP_MORE;
         }
-        llen = (size_t)(nl - (buf + pos));
-        p->head_bytes += llen + 1;
-        if (p->head_bytes > LG_HTTP_MAX_HEAD) {
-            *used = pos;
-            return fail(p, "response head too large");
-        }
-        if (llen > 0 && buf[pos + llen - 1] == '\r')
-            llen--;
-        if (llen == 0)
-            r = end_of_head(p);
-        else if (p->status == 0)
-            r = status_line(p, buf + pos, llen);
-        else
-            r = header_line(p, buf + pos, llen);
-        pos = (size_t)(nl - buf) + 1;
-        if (r != LG_HTTP_MORE) {
-            *used = pos;
-            return r;
-        }
-    }
-
-    if (p->state == LG_HTTP_BODY) {
-        size_t take = len - pos;
-        if ((uint64_t)take > p->body_left)
-            take = (size_t)p->body_left;
-        pos += take;
         *used = pos;
-        return lg_http_skip(p, take);
+        if (p->state == LG_HTTP_COMPLETE)
+            return LG_HTTP_DONE;
+        return LG_HTTP_ERR; /* LG_HTTP_FAILED: fed again after an error */
     }
-    if (p->state == LG_HTTP_UNTIL_EOF) {
-        p->body_bytes += len - pos;
-        *used = len;
-        return LG_HTTP_MORE;
-    }
-    *used = pos;
-    if (p->state == LG_HTTP_COMPLETE)
-        return LG_HTTP_DONE;
-    return LG_HTTP_ERR; /* LG_HTTP_FAILED: fed again after an error */
 }
 
 enum lg_http_result lg_http_skip(struct lg_http *p, uint64_t n)
@@ -214,19 +320,23 @@ enum lg_http_result lg_http_skip(struct lg_http *p, uint64_t n)
         p->body_bytes += n;
         return LG_HTTP_MORE;
     }
-    if (p->state != LG_HTTP_BODY || n > p->body_left)
+    if ((p->state != LG_HTTP_BODY && p->state != LG_HTTP_CHUNK_DATA) || n > p->body_left)
         return fail(p, "body bytes past the response");
     p->body_left -= n;
     p->body_bytes += n;
     if (p->body_left > 0)
         return LG_HTTP_MORE;
+    if (p->state == LG_HTTP_CHUNK_DATA) {
+        p->state = LG_HTTP_CHUNK_END;
+        return LG_HTTP_MORE;
+    }
     p->state = LG_HTTP_COMPLETE;
     return LG_HTTP_DONE;
 }
 
 uint64_t lg_http_body_wanted(const struct lg_http *p)
 {
-    if (p->state == LG_HTTP_BODY)
+    if (p->state == LG_HTTP_BODY || p->state == LG_HTTP_CHUNK_DATA)
         return p->body_left;
     if (p->state == LG_HTTP_UNTIL_EOF)
         return UINT64_MAX;

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
         rc = lg_config_validate(&cfg, err);
     if (rc < 0) {
         fprintf(stderr, "loadgen: %s\n", err);
+        lg_config_release(&cfg);
         return 2;
     }
     log_init("loadgen", cfg.verbose >= 1 ? LOG_DEBUG : LOG_INFO);
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
         lg_analysis_release(&an);
     }
     lg_run_release(&run);
+    lg_config_release(&cfg);
     if (rc < 0)
         return 1;
     return run.interrupted ? 130 : 0;

@@ -41,8 +41,8 @@ struct lg_merge_field {
 
 static void show_mix(const struct lg_config *c, char *out, size_t cap)
 {
-    snprintf(out, cap, "new:%u,get:%u,put:%u", c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET],
-             c->weight[LG_REQ_PUT]);
+    snprintf(out, cap, "new:%u,get:%u,put:%u,custom:%u", c->weight[LG_REQ_NEW],
+             c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT], c->weight[LG_REQ_CUSTOM]);
 }
 
 static void show_file(const struct lg_config *c, char *out, size_t cap)

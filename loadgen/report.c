@@ -42,15 +42,35 @@ static bool is_password_flag(const char *a, size_t len)
     return len >= 4 && len <= 10 && strncmp(a, "--password", len) == 0;
 }
 
+/* --header and --body may hold credentials too (a token, a form with a password). */
+static bool is_header_flag(const char *a, size_t len)
+{
+    return (len == 2 && strncmp(a, "-H", 2) == 0) ||
+           (len >= 5 && len <= 8 && strncmp(a, "--header", len) == 0);
+}
+
+static bool is_body_flag(const char *a, size_t len)
+{
+    return len == 6 && strncmp(a, "--body", len) == 0;
+}
+
 const char *lg_report_arg(int argc, char **argv, int i)
 {
     const char *a = argv[i];
     const char *eq = strchr(a, '=');
+    const char *prev = i > 0 && i < argc ? argv[i - 1] : "";
+    size_t plen = strlen(prev);
 
-    if (i > 0 && i < argc && is_password_flag(argv[i - 1], strlen(argv[i - 1])))
+    if (is_password_flag(prev, plen) || is_header_flag(prev, plen) || is_body_flag(prev, plen))
         return "(redacted)";
     if (eq != NULL && is_password_flag(a, (size_t)(eq - a)))
         return "--password=(redacted)";
+    if (eq != NULL && is_header_flag(a, (size_t)(eq - a)))
+        return "--header=(redacted)";
+    if (eq != NULL && is_body_flag(a, (size_t)(eq - a)))
+        return "--body=(redacted)";
+    if (strncmp(a, "-H", 2) == 0 && a[2] != '\0')
+        return "-H(redacted)";
     return a;
 }
 
@@ -162,6 +182,12 @@ static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
         snprintf(out, cap, "%s (file %.300s)", cfg->mix_desc, cfg->file);
     else if (lg_config_has(cfg, LG_REQ_PUT))
         snprintf(out, cap, "%s (%" PRIu64 " B bodies)", cfg->mix_desc, cfg->put_size);
+    else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->requests_file != NULL)
+        snprintf(out, cap, "%s (%u requests of %.300s, %s)", cfg->mix_desc, cfg->reqs.n,
+                 cfg->requests_file, cfg->requests_order == LG_ORDER_RANDOM ? "random" : "seq");
+    else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->reqs.n > 0)
+        snprintf(out, cap, "%s (%s %.300s)", cfg->mix_desc, cfg->reqs.reqs[0].method,
+                 cfg->reqs.reqs[0].path);
     else
         snprintf(out, cap, "%s", cfg->mix_desc);
 }
@@ -402,6 +428,31 @@ static void tls_line(char *out, size_t cap, const struct lg_point *p)
              (double)hist_percentile(&t->hs_ns, 99) / 1e6);
 }
 
+/*
+ * "custom": the custom requests (reqspec.h), or null: how many, their order and source, the
+ * first one's method and path, how many -H headers (their values may be secret: not written).
+ */
+static void json_custom_config(FILE *f, const struct lg_config *c)
+{
+    fprintf(f, ",\n    \"custom\": ");
+    if (!lg_config_has(c, LG_REQ_CUSTOM) || c->reqs.n == 0) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"requests\": %u, \"order\": \"%s\", \"requests_file\": ", c->reqs.n,
+            c->requests_order == LG_ORDER_RANDOM ? "random" : "seq");
+    if (c->requests_file != NULL)
+        json_str(f, c->requests_file);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"method\": ");
+    json_str(f, c->reqs.reqs[0].method);
+    fprintf(f, ", \"path\": ");
+    json_str(f, c->reqs.reqs[0].path);
+    fprintf(f, ", \"headers\": %u, \"body_bytes\": %" PRIu64 "}", c->nheaders,
+            c->reqs.body_total);
+}
+
 /* What run.json says of https:// in the config: verification, resumption. */
 static void json_tls_config(FILE *f, const struct lg_config *c)
 {
@@ -516,6 +567,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                         a->knee_law, a->d_source, a->d_s * 1e3, m->dmax_s * 1e3);
             fprintf(out, "bottleneck at X max: %s (U = %.0f%%)%s\n", bottleneck_name(m),
                     m->res[m->bottleneck].util * 100, tu);
+            fprintf(out,
+                    "CPU outside the watched processes at X max: %.2f of %.2f busy cores "
+                    "(%.0f%%)\n",
+                    m->outside_cores, run->points[a->xmax].mon.machine_cpu *
+                                          run->points[a->xmax].mon.ncpu,
+                    m->outside_share * 100);
         } else {
             fprintf(out, "no resource samples (window too short for --sample-ms?)\n");
         }
@@ -530,6 +587,12 @@ void lg_report_stdout(FILE *out, const struct lg_run *run, const struct lg_run_a
                     "WARNING: at N = %u the bottleneck is the load generator itself (%s): "
                     "these figures measure loadgen, not the server\n",
                     run->points[i].users, bottleneck_name(pa));
+        if (pa->not_stack)
+            fprintf(out,
+                    "WARNING: at N = %u the stack is not the bottleneck: the machine's CPU, its "
+                    "busiest resource, is %.0f%% used outside the watched processes (%.2f "
+                    "cores): these figures measure the machine's other load\n",
+                    run->points[i].users, pa->outside_share * 100, pa->outside_cores);
         if (little_off(a, pa)) {
             char wd[192];
             window_desc(wd, sizeof(wd), a, &run->points[i], pa);
@@ -860,6 +923,8 @@ static void json_figures(FILE *f, const struct lg_figures *x, const struct lg_st
         fprintf(f, ", \"%s\": %" PRIu64, lg_err_name((enum lg_err)e), s->err[e]);
     fprintf(f, "}, \"errors_by_kind\": ");
     json_errtab(f, &s->by_kind);
+    fprintf(f, ", \"ok_by_status\": ");
+    json_errtab(f, &s->ok_by_status);
     fprintf(f, "}");
 }
 
@@ -914,6 +979,8 @@ static void json_raw(FILE *f, const struct lg_run *run, const struct lg_point *p
                     s->err[e]);
         fprintf(f, "}, \"by_kind\": ");
         json_errtab(f, &s->by_kind);
+        fprintf(f, ", \"ok_by_status\": ");
+        json_errtab(f, &s->ok_by_status);
         fprintf(f, ",\n        \"lat_ns\": ");
         json_hist(f, &s->lat);
         fprintf(f, "}");
@@ -974,7 +1041,12 @@ static void json_point(FILE *f, const struct lg_run *run, const struct lg_run_an
         fprintf(f, "null");
     fprintf(f, ", \"d_max_ms\": ");
     json_num(f, pa->dmax_s * 1e3);
-    fprintf(f, ", \"lg_bottleneck\": %s, \"x_upper_rps\": ", pa->lg_bottleneck ? "true" : "false");
+    fprintf(f, ", \"lg_bottleneck\": %s, \"outside_cpu_cores\": ",
+            pa->lg_bottleneck ? "true" : "false");
+    json_num(f, pa->outside_cores);
+    fprintf(f, ", \"outside_cpu_share\": ");
+    json_num(f, pa->outside_share);
+    fprintf(f, ", \"not_stack\": %s, \"x_upper_rps\": ", pa->not_stack ? "true" : "false");
     json_num(f, pa->bounds.x_upper);
     fprintf(f, ", \"r_lower_ms\": ");
     json_num(f, pa->bounds.r_lower_s * 1e3);
@@ -1122,9 +1194,10 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     fprintf(f, ",\n    \"mix\": ");
     json_str(f, c->mix_desc);
     fprintf(f,
-            ", \"weight_new\": %u, \"weight_get\": %u, \"weight_put\": %u, \"put_size\": %" PRIu64
-            ", \"file\": ",
-            c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT], c->put_size);
+            ", \"weight_new\": %u, \"weight_get\": %u, \"weight_put\": %u, \"weight_custom\": %u"
+            ", \"put_size\": %" PRIu64 ", \"file\": ",
+            c->weight[LG_REQ_NEW], c->weight[LG_REQ_GET], c->weight[LG_REQ_PUT],
+            c->weight[LG_REQ_CUSTOM], c->put_size);
     json_str(f, c->file);
     fprintf(f, ", \"prepare_users\": %" PRIu64 ", \"username\": ", c->prepare_users);
     json_str(f, c->username);
@@ -1134,6 +1207,7 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
     else
         fprintf(f, "null");
     fprintf(f, ", \"copy_body\": %s", c->copy_body ? "true" : "false");
+    json_custom_config(f, c);
     json_tls_config(f, c);
     fprintf(f, ",\n    \"rate\": ");
     json_num(f, c->rate);
@@ -1410,6 +1484,11 @@ static void write_md(FILE *f, const struct lg_run *run, const struct lg_run_anal
         if (a->pts[i].lg_bottleneck)
             fprintf(f, "- **WARNING**: at N = %u the load generator itself is the bottleneck\n",
                     run->points[i].users);
+        if (a->pts[i].not_stack)
+            fprintf(f,
+                    "- **WARNING**: at N = %u the stack is not the bottleneck: the CPU is %.0f%% "
+                    "used outside the watched processes\n",
+                    run->points[i].users, a->pts[i].outside_share * 100);
         if (above_bound(a, &a->pts[i]))
             fprintf(f, "- note: at N = %u X is above its bound: D = %s overestimates the demand\n",
                     run->points[i].users, a->d_source);

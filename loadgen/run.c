@@ -18,6 +18,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "attrib.h"
 #include "clock.h"
 #include "log.h"
 #include "sweep.h"
@@ -350,6 +351,7 @@ static int run_point(struct lg_runner *r, enum lg_phase phase, unsigned users, u
     pp.check.expect_status[LG_REQ_GET] = 200;
     pp.check.expect_status[LG_REQ_PUT] = 201; /* created */
     pp.check.expect_alt[LG_REQ_PUT] = 204;    /* replaced */
+    pp.check.expect_status[LG_REQ_CUSTOM] = LG_EXPECT_2XX_3XX;
     pp.check.has_length = cfg->has_expect_length;
     pp.check.length = cfg->expect_length;
     /* the monotonic clock's offset from the wall clock, for the window's epoch times */
@@ -534,6 +536,13 @@ static int measure(struct lg_runner *r, unsigned users)
         lg_errtab_format(&s->by_kind, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
         log_info("N=%u: errors: %s", users, kinds);
     }
+    if (lg_config_has(r->cfg, LG_REQ_CUSTOM)) { /* any server: its answers, as hey lists them */
+        char kinds[LG_RUN_KINDS_LEN];
+        struct lg_errtab all;
+        lg_stats_statuses(s, &all);
+        lg_errtab_format(&all, LG_ERRTAB_CONSOLE, kinds, sizeof(kinds));
+        log_info("N=%u: responses by status: %s", users, kinds[0] ? kinds : "none");
+    }
     if (r->use_tls)
         rc = check_handshakes(p, rc);
     return rc;
@@ -613,6 +622,7 @@ int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)
     }
     lg_workload_init(&r.wl, cfg, run->run_id);
     r.mon = lg_monitor_new(cfg);
+    lg_attrib_check(cfg);
     log_config(&r);
 
     if (cfg->prepare_users > 0 && prepare(&r) < 0) {

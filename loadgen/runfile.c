@@ -188,6 +188,8 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
         get_uint(o, "weight_new", 1000000, &cfg->weight[LG_REQ_NEW], p, c) < 0 ||
         get_uint(o, "weight_get", 1000000, &cfg->weight[LG_REQ_GET], p, c) < 0 ||
         get_uint(o, "weight_put", 1000000, &cfg->weight[LG_REQ_PUT], p, c) < 0 ||
+        (json_object_get(o, "weight_custom") != NULL && /* absent before custom requests */
+         get_uint(o, "weight_custom", 1000000, &cfg->weight[LG_REQ_CUSTOM], p, c) < 0) ||
         get_u64(o, "put_size", LG_PUT_SIZE_MAX, &cfg->put_size, p, c) < 0 ||
         get_str(o, "file", cfg->file, sizeof(cfg->file), p, c) < 0 ||
         get_u64(o, "prepare_users", LG_RUNFILE_COUNT_MAX, &cfg->prepare_users, p, c) < 0 ||
@@ -310,6 +312,36 @@ static int read_errtab(const json_t *o, struct lg_stats *s, const char *path,
     return 0;
 }
 
+/*
+ * The successes by status ({"200": 16}); absent in files written before it, or empty (the
+ * table stays empty: not known). Each name must be a status 100-599, and the entries, if any,
+ * must add up to ok.
+ */
+static int read_ok_statuses(const json_t *o, struct lg_stats *s, const char *path,
+                            const struct lg_jctx *c)
+{
+    json_t *t = json_object_get(o, "ok_by_status");
+    char sub[LG_PATH_LEN];
+    const char *key;
+    json_t *v;
+
+    if (t == NULL)
+        return 0;
+    if (!json_is_object(t))
+        return fail(c, path, "ok_by_status", "an object expected");
+    sub_path(sub, "%s.ok_by_status", path);
+    json_object_foreach(t, key, v) {
+        uint64_t n;
+        if (get_u64(t, key, LG_RUNFILE_COUNT_MAX, &n, sub, c) < 0)
+            return -1;
+        if (key[0] < '1' || key[0] > '5' || lg_errtab_add_named(&s->ok_by_status, key, n) < 0)
+            return fail(c, sub, key, "not a status 100-599");
+    }
+    if (lg_errtab_total(&s->ok_by_status) > 0 && lg_errtab_total(&s->ok_by_status) != s->ok)
+        return fail(c, path, "ok_by_status", "does not add up to ok");
+    return 0;
+}
+
 static int read_stats(const json_t *o, struct lg_stats *s, const char *path,
                       const struct lg_jctx *c)
 {
@@ -329,7 +361,7 @@ static int read_stats(const json_t *o, struct lg_stats *s, const char *path,
         if (get_u64(errs, lg_err_name((enum lg_err)e), LG_RUNFILE_COUNT_MAX, &s->err[e], sub, c) <
             0)
             return -1;
-    if (read_errtab(o, s, path, c) < 0)
+    if (read_errtab(o, s, path, c) < 0 || read_ok_statuses(o, s, path, c) < 0)
         return -1;
     sub_path(sub, "%s.lat_ns", path);
     if (read_hist(lat, &s->lat, sub, c) < 0)

@@ -24,6 +24,7 @@ void lg_stats_merge(struct lg_stats *dst, const struct lg_stats *src)
     for (int i = 0; i < LG_ERR_COUNT; i++)
         dst->err[i] += src->err[i];
     lg_errtab_merge(&dst->by_kind, &src->by_kind);
+    lg_errtab_merge(&dst->ok_by_status, &src->ok_by_status);
     hist_merge(&dst->lat, &src->lat);
 }
 
@@ -47,9 +48,16 @@ const char *lg_err_name(enum lg_err e)
     return names[e];
 }
 
+void lg_stats_statuses(const struct lg_stats *s, struct lg_errtab *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i < LG_STATUS_SLOTS; i++)
+        out->status[i] = s->ok_by_status.status[i] + s->by_kind.status[i];
+}
+
 const char *lg_req_name(int type)
 {
-    static const char *const names[] = {"new", "get", "put", "all"};
+    static const char *const names[] = {"new", "get", "put", "custom", "all"};
     if (type < 0 || type > LG_REQ_ALL)
         return "?";
     return names[type];

@@ -87,8 +87,9 @@ enum lg_req {
     LG_REQ_NEW = 0, /* POST /users with a fresh username */
     LG_REQ_GET = 1, /* GET /files/NAME */
     LG_REQ_PUT = 2, /* PUT /files/NAME of --size bytes, overwriting one of a user's names */
-    LG_REQ_TYPES = 3,
-    LG_REQ_ALL = 3, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
+    LG_REQ_CUSTOM = 3, /* any request: --path, --requests or a URL argument (reqspec.h) */
+    LG_REQ_TYPES = 4,
+    LG_REQ_ALL = 4, /* index of the total in result arrays of LG_REQ_TYPES + 1 */
 };
 
 struct lg_stats {
@@ -97,6 +98,7 @@ struct lg_stats {
 #undef LG_X
     uint64_t err[LG_ERR_COUNT];
     struct lg_errtab by_kind; /* the same errors by status or transport kind */
+    struct lg_errtab ok_by_status; /* the successes by status (its kinds stay 0) */
     struct hist lat; /* response time of successful requests, ns */
 };
 
@@ -126,6 +128,11 @@ size_t lg_errtab_format(const struct lg_errtab *t, enum lg_errtab_style style, c
  * For reading a table back from run.json.
  */
 int lg_errtab_add_named(struct lg_errtab *t, const char *name, uint64_t n);
-const char *lg_req_name(int type); /* "new", "get", "all" */
+/*
+ * Every response by status, successes and errors (out: statuses only), e.g. "200 x 16, 404 x 4"
+ * through lg_errtab_format.
+ */
+void lg_stats_statuses(const struct lg_stats *s, struct lg_errtab *out);
+const char *lg_req_name(int type); /* "new", "get", "put", "custom", "all" */
 
 #endif /* LG_STATS_H */

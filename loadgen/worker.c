@@ -108,14 +108,21 @@ void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user)
         if (lg_config_has(cfg, LG_REQ_PUT))
             lg_workload_build_put(pp->wl, cred, user, &c->req[LG_REQ_PUT]);
     }
+    c->custom_next = user; /* seq: user u starts at the (u mod count)th request */
     c->remaining = pp->per_user > 0 ? pp->per_user : UINT64_MAX;
 }
 
-int lg_worker_pick(struct lg_worker *w, uint64_t *rng)
+int lg_worker_pick(struct lg_worker *w, struct lg_conn *c, uint64_t *rng)
 {
+    const struct lg_workload *wl = w->pp->wl;
+    int type;
+
     if (w->pp->phase == LG_PHASE_PREPARE)
         return LG_REQ_NEW;
-    return lg_workload_pick(w->pp->wl, rng);
+    type = lg_workload_pick(wl, rng);
+    if (type == LG_REQ_CUSTOM)
+        c->custom = &wl->custom[lg_workload_next_custom(wl, &c->custom_next, rng)];
+    return type;
 }
 
 /* Whether an event of c at now falls in the measured window. */
@@ -151,6 +158,8 @@ bool lg_worker_record(struct lg_worker *w, struct lg_conn *c, uint64_t now, enum
     s = &w->stats[c->type];
     if (e == LG_ERR_NONE) {
         s->ok++;
+        if (c->http.status >= LG_STATUS_MIN && c->http.status <= LG_STATUS_MAX)
+            s->ok_by_status.status[c->http.status - LG_STATUS_MIN]++;
         s->body_bytes += c->http.body_bytes;
         hist_record(&s->lat, now - c->start_ns);
     } else {

@@ -236,7 +236,7 @@ static void do_handshake(struct lg_evloop *l, struct lg_conn *c)
 
 static void begin(struct lg_evloop *l, struct lg_conn *c, uint64_t start_ns, uint64_t now)
 {
-    int type = lg_worker_pick(l->w, &l->rng);
+    int type = lg_worker_pick(l->w, c, &l->rng);
 
     lg_conn_begin(c, type, start_ns);
     c->backoff = false;

@@ -75,7 +75,7 @@ static bool one_request(struct lg_worker *w, struct lg_conn *c, uint64_t *rng, c
     const struct lg_config *cfg = pp->cfg;
     uint64_t now = clock_now_ns();
     uint64_t deadline = now + cfg->timeout_us * 1000;
-    int type = lg_worker_pick(w, rng);
+    int type = lg_worker_pick(w, c, rng);
     enum lg_wait wt = LG_WAIT_READY;
     enum lg_io r;
     enum lg_err e;

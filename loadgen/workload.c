@@ -90,12 +90,23 @@ void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const 
             memcpy(w->put_body + i, &v, n - i < 8 ? n - i : 8);
         }
     }
+    if (cfg->weight[LG_REQ_CUSTOM] > 0 && cfg->reqs.n > 0) {
+        w->custom = xcalloc(cfg->reqs.n, sizeof(*w->custom));
+        w->ncustom = cfg->reqs.n;
+        for (unsigned i = 0; i < cfg->reqs.n; i++)
+            lg_workload_build_custom(w, &cfg->reqs.reqs[i], &w->custom[i]);
+    }
 }
 
 void lg_workload_release(struct lg_workload *w)
 {
     free(w->put_body);
     w->put_body = NULL;
+    for (unsigned i = 0; i < w->ncustom; i++)
+        lg_reqbuf_release(&w->custom[i]);
+    free(w->custom);
+    w->custom = NULL;
+    w->ncustom = 0;
 }
 
 int lg_workload_pick(const struct lg_workload *w, uint64_t *rng)
@@ -308,6 +319,57 @@ void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *ou
 
     snprintf(prefix, sizeof(prefix), "lg%sp", w->run_id);
     build_post(w, prefix, LG_SERIAL_DIGITS, out);
+}
+
+void lg_workload_build_custom(const struct lg_workload *w, const struct lg_reqspec *r,
+                              struct lg_reqbuf *out)
+{
+    const struct lg_config *cfg = w->cfg;
+    struct lg_sb sb = {0};
+    bool sends_body = r->body != NULL || strcmp(r->method, "POST") == 0 ||
+                      strcmp(r->method, "PUT") == 0 || strcmp(r->method, "PATCH") == 0;
+
+    memset(out, 0, sizeof(*out));
+    sb_add(&sb, r->method);
+    sb_add(&sb, " ");
+    sb_add(&sb, cfg->target.prefix);
+    sb_add(&sb, r->path);
+    sb_add(&sb, " HTTP/1.1\r\n");
+    if (!cfg->host_header) {
+        sb_add(&sb, "Host: ");
+        sb_add(&sb, cfg->target.host_header);
+        sb_add(&sb, "\r\n");
+    }
+    if (cfg->username[0] != '\0')
+        add_auth(w, &sb, -1);
+    for (unsigned i = 0; i < cfg->nheaders; i++) {
+        sb_add(&sb, cfg->headers[i]);
+        sb_add(&sb, "\r\n");
+    }
+    if (sends_body) {
+        sb_add(&sb, "Content-Length: ");
+        sb_add_u64(&sb, r->body_len);
+        sb_add(&sb, "\r\n");
+    }
+    sb_add(&sb, "\r\n");
+    out->buf = sb.buf;
+    out->len = sb.len;
+    out->body = r->body_len > 0 ? r->body : NULL;
+    out->body_len = r->body_len;
+    out->head = strcmp(r->method, "HEAD") == 0;
+}
+
+unsigned lg_workload_next_custom(const struct lg_workload *w, unsigned *next, uint64_t *rng)
+{
+    unsigned i;
+
+    if (w->ncustom <= 1)
+        return 0;
+    if (w->cfg->requests_order == LG_ORDER_RANDOM)
+        return (unsigned)(lg_rng_next(rng) % w->ncustom);
+    i = *next % w->ncustom;
+    *next = i + 1;
+    return i;
 }
 
 void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value)

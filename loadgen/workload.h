@@ -3,7 +3,9 @@
  * the user's credentials, POST /users templates whose username digits are patched in place per
  * request, PUT heads whose name digit is patched the same way and whose body, --size random
  * bytes, is made once and shared by every connection, so no request costs a malloc or a printf),
- * the weighted choice of the next request type, and a per-thread RNG. Usernames are unique per
+ * the custom requests of --path, --requests or a URL (reqspec.h; built once, shared by every
+ * connection: they carry no per-user part), the weighted choice of the next request type, and a
+ * per-thread RNG. Usernames are unique per
  * run: "lg" + run id + serial digits. struct lg_workload is built before the workers start and
  * is immutable afterwards.
  */
@@ -25,6 +27,8 @@ struct lg_workload {
     unsigned weight_total;
     unsigned weight_upto[LG_REQ_TYPES]; /* cumulative: a draw d picks the first t with d < it */
     char *put_body;                     /* heap, owned: --size random bytes; NULL without put */
+    struct lg_reqbuf *custom;           /* heap, owned: one per cfg->reqs request; NULL: none */
+    unsigned ncustom;
 };
 
 /*
@@ -39,6 +43,7 @@ struct lg_reqbuf {
     unsigned slot_mod; /* > 0: the slot takes value % slot_mod */
     const char *body;  /* not owned; NULL: no separate body */
     size_t body_len;   /* bytes of body */
+    bool head;         /* a HEAD request: its response has no body */
 };
 
 /* Per-thread generator (xorshift64*): deterministic for a seed, never 0. */
@@ -55,7 +60,10 @@ uint64_t lg_rng_seed(uint64_t seed, uint64_t stream);
 /* Uniform in (0, 1]. */
 double lg_rng_unit(uint64_t *state);
 
-/* Builds w; with put in the mix it allocates the body (freed by lg_workload_release). */
+/*
+ * Builds w; with put in the mix it allocates the body, with custom requests their bytes (freed
+ * by lg_workload_release).
+ */
 void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id);
 void lg_workload_release(struct lg_workload *w);
 /* Draws the next request type from the weights. */
@@ -80,6 +88,15 @@ void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *ou
  */
 void lg_workload_build_put(const struct lg_workload *w, long cred, unsigned user,
                            struct lg_reqbuf *out);
+/*
+ * Builds custom request r: "METHOD <--url prefix>PATH HTTP/1.1", Host (unless a -H gives one),
+ * Basic credentials of --username (if given), the -H lines in order, Content-Length when there
+ * is a body (or the method is POST, PUT or PATCH: then 0), and r's body as the separate body.
+ */
+void lg_workload_build_custom(const struct lg_workload *w, const struct lg_reqspec *r,
+                              struct lg_reqbuf *out);
+/* The index of the next custom request of a connection: seq advances *next, random draws. */
+unsigned lg_workload_next_custom(const struct lg_workload *w, unsigned *next, uint64_t *rng);
 /* Writes value (value % slot_mod when slot_mod > 0) into the slot (zero-padded, the least
  * significant digits if it is too long). */
 void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value);

@@ -4,7 +4,8 @@
  * It is fed as a client does: unconsumed bytes are kept in front of the next ones, body bytes
  * are counted (alternately parsed and skipped), a complete response is followed by the next.
  * Properties: the parser never consumes more than it is given, never counts more body than the
- * Content-Length, and ends in a defined state; an error always has a reason.
+ * Content-Length (unless chunks delimit the body), never more of a chunk than its size, and
+ * ends in a defined state; an error always has a reason.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         enum lg_http_result r;
 
         for (;;) {
-            if (p.state == LG_HTTP_BODY && skip) {
+            if ((p.state == LG_HTTP_BODY || p.state == LG_HTTP_CHUNK_DATA) && skip) {
                 uint64_t want = lg_http_body_wanted(&p);
                 used = want < have ? (size_t)want : have;
                 r = lg_http_skip(&p, used);
@@ -52,8 +53,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         }
         off += used;
-        if (p.has_length && p.body_bytes > p.content_length)
+        if (p.has_length && !p.chunked && p.body_bytes > p.content_length)
             abort();
+        if (p.state == LG_HTTP_CHUNK_DATA && p.body_left == 0)
+            abort(); /* a chunk's end moves to LG_HTTP_CHUNK_END at once */
         if (r == LG_HTTP_DONE) {
             if (p.state != LG_HTTP_COMPLETE)
                 abort();

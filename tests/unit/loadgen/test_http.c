@@ -1,6 +1,7 @@
 /*
  * test_http.c - loadgen/http, the response parser: whole, split and byte-by-byte responses,
- * status codes, keep-alive rules, missing and huge Content-Length, garbage (each an error),
+ * status codes, keep-alive rules, missing and huge Content-Length, chunked bodies (split
+ * anywhere, extensions, trailers, bad and oversized sizes), garbage (each an error),
  * and the classification of complete responses by loadgen/client (lg_conn_check).
  */
 #include <setjmp.h>
@@ -215,6 +216,132 @@ static void test_http_huge_and_bad_lengths(void **state)
     assert_int_equal(lg_http_body_wanted(&p), 1ull << 62);
 }
 
+static const char chunked_resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                   "5\r\nhello\r\n"
+                                   "1a;name=value\r\nabcdefghijklmnopqrstuvwxyz\r\n"
+                                   "0\r\nX-Trailer: t\r\n\r\n";
+
+static void test_http_chunked_split_everywhere(void **state)
+{
+    struct lg_http p;
+    size_t fed;
+
+    (void)state;
+    for (size_t chunk = 1; chunk <= sizeof(chunked_resp); chunk++) {
+        assert_int_equal(feed(&p, chunked_resp, strlen(chunked_resp), chunk, &fed), LG_HTTP_DONE);
+        assert_int_equal(fed, strlen(chunked_resp));
+        assert_int_equal(p.body_bytes, 5 + 26);
+        assert_true(p.keep_alive);
+    }
+}
+
+/* As lg_conn_recv without --copy-body: chunk data discarded by the caller (lg_http_skip). */
+static void test_http_chunked_skipped_data(void **state)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n"
+                               "Content-Length: 3\r\n\r\n";
+    struct lg_http p;
+    size_t used;
+
+    (void)state;
+    lg_http_reset(&p, false);
+    assert_int_equal(lg_http_parse(&p, head, strlen(head), &used), LG_HTTP_MORE);
+    assert_int_equal(lg_http_body_wanted(&p), 0); /* a chunk-size line comes first */
+    assert_int_equal(lg_http_parse(&p, "100000\r\n", 8, &used), LG_HTTP_MORE);
+    assert_int_equal(used, 8);
+    assert_int_equal(lg_http_body_wanted(&p), 0x100000);
+    assert_int_equal(lg_http_skip(&p, 0x80000), LG_HTTP_MORE);
+    assert_int_equal(lg_http_skip(&p, 0x80000), LG_HTTP_MORE);
+    assert_int_equal(lg_http_body_wanted(&p), 0);
+    assert_int_equal(lg_http_parse(&p, "\r\n0\r\n\r\n", 7, &used), LG_HTTP_DONE);
+    assert_int_equal(used, 7);
+    assert_int_equal(p.body_bytes, 0x100000);
+}
+
+static void test_http_chunked_errors(void **state)
+{
+    static const char *const bad[] = {
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 x\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4000000000000001\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n",
+    };
+    static char longline[LG_HTTP_MAX_CHUNK_LINE + 200];
+    struct lg_http p;
+    size_t n;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (feed(&p, bad[i], strlen(bad[i]), 3, NULL) != LG_HTTP_ERR)
+            fail_msg("accepted bad chunked body #%zu", i);
+        assert_non_null(p.why);
+    }
+    /* a chunk-size line longer than the limit, with or without its end */
+    n = (size_t)snprintf(longline, sizeof(longline),
+                         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+    memset(longline + n, 'x', sizeof(longline) - n);
+    assert_int_equal(feed(&p, longline, sizeof(longline), 500, NULL), LG_HTTP_ERR);
+    memcpy(longline + sizeof(longline) - 2, "\r\n", 2);
+    assert_int_equal(feed(&p, longline, sizeof(longline), 100000, NULL), LG_HTTP_ERR);
+    /* closed in the middle of the chunks */
+    assert_int_equal(feed(&p, chunked_resp, 60, 100, NULL), LG_HTTP_MORE);
+    assert_int_equal(lg_http_eof(&p), LG_HTTP_ERR);
+}
+
+/* The trailer: up to LG_HTTP_MAX_TRAILER bytes in all (its empty last line included). */
+static void test_http_chunked_trailer_limit(void **state)
+{
+    static char resp[LG_HTTP_MAX_TRAILER + 512];
+    struct lg_http p;
+    size_t n;
+    size_t start;
+
+    (void)state;
+    n = (size_t)snprintf(resp, sizeof(resp),
+                         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
+    start = n;
+    /* lines of 100 bytes ("X: " + 95 'a' + CRLF) up to exactly the limit with the final CRLF */
+    while (n - start + 100 + 2 <= LG_HTTP_MAX_TRAILER) {
+        memcpy(resp + n, "X: ", 3);
+        memset(resp + n + 3, 'a', 95);
+        memcpy(resp + n + 98, "\r\n", 2);
+        n += 100;
+    }
+    {
+        size_t fill = LG_HTTP_MAX_TRAILER - (n - start) - 2; /* one more line to the limit */
+        memset(resp + n, 'b', fill - 2);
+        resp[n] = 'Y';
+        resp[n + 1] = ':';
+        memcpy(resp + n + fill - 2, "\r\n", 2);
+        n += fill;
+    }
+    memcpy(resp + n, "\r\n", 2);
+    assert_int_equal(n + 2 - start, LG_HTTP_MAX_TRAILER);
+    assert_int_equal(feed(&p, resp, n + 2, 700, NULL), LG_HTTP_DONE);
+    /* one byte more */
+    memmove(resp + start + 1, resp + start, n + 2 - start);
+    resp[start] = 'Z';
+    resp[start + 1] = ':';
+    assert_int_equal(feed(&p, resp, n + 3, 700, NULL), LG_HTTP_ERR);
+    assert_string_equal(p.why, "chunked trailer too large");
+}
+
+static void test_http_chunked_no_body_cases(void **state)
+{
+    static const char head_resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    static const char empty[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+    struct lg_http p;
+    size_t used;
+
+    (void)state;
+    lg_http_reset(&p, true); /* a HEAD request: no body whatever the headers say */
+    assert_int_equal(lg_http_parse(&p, head_resp, strlen(head_resp), &used), LG_HTTP_DONE);
+    assert_int_equal(feed(&p, empty, strlen(empty), 5, NULL), LG_HTTP_DONE);
+    assert_int_equal(p.body_bytes, 0);
+}
+
 static void test_http_garbage(void **state)
 {
     static const char *const bad[] = {
@@ -227,7 +354,8 @@ static void test_http_garbage(void **state)
         "HTTP/1.1 200 OK\r\nNoColonHere\r\n\r\n",
         "HTTP/1.1 200 OK\r\n: empty name\r\n\r\n",
         "HTTP/1.1 200 OK\r\nX: a\r\n  folded\r\n\r\n",
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
         "\r\n",
     };
     struct lg_http p;
@@ -322,6 +450,11 @@ int main(void)
         cmocka_unit_test(test_http_no_body_statuses),
         cmocka_unit_test(test_http_large_body_skipped),
         cmocka_unit_test(test_http_huge_and_bad_lengths),
+        cmocka_unit_test(test_http_chunked_split_everywhere),
+        cmocka_unit_test(test_http_chunked_skipped_data),
+        cmocka_unit_test(test_http_chunked_errors),
+        cmocka_unit_test(test_http_chunked_trailer_limit),
+        cmocka_unit_test(test_http_chunked_no_body_cases),
         cmocka_unit_test(test_http_garbage),
         cmocka_unit_test(test_http_head_too_large),
         cmocka_unit_test(test_http_bytes_after_response_left),

@@ -152,6 +152,34 @@ static void test_errtab_add_named(void **state)
     }
 }
 
+/* Every response by status: the successes' table and the errors' statuses, not their kinds. */
+static void test_stats_statuses(void **state)
+{
+    static struct lg_stats a;
+    static struct lg_stats b;
+    struct lg_errtab all;
+    char text[256];
+
+    (void)state;
+    lg_stats_init(&a);
+    lg_stats_init(&b);
+    a.ok = 16;
+    a.ok_by_status.status[200 - LG_STATUS_MIN] = 15;
+    a.ok_by_status.status[301 - LG_STATUS_MIN] = 1;
+    lg_errtab_add(&a.by_kind, LG_ERR_STATUS_4XX, 404, LG_KIND_BAD_STATUS);
+    lg_errtab_add(&a.by_kind, LG_ERR_TIMEOUT, 0, LG_KIND_TIMEOUT);
+    b.ok = 1;
+    b.ok_by_status.status[200 - LG_STATUS_MIN] = 1;
+    lg_stats_merge(&b, &a);
+    assert_int_equal(b.ok_by_status.status[200 - LG_STATUS_MIN], 16);
+    lg_stats_statuses(&b, &all);
+    lg_errtab_format(&all, LG_ERRTAB_CONSOLE, text, sizeof(text));
+    assert_string_equal(text, "200 x 16, 301 x 1, 404 x 1");
+    lg_stats_init(&a);
+    lg_stats_statuses(&a, &all);
+    assert_int_equal(lg_errtab_total(&all), 0);
+}
+
 static void test_conn_kind(void **state)
 {
     struct lg_conn c;
@@ -190,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_errtab_merge),
         cmocka_unit_test(test_errtab_format_limits),
         cmocka_unit_test(test_errtab_add_named),
+        cmocka_unit_test(test_stats_statuses),
         cmocka_unit_test(test_conn_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
