@@ -240,6 +240,7 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     request_of(c)->login_keyed = false;
     request_of(c)->login_known = false;
     request_of(c)->up_len = 0;
+    request_of(c)->up_chunked = false;
     request_of(c)->up_open = false;
     request_of(c)->uploading = false;
     request_of(c)->up = (struct commit_body){.fd = -1};

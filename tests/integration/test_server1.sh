@@ -332,7 +332,9 @@ printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n' |
     check_raw_close "400 bad Content-Length" 400
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' |
-    check_raw_close "501 Transfer-Encoding" 501
+    check_raw_close "411 chunked account form" 411
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n' |
+    check_raw_close "501 a transfer coding other than chunked" 501
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc' |
     check_raw_close "400 Transfer-Encoding with Content-Length" 400
 printf 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' | check_raw_close "505 HTTP/2 preface" 505
