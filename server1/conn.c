@@ -1036,8 +1036,8 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls, bool proxy)
+struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy)
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
@@ -1051,7 +1051,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
             connlimit_release(home->conns_per_ip, peer);
         free(c);
         home->closed(home);
-        return;
+        return NULL;
     }
     c->proxy_wait = proxy;
     c->counted = home->conns_per_ip != NULL && !proxy;
@@ -1076,6 +1076,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
     c->reading = true;
     /* the first request must arrive within --header-timeout */
     arm_timer(c, home->header_tv, true);
+    return c;
 }
 
 void s1_conn_free(struct s1_conn *c)

@@ -136,6 +136,7 @@ struct s1_conn_pub {
     enum metrics_route route;         /* the request's route (handler->route) */
     bool head_only;                   /* HEAD: the answer's body is its length only */
     bool secure;                      /* it came over TLS (--tls-port) */
+    bool metrics_only;                /* it came to --metrics-listen (set by the worker) */
 };
 
 /* The public part of c (c's own memory; not const: req is the handler's to set). */
@@ -149,10 +150,10 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
  * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls) if tls.
  * With proxy (a --trusted-proxy address: peer not counted) a PROXY header comes first, and the
  * client it names replaces peer and is counted then. If TLS cannot start (out of memory) the
- * socket is closed at once and home->closed called.
+ * socket is closed at once, home->closed called, and NULL returned; else the new conn.
  */
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls, bool proxy);
+struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */

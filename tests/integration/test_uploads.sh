@@ -53,7 +53,7 @@ check_get() {
         itest_not_ok "$desc: status $status, bytes $(stat -c %s "$got" 2>/dev/null || echo none)"
     fi
 }
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 
 start_fake 0
 
@@ -150,7 +150,7 @@ check_eq "DELETE: 204" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 2
 check_eq "  ... then GET: 404" "$(code "${ALICE[@]}" "$S1/files/sub/b.txt")" 404
 check_eq "  ... DELETE again: 404" "$(code "${ALICE[@]}" -X DELETE "$S1/files/sub/b.txt")" 404
 check_eq "requests_total counts PUT 201" \
-    "$(curl -s "$S1/metrics" | grep -c 'route="files",status="201"')" 1
+    "$(curl -s "$S1_METRICS" | grep -c 'route="files",status="201"')" 1
 
 log "32 concurrent uploads to distinct names"
 b0=$(metric server1_commit_batches_total)
