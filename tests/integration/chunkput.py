@@ -12,10 +12,14 @@ The connection is made by itls.py: over TLS when the run is over HTTPS (ITEST_TL
       prints the final status and "closed" if server1 then closed the connection, else "open".
       --then-get NAME: on the same connection, a GET of /files/NAME after the answer; its
       status is printed too (a body's end must be found exactly for that request to parse).
+      --pause-at N --go PATH: after N bytes of the body (at once), create PATH.started and
+      wait (at most 30 s) for PATH to exist before the rest. --trickle S: the body one byte
+      every S seconds instead (until server1 answers).
 """
 import argparse
 import base64
 import http.client
+import os
 import sys
 import time
 
@@ -136,11 +140,23 @@ def raw(args):
         buf = buf.split(b"\r\n\r\n", 1)[1]
     off, k = 0, 0
     try:
+        if args.pause_at:
+            sock.sendall(body[:args.pause_at])
+            off = args.pause_at
+            open(args.go + ".started", "w").close()
+            deadline = time.monotonic() + 30
+            while not os.path.exists(args.go) and time.monotonic() < deadline:
+                time.sleep(0.01)
         while off < len(body):
-            n = RAW_PIECES[k % len(RAW_PIECES)]
+            n = 1 if args.trickle else RAW_PIECES[k % len(RAW_PIECES)]
             sock.sendall(body[off:off + n])
             off += n
             k += 1
+            if args.trickle:
+                d = itls.recv_within(sock, args.trickle)
+                if d is not None:  # an answer (or the end) came: stop sending
+                    buf += d
+                    break
             time.sleep(0.001)
     except OSError:
         pass  # server1 answered and closed before the end: the answer says why
@@ -169,6 +185,9 @@ def main():
     r.add_argument("--auth", required=True)
     r.add_argument("--expect", action="store_true")
     r.add_argument("--then-get")
+    r.add_argument("--pause-at", type=int, default=0)
+    r.add_argument("--go")
+    r.add_argument("--trickle", type=float, default=0)
     args = ap.parse_args()
     client(args) if args.cmd == "client" else raw(args)
 

@@ -4,7 +4,8 @@
 # raw bodies sent a few bytes at a time (extensions, trailers, Expect: 100-continue, the next
 # request on the same connection), all read back byte-exact; over --max-upload (413), malformed
 # (400), over --user-quota (507) and a failed If-None-Match (412) store nothing; Content-Length
-# with Transfer-Encoding (400), another coding (501) and HTTP/1.0 (400).
+# with Transfer-Encoding (400), another coding (501) and HTTP/1.0 (400); a chunked body that
+# outgrows the temp space left (503) and one trickled below --min-rate (408).
 # itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -147,4 +148,38 @@ check_eq "a chunked account form: 411, closed" \
     "$(raw_head 'POST /users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')" \
     "HTTP/1.1 411 Length Required closed"
 stop_s1 "server1"
+
+log "temp space and the rate rule"
+start_s1 s1b --max-upload 1M --upload-temp-max 1M --min-rate 64k --min-rate-grace 1s \
+    --min-rate-window 1s
+check_eq "create user bob" "$(code -d 'username=bob&password=hunter22' "$S1/users")" 201
+head -c 655360 /dev/urandom >"$DATA/held"
+{
+    printf 'a0000\r\n'
+    cat "$DATA/held"
+    printf '\r\n0\r\n\r\n'
+} >"$ITEST_DIR/held.body"
+raw_put held --pause-at $((7 + 655360)) --go "$ITEST_DIR/go" <"$ITEST_DIR/held.body" \
+    >"$ITEST_DIR/held.out" &
+HELD_PID=$!
+# shellcheck disable=SC2317  # called through wait_until
+held_in() { # server1 holds a temp file with all 640 KiB of alice's body
+    local f
+    for f in /proc/"$S1_PID"/fd/*; do
+        [[ $(stat -L -c %s "$f" 2>/dev/null) == 655360 ]] && return 0
+    done
+    return 1
+}
+check_ok "alice's chunked body holds 640 KiB of the 1 MiB of temp space" wait_until 20 held_in
+check_eq "bob's chunked 1000 KiB meanwhile: 503 once it outgrows the rest" \
+    "$(code -u bob:hunter22 -T - "$S1/files/bob" < <(head -c 1024000 /dev/urandom))" 503
+touch "$ITEST_DIR/go"
+wait "$HELD_PID" || true
+check_eq "alice's, finished: 201" "$(cat "$ITEST_DIR/held.out")" "201 open"
+check_get "  ... byte-exact" held "$DATA/held"
+absent "  ... bob's not stored" bob
+check_eq "a chunked body trickled one byte every 0.3 s: 408 (--min-rate after the grace)" \
+    "$(printf '400\r\n%01024d\r\n0\r\n\r\n' 0 | raw_put slow --trickle 0.3)" "408 closed"
+absent "  ... nothing stored" slow
+stop_s1 "server1 (budgets)"
 itest_summary
