@@ -82,6 +82,7 @@ t0=$(now_ms)
 URL=$("$TOP/scripts/stack.sh" start "$RUN/stack" --backend redis --hash-cost min \
     --auth-cache 100000 --root "$RUN/root" --port 0 -- "${extra[@]}" 2>>"$RUN/stack.log")
 START_MS=$(($(now_ms) - t0))
+MURL=$(cat "$RUN/stack/metrics-url") # server1's /metrics (stack.sh: its --metrics-listen)
 S1_PID=$(cat "$RUN/stack/server1.pid")
 RSS_KB=$(awk '/^VmRSS:/{print $2}' "/proc/$S1_PID/status")
 CPU_S=$(awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$S1_PID/stat")
@@ -100,7 +101,7 @@ list() { curl -s -o /dev/null -w '%{time_total} %{size_download} %{http_code}\n'
 
 # metrics NAME...: the values of server1's metrics NAME..., on one line (0 if absent).
 metrics() {
-    curl -s --max-time 30 "$URL/metrics" | awk -v names="$*" '
+    curl -s --max-time 30 "$MURL" | awk -v names="$*" '
         BEGIN { n = split(names, want, " ") }
         { v[$1] = $2 }
         END { for (i = 1; i <= n; i++) printf "%s%s", (want[i] in v ? v[want[i]] : 0), (i < n ? " " : "\n") }'
@@ -162,7 +163,7 @@ phase() {
 for p in "$DIR1" "$DIR2"; do
     for _ in 1 2 3 4 5; do echo "$p $(list "$p")"; done
 done >"$RUN/lists-alone.txt"
-SCRAPE_S=$(for _ in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\n' "$URL/metrics"; done | sort -n | sed -n 3p)
+SCRAPE_S=$(for _ in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\n' "$MURL"; done | sort -n | sed -n 3p)
 
 for ((round = 1; round <= ROUNDS; round++)); do
     phase "$round" puts 0

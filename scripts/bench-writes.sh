@@ -97,7 +97,7 @@ echo "round,config,users,ops_s,p99_ms,errors,per_flush" >"$RAW"
 metrics() {
     local cfg=$1
     shift
-    curl -s --max-time 5 "${URL[$cfg]}/metrics" | awk -v names="$*" '
+    curl -s --max-time 5 "$(cat "$RUN/$cfg/metrics-url")" | awk -v names="$*" '
         BEGIN { n = split(names, want, " ") }
         { v[$1] = $2 }
         END { for (i = 1; i <= n; i++) printf "%s%s", (want[i] in v ? v[want[i]] : 0), (i < n ? " " : "\n") }'

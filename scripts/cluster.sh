@@ -33,6 +33,7 @@ MAX_SERVER2=8       # server1 --auth takes at most 8 server2s
 HTTPS_PORT=8443     # HAProxy on lb (its only port for clients), server1 on s1-K
 HTTP_PORT=8080      # server1's plain port on s1-K: --plain-http no-credentials; nothing on lb
 STATS_PORT=8404     # HAProxy's statistics page on lb
+METRICS_PORT=9101   # server1's /metrics (--metrics-listen) on s1-K's own address
 S2_PORT=7001
 REDIS_PORT=6379
 SENTINEL_PORT=26379
@@ -446,7 +447,8 @@ start_server1() {
         --tls-key "$dir/tls/www/server.key" --plain-http no-credentials \
         --trusted-proxy "$(addr_of lb)" --root "$d/root" --prefetch --threads 2 --auth "$auth" \
         --auth-secret-file "$dir/link.secret" --signup-limit "$SIGNUP_LIMIT" \
-        --login-fail-addr-limit "$LOGIN_FAIL_ADDR_LIMIT" --max-conns-per-ip "$MAX_CONNS_PER_IP"
+        --login-fail-addr-limit "$LOGIN_FAIL_ADDR_LIMIT" --max-conns-per-ip "$MAX_CONNS_PER_IP" \
+        --metrics-listen "$(addr_of "s1-$k"):$METRICS_PORT"
     wait_log "$d/server1.log" "$off" 'listening for https on ' 20 "$(proc_pid "s1-$k/server1")"
 }
 

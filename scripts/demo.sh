@@ -92,8 +92,9 @@ run curl -s -o /dev/null -w '%{http_code} for the deleted account\n' -u "$user:$
 
 say "health and metrics"
 run curl -s "$url/healthz"
-printf '\n$ curl -s %s | grep -v %s | head -n 12\n' "$(quote "$url/metrics")" "$(quote '^#')"
-curl -s "$url/metrics" | grep -v '^#' | head -n 12 || true # (head stops reading: SIGPIPE)
+murl=$(cat "$dir/metrics-url") # (server1's --metrics-listen: /metrics is not on its public port)
+printf '\n$ curl -s %s | grep -v %s | head -n 12\n' "$(quote "$murl")" "$(quote '^#')"
+curl -s "$murl" | grep -v '^#' | head -n 12 || true # (head stops reading: SIGPIPE)
 if [[ -n $keep && -t 0 ]]; then
     printf '\nThe stack is up at %s (logs in %s): paste the commands above; Enter stops it. ' \
         "$url" "$dir"

@@ -131,6 +131,10 @@ secret=$dir/link.secret
 s2r_port=$(free_port)
 s2m_port=$(free_port)
 while [[ $s2m_port == "$s2r_port" ]]; do s2m_port=$(free_port); done
+# each server1's /metrics (--metrics-listen), on a port kept across its restarts
+s1r_mport=$(free_port)
+s1m_mport=$(free_port)
+while [[ $s1m_mport == "$s1r_mport" ]]; do s1m_mport=$(free_port); done
 
 # start NAME ARGS...: $bin_dir/PROG (s1* = server1, s2* = server2) in the background, its log
 # appended to DIR/NAME.log; waits for its "listening on" line; prints the port.
@@ -161,11 +165,12 @@ S1=(--port 0 --auth-secret-file "$secret" --auth-timeout 1s --login-fail-limit 0
     --upload-timeout 5s --send-timeout 5s --min-rate 1M --max-upload 8M --threads 2)
 # m keeps bodies over 512 KiB in temp files, which need blocks while the disk is full (a
 # store that reuses its dead segments mostly does not)
-S1M=("${S1[@]}" --root "$disk/m" --auth "127.0.0.1:$s2m_port" --read direct --upload-memory 512k)
+S1M=("${S1[@]}" --root "$disk/m" --auth "127.0.0.1:$s2m_port" --read direct --upload-memory 512k
+    --metrics-listen "127.0.0.1:$s1m_mport")
 start s2r "${S2R[@]}" >/dev/null
 start s2m "${S2M[@]}" >/dev/null
 s1r_port=$(start s1r "${S1[@]}" --root "$disk/r" --auth "127.0.0.1:$s2r_port" --prefetch \
-    --auth-cache 1000 --auth-cache-ttl 10s)
+    --auth-cache 1000 --auth-cache-ttl 10s --metrics-listen "127.0.0.1:$s1r_mport")
 s1m_port=$(start s1m "${S1M[@]}")
 log "r: server1 :$s1r_port -> server2 :$s2r_port (threads) -> Redis :$redis_port"
 log "m: server1 :$s1m_port -> server2 :$s2m_port (processes) -> MariaDB"
@@ -207,8 +212,8 @@ sampler() {
             read -r rss fds thr < <(proc_figures "$pid")
             local extra=",,,,,"
             if [[ $role == s1* ]]; then
-                local port=$s1r_port
-                [[ $role == s1r ]] || port=$s1m_port
+                local port=$s1r_mport
+                [[ $role == s1r ]] || port=$s1m_mport
                 m=$(curl -s --max-time 5 "http://127.0.0.1:$port/metrics" || true)
                 extra=",$(metric server1_connections "$m"),$(metric server1_store_pins "$m")"
                 extra+=",$(metric server1_store_zombie_segments "$m"),$(metric server1_store_segments "$m")"
@@ -317,7 +322,8 @@ done
 for p in s1r s1m; do
     stop_process "$p" "$(cat "$dir/$p.pid")" 30
 done
-s1r_port=$(start s1r "${S1[@]}" --root "$disk/r" --auth "127.0.0.1:$s2r_port" --prefetch)
+s1r_port=$(start s1r "${S1[@]}" --root "$disk/r" --auth "127.0.0.1:$s2r_port" --prefetch \
+    --metrics-listen "127.0.0.1:$s1r_mport")
 s1m_port=$(start s1m "${S1M[@]}")
 python3 "$TOP/scripts/soakload.py" verify --out "$dir" --label "after restarting both server1s" \
     "r=$s1r_port:$disk/r" "m=$s1m_port:$disk/m" || fail=1

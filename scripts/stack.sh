@@ -10,7 +10,9 @@
 #   scripts/stack.sh stop DIR [--servers]      (--servers: server1 and server2 only, keep the database)
 #
 # start reuses a database already running under DIR (so several stacks can share one in turn).
-# start prints the server1 URL on stdout (http://127.0.0.1:PORT) and writes it to DIR/url.
+# start prints the server1 URL on stdout (http://127.0.0.1:PORT) and writes it to DIR/url; its
+# /metrics is on a port of its own (--metrics-listen 127.0.0.1:0; a later one in SERVER1_FLAGS
+# wins), whose URL (http://127.0.0.1:PORT/metrics) start writes to DIR/metrics-url.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -107,8 +109,17 @@ cmd_start() {
     p2=$(start_prog "$dir" server2 --port 0 --backend "$url" \
         --backend-password-file "$pwfile" --mode "$mode" --workers "$workers" \
         --hash-cost "$cost" --auth-cache "$cache" "${lfl[@]}" --secret-file "$secret")
+    local mport metrics=()
+    # (a server1 older than --metrics-listen serves /metrics on its public port)
+    grep -q -- --metrics-listen <<<"$("$BIN_DIR/server1" --help)" &&
+        metrics=(--metrics-listen 127.0.0.1:0)
     p1=$(start_prog "$dir" server1 --port "$port" --root "$root" --auth "127.0.0.1:$p2" \
-        --auth-secret-file "$secret" "$@")
+        --auth-secret-file "$secret" "${metrics[@]}" "$@")
+    if mport=$(grep -m1 -o 'serving /metrics on [^ ]*' "$dir/server1.log"); then
+        echo "http://127.0.0.1:${mport##*:}/metrics" >"$dir/metrics-url"
+    else
+        echo "http://127.0.0.1:$p1/metrics" >"$dir/metrics-url"
+    fi
     echo "http://127.0.0.1:$p1" | tee "$dir/url"
     STARTED=1
     log "stack up: server1 :$p1 -> server2 :$p2 -> $backend; logs in $dir; stop: $0 stop $dir"

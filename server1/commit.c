@@ -51,7 +51,7 @@ int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
 {
     int place;
 
-    *b = (struct commit_body){.fd = -1, .len = len};
+    *b = (struct commit_body){.fd = -1, .len = len, .sized = true};
     place = upbudget_take(&cm->budget, user, len, &b->held);
     if (place < 0)
         return place;
@@ -71,10 +71,32 @@ int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
     return 0;
 }
 
+int commit_body_begin_unsized(struct committer *cm, struct commit_body *b, const char *user)
+{
+    int rc;
+
+    *b = (struct commit_body){.fd = -1, .grow_in = &cm->budget};
+    rc = upbudget_take_temp(&cm->budget, user, 0, &b->held);
+    if (rc < 0)
+        return rc;
+    b->fd = tmpfile_open(cm);
+    if (b->fd < 0) {
+        upbudget_release(&cm->budget, &b->held);
+        return b->fd;
+    }
+    return 0;
+}
+
 int commit_body_write(struct commit_body *b, const void *p, size_t n)
 {
     const char *q = p;
 
+    if (!b->sized) {
+        int rc = upbudget_grow(b->grow_in, &b->held, n);
+        if (rc < 0)
+            return rc;
+        b->len += n;
+    }
     b->crc = store_crc32(b->crc, p, n);
     if (b->mem != NULL) {
         memcpy(b->mem + b->have, p, n);

@@ -54,8 +54,10 @@ enum commit_op {
 struct commit_body {
     char *mem;     /* the whole body (len <= COMMIT_MEM_BODY_MAX), malloc'd; else NULL */
     int fd;        /* else an unnamed temp file in the store directory; else -1 */
-    uint64_t len;  /* Content-Length */
+    uint64_t len;  /* Content-Length (sized: false: the bytes received so far) */
     uint64_t have; /* bytes received so far */
+    bool sized;    /* len was known up front; else (chunked) held grows with the body */
+    struct upbudget *grow_in; /* unsized: the budget held grows in */
     uint32_t crc;  /* CRC-32 of those bytes (for the store record, computed on the worker) */
     struct upbudget_ticket held; /* what it holds of the budgets (of its account's share) */
 };
@@ -155,7 +157,16 @@ void committer_release(struct committer *cm);
  */
 int commit_body_begin(struct committer *cm, struct commit_body *b, uint64_t len,
                       const char *user);
-/* Appends n received bytes (n <= len - have). 0 or -errno. */
+/*
+ * Gets b ready to receive a body of user whose size is not known up front (chunked): always a
+ * temp file, whose room in the budgets grows as the bytes come (upbudget_grow). 0 or -errno
+ * as commit_body_begin. Thread-safe.
+ */
+int commit_body_begin_unsized(struct committer *cm, struct commit_body *b, const char *user);
+/*
+ * Appends n received bytes (sized: n <= len - have). 0 or -errno: for an unsized body -EAGAIN
+ * when its growth does not fit the temp space now (nothing written).
+ */
 int commit_body_write(struct commit_body *b, const void *p, size_t n);
 /*
  * A PUT's head arrived (commit_upload_open), and it was refused or dropped before

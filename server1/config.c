@@ -174,6 +174,43 @@ static int on_auth(void *cfg, const char *arg, char *err)
     return parse_auth(cfg, arg, err);
 }
 
+/*
+ * --metrics-listen ADDR:PORT ([V6]:PORT): where /metrics is served, apart from the public
+ * port. Resolved when it is bound (main.c), as --listen is.
+ */
+static int on_metrics_listen(void *cfg, const char *arg, char *err)
+{
+    struct s1_config *c = cfg;
+    const char *colon = strrchr(arg, ':');
+    const char *h = arg;
+    size_t hlen;
+    uint64_t port;
+    char perr[128];
+
+    if (colon == NULL) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--metrics-listen: '%s' is not ADDR:PORT", arg);
+        return -1;
+    }
+    hlen = (size_t)(colon - arg);
+    if (hlen >= 2 && arg[0] == '[' && arg[hlen - 1] == ']') {
+        h = arg + 1;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof(c->metrics_host)) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--metrics-listen: '%s' is not ADDR:PORT", arg);
+        return -1;
+    }
+    if (opts_parse_u64(colon + 1, 0, 65535, &port, perr) < 0) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--metrics-listen: port %s", perr);
+        return -1;
+    }
+    memcpy(c->metrics_host, h, hlen);
+    c->metrics_host[hlen] = '\0';
+    c->metrics_port = (uint16_t)port;
+    c->metrics_listen = arg;
+    return 0;
+}
+
 /* -v: one level more verbose, in the order the flags come (a later --log-level wins). */
 static int on_verbose(void *cfg, const char *arg, char *err)
 {
@@ -318,6 +355,12 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_U64, "tls-port", .arg = "N", .min = 0, .max = 65535, S1(tls_port),
      FLAGTAB_SEEN(struct s1_config, tls_port_set), .def = "none: no HTTPS",
      .help = "HTTPS port on the --listen address, beside --port; 0 picks a free one"},
+    {FLAGTAB_CUSTOM, "metrics-listen", .arg = "ADDR:PORT", S1(metrics_listen),
+     .fn = on_metrics_listen, .flags = FLAGTAB_F_TAKES_ARG,
+     .def = "none: /metrics is served nowhere",
+     .help = "serve /metrics (and /healthz) on a listener of their own, plain HTTP, nothing "
+             "else there; the public ports answer /metrics 404. Give it a loopback or internal "
+             "address (as 127.0.0.1:9101); port 0 picks a free one"},
     {FLAGTAB_DURATION, "hsts", .arg = "DUR", .min = 0, .max = 2 * 365 * 86400 * SEC,
      S1(hsts_us), .def = "0: none",
      .help = "with --tls-port, every HTTPS answer carries Strict-Transport-Security: max-age "

@@ -89,6 +89,11 @@ struct s1_config {
     uint16_t tls_port;           /* --tls-port; 0 = ephemeral */
     bool tls_port_set;           /* --tls-port was given */
     uint64_t tls_ticket_rotate_us; /* --tls-ticket-rotate: a new session-ticket key; 0 = never */
+    /* --metrics-listen ADDR:PORT: /metrics and /healthz only, plain HTTP; NULL: no such
+     * listener, and /metrics is served nowhere */
+    const char *metrics_listen;
+    char metrics_host[256];      /* ... parsed: the address (no brackets) */
+    uint16_t metrics_port;       /* ... and the port; 0 = ephemeral */
 };
 
 enum s1_config_result {

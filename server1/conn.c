@@ -72,7 +72,10 @@ struct s1_conn {
     bool streaming;         /* the body goes to sink as it arrives */
     const struct s1_body_sink *sink;
     uint64_t body_deadline_ns; /* the whole streamed body must be here by then */
-    uint64_t body_left;     /* streamed body bytes still to receive */
+    uint64_t body_left;     /* streamed body bytes still to receive (chunked: 1 until its
+                               end is in) */
+    bool chunked;           /* the body is chunked: the bytes go through chunk */
+    struct http_chunked chunk;
     uint64_t body_last_ns;  /* when bytes of it last arrived (or it was accepted) */
     struct minrate body_rate; /* how fast it arrives */
 
@@ -427,7 +430,7 @@ static void parse_error(struct s1_conn *c)
         s1_conn_respond_fatal(c, 431, NULL, "request header fields too large\n");
         break;
     case 501:
-        s1_conn_respond_fatal(c, 501, NULL, "transfer-encoding is not supported\n");
+        s1_conn_respond_fatal(c, 501, NULL, "only the chunked transfer coding is supported\n");
         break;
     case 505:
         s1_conn_respond_fatal(c, 505, NULL, "HTTP version not supported\n");
@@ -493,10 +496,12 @@ static const char *body_late(struct s1_conn *c, uint64_t now)
 }
 
 void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
-                         uint64_t deadline_ns)
+                         uint64_t deadline_ns, uint64_t max_chunked)
 {
     uint64_t now = clock_now_ns();
 
+    if (c->chunked)
+        http_chunked_init(&c->chunk, max_chunked, c->pub.home->cfg->max_header_bytes);
     c->sink = sink;
     c->streaming = true;
     c->body_unread = false;
@@ -509,14 +514,58 @@ void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
 }
 
 /*
+ * Decodes the chunked body's bytes received so far, the data into the sink; body_left is 0
+ * once its end is in. Returns the bytes taken, or -1 after answering an error (the sink's,
+ * or 400 / 413 for the body itself).
+ */
+static long chunk_feed(struct s1_conn *c)
+{
+    size_t taken = 0;
+    enum http_chunked_result r = HTTP_CHUNKED_MORE;
+
+    while (r == HTTP_CHUNKED_MORE && c->in_start < c->in_end) {
+        const char *p = c->in + c->in_start;
+        struct http_span data;
+        size_t used;
+
+        r = http_chunked_decode(&c->chunk, p, c->in_end - c->in_start, &used, &data);
+        if (r == HTTP_CHUNKED_ERROR) {
+            log_debug("bad chunked body from fd %d: %s (%d)", c->fd, c->chunk.error,
+                      c->chunk.status);
+            if (c->chunk.status == 413)
+                s1_conn_respond_fatal(c, 413, NULL, "request body too large\n");
+            else
+                s1_conn_respond_fatal(c, 400, NULL, "bad chunked body\n");
+            return -1;
+        }
+        if (data.len > 0 && c->sink->write(c, p + data.off, data.len) < 0)
+            return -1;
+        c->in_start += used;
+        taken += used;
+    }
+    if (r == HTTP_CHUNKED_DONE)
+        c->body_left = 0;
+    return (long)taken;
+}
+
+/*
  * Moves the body bytes received so far from the input buffer into the sink. Returns the bytes
- * taken, or -1 after the sink answered an error.
+ * taken, or -1 after answering an error.
  */
 static long body_feed(struct s1_conn *c)
 {
     size_t have = c->in_end - c->in_start;
     size_t n = have < c->body_left ? have : (size_t)c->body_left;
 
+    if (c->chunked) {
+        long taken = chunk_feed(c);
+        if (taken > 0) {
+            struct minrate_cfg rule = rate_rule(c);
+            c->body_last_ns = clock_now_ns();
+            minrate_add(&c->body_rate, &rule, c->body_last_ns, (uint64_t)taken);
+        }
+        return taken;
+    }
     if (n > 0) {
         struct minrate_cfg rule = rate_rule(c);
         c->body_last_ns = clock_now_ns();
@@ -598,8 +647,9 @@ static void conn_process(struct s1_conn *c)
             c->keep_alive = req->keep_alive;
             c->http10 = req->version_minor == 0;
             c->pub.head_only = req->method == HTTP_METHOD_HEAD;
-            c->body_left = req->content_length;
-            c->body_unread = req->content_length > 0;
+            c->chunked = req->chunked;
+            c->body_left = req->chunked ? 1 : req->content_length;
+            c->body_unread = c->body_left > 0;
             c->expect_continue = req->expect_continue && req->version_minor == 1;
             h = c->pub.home->handler->head(c, c->in + c->in_start, req);
             if (h != S1_HEAD_WHOLE) {
@@ -607,6 +657,10 @@ static void conn_process(struct s1_conn *c)
                 continue; /* (an answer with a body unread closed the connection) */
             }
             c->body_unread = false;
+            if (req->chunked) { /* (the account forms, the only bodies read whole, are small) */
+                s1_conn_respond_fatal(c, 411, NULL, "Content-Length required\n");
+                break;
+            }
             if (req->content_length > cfg->max_body) {
                 s1_conn_respond_fatal(c, 413, NULL, "request body too large\n");
                 break;
@@ -982,8 +1036,8 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* ---- life cycle ---- */
 
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls, bool proxy)
+struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy)
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
@@ -997,7 +1051,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
             connlimit_release(home->conns_per_ip, peer);
         free(c);
         home->closed(home);
-        return;
+        return NULL;
     }
     c->proxy_wait = proxy;
     c->counted = home->conns_per_ip != NULL && !proxy;
@@ -1022,6 +1076,7 @@ void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT
     c->reading = true;
     /* the first request must arrive within --header-timeout */
     arm_timer(c, home->header_tv, true);
+    return c;
 }
 
 void s1_conn_free(struct s1_conn *c)

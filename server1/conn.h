@@ -31,7 +31,10 @@
  * body sink (s1_conn_stream_body) that the conn feeds as the bytes arrive, within the deadline
  * the handler gives, --header-timeout per stall, and at --min-rate over every --min-rate-window
  * after --min-rate-grace (else 408); Expect: 100-continue is answered only then. Once the
- * whole body is in the sink, the sink's received() answers later.
+ * whole body is in the sink, the sink's received() answers later. A streamed body may be
+ * chunked (Transfer-Encoding: chunked): decoded as it arrives (http_chunked_decode), the sink
+ * sees only its data; a malformed one gets 400 and one longer than the handler allows 413,
+ * both closing the connection. A body read whole needs a Content-Length (else 411).
  * Bytes move through the conn's transport (transport.h): the plain syscalls, or TLS for a
  * connection accepted on --tls-port (tls.h; the handshake within its first reads, bounded by
  * --header-timeout like a request's head). Nothing above this file knows which.
@@ -133,6 +136,7 @@ struct s1_conn_pub {
     enum metrics_route route;         /* the request's route (handler->route) */
     bool head_only;                   /* HEAD: the answer's body is its length only */
     bool secure;                      /* it came over TLS (--tls-port) */
+    bool metrics_only;                /* it came to --metrics-listen (set by the worker) */
 };
 
 /* The public part of c (c's own memory; not const: req is the handler's to set). */
@@ -146,10 +150,10 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
  * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls) if tls.
  * With proxy (a --trusted-proxy address: peer not counted) a PROXY header comes first, and the
  * client it names replaces peer and is counted then. If TLS cannot start (out of memory) the
- * socket is closed at once and home->closed called.
+ * socket is closed at once, home->closed called, and NULL returned; else the new conn.
  */
-void s1_conn_new(struct s1_conn_home *home, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                 bool tls, bool proxy);
+struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */
@@ -170,10 +174,10 @@ void s1_conn_respond_fatal(struct s1_conn *c, int status, const char *extra, con
 /*
  * For the handler, after S1_HEAD_WAIT: the body goes to sink as it arrives, all of it by
  * deadline_ns (CLOCK_MONOTONIC); sends 100 Continue if the client asked for it. Then call
- * s1_conn_resume.
+ * s1_conn_resume. A chunked body may have at most max_chunked bytes of data (more: 413).
  */
 void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
-                         uint64_t deadline_ns);
+                         uint64_t deadline_ns, uint64_t max_chunked);
 /* For the handler's async callbacks: after responding, continue with the next request. */
 void s1_conn_resume(struct s1_conn *c);
 

@@ -5,8 +5,9 @@
  * route to its module: route_files (GET/HEAD/PUT/DELETE /files/{name}), route_listing
  * (GET/HEAD /files/ and /files/{dir}/), route_users (POST /users, PUT/DELETE /users/{name}),
  * route_admin (/healthz, /metrics); a method a route does not take gets 405 with Allow, a
- * path no route has 404. A PUT /files/{name} comes to route_files with its head only (head).
- * With an HTTPS port, --plain-http decides first what a request on the plain one gets
+ * path no route has 404. /metrics is served only on --metrics-listen, which serves nothing but
+ * it and /healthz (listener_scope). A PUT /files/{name} comes to route_files with its head only
+ * (head). With an HTTPS port, --plain-http decides first what a request on the plain one gets
  * (plain_http_answer).
  */
 #include "handler.h"
@@ -226,6 +227,20 @@ static bool plain_http_answer(struct s1_conn *c, const char *buf, const struct h
     return true;
 }
 
+/*
+ * What a listener serves: --metrics-listen /metrics and /healthz only, the public ports all but
+ * /metrics. A request for anything else goes on as one for an unknown path (404 by dispatch),
+ * counted as such.
+ */
+static void listener_scope(struct s1_conn *c)
+{
+    struct s1_conn_pub *pub = s1_conn_pub(c);
+    bool admin = pub->route == METRICS_ROUTE_METRICS || pub->route == METRICS_ROUTE_HEALTHZ;
+
+    if (pub->metrics_only ? !admin : pub->route == METRICS_ROUTE_METRICS)
+        pub->route = METRICS_ROUTE_OTHER;
+}
+
 static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_request *req)
 {
     if (request_of(c) == NULL)
@@ -240,11 +255,13 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     request_of(c)->login_keyed = false;
     request_of(c)->login_known = false;
     request_of(c)->up_len = 0;
+    request_of(c)->up_chunked = false;
     request_of(c)->up_open = false;
     request_of(c)->uploading = false;
     request_of(c)->up = (struct commit_body){.fd = -1};
     request_of(c)->job = NULL;
-    if (plain_http_answer(c, buf, req))
+    listener_scope(c);
+    if (!s1_conn_pub(c)->metrics_only && plain_http_answer(c, buf, req))
         return S1_HEAD_DONE;
     if (s1_conn_pub(c)->route == METRICS_ROUTE_FILES && req->method == HTTP_METHOD_PUT) {
         const char *path;

@@ -2,6 +2,8 @@
  * http_parser.c - see http_parser.h. A byte-at-a-time state machine over the request head; every
  * state can stop at any byte and resume on the next call, which is what makes it incremental.
  * Header semantics (Content-Length, Connection, Host, ...) are applied as each line completes.
+ * A chunked body has a state machine of its own in the same style (as nginx's
+ * ngx_http_parse_chunked), that hands out its data in place instead of copying it.
  */
 #include "http_parser.h"
 
@@ -87,6 +89,7 @@ void http_parser_reset(struct http_parser *p)
     p->req.version_minor = 1;
     p->req.keep_alive = false;
     p->req.has_content_length = false;
+    p->req.chunked = false;
     p->req.expect_continue = false;
     p->req.content_length = 0;
     p->req.host = -1;
@@ -103,6 +106,8 @@ void http_parser_reset(struct http_parser *p)
     p->_conn_close = false;
     p->_conn_keep_alive = false;
     p->_has_te = false;
+    p->_te_codings = 0;
+    p->_te_chunked = false;
 }
 
 void http_parser_init(struct http_parser *p, size_t max_head_bytes)
@@ -186,6 +191,31 @@ static void parse_connection(struct http_parser *p, const char *v, size_t len)
     }
 }
 
+/*
+ * Transfer-Encoding: a comma-separated list of codings (with parameters), over any number of
+ * lines; counts them and remembers whether the last one is exactly "chunked".
+ */
+static void parse_transfer_encoding(struct http_parser *p, const char *v, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        size_t start;
+        size_t end;
+        while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+            i++;
+        if (i == len)
+            break;
+        start = i;
+        while (i < len && v[i] != ',')
+            i++;
+        end = i;
+        while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+            end--;
+        p->_te_codings++;
+        p->_te_chunked = mem_eq_ci(v + start, end - start, "chunked");
+    }
+}
+
 /* Applies the meaning of the header line just completed; 0 or an error status. */
 static enum http_parse_result header_done(struct http_parser *p, const char *buf)
 {
@@ -238,8 +268,10 @@ static enum http_parse_result header_done(struct http_parser *p, const char *buf
         }
         break;
     case 17:
-        if (mem_eq_ci(name, nlen, "transfer-encoding"))
+        if (mem_eq_ci(name, nlen, "transfer-encoding")) {
             p->_has_te = true;
+            parse_transfer_encoding(p, val, h->value.len);
+        }
         break;
     default:
         break;
@@ -253,8 +285,11 @@ static enum http_parse_result head_done(struct http_parser *p)
 
     if (p->_has_te && r->has_content_length)
         return fail(p, 400, "both Transfer-Encoding and Content-Length");
-    if (p->_has_te)
-        return fail(p, 501, "Transfer-Encoding is not supported");
+    if (p->_has_te && r->version_minor == 0)
+        return fail(p, 400, "Transfer-Encoding in an HTTP/1.0 request");
+    if (p->_has_te && (p->_te_codings != 1 || !p->_te_chunked))
+        return fail(p, 501, "a transfer coding other than chunked");
+    r->chunked = p->_has_te;
     if (r->version_minor == 1 && r->host < 0)
         return fail(p, 400, "HTTP/1.1 request without Host");
     if (r->version_minor == 1)
@@ -416,4 +451,167 @@ enum http_parse_result http_parser_execute(struct http_parser *p, const char *bu
     if (pos >= p->max_head_bytes)
         return fail(p, 431, "request head too large");
     return HTTP_PARSE_MORE;
+}
+
+
+/* ---- chunked bodies ---- */
+
+enum {
+    C_SIZE,        /* the first hex digit of a chunk-size */
+    C_SIZE_HEX,    /* more hex digits, or the end of the size */
+    C_EXT,         /* chunk extensions, up to the CR */
+    C_SIZE_LF,     /* CR seen after the chunk-size line */
+    C_DATA,        /* _left bytes of data */
+    C_DATA_CR,     /* the CRLF after the data */
+    C_DATA_LF,
+    C_TRAILER,     /* the start of a trailer field line, or of the final CRLF */
+    C_TRAILER_NAME,
+    C_TRAILER_VALUE,
+    C_TRAILER_LF,  /* CR seen at the end of a trailer field line */
+    C_END_LF,      /* CR of the final CRLF seen */
+    C_DONE,
+};
+
+void http_chunked_init(struct http_chunked *d, uint64_t max_body, size_t max_trailer)
+{
+    *d = (struct http_chunked){.max_body = max_body, .max_trailer = max_trailer,
+                               ._state = C_SIZE};
+}
+
+static enum http_chunked_result chunked_fail(struct http_chunked *d, int status,
+                                             const char *why)
+{
+    d->status = status;
+    d->error = why;
+    d->_state = C_DONE;
+    return HTTP_CHUNKED_ERROR;
+}
+
+static int hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = lower(c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+enum http_chunked_result http_chunked_decode(struct http_chunked *d, const char *buf, size_t len,
+                                             size_t *used, struct http_span *data)
+{
+    size_t pos = 0;
+
+    *data = (struct http_span){0, 0};
+    *used = 0;
+    if (d->_state == C_DONE)
+        return d->status ? HTTP_CHUNKED_ERROR : HTTP_CHUNKED_DONE;
+    while (pos < len) {
+        unsigned char c = (unsigned char)buf[pos];
+        int st = d->_state;
+
+        if (st == C_DATA) {
+            size_t n = len - pos;
+            if (n > d->_left)
+                n = (size_t)d->_left;
+            if (n > UINT32_MAX)
+                n = UINT32_MAX;
+            *data = (struct http_span){(uint32_t)pos, (uint32_t)n};
+            d->_left -= n;
+            if (d->_left == 0)
+                d->_state = C_DATA_CR;
+            *used = pos + n;
+            return HTTP_CHUNKED_MORE;
+        }
+        if (st <= C_SIZE_LF && ++d->_line > HTTP_CHUNK_LINE_MAX)
+            return chunked_fail(d, 400, "chunk-size line too long");
+        if (st >= C_TRAILER && ++d->_trailer > d->max_trailer)
+            return chunked_fail(d, 400, "trailer section too large");
+        switch (st) {
+        case C_SIZE:
+            if (hex_value(c) < 0)
+                return chunked_fail(d, 400, "bad chunk size");
+            d->_left = (uint64_t)hex_value(c);
+            d->_state = C_SIZE_HEX;
+            break;
+        case C_SIZE_HEX:
+            if (hex_value(c) >= 0) {
+                if (d->_left > (UINT64_MAX >> 4))
+                    return chunked_fail(d, 400, "chunk size overflows");
+                d->_left = d->_left << 4 | (uint64_t)hex_value(c);
+            } else if (c == ';' || c == ' ' || c == '\t') {
+                d->_state = C_EXT;
+            } else if (c == '\r') {
+                d->_state = C_SIZE_LF;
+            } else {
+                return chunked_fail(d, 400, "bad chunk size");
+            }
+            break;
+        case C_EXT:
+            if (c == '\r')
+                d->_state = C_SIZE_LF;
+            else if (c != '\t' && !is_value_char(c) && c != ' ')
+                return chunked_fail(d, 400, "bad character in chunk extension");
+            break;
+        case C_SIZE_LF:
+            if (c != '\n')
+                return chunked_fail(d, 400, "chunk-size line without CRLF");
+            d->_line = 0;
+            if (d->_left == 0) {
+                d->_state = C_TRAILER;
+                break;
+            }
+            if (d->_left > d->max_body - d->total)
+                return chunked_fail(d, 413, "chunked body too large");
+            d->total += d->_left;
+            d->_state = C_DATA;
+            break;
+        case C_DATA_CR:
+            if (c != '\r')
+                return chunked_fail(d, 400, "chunk data without CRLF");
+            d->_state = C_DATA_LF;
+            break;
+        case C_DATA_LF:
+            if (c != '\n')
+                return chunked_fail(d, 400, "chunk data without CRLF");
+            d->_state = C_SIZE;
+            break;
+        case C_TRAILER:
+            if (c == '\r')
+                d->_state = C_END_LF;
+            else if (is_tchar(c))
+                d->_state = C_TRAILER_NAME;
+            else
+                return chunked_fail(d, 400, "bad trailer field");
+            break;
+        case C_TRAILER_NAME:
+            if (c == ':')
+                d->_state = C_TRAILER_VALUE;
+            else if (!is_tchar(c))
+                return chunked_fail(d, 400, "bad trailer field");
+            break;
+        case C_TRAILER_VALUE:
+            if (c == '\r')
+                d->_state = C_TRAILER_LF;
+            else if (c != '\t' && c != ' ' && !is_value_char(c))
+                return chunked_fail(d, 400, "bad trailer field");
+            break;
+        case C_TRAILER_LF:
+            if (c != '\n')
+                return chunked_fail(d, 400, "trailer field without CRLF");
+            d->_state = C_TRAILER;
+            break;
+        case C_END_LF:
+            if (c != '\n')
+                return chunked_fail(d, 400, "chunked body without its final CRLF");
+            d->_state = C_DONE;
+            *used = pos + 1;
+            return HTTP_CHUNKED_DONE;
+        default:
+            return chunked_fail(d, 400, "chunked decoder in a bad state");
+        }
+        pos++;
+    }
+    *used = pos;
+    return HTTP_CHUNKED_MORE;
 }

@@ -150,6 +150,25 @@ static int bind_listeners(const struct s1_config *cfg, uint16_t want, int *fds, 
 }
 
 /*
+ * --metrics-listen's socket (one: its connections are few, and the first worker takes them).
+ * Returns -1 with a reason in err.
+ */
+static int bind_metrics(const struct s1_config *cfg, int *fd, uint16_t *port, char *err)
+{
+    *fd = net_listen_tcp(cfg->metrics_host, cfg->metrics_port, false, S1_LISTEN_BACKLOG, err);
+    if (*fd < 0)
+        return -1;
+    *port = cfg->metrics_port != 0 ? cfg->metrics_port : net_local_port(*fd);
+    if (*port == 0) {
+        snprintf(err, NET_ERR_LEN, "cannot read the bound port");
+        close(*fd);
+        *fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/*
  * Credentials server2 accepted lately, which take no failed-login token (login.c,
  * login_reserve): as many as --ratelimit-entries' default holds users; for a minute, so that a
  * user idle longer takes a token again on the next login.
@@ -315,6 +334,8 @@ int main(int argc, char **argv)
     const char *types_from;
     int *fds = NULL;
     int *tls_fds = NULL;
+    int metrics_fd = -1;
+    uint16_t metrics_port = 0;
     struct s1_tls *tls = NULL;
     unsigned started = 0;
     uint16_t port = 0;
@@ -395,6 +416,16 @@ int main(int argc, char **argv)
             close(fds[i]);
         goto out_files;
     }
+    if (cfg.metrics_listen != NULL &&
+        bind_metrics(&cfg, &metrics_fd, &metrics_port, err) < 0) {
+        fprintf(stderr, "server1: --metrics-listen: %s\n", err);
+        for (unsigned i = 0; i < cfg.threads; i++) {
+            close(fds[i]);
+            if (tls_fds[i] >= 0)
+                close(tls_fds[i]);
+        }
+        goto out_files;
+    }
     if (!cfg.read_only) {
         struct commit_budgets budgets = {.mem = cfg.upload_memory,
                                          .temp = cfg.upload_temp_max,
@@ -408,6 +439,8 @@ int main(int argc, char **argv)
                 if (tls_fds[i] >= 0)
                     close(tls_fds[i]);
             }
+            if (metrics_fd >= 0)
+                close(metrics_fd);
             goto out_files;
         }
         commit.user_quota = cfg.user_quota;
@@ -443,11 +476,14 @@ int main(int argc, char **argv)
             if (tls_fds[i] >= 0)
                 close(tls_fds[i]);
         }
+        if (metrics_fd >= 0)
+            close(metrics_fd);
         cfg.threads = 0;
         goto out_workers;
     }
     for (unsigned i = 0; i < cfg.threads; i++) {
-        if (s1_worker_init(&ws[i], i, &sh, fds[i], tls_fds[i]) < 0) {
+        /* the metrics listener is the first worker's (it takes /metrics' few connections) */
+        if (s1_worker_init(&ws[i], i, &sh, fds[i], tls_fds[i], i == 0 ? metrics_fd : -1) < 0) {
             fprintf(stderr, "server1: cannot create worker %u: %s\n", i,
                     strerror_r(errno, err, sizeof(err)));
             for (unsigned k = i; k < cfg.threads; k++) {
@@ -455,6 +491,8 @@ int main(int argc, char **argv)
                 if (tls_fds[k] >= 0)
                     close(tls_fds[k]);
             }
+            if (i == 0 && metrics_fd >= 0)
+                close(metrics_fd);
             cfg.threads = i; /* release only what was set up */
             goto out_workers;
         }
@@ -482,6 +520,9 @@ int main(int argc, char **argv)
             goto out_join;
         }
     }
+    /* (before "listening on", which scripts wait for: this line is there by then) */
+    if (metrics_fd >= 0)
+        log_info("serving /metrics on %s:%u", cfg.metrics_host, metrics_port);
     log_info("listening on %s:%u", cfg.listen, port);
     if (tls != NULL) {
         char info[S1_TLS_INFO_LEN];

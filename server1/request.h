@@ -73,7 +73,8 @@ struct s1_request {
     struct credcache_key login_key; /* keyed hash of (user, password), for sh->known_logins */
     uint64_t auth_handle;
     /* PUT /files/{name} */
-    uint64_t up_len;               /* Content-Length */
+    uint64_t up_len;               /* Content-Length (chunked: 0, not known yet) */
+    bool up_chunked;               /* the body is chunked: its size is known at its end */
     bool up_open;                  /* counted in the committer's open uploads (until submitted) */
     bool uploading;                /* up is being received */
     struct commit_body up;

@@ -487,6 +487,11 @@ static int upload_write(struct s1_conn *c, const char *p, size_t n)
 
     if (rc == 0)
         return 0;
+    if (rc == -EAGAIN) { /* a chunked body outgrew the temp space free now */
+        metrics_add(&request_metrics(c)->uploads_busy, 1);
+        s1_conn_respond_fatal(c, 503, HDR_RETRY, "server busy, try again\n");
+        return -1;
+    }
     log_warn("cannot write an upload: %s", strerror_r(-rc, ebuf, sizeof(ebuf)));
     if (rc == -ENOSPC || rc == -EDQUOT)
         s1_conn_respond_fatal(c, 507, NULL, "no space left for the upload\n");
@@ -501,15 +506,19 @@ static const struct s1_body_sink upload_sink = {
 };
 
 /*
- * Gets the body's place ready (memory or a temp file) and has the conn stream the body into
- * it; or answers 503 (no room now) or 507/500.
+ * Gets the body's place ready (memory or a temp file; a chunked one's always a temp file that
+ * grows) and has the conn stream the body into it; or answers 503 (no room now) or 507/500.
+ * A chunked body may take as long as one of --max-upload.
  */
 static void upload_begin(struct s1_conn *c)
 {
     const struct s1_config *cfg = request_env(c)->svc->cfg;
     struct s1_request *r = request_of(c);
+    struct committer *cm = request_env(c)->svc->commit;
+    uint64_t size = r->up_chunked ? cfg->max_upload : r->up_len;
     char ebuf[128];
-    int rc = commit_body_begin(request_env(c)->svc->commit, &r->up, r->up_len, r->user);
+    int rc = r->up_chunked ? commit_body_begin_unsized(cm, &r->up, r->user)
+                           : commit_body_begin(cm, &r->up, r->up_len, r->user);
 
     if (rc < 0) {
         if (rc == -EAGAIN || rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
@@ -527,12 +536,15 @@ static void upload_begin(struct s1_conn *c)
     r->uploading = true;
     s1_conn_stream_body(c, &upload_sink,
                         clock_now_ns() + cfg->upload_timeout_us * 1000 +
-                            (uint64_t)((double)r->up_len / (double)cfg->min_rate * 1e9));
+                            (uint64_t)((double)size / (double)cfg->min_rate * 1e9),
+                        cfg->max_upload);
 }
 
 /*
  * A PUT whose credentials server2 accepted, its body still unread: refused now (404, 507)
- * unless the name and the quotas allow it, else its body is received next.
+ * unless the name and the quotas allow it, else its body is received next. A chunked body's
+ * size is not known yet: it passes here as an empty one, and the committer judges the quotas
+ * with its size once it is all here.
  */
 static void put_accepted(struct s1_conn *c)
 {
@@ -623,7 +635,7 @@ void route_files_drop(struct s1_conn *c)
 /*
  * PUT /files/{name}: its head is checked before anyone looks at the credentials (405, 411, 413,
  * answered with the connection closing, the body unread); then server2 is asked while the body
- * waits.
+ * waits. A chunked body (its size unknown) is judged against --max-upload as it arrives.
  */
 enum s1_head route_files_put_head(struct s1_conn *c, const char *buf,
                                   const struct http_request *req, const char *path, size_t len)
@@ -635,7 +647,7 @@ enum s1_head route_files_put_head(struct s1_conn *c, const char *buf,
         s1_conn_respond_fatal(c, 405, HDR_ALLOW_READ, TEXT_READ_ONLY);
         return S1_HEAD_DONE;
     }
-    if (!req->has_content_length) {
+    if (!req->has_content_length && !req->chunked) {
         s1_conn_respond_fatal(c, 411, NULL, "Content-Length required\n");
         return S1_HEAD_DONE;
     }
@@ -644,6 +656,7 @@ enum s1_head route_files_put_head(struct s1_conn *c, const char *buf,
         return S1_HEAD_DONE;
     }
     r->up_len = req->content_length;
+    r->up_chunked = req->chunked;
     r->up_open = true;
     commit_upload_open(svc->commit);
     return route_files_change(c, buf, req, path, len) == S1_DISPATCH_PENDING ? S1_HEAD_WAIT

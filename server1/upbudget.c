@@ -89,7 +89,9 @@ static uint64_t share_of(const struct upbudget *b, uint64_t max)
     return s > 0 ? s : 1;
 }
 
-int upbudget_take(struct upbudget *b, const char *user, uint64_t len, struct upbudget_ticket *t)
+/* upbudget_take, or with mem_ok false upbudget_take_temp */
+static int take(struct upbudget *b, const char *user, uint64_t len, bool mem_ok,
+                struct upbudget_ticket *t)
 {
     size_t ulen = strnlen(user, NAME_MAX_BYTES + 1);
     uint64_t h = fnv1a64(user, ulen);
@@ -107,7 +109,7 @@ int upbudget_take(struct upbudget *b, const char *user, uint64_t len, struct upb
         mem = (*pp)->mem;
         temp = (*pp)->temp;
     }
-    if (len <= b->body_mem_max && b->mem_used + len <= b->mem_max &&
+    if (mem_ok && len <= b->body_mem_max && b->mem_used + len <= b->mem_max &&
         mem + len <= share_of(b, b->mem_max)) {
         place = UPBUDGET_MEM;
         b->mem_used += len;
@@ -141,6 +143,37 @@ int upbudget_take(struct upbudget *b, const char *user, uint64_t len, struct upb
     pthread_mutex_unlock(&b->lock);
     *t = (struct upbudget_ticket){.account = a, .place = (enum upbudget_place)place, .len = len};
     return place;
+}
+
+int upbudget_take(struct upbudget *b, const char *user, uint64_t len, struct upbudget_ticket *t)
+{
+    return take(b, user, len, true, t);
+}
+
+int upbudget_take_temp(struct upbudget *b, const char *user, uint64_t len,
+                       struct upbudget_ticket *t)
+{
+    return take(b, user, len, false, t);
+}
+
+int upbudget_grow(struct upbudget *b, struct upbudget_ticket *t, uint64_t add)
+{
+    struct upbudget_account *a = t->account;
+    int rc = -EAGAIN;
+
+    if (a == NULL || t->place != UPBUDGET_TEMP)
+        return -EINVAL;
+    pthread_mutex_lock(&b->lock);
+    if (b->temp_max == 0 ||
+        (add <= b->temp_max - b->temp_used &&
+         (a->temp == t->len || a->temp + add <= share_of(b, b->temp_max)))) {
+        b->temp_used += add;
+        a->temp += add;
+        t->len += add;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&b->lock);
+    return rc;
 }
 
 void upbudget_release(struct upbudget *b, struct upbudget_ticket *t)

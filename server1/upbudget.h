@@ -9,6 +9,8 @@
  * account holds no temp space at all: one body at a time always fits a share, so an account
  * can send one upload of --max-upload whatever the share. What one account can hold is thus
  * max(share, one body); the time it can hold it is bounded by the rate rule (minrate.h).
+ * A body whose size is not known up front (chunked) goes to a temp file and takes its bytes
+ * as they arrive (upbudget_grow), by the same rules.
  *
  * DESIGN: shared by every worker and the committer (which releases a body once it is in the
  * store); one mutex guards the totals and the table of accounts holding something (an entry
@@ -59,6 +61,18 @@ void upbudget_release_all(struct upbudget *b);
  * -EAGAIN with nothing taken. Thread-safe.
  */
 int upbudget_take(struct upbudget *b, const char *user, uint64_t len, struct upbudget_ticket *t);
+/*
+ * Takes len bytes in a temp file (never memory) for a body of user that will grow
+ * (upbudget_grow): UPBUDGET_TEMP, or -EAGAIN with nothing taken. Thread-safe.
+ */
+int upbudget_take_temp(struct upbudget *b, const char *user, uint64_t len,
+                       struct upbudget_ticket *t);
+/*
+ * Adds add bytes to what the temp file ticket t holds, if they fit the total and the account's
+ * share (or it is the account's only body in temp files): 0, or -EAGAIN with t unchanged.
+ * Thread-safe.
+ */
+int upbudget_grow(struct upbudget *b, struct upbudget_ticket *t, uint64_t add);
 /* Gives back what t holds (nothing if it holds nothing) and empties it. Thread-safe. */
 void upbudget_release(struct upbudget *b, struct upbudget_ticket *t);
 /* What user holds now in memory and in temp files (tests, metrics). Thread-safe. */

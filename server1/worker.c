@@ -85,6 +85,8 @@ static void on_accept_resume(evutil_socket_t fd, short what, void *arg)
         event_add(&w->accept_ev, NULL);
         if (w->tls_listen_fd >= 0)
             event_add(&w->tls_accept_ev, NULL);
+        if (w->metrics_listen_fd >= 0)
+            event_add(&w->metrics_accept_ev, NULL);
     }
 }
 
@@ -157,8 +159,12 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
     s1_conn_new(&w->home, fd, peer, tls, proxy); /* released by s1_conn_free */
 }
 
-/* Takes a batch of connections from the listening socket lfd (the TLS one if tls). */
-static void accept_batch(struct s1_worker *w, int lfd, bool tls)
+/*
+ * Takes a batch of connections from the listening socket lfd (the TLS one if tls; with
+ * metrics_only --metrics-listen's: within the same limits, served by w itself, never with a
+ * PROXY header).
+ */
+static void accept_batch(struct s1_worker *w, int lfd, bool tls, bool metrics_only)
 {
     const unsigned max_conns = w->sh->svc.cfg->max_conns;
 
@@ -185,6 +191,7 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls)
             }
             event_del(&w->accept_ev);
             event_del(&w->tls_accept_ev);
+            event_del(&w->metrics_accept_ev);
             evtimer_add(&w->accept_pause_ev, &pause);
             return;
         }
@@ -195,11 +202,19 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls)
         }
         net_addr_key((struct sockaddr *)&peer, peer_len, key);
         /* a balancer's connection counts for the client its PROXY header names (conn.c) */
-        proxy = net_cidrs_match(&w->sh->svc.cfg->trusted, (struct sockaddr *)&peer, peer_len);
+        proxy = !metrics_only &&
+                net_cidrs_match(&w->sh->svc.cfg->trusted, (struct sockaddr *)&peer, peer_len);
         if (w->sh->svc.conns_per_ip != NULL && !proxy &&
             !connlimit_acquire(w->sh->svc.conns_per_ip, key)) {
             atomic_fetch_sub_explicit(&w->sh->nconns, 1, memory_order_relaxed);
             reject_per_ip(w, fd, tls);
+            continue;
+        }
+        if (metrics_only) {
+            struct s1_conn *c;
+            atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
+            c = s1_conn_new(&w->home, fd, key, false, false);
+            s1_conn_pub(c)->metrics_only = true; /* (plain: never NULL) */
             continue;
         }
         take_or_hand(w, fd, key, tls, proxy);
@@ -209,13 +224,19 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls)
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     UNUSED(what);
-    accept_batch(arg, lfd, false);
+    accept_batch(arg, lfd, false, false);
 }
 
 static void on_accept_tls(evutil_socket_t lfd, short what, void *arg)
 {
     UNUSED(what);
-    accept_batch(arg, lfd, true);
+    accept_batch(arg, lfd, true, false);
+}
+
+static void on_accept_metrics(evutil_socket_t lfd, short what, void *arg)
+{
+    UNUSED(what);
+    accept_batch(arg, lfd, false, true);
 }
 
 /* A connection of w ended (s1_conn_free unlinked it already). */
@@ -256,7 +277,12 @@ static void start_drain(struct s1_worker *w)
     w->home.draining = true;
     event_del(&w->accept_ev);
     event_del(&w->tls_accept_ev);
+    event_del(&w->metrics_accept_ev);
     event_del(&w->accept_pause_ev);
+    if (w->metrics_listen_fd >= 0) {
+        close(w->metrics_listen_fd);
+        w->metrics_listen_fd = -1;
+    }
     if (w->listen_fd >= 0) {
         close(w->listen_fd);
         w->listen_fd = -1;
@@ -338,6 +364,10 @@ static int setup(struct s1_worker *w)
                  on_accept_tls, w);
     if (w->tls_listen_fd >= 0 && event_add(&w->tls_accept_ev, NULL) < 0)
         return -1;
+    event_assign(&w->metrics_accept_ev, w->base, w->metrics_listen_fd, EV_READ | EV_PERSIST,
+                 on_accept_metrics, w);
+    if (w->metrics_listen_fd >= 0 && event_add(&w->metrics_accept_ev, NULL) < 0)
+        return -1;
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
@@ -383,7 +413,7 @@ static void *s1_worker_thread_main(void *arg)
 }
 
 int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd,
-                   int tls_listen_fd)
+                   int tls_listen_fd, int metrics_listen_fd)
 {
     memset(w, 0, sizeof(*w));
     w->id = id;
@@ -394,6 +424,7 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->env.inbox = &w->inbox;
     w->listen_fd = listen_fd;
     w->tls_listen_fd = tls_listen_fd;
+    w->metrics_listen_fd = metrics_listen_fd;
     w->home.cfg = sh->svc.cfg;
     w->home.metrics = &w->metrics;
     w->home.conns_per_ip = sh->svc.conns_per_ip;
@@ -445,6 +476,7 @@ void s1_worker_release(struct s1_worker *w)
     if (w->base != NULL) {
         event_del(&w->accept_ev);
         event_del(&w->tls_accept_ev);
+        event_del(&w->metrics_accept_ev);
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
         event_del(&w->drain_ev);
@@ -457,6 +489,9 @@ void s1_worker_release(struct s1_worker *w)
     if (w->tls_listen_fd >= 0)
         close(w->tls_listen_fd);
     w->tls_listen_fd = -1;
+    if (w->metrics_listen_fd >= 0)
+        close(w->metrics_listen_fd);
+    w->metrics_listen_fd = -1;
     if (w->notify_fd >= 0)
         close(w->notify_fd);
     w->notify_fd = -1;

@@ -6,7 +6,8 @@
  * addresses, which can put all of a client's few connections on one thread. So the worker that
  * accepts a connection keeps it only if no other worker owns fewer (load, ties stay); otherwise
  * it hands the socket to the least loaded one through that worker's mailbox. One wake-up per
- * handed connection, none per request.
+ * handed connection, none per request. The first worker also owns --metrics-listen's one
+ * socket, and keeps every connection it accepts there (marked metrics_only: conn.h).
  *
  * DESIGN: main creates the listening sockets and struct s1_shared, then starts the workers and
  * waits on a barrier until each has set up its base. After that only the worker touches its base
@@ -47,6 +48,7 @@ struct s1_worker {
     struct s1_shared *sh;
     int listen_fd;              /* main creates it; owner only afterwards */
     int tls_listen_fd;          /* the same for --tls-port, or -1 */
+    int metrics_listen_fd;      /* the same for --metrics-listen (one worker's only), or -1 */
     int notify_fd;              /* eventfd: main writes, owner reads */
     _Atomic int stop_level;     /* shared: main writes, owner reads */
     _Atomic bool done;          /* shared: owner sets when its loop has ended */
@@ -61,6 +63,7 @@ struct s1_worker {
     struct event_base *base;
     struct event accept_ev;
     struct event tls_accept_ev; /* assigned always, added only with a tls_listen_fd */
+    struct event metrics_accept_ev; /* the same with a metrics_listen_fd */
     struct event accept_pause_ev;
     struct event notify_ev;
     struct event drain_ev;
@@ -69,9 +72,12 @@ struct s1_worker {
     uint64_t last_accept_warn_ns;
 };
 
-/* Prepares w (no thread yet; tls_listen_fd -1: no HTTPS). Returns -1 with errno on failure. */
+/*
+ * Prepares w (no thread yet; tls_listen_fd -1: no HTTPS; metrics_listen_fd -1: no metrics
+ * listener here). Returns -1 with errno on failure.
+ */
 int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int listen_fd,
-                   int tls_listen_fd);
+                   int tls_listen_fd, int metrics_listen_fd);
 int s1_worker_start(struct s1_worker *w);
 /* From main: drain (level 1) or stop now (level 2). Async-signal-safe enough for main's loop. */
 void s1_worker_stop(struct s1_worker *w, int level);

@@ -6,11 +6,12 @@ returns a TLS socket that has verified server1's certificate; otherwise a plain 
 clients (s1client.py, rawput.py, rangecheck.py, revoke.py and the tests' inline Python) open
 their connections here, so that none of them stays on plain HTTP when the run is over HTTPS.
 
-  itls.py probe PORT
-      over TLS (whatever ITEST_TLS says), GET /metrics with Connection: close and read to the
-      end (the server has closed the connection when it returns); print "TLSv1.x handshakes=N"
+  itls.py probe PORT METRICS_PORT
+      over TLS (whatever ITEST_TLS says), GET /healthz with Connection: close and read to the
+      end (the server has closed the connection when it returns); then, over plain HTTP, GET
+      /metrics from the --metrics-listen port METRICS_PORT; print "TLSv1.x handshakes=N"
       (server1_tls_handshakes_total, this one included). Exit 1 if the certificate did not
-      verify, the answer was not a 200 or server1 counted no handshake.
+      verify, no HTTP answer came over TLS or server1 counted no handshake.
 """
 import os
 import re
@@ -85,29 +86,41 @@ def half_close(sock):
     socket.socket.shutdown(sock, socket.SHUT_WR)
 
 
-def probe(port):
+def _get_to_end(s, path):
+    s.sendall(b"GET " + path + b" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def probe(port, metrics_port):
     os.environ["ITEST_TLS"] = "1"
     try:
         s = connect(port)
-        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        answer = _get_to_end(s, b"/healthz")
         version = s.version()
         s.close()
     except OSError as e:
         print("no TLS answer: %r" % e)
         return 1
+    try:
+        m = socket.create_connection(("127.0.0.1", metrics_port), timeout=10)
+        data = _get_to_end(m, b"/metrics")
+        m.close()
+    except OSError as e:
+        print("no answer from the metrics port: %r" % e)
+        return 1
     m = re.search(rb"^server1_tls_handshakes_total (\d+)", data, re.M)
     n = int(m.group(1)) if m else 0
     print("%s handshakes=%d" % (version, n))
-    return 0 if data.startswith(b"HTTP/1.1 200") and n >= 1 else 1
+    return 0 if answer.startswith(b"HTTP/1.1 ") and n >= 1 else 1
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "probe":
-        sys.exit("usage: itls.py probe PORT")
-    sys.exit(probe(int(sys.argv[2])))
+    if len(sys.argv) != 4 or sys.argv[1] != "probe":
+        sys.exit("usage: itls.py probe PORT METRICS_PORT")
+    sys.exit(probe(int(sys.argv[2]), int(sys.argv[3])))

@@ -27,8 +27,9 @@
 # port is in ITEST_PLAIN_PORT (S1_PLAIN_PORT). Clients follow the environment set here: curl
 # (CURL_CA_BUNDLE), wget (WGETRC), Python (ITEST_TLS_CA, SSL_CERT_FILE; the clients connect
 # through itls.py), Chromium (ITEST_CHROMIUM_TLS: the server key's pin). Each server1 started
-# is asked once for /metrics over TLS: its certificate must verify and server1 must count the
-# handshake, or the test fails; so does a test that started no server1 over HTTPS. Only a test
+# is asked once for /healthz over TLS: its certificate must verify and server1 must count the
+# handshake (in its /metrics), or the test fails; so does a test that started no server1 over
+# HTTPS. Only a test
 # that carries the line
 #   # itest-https: yes
 # runs over HTTPS; under ITEST_TLS=1 itest_init ends any other test at once, printing why
@@ -93,24 +94,41 @@ itest_tls_setup() {
     ITEST_TLS_ARGS=(--tls-cert "$dir/server.pem" --tls-key "$dir/server.key" --tls-port 0)
 }
 
+# itest_s1_metrics_args ARGS...: prints --metrics-listen 127.0.0.1:0 (one per line) unless ARGS,
+# a server1 command line, names a --metrics-listen of its own: every server1 a test starts
+# through itest_start or start_s1 serves /metrics on a free loopback port (ITEST_METRICS_URL).
+itest_s1_metrics_args() {
+    [[ " $* " == *" --metrics-listen "* ]] || printf '%s\n' --metrics-listen 127.0.0.1:0
+}
+
 # itest_s1_listening NAME LOG SECS: wait SECS for server1's "listening on" line (and, under
 # ITEST_TLS=1, its "listening for https on" one) in LOG; sets ITEST_PORT (the port the test
-# talks to), ITEST_PLAIN_PORT and ITEST_URL; over HTTPS, asks it for /metrics once (itls.py
-# probe, which reads until server1 has closed that connection) and fails the test unless the
-# certificate verified and server1 counted a TLS handshake. 1 if it did not start.
+# talks to), ITEST_PLAIN_PORT, ITEST_URL and, with a --metrics-listen, ITEST_METRICS_PORT and
+# ITEST_METRICS_URL (http://127.0.0.1:PORT/metrics; else both empty); over HTTPS, asks it for
+# /healthz once (itls.py probe, which reads until server1 has closed that connection) and fails
+# the test unless the certificate verified and server1 counted a TLS handshake (in /metrics).
+# 1 if it did not start.
 itest_s1_listening() {
     local name=$1 log=$2 secs=$3 want='listening on ' port got
     itest_tls && want='listening for https on '
     wait_until "$secs" grep -q "$want" "$log" || return 1
-    port=$(grep -m1 -o 'listening on [^ ]*' "$log")
+    port=$(grep -m1 -o ' listening on [^ ]*' "$log")
     ITEST_PLAIN_PORT=${port##*:}
     ITEST_PORT=$ITEST_PLAIN_PORT
     ITEST_URL=http://127.0.0.1:$ITEST_PORT
+    ITEST_METRICS_PORT=""
+    ITEST_METRICS_URL=""
+    if port=$(grep -m1 -o 'serving /metrics on [^ ]*' "$log"); then
+        ITEST_METRICS_PORT=${port##*:}
+        # shellcheck disable=SC2034  # (read by the sourcing test)
+        ITEST_METRICS_URL=http://127.0.0.1:$ITEST_METRICS_PORT/metrics
+    fi
     itest_tls || return 0
     port=$(grep -m1 -o 'listening for https on [^ ]*' "$log")
     ITEST_PORT=${port##*:}
     ITEST_URL=https://127.0.0.1:$ITEST_PORT
-    got=$(python3 "$ITEST_ROOT/tests/integration/itls.py" probe "$ITEST_PORT") ||
+    [[ -n $ITEST_METRICS_PORT ]] || itest_fail "$name: over HTTPS without --metrics-listen"
+    got=$(python3 "$ITEST_ROOT/tests/integration/itls.py" probe "$ITEST_PORT" "$ITEST_METRICS_PORT") ||
         itest_fail "$name: no verified HTTPS answer on $ITEST_URL ($got)"
     printf '%s %s %s\n' "$name" "$ITEST_URL" "$got" >>"$ITEST_DIR/.https"
 }
@@ -348,14 +366,16 @@ _itest_exit() {
 # $ITEST_DIR/NAME.log, stop it at exit, and wait (10 s) for its "listening on ADDR:PORT" line.
 # Sets ITEST_PORT and ITEST_PID_LAST. Call it in the test's own shell (not inside $(...)), so
 # that the test can `wait` for the program and read its exit status. For server1 it also sets
-# ITEST_URL and ITEST_PLAIN_PORT, and under ITEST_TLS=1 gives it its HTTPS port (see above).
+# ITEST_URL, ITEST_PLAIN_PORT and ITEST_METRICS_URL (--metrics-listen 127.0.0.1:0 unless ARGS
+# name one: itest_s1_metrics_args), and under ITEST_TLS=1 gives it its HTTPS port (see above).
 itest_start() {
     local name=$1 prog=$2 log port tls=()
     shift 2
     log=$ITEST_DIR/$name.log
     if [[ $prog == server1 ]]; then
         itest_tls_setup
-        tls=("${ITEST_TLS_ARGS[@]}")
+        mapfile -t tls < <(itest_s1_metrics_args "$@")
+        tls+=("${ITEST_TLS_ARGS[@]}")
     fi
     "$BIN_DIR/$prog" "$@" "${tls[@]}" >"$log" 2>&1 &
     ITEST_PID_LAST=$!

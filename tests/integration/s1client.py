@@ -24,17 +24,18 @@ Every connection is made by itls.py: over TLS when the run is over HTTPS (ITEST_
       "rejected, dated" if that one got a 503 with a current Date (within 60 s), "rejected, no
       Date" if the 503 had none, "rejected, closed" if it was closed without an answer,
       "accepted" otherwise (over TLS a refused connection fails its handshake: "closed").
-  spread PORT N THREADS
+  spread PORT METRICS_PORT N THREADS
       open N connections one after another, each served before the next, and hold them; then
-      ask /metrics on the first and print how many connections each worker thread holds,
-      least first (e.g. "4 4").
+      ask /metrics on METRICS_PORT (--metrics-listen, plain HTTP) and print how many
+      connections each worker thread holds, least first (e.g. "4 4"), the metrics connection
+      itself (worker 0's) left out.
   burst PORT N USER PASS
       open N connections, then send on each at once (after all are open) a GET /files/pub.txt
       with Basic USER:PASS (a "{i}" in USER is the connection's number, 1..N), and read every
       answer; prints the count of each status, sorted ("401=3 429=27"), then
       "retry-after=K": how many 429s carried a Retry-After of at least 1 s.
   metrics PORT [NAME...]
-      GET /metrics, check the whole text against the Prometheus text format (histograms
+      GET /metrics from PORT, server1's --metrics-listen (plain HTTP always), check the whole text against the Prometheus text format (histograms
       cumulative, _count == +Inf bucket); print "valid", then the value of each NAME (a full
       series name with labels; 0 if absent).
 """
@@ -55,6 +56,13 @@ import itls  # noqa: E402
 
 def connect(port, rcvbuf=None):
     return itls.connect(port, timeout=10, rcvbuf=rcvbuf)
+
+
+def connect_metrics(port):
+    """A connection to the --metrics-listen port: plain HTTP, whatever the run speaks."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
 
 
 def cmd_raw(argv):
@@ -254,7 +262,7 @@ def cmd_maxconns(argv):
 
 
 def cmd_spread(argv):
-    port, n, threads = int(argv[0]), int(argv[1]), int(argv[2])
+    port, mport, n, threads = int(argv[0]), int(argv[1]), int(argv[2]), int(argv[3])
     held = []
     for _ in range(n):
         s = connect(port)
@@ -265,14 +273,15 @@ def cmd_spread(argv):
             print(f"connection {len(held)} got {resp.status}")
             return 1
         held.append((s, c))
-    s, c = held[0]
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
-    resp = c.read_response()
+    ms = connect_metrics(mport)
+    ms.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    resp = read_response(ms)
+    ms.close()
     counts = []
     for k in range(threads):
         m = re.search(r'^server1_worker_connections\{worker="%d"\} (\d+)$' % k,
                       resp.body.decode(), re.M)
-        counts.append(int(m.group(1)) if m else -1)
+        counts.append(int(m.group(1)) - (1 if k == 0 else 0) if m else -1)
     print(" ".join(str(c) for c in sorted(counts)))
     for s, _ in held:
         s.close()
@@ -285,7 +294,7 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"
 
 def cmd_metrics(argv):
     port = int(argv[0])
-    s = connect(port)
+    s = connect_metrics(port)
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
     resp = read_response(s)
     s.close()

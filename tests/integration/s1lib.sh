@@ -37,22 +37,25 @@ start_fake() {
 
 # start_s1 NAME ARGS...: server1 on a free port against the fake server2, started in this shell
 # (so `wait` gets its exit status); its log is $ITEST_DIR/NAME.log. Sets S1_PID, S1_PORT, S1
-# (base URL), S1_PLAIN_PORT and S1_LOG; waits for "listening on" (under ITEST_TLS=1: for
-# "listening for https on", with S1 https:// on that port, checked by lib.sh). The per-client
-# limits are off unless ARGS turn them on (the tests sign up and guess from one address far more
-# often than they allow; test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
+# (base URL), S1_PLAIN_PORT, S1_METRICS and S1_METRICS_PORT (its /metrics URL and port: the
+# --metrics-listen 127.0.0.1:0 it is given unless ARGS name one, lib.sh's itest_s1_metrics_args)
+# and S1_LOG; waits for "listening on" (under ITEST_TLS=1: for "listening for https on", with S1
+# https:// on that port, checked by lib.sh). The per-client limits are off unless ARGS turn them
+# on (the tests sign up and guess from one address far more often than they allow;
+# test_limits.sh tests them). The link secret is $LINK_SECRET unless ARGS name one
 # (--auth-secret-file) or none (--insecure-no-secret).
 S1_NO_CLIENT_LIMITS=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0
     --max-conns-per-ip 0 --list-limit 0)
 start_s1() {
-    local name=$1 log=$ITEST_DIR/$1.log link
+    local name=$1 log=$ITEST_DIR/$1.log link mflags
     shift
     link_secret
     link=(--auth-secret-file "$LINK_SECRET")
     [[ " $* " == *" --auth-secret-file "* || " $* " == *" --insecure-no-secret "* ]] && link=()
     itest_tls_setup
+    mapfile -t mflags < <(itest_s1_metrics_args "$@")
     "$S1_BIN" --port 0 --threads 2 --root "$ROOT" --auth "127.0.0.1:$FAKE_PORT" "${link[@]}" \
-        "${S1_NO_CLIENT_LIMITS[@]}" "${ITEST_TLS_ARGS[@]}" "$@" >"$log" 2>&1 &
+        "${S1_NO_CLIENT_LIMITS[@]}" "${ITEST_TLS_ARGS[@]}" "${mflags[@]}" "$@" >"$log" 2>&1 &
     S1_PID=$!
     S1_LOG=$log
     itest_bg "$S1_PID"
@@ -60,6 +63,8 @@ start_s1() {
     S1_PORT=$ITEST_PORT
     S1_PLAIN_PORT=$ITEST_PLAIN_PORT
     S1=$ITEST_URL
+    S1_METRICS=$ITEST_METRICS_URL
+    S1_METRICS_PORT=$ITEST_METRICS_PORT
 }
 
 # stop_s1 DESC [SECONDS]: SIGTERM; it must exit 0 within SECONDS (default 15).

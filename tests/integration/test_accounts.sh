@@ -37,7 +37,9 @@ status_is() {
     shift
     [[ $(code "$@") == "$want" ]]
 }
-metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+# metric URL NAME: NAME's value in /metrics of the server1 at URL (on its --metrics-listen)
+declare -A METRICS_OF
+metric() { curl -s --max-time 5 "${METRICS_OF[$1]}" | awk -v m="$2" '$1 == m { print $2 }'; }
 
 # start_s2 NAME MODE [PORT]: sets S2_PORT, S2_PID.
 start_s2() {
@@ -56,6 +58,7 @@ start_s1() {
         --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 "$@" ||
         itest_fail "$name: server1 did not start"
     URL=$ITEST_URL
+    METRICS_OF[$URL]=$ITEST_METRICS_URL
     PID=$ITEST_PID_LAST
     wait_until 10 status_is 200 "$URL/healthz" || itest_fail "$name: not healthy"
 }

@@ -228,8 +228,8 @@ check_ok "a server1 with another CA's certificate runs" pid_alive "$rogue"
 # HAProxy's checks (every 500 ms, up after 2 good ones) reach it and break off the handshake:
 # the rogue counts failed handshakes and completes none, and HAProxy keeps it down
 S1_2=$(awk '$1 == "s1-2" {print $2}' "$CL/hosts")
-rogue_metric() { # rogue_metric NAME: its value on the rogue server1's plain /metrics
-    "$CLUSTER" exec "$CL" lg-1 curl -s -m 10 "http://$S1_2:8080/metrics" |
+rogue_metric() { # rogue_metric NAME: its value on the rogue server1's /metrics (--metrics-listen)
+    "$CLUSTER" exec "$CL" lg-1 curl -s -m 10 "http://$S1_2:9101/metrics" |
         awk -v n="$1" '$1 == n {print $2}'
 }
 # shellcheck disable=SC2317 # called through wait_until

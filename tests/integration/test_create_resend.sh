@@ -46,17 +46,19 @@ S1_LOG=$ITEST_DIR/s1.log
 "$BIN_DIR/server1" --port 0 --threads 1 --root "$ROOT" --auth-conns 1 --auth-timeout 3s \
     --auth "127.0.0.1:$PROXY,127.0.0.1:$S2B" --auth-secret-file "$ITEST_DIR/link.secret" \
     --login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 \
-    >"$S1_LOG" 2>&1 &
+    --metrics-listen 127.0.0.1:0 >"$S1_LOG" 2>&1 &
 itest_bg $!
 wait_until 20 grep -q 'listening on ' "$S1_LOG" || itest_fail "server1 did not start"
 S1=$(grep -m1 -o 'listening on [^ ]*' "$S1_LOG")
 S1=http://${S1#listening on }
+S1_METRICS=$(grep -m1 -o 'serving /metrics on [^ ]*' "$S1_LOG")
+S1_METRICS=http://${S1_METRICS#serving /metrics on }/metrics
 up() { test "$(grep -c 'connected to server2 at' "$S1_LOG")" -ge 2; }
 wait_until 10 up || itest_fail "server1 did not connect to both server2s"
 
 create() { curl -s -o /dev/null -w '%{http_code}' -d "username=$1&password=pw-$1" "$S1/users"; }
 login() { curl -s -o /dev/null -w '%{http_code}' -u "$1:pw-$1" "$S1/files/f.txt"; }
-retries() { curl -s "$S1/metrics" | awk '$1 == "server1_auth_retries_total" {print $2}'; }
+retries() { curl -s "$S1_METRICS" | awk '$1 == "server1_auth_retries_total" {print $2}'; }
 evals() {
     local n
     n=$(rcli "$A" info commandstats | sed -n 's/^cmdstat_eval:calls=\([0-9]*\),.*/\1/p')

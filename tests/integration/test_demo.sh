@@ -38,6 +38,7 @@ check_eq "the old password after the change: 401" "$(grep -c '^401 with the old 
 check_eq "the new one: 200" "$(grep -c '^200 with the new one$' "$OUT")" 1
 check_eq "the upload deleted, then gone" "$(grep -c '^404 after its deletion$' "$OUT")" 1
 check_eq "the deleted account: 401" "$(grep -c '^401 for the deleted account$' "$OUT")" 1
+check_ok "the metrics shown (from server1's --metrics-listen)" grep -q '^server1_[a-z_]* ' "$OUT"
 
 # the printed commands against the words run: bash reads each printed line back
 python3 - "$OUT" "$ARGV" >"$ITEST_DIR/readback" <<'PY'

@@ -159,7 +159,7 @@ for MODE in prefetch direct buffered; do
         "$(curl -s -o /dev/null -w '%{http_code}' -r 0-0 "$S1/files/big.bin")" 401
     check_eq "$MODE: a Range of a missing file: 404" \
         "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -r 0-0 "$S1/files/nope")" 404
-    m=$(python3 "$HERE/s1client.py" metrics "$S1_PORT" \
+    m=$(python3 "$HERE/s1client.py" metrics "$S1_METRICS_PORT" \
         'server1_requests_total{route="files",status="206"}' \
         'server1_requests_total{route="files",status="304"}')
     check_ok "$MODE: 206 and 304 counted in /metrics" \

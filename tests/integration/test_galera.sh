@@ -37,7 +37,8 @@ check_eq "... replicated to node 3" \
 
 PASS=old-pw-$$
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
-metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+# metric URL NAME: NAME's value in the /metrics at URL (a server1's --metrics-listen)
+metric() { curl -s --max-time 5 "$1" | awk -v m="$2" '$1 == m { print $2 }'; }
 leased() {
     local v
     v=$(metric "$1" server1_auth_leases_total)
@@ -56,12 +57,13 @@ s1() {
         --auth-secret-file "$ITEST_DIR/link.secret" --login-fail-limit 0 \
         --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0 "$@" ||
         itest_fail "$name: server1 did not start"
+    echo "$ITEST_METRICS_URL" >"$ITEST_DIR/$name.metrics"
     echo "127.0.0.1:$ITEST_PORT"
 }
 X=$(s1 x --auth "127.0.0.1:$SA" --auth-cache 1000 --auth-cache-ttl 60s)
 Z=$(s1 z --auth "127.0.0.1:$SA")
 Y=$(s1 y --auth "127.0.0.1:$SB")
-check_ok "X holds a lease from A" wait_until 10 leased "http://$X"
+check_ok "X holds a lease from A" wait_until 10 leased "$(cat "$ITEST_DIR/x.metrics")"
 check_eq "create erin through B" "$(code -d "username=erin&password=${PASS}0" "http://$Y/users")" 201
 # change_round N: erin's password N-1 -> N through B while X and Z are hammered
 change_round() {

@@ -39,7 +39,7 @@ header() {
     curl -s -D - -o /dev/null --max-time 20 "$@" | tr -d '\r' |
         awk -F': ' -v n="$(tr '[:upper:]' '[:lower:]' <<<"$name")" 'tolower($1)==n{print $2; exit}'
 }
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 # fake_seen KIND USER: how many KIND (CREATE|VERIFY) requests for USER the fake server2 got.
 fake_seen() { grep -c "^request $1 $2\$" "$ITEST_DIR/fake_server2.log" || true; }
 

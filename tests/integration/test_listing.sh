@@ -269,7 +269,7 @@ check_eq "wrong credentials as victim: 401, and nothing taken" \
 check_eq "  ... victim's second and third: 200" \
     "$(code "${VICTIM[@]}" "$S1/files/")$(code "${VICTIM[@]}" "$S1/files/")" 200200
 check_eq "server1_ratelimited_total{kind=\"list\"}" \
-    "$(curl -s "$S1/metrics" | awk '$1=="server1_ratelimited_total{kind=\"list\"}"{print $2}')" 1
+    "$(curl -s "$S1_METRICS" | awk '$1=="server1_ratelimited_total{kind=\"list\"}"{print $2}')" 1
 stop_s1 "--list-limit server"
 check_eq "--max-list 0 is refused" "$("$S1_BIN" --root "$ROOT" --max-list 0 2>&1 >/dev/null |
     grep -c -- '--max-list')" 1

@@ -44,7 +44,7 @@ gets() {
         curl -s -o /dev/null -w '%{http_code}\n' "${AUTH[@]}" "$S1/files/f.txt"
     done | sort | uniq -c | awk '{printf "%s%s:%s", (NR > 1 ? " " : ""), $2, $1}'
 }
-metric() { python3 "$HERE/s1client.py" metrics "$S1_PORT" "$1" | sed -n 2p; }
+metric() { python3 "$HERE/s1client.py" metrics "$S1_METRICS_PORT" "$1" | sed -n 2p; }
 
 fake 1
 fake 2

@@ -32,7 +32,7 @@ ROOT=$ITEST_DIR/root
 mkdir -p "$ROOT"
 head -c 1024 /dev/urandom >"$ROOT/f1k"
 head -c 16384 /dev/urandom >"$ROOT/f16k"
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$S1_PID/status"; }
 # p99 NAME: 4 users GET f1k for 3 s; prints loadgen's p99 in ms (its output in NAME.lg).
 p99() {

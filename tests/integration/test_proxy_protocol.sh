@@ -107,7 +107,7 @@ check_eq "... a plain request from it: 200" "$(send none)" 200
 # ---- HAProxy in front, with send-proxy-v2
 if command -v haproxy >/dev/null 2>&1; then
     # HAProxy connects from 127.0.0.2, the one address trusted; this test's own requests
-    # (/metrics) come from 127.0.0.1 without a header
+    # (/metrics, on its own port) come from 127.0.0.1 without a header
     start_s1 behind --trusted-proxy 127.0.0.2
     HP=$(free_port)
     cat >"$ITEST_DIR/haproxy.cfg" <<EOF
@@ -135,7 +135,7 @@ EOF
     # HAProxy's checks (GET /healthz behind a PROXY header) keep the server up: after 5 of
     # them answered 200, a request through it is still served
     checks() {
-        curl -s "$S1/metrics" | awk '/^server1_requests_total\{route="healthz",status="200"\}/ {
+        curl -s "$S1_METRICS" | awk '/^server1_requests_total\{route="healthz",status="200"\}/ {
             n = $2 } END { exit !(n >= 5) }'
     }
     check_ok "... HAProxy's health checks answered 200" wait_until 20 checks

@@ -2,8 +2,9 @@
 # server1 on its own, against tests/integration/fake_server2.py (deterministic answers, can be
 # told to fail): flags and start-up errors, every status code, keep-alive and pipelining,
 # byte-exact files of awkward sizes in all three read modes, 32 concurrent clients, path
-# traversal and symlinks, server2 going away and coming back, /healthz, /metrics, --max-conns,
-# timeouts, clients vanishing mid-request, and a graceful SIGTERM during in-flight requests.
+# traversal and symlinks, server2 going away and coming back, /healthz, /metrics (on
+# --metrics-listen only, which serves nothing else), --max-conns, timeouts, clients vanishing
+# mid-request, and a graceful SIGTERM during in-flight requests.
 # The link to server2: its secret (flags, a wrong one, the right one after a restart), answers
 # that must not be taken (a late one for a timed-out request, one that echoes another user, one
 # for an id never sent) and the connection replaced after them, EXPIRED as 503, the budget sent.
@@ -65,7 +66,7 @@ code_is() {
 }
 raw() { "${CLIENT[@]}" raw "$@"; }
 # spread_is WANT: 16 new connections are spread as WANT (the previous 16 closed).
-spread_is() { [[ $("${CLIENT[@]}" spread "$S1_PORT" 16 4) == "$1" ]]; }
+spread_is() { [[ $("${CLIENT[@]}" spread "$S1_PORT" "$S1_METRICS_PORT" 16 4) == "$1" ]]; }
 # statuses: the status codes in raw output, space-separated.
 # (not anchored: a body without a final newline runs into the next status line)
 statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9]' | awk '{print $2}' | tr '\n' ' ' | sed 's/ $//'; }
@@ -181,7 +182,15 @@ itest_bg "$BUSY_PID"
 wait_until 5 test -s "$BUSY_PORT_LOG"
 check_start_error "port in use" 1 '^server1: .*(in use|bind)' --root "$ROOT" \
     --port "$(cat "$BUSY_PORT_LOG")"
+check_start_error "--metrics-listen on a port in use" 1 '^server1: --metrics-listen: .*(in use|bind)' \
+    --root "$ROOT" --port 0 --metrics-listen "127.0.0.1:$(cat "$BUSY_PORT_LOG")"
 kill "$BUSY_PID" 2>/dev/null || true
+check_start_error "--metrics-listen without a port" 2 '^server1: --metrics-listen: .*ADDR:PORT' \
+    --root "$ROOT" --metrics-listen 127.0.0.1
+check_start_error "--metrics-listen port out of range" 2 '^server1: --metrics-listen: port' \
+    --root "$ROOT" --metrics-listen 127.0.0.1:70000
+check_start_error "--metrics-listen without an address" 2 '^server1: --metrics-listen: .*ADDR:PORT' \
+    --root "$ROOT" --metrics-listen :9101
 S1_TEST_NO_ODIRECT=1 check_start_error "--prefetch where O_DIRECT is refused" 1 \
     '^server1: .*O_DIRECT.*(--read buffered|without --prefetch)' --root "$ROOT" --prefetch --port 0
 S1_TEST_NO_ODIRECT=1 check_start_error "--read direct where O_DIRECT is refused" 1 \
@@ -332,7 +341,9 @@ printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n' |
     check_raw_close "400 bad Content-Length" 400
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n' |
-    check_raw_close "501 Transfer-Encoding" 501
+    check_raw_close "411 chunked account form" 411
+printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n' |
+    check_raw_close "501 a transfer coding other than chunked" 501
 printf 'POST /users HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc' |
     check_raw_close "400 Transfer-Encoding with Content-Length" 400
 printf 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' | check_raw_close "505 HTTP/2 preface" 505
@@ -413,11 +424,11 @@ check_eq "secret outside the root never served" "$SECRET_SEEN" 0
 check_bytes "symlink inside the root is served" "$S1/files/link_in" "$ROOT/f1" "${AUTH[@]}"
 
 log "metrics"
-m1=$("${CLIENT[@]}" metrics "$S1_PORT" 'server1_requests_total{route="files",status="200"}' \
+m1=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" 'server1_requests_total{route="files",status="200"}' \
     server1_bytes_sent_total server1_auth_rtt_seconds_count server1_connections)
 check_eq "/metrics is valid Prometheus text" "$(head -n1 <<<"$m1")" valid
 check_bytes "one more GET" "$S1/files/f4096" "$ROOT/f4096" "${AUTH[@]}"
-m2=$("${CLIENT[@]}" metrics "$S1_PORT" 'server1_requests_total{route="files",status="200"}' \
+m2=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" 'server1_requests_total{route="files",status="200"}' \
     server1_bytes_sent_total server1_auth_rtt_seconds_count server1_inflight_requests)
 check_eq "requests_total{files,200} moved by 1" \
     "$(($(sed -n 2p <<<"$m2") - $(sed -n 2p <<<"$m1")))" 1
@@ -426,8 +437,27 @@ check_ok "bytes_sent_total moved by > 4096" \
 check_eq "auth_rtt_seconds_count moved by 1" "$(($(sed -n 4p <<<"$m2") - $(sed -n 4p <<<"$m1")))" 1
 check_ok "server1_connections >= 1" test "$(sed -n 5p <<<"$m1")" -ge 1
 check_eq "inflight_requests counts only /metrics itself" "$(sed -n 5p <<<"$m2")" 1
-check_eq "/metrics Content-Type" "$(header Content-Type "$S1/metrics")" \
+check_eq "/metrics Content-Type" "$(header Content-Type "$S1_METRICS")" \
     "text/plain; version=0.0.4; charset=utf-8"
+check_eq "/metrics on the public port: 404, as an unknown path" \
+    "$(curl -s -w ' %{http_code}' "$S1/metrics")" "not found
+ 404"
+MBASE=${S1_METRICS%/metrics}
+check_eq "the metrics port serves /healthz" "$(curl -s "$MBASE/healthz")" ok
+rtt() { "${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_auth_rtt_seconds_count | sed -n 2p; }
+RTT0=$(rtt)
+check_eq "... but no file" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$MBASE/files/f1")" 404
+check_eq "... no listing" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" "$MBASE/files/")" 404
+check_eq "... no upload" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -T "$ROOT/f1" \
+    "$MBASE/files/via-metrics")" 404
+check_eq "... no account" "$(curl -s -o /dev/null -w '%{http_code}' \
+    -d 'username=viametrics&password=pw-123456' "$MBASE/users")" 404
+check_eq "... nor its change" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" -X PUT \
+    -d 'password=other' "$MBASE/users/alice")" 404
+check_eq "... whose requests reached no server2 (no new auth RTT)" "$(($(rtt) - RTT0))" 0
+check_eq "... nothing stored" "$(curl -s -o /dev/null -w '%{http_code}' "${AUTH[@]}" \
+    "$S1/files/via-metrics")" 404
 
 log "server2 unavailable, gone, back"
 touch "$UNAVAIL"
@@ -489,7 +519,7 @@ SLOW_DL_PID=$!
 # shellcheck disable=SC2317  # called through wait_until
 busy() {
     local m
-    m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_inflight_requests server1_connections)
+    m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_inflight_requests server1_connections)
     (($(sed -n 2p <<<"$m") >= 2 && $(sed -n 3p <<<"$m") >= 4))
 }
 wait_until 5 busy || itest_not_ok "the slow requests did not show up"
@@ -519,7 +549,7 @@ for mode in prefetch direct buffered; do
         # f* (7), n.txt, sp ace.txt, link_in, index.html, UPPER.PNG, custom.zzq, .hidden;
         # not link_out, link_abs, fifo, dirs
         check_eq "prefetch: regular files only, links out skipped" "$n" 14
-        m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_prefetched_files server1_prefetched_bytes)
+        m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_prefetched_files server1_prefetched_bytes)
         check_eq "prefetch gauges" "$(sed -n 2p <<<"$m") $(sed -n 3p <<<"$m")" \
             "14 $((0 + 1 + 4095 + 4096 + 4097 + 1048576 + 10485760 + 12 + 11 + 1 + 44 + 3))"
     fi
@@ -556,7 +586,7 @@ else
         "$("${CLIENT[@]}" maxconns "$S1_PORT" 2)" "rejected, dated"
 fi
 check_ok "served again once under the limit" wait_until 5 code_is 404 "$S1/nope"
-m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_connections_rejected_total)
+m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_connections_rejected_total)
 check_eq "rejections counted" "$(tail -n1 <<<"$m")" 1
 stop_s1 "max-conns"
 
@@ -564,11 +594,11 @@ log "connections spread over the worker threads"
 # The kernel's SO_REUSEPORT hash alone splits 8 connections 4/4 one time in 3.7 and 16 over
 # four threads evenly one time in 68; server1 hands each to the least loaded thread.
 start_s1 s1-spread --threads 2
-check_eq "8 connections: 4 on each of 2 threads" "$("${CLIENT[@]}" spread "$S1_PORT" 8 2)" "4 4"
+check_eq "8 connections: 4 on each of 2 threads" "$("${CLIENT[@]}" spread "$S1_PORT" "$S1_METRICS_PORT" 8 2)" "4 4"
 stop_s1 "spread 2"
 start_s1 s1-spread4 --threads 4
 check_eq "16 connections: 4 on each of 4 threads" \
-    "$("${CLIENT[@]}" spread "$S1_PORT" 16 4)" "4 4 4 4"
+    "$("${CLIENT[@]}" spread "$S1_PORT" "$S1_METRICS_PORT" 16 4)" "4 4 4 4"
 check_ok "closed ones leave their threads" wait_until 5 spread_is "4 4 4 4"
 stop_s1 "spread 4"
 
@@ -624,7 +654,7 @@ wrong=$(code -u victim:WRONG-pass "$S1/files/f1")
 check_eq "echo: a late OK and an OK echoing another user do not give 200" "$wrong" 503
 grep -q "late OK for id=$held" "$ITEST_DIR/fake_server2.log" ||
     itest_not_ok "echo: the fake did not send the late answer"
-m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_late_replies_total \
+m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_auth_late_replies_total \
     server1_auth_protocol_errors_total server1_auth_timeouts_total)
 check_eq "echo: the late answer was counted and dropped" "$(sed -n 2p <<<"$m")" 1
 check_eq "echo: the mismatched echo was a protocol error" "$(sed -n 3p <<<"$m")" 1
@@ -640,7 +670,7 @@ check_ok "echo: serving again after it" wait_until 10 code_is 200 "${AUTH[@]}" "
 check_eq "echo: EXPIRED is answered 503" "$(code -u expiring:x "$S1/files/f1")" 503
 check_ok "echo: the budget sent is --auth-timeout" \
     grep -q 'VERIFY expiring id=[0-9]* budget=400$' "$ITEST_DIR/fake_server2.log"
-m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_timeouts_total)
+m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_auth_timeouts_total)
 check_eq "echo: EXPIRED counted with the timeouts" "$(sed -n 2p <<<"$m")" 2
 check_eq "echo: no password in server1's log" \
     "$(grep -c -e 'WRONG-pass' -e 'victim:' "$S1_LOG" || true)" 0
@@ -653,7 +683,7 @@ check_ok "wrong secret: server2 fails server1's check, logged" \
     wait_until 10 grep -q "server2 at 127.0.0.1:$FAKE_PORT failed link authentication" "$S1_LOG"
 check_eq "wrong secret: 503" "$(code "${AUTH[@]}" "$S1/files/f1")" 503
 check_eq "wrong secret: /healthz 503" "$(code "$S1/healthz")" 503
-m=$("${CLIENT[@]}" metrics "$S1_PORT" server1_auth_link_failures_total)
+m=$("${CLIENT[@]}" metrics "$S1_METRICS_PORT" server1_auth_link_failures_total)
 check_ok "wrong secret: counted" test "$(sed -n 2p <<<"$m")" -ge 1
 stop_s1 "wrong secret"
 start_s1 s1-right --threads 1

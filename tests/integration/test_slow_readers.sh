@@ -36,7 +36,7 @@ for n in 0 1 $((K - 1)) $K $((K + 1)) $((3 * 1048576 + 3)); do
 done
 head -c $((50 * 1048576)) /dev/urandom >"$ROOT/big"
 ALICE=alice:secret
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$S1_PID/status"; }
 
 # stallers N NAME SECONDS: N connections that each GET /files/NAME with a tiny receive buffer

@@ -26,7 +26,7 @@ head -c 921600 /dev/urandom >"$ITEST_DIR/v900k"
 head -c 921600 /dev/urandom >"$ITEST_DIR/w900k"
 
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 30 "$@" || true; }
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 ALICE=(-u alice:secret)
 
 start_fake 0

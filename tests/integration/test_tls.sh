@@ -380,7 +380,7 @@ case $(tail -1 <<<"$garbage") in
 esac
 check_eq "the server goes on serving https" "$("${CURL[@]}" "$S1S/healthz")" ok
 
-metrics=$("${CURL[@]}" "$S1S/metrics")
+metrics=$(curl -s --max-time 30 "$S1_METRICS")
 metric() { awk -v n="$1" '$1==n{print $2}' <<<"$metrics"; }
 if (($(metric server1_tls_handshakes_total) >= 15)); then
     itest_ok "server1_tls_handshakes_total counts them ($(metric server1_tls_handshakes_total))"
@@ -526,7 +526,7 @@ if [[ $out == *"subject=CN = other"* && $out == *$'\nok'* ]]; then
 else
     itest_not_ok "after a failed reload: $out"
 fi
-metrics=$("${CURL[@]}" "$S1S/metrics")
+metrics=$(curl -s --max-time 30 "$S1_METRICS")
 check_eq "server1_tls_reloads_total" "$(metric server1_tls_reloads_total)" 1
 check_eq "server1_tls_reloads_failed_total" "$(metric server1_tls_reloads_failed_total)" 1
 stop_s1 "server1 after SIGHUPs"
@@ -547,7 +547,7 @@ TLS_PORT=$(grep -m1 -o 'listening for https on [^ ]*' "$S1_LOG")
 TLS_PORT=${TLS_PORT##*:}
 S1S=https://localhost:$TLS_PORT
 rotations() {
-    "${CURL[@]}" "$S1S/metrics" | awk '$1=="server1_tls_ticket_key_rotations_total"{print $2}'
+    curl -s --max-time 30 "$S1_METRICS" | awk '$1=="server1_tls_ticket_key_rotations_total"{print $2}'
 }
 # (a function: wait_until must read the count anew each time)
 # shellcheck disable=SC2317 # called through wait_until

@@ -37,7 +37,7 @@ mkdir -p "$DATA"
 for k in 10 30 60 80 90; do head -c $((k * 1024)) /dev/urandom >"$DATA/${k}k"; done
 
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" || true; }
-metric() { curl -s --max-time 10 "$S1/metrics" | awk -v m="$1" '$1==m{print $2}'; }
+metric() { curl -s --max-time 10 "$S1_METRICS" | awk -v m="$1" '$1==m{print $2}'; }
 ALICE=alice:secret
 BOB=bob:hunter22
 # rawput ARGS...: rawput.py against server1; its JSON line in RAW.

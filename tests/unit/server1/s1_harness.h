@@ -49,6 +49,7 @@ struct harness {
     struct timeval tv;
     struct s1_conn_home home;
     unsigned closed; /* conns freed */
+    bool metrics_port; /* new connections come to --metrics-listen */
     char resp[65536]; /* the last response (NUL-terminated) */
     size_t resp_len;
     int status;      /* its status code */
@@ -193,8 +194,9 @@ static inline bool h_whole(struct harness *h, bool head_only)
 }
 
 /*
- * Sends req on a new connection and reads the response into h->resp (status and body set);
- * head_only: a HEAD (no body follows the head). The connection is closed after.
+ * Sends req on a new connection (to --metrics-listen with h->metrics_port) and reads the
+ * response into h->resp (status and body set); head_only: a HEAD (no body follows the head).
+ * The connection is closed after.
  */
 static inline void h_ask_as(struct harness *h, const char *req, bool head_only)
 {
@@ -207,7 +209,7 @@ static inline void h_ask_as(struct harness *h, const char *req, bool head_only)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
-    s1_conn_new(&h->home, sv[0], peer, false, false);
+    s1_conn_pub(s1_conn_new(&h->home, sv[0], peer, false, false))->metrics_only = h->metrics_port;
     assert_int_equal(write(sv[1], req, strlen(req)), (ssize_t)strlen(req));
     h->resp_len = 0;
     h->status = 0;

@@ -225,8 +225,10 @@ static void test_parse_split_every_byte(void **state)
                       0);
     check_every_split("GET / HTTP/1.1\r\nHost: x\r\nBad Header: v\r\n\r\n", HTTP_PARSE_ERROR,
                       400);
-    check_every_split("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+    check_every_split("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
                       HTTP_PARSE_ERROR, 501);
+    check_every_split("PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                      HTTP_PARSE_DONE, 0);
 }
 
 static void test_parse_incomplete_is_more(void **state)
@@ -328,7 +330,35 @@ static void test_parse_content_length(void **state)
 static void test_parse_transfer_encoding(void **state)
 {
     (void)state;
-    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 501);
+    assert_int_equal(parse_all("PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+                               BIG),
+                     HTTP_PARSE_DONE);
+    assert_true(P.req.chunked);
+    assert_false(P.req.has_content_length);
+    assert_int_equal(parse_all("PUT / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ChUnKeD \r\n\r\n",
+                               BIG),
+                     HTTP_PARSE_DONE);
+    assert_true(P.req.chunked);
+    assert_int_equal(parse_all("PUT / HTTP/1.1\r\nHost: x\r\n\r\n", BIG), HTTP_PARSE_DONE);
+    assert_false(P.req.chunked);
+    /* any coding but exactly chunked: 501 */
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+                  501);
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n",
+                  501);
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+                  501);
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+                  501);
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunkedx\r\n\r\n", 501);
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n\r\n", 501);
+    /* HTTP/1.0 has no transfer codings (RFC 9112 6.1) */
+    expect_status("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400);
+    /* with Content-Length: request smuggling (RFC 9112 6.3) */
+    expect_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n",
+                  400);
     expect_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                   "Content-Length: 3\r\n\r\n",
                   400);
@@ -404,6 +434,210 @@ static void test_parse_header_count_limit(void **state)
     free(over);
 }
 
+/* ---- chunked bodies ---- */
+
+struct decoded {
+    enum http_chunked_result r;
+    int status;
+    size_t used;     /* bytes taken in all */
+    size_t len;      /* data bytes */
+    char data[4096];
+};
+
+/*
+ * Decodes s[0..n) fed in pieces of step bytes (0: all at once), as conn does: the bytes of a
+ * piece not taken yet are offered again with the next ones.
+ */
+static struct decoded decode(const char *s, size_t n, size_t step, uint64_t max_body,
+                             size_t max_trailer)
+{
+    struct http_chunked d;
+    struct decoded out = {.r = HTTP_CHUNKED_MORE};
+    size_t have = 0;
+
+    http_chunked_init(&d, max_body, max_trailer);
+    while (out.r == HTTP_CHUNKED_MORE) {
+        size_t avail = step == 0 ? n : (have + step < n ? have + step : n);
+        struct http_span data;
+        size_t used;
+        if (out.used == avail) {
+            if (avail == n)
+                break;
+            have = avail;
+            continue;
+        }
+        out.r = http_chunked_decode(&d, s + out.used, avail - out.used, &used, &data);
+        assert_true(used <= avail - out.used);
+        assert_true((size_t)data.off + data.len <= used);
+        assert_true(out.len + data.len <= sizeof(out.data));
+        memcpy(out.data + out.len, s + out.used + data.off, data.len);
+        out.len += data.len;
+        out.used += used;
+        have = avail;
+    }
+    out.status = d.status;
+    if (out.r == HTTP_CHUNKED_DONE)
+        assert_int_equal(d.total, out.len);
+    return out;
+}
+
+/* s decodes to want (at every split), taking all of s but the trailing extra bytes. */
+static void expect_body(const char *s, const char *want, size_t extra)
+{
+    size_t n = strlen(s);
+    for (size_t step = 0; step <= n; step++) {
+        struct decoded o = decode(s, n, step, 1 << 20, 8192);
+        if (o.r != HTTP_CHUNKED_DONE)
+            fail_msg("body %s, step %zu: result %d status %d", s, step, o.r, o.status);
+        assert_int_equal(o.used, n - extra);
+        assert_int_equal(o.len, strlen(want));
+        assert_memory_equal(o.data, want, o.len);
+    }
+}
+
+/* s fails with status (at every split). */
+static void expect_chunked_status(const char *s, uint64_t max_body, size_t max_trailer,
+                                  int status)
+{
+    size_t n = strlen(s);
+    for (size_t step = 0; step <= n; step++) {
+        struct decoded o = decode(s, n, step, max_body, max_trailer);
+        if (o.r != HTTP_CHUNKED_ERROR || o.status != status)
+            fail_msg("body %s, step %zu: result %d status %d, want status %d", s, step, o.r,
+                     o.status, status);
+    }
+}
+
+static void test_chunked_decode_valid(void **state)
+{
+    (void)state;
+    expect_body("0\r\n\r\n", "", 0);
+    expect_body("5\r\nhello\r\n0\r\n\r\n", "hello", 0);
+    expect_body("3\r\nabc\r\n1\r\nd\r\nA\r\n0123456789\r\n0\r\n\r\n", "abcd0123456789", 0);
+    /* hex in either case, leading zeros */
+    expect_body("0000000000000000000a\r\n0123456789\r\n00\r\n\r\n", "0123456789", 0);
+    expect_body("b\r\nhello world\r\n0\r\n\r\n", "hello world", 0);
+    expect_body("B\r\nhello world\r\n0\r\n\r\n", "hello world", 0);
+    /* extensions ignored, with or without values, with whitespace */
+    expect_body("5;name=value;other\r\nhello\r\n0;last=\"q;\"\r\n\r\n", "hello", 0);
+    expect_body("5 ; a = b\r\nhello\r\n0\t;x\r\n\r\n", "hello", 0);
+    /* trailers read and dropped */
+    expect_body("5\r\nhello\r\n0\r\nX-Sum: 1234\r\nX-Empty:\r\n\r\n", "hello", 0);
+    /* the bytes after the body are not its */
+    expect_body("2\r\nok\r\n0\r\n\r\nGET / HTTP/1.1\r\n", "ok", 16);
+    /* data bytes are any bytes, CRLF included */
+    expect_body("4\r\n\r\n\r\n\r\n0\r\n\r\n", "\r\n\r\n", 0);
+}
+
+static void test_chunked_decode_errors(void **state)
+{
+    (void)state;
+    expect_chunked_status("\r\n0\r\n\r\n", 100, 100, 400);          /* no size */
+    expect_chunked_status("g\r\n", 100, 100, 400);                 /* bad hex digit */
+    expect_chunked_status("1g\r\nx\r\n", 100, 100, 400);
+    expect_chunked_status("-1\r\n", 100, 100, 400);
+    expect_chunked_status("+1\r\n", 100, 100, 400);
+    expect_chunked_status("0x1\r\nx\r\n", 100, 100, 400);
+    expect_chunked_status(" 1\r\nx\r\n", 100, 100, 400);
+    expect_chunked_status(";x\r\n", 100, 100, 400);
+    /* 17 significant hex digits overflow 64 bits; 16 do not (then 413) */
+    expect_chunked_status("10000000000000000\r\n", UINT64_MAX, 100, 400);
+    expect_chunked_status("ffffffffffffffff\r\n", UINT64_MAX - 1, 100, 413);
+    /* missing CRLFs */
+    expect_chunked_status("5\nhello\r\n0\r\n\r\n", 100, 100, 400);   /* bare LF */
+    expect_chunked_status("5\rhello\r\n0\r\n\r\n", 100, 100, 400);   /* bare CR */
+    expect_chunked_status("5\r\nhelloX\r\n0\r\n\r\n", 100, 100, 400); /* data longer */
+    expect_chunked_status("5\r\nhello\n0\r\n\r\n", 100, 100, 400);
+    expect_chunked_status("5\r\nhello\r\n0\r\n\rX", 100, 100, 400);
+    expect_chunked_status("5\r\nhello\r\n0\r\n\n", 100, 100, 400);
+    /* control characters in an extension or a trailer */
+    expect_chunked_status("5;a\x01\r\nhello\r\n0\r\n\r\n", 100, 100, 400);
+    expect_chunked_status("0\r\nX: a\x7f\r\n\r\n", 100, 100, 400);
+    /* malformed trailer lines: no colon, obs-fold, bad name, bare LF */
+    expect_chunked_status("0\r\nNoColon\r\n\r\n", 100, 100, 400);
+    expect_chunked_status("0\r\nA: b\r\n folded\r\n\r\n", 100, 100, 400);
+    expect_chunked_status("0\r\nA b: c\r\n\r\n", 100, 100, 400);
+    expect_chunked_status("0\r\nA: b\n\r\n", 100, 100, 400);
+}
+
+static void test_chunked_decode_nul(void **state)
+{
+    static const char size[] = "5\0\r\nhello\r\n0\r\n\r\n";
+    static const char ext[] = "5;a\0b\r\nhello\r\n0\r\n\r\n";
+    static const char data[] = "3\r\na\0b\r\n0\r\n\r\n";
+    struct decoded o;
+    (void)state;
+    o = decode(size, sizeof(size) - 1, 0, 100, 100);
+    assert_int_equal(o.r, HTTP_CHUNKED_ERROR);
+    assert_int_equal(o.status, 400);
+    o = decode(ext, sizeof(ext) - 1, 0, 100, 100);
+    assert_int_equal(o.r, HTTP_CHUNKED_ERROR);
+    assert_int_equal(o.status, 400);
+    o = decode(data, sizeof(data) - 1, 1, 100, 100); /* data may hold any byte */
+    assert_int_equal(o.r, HTTP_CHUNKED_DONE);
+    assert_int_equal(o.len, 3);
+    assert_memory_equal(o.data, "a\0b", 3);
+}
+
+static void test_chunked_decode_limits(void **state)
+{
+    char line[HTTP_CHUNK_LINE_MAX + 64];
+    size_t n;
+    (void)state;
+
+    /* the body: exactly max_body decodes, one byte more is 413 before its data is read */
+    expect_chunked_status("3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", 5, 100, 413);
+    for (size_t step = 0; step < 20; step++) {
+        struct decoded o = decode("3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", 23, step, 6, 100);
+        assert_int_equal(o.r, HTTP_CHUNKED_DONE);
+        assert_int_equal(o.len, 6);
+        o = decode("3\r\nabc\r\n4\r\ndefg", 15, step, 6, 100);
+        assert_int_equal(o.r, HTTP_CHUNKED_ERROR);
+        assert_int_equal(o.status, 413);
+        assert_int_equal(o.len, 3); /* the chunk that would go over gives nothing */
+    }
+    /* a chunk-size line of exactly HTTP_CHUNK_LINE_MAX bytes (CRLF included), and one more */
+    n = (size_t)snprintf(line, sizeof(line), "1;");
+    memset(line + n, 'e', HTTP_CHUNK_LINE_MAX - n - 2);
+    memcpy(line + HTTP_CHUNK_LINE_MAX - 2, "\r\nx\r\n0\r\n\r\n", 11);
+    expect_body(line, "x", 0);
+    n = (size_t)snprintf(line, sizeof(line), "1;");
+    memset(line + n, 'e', HTTP_CHUNK_LINE_MAX - n - 1);
+    memcpy(line + HTTP_CHUNK_LINE_MAX - 1, "\r\nx\r\n0\r\n\r\n", 11);
+    expect_chunked_status(line, 100, 100, 400);
+    /* the trailer section (after "0\r\n"): exactly max_trailer bytes, and one more */
+    {
+        const char *t = "0\r\nX: 12\r\n\r\n"; /* 9 bytes of trailer section */
+        struct decoded o = decode(t, strlen(t), 0, 100, 9);
+        assert_int_equal(o.r, HTTP_CHUNKED_DONE);
+        expect_chunked_status(t, 100, 8, 400);
+    }
+}
+
+/* Once done or failed, a decoder says so again without looking at more bytes. */
+static void test_chunked_decode_ends(void **state)
+{
+    struct http_chunked d;
+    struct http_span data;
+    size_t used;
+    (void)state;
+
+    http_chunked_init(&d, 100, 100);
+    assert_int_equal(http_chunked_decode(&d, "0\r\n\r\nxyz", 8, &used, &data), HTTP_CHUNKED_DONE);
+    assert_int_equal(used, 5);
+    assert_int_equal(http_chunked_decode(&d, "xyz", 3, &used, &data), HTTP_CHUNKED_DONE);
+    assert_int_equal(used, 0);
+    http_chunked_init(&d, 100, 100);
+    assert_int_equal(http_chunked_decode(&d, "z\r\n", 3, &used, &data), HTTP_CHUNKED_ERROR);
+    assert_int_equal(http_chunked_decode(&d, "0\r\n\r\n", 5, &used, &data), HTTP_CHUNKED_ERROR);
+    assert_int_equal(d.status, 400);
+    assert_non_null(d.error);
+    /* no bytes: more */
+    http_chunked_init(&d, 100, 100);
+    assert_int_equal(http_chunked_decode(&d, "", 0, &used, &data), HTTP_CHUNKED_MORE);
+    assert_int_equal(used, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +658,11 @@ int main(void)
         cmocka_unit_test(test_parse_transfer_encoding),
         cmocka_unit_test(test_parse_head_limit),
         cmocka_unit_test(test_parse_header_count_limit),
+        cmocka_unit_test(test_chunked_decode_valid),
+        cmocka_unit_test(test_chunked_decode_errors),
+        cmocka_unit_test(test_chunked_decode_nul),
+        cmocka_unit_test(test_chunked_decode_limits),
+        cmocka_unit_test(test_chunked_decode_ends),
     };
     return cmocka_run_group_tests_name("http_parser", tests, NULL, NULL);
 }

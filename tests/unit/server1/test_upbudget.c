@@ -2,8 +2,8 @@
  * test_upbudget.c - cmocka tests for server1/upbudget: bodies go to memory while the total and
  * the account's share allow, then to temp files; the temp share refuses an account's second
  * body but never its first; other accounts are not held back by one that fills its share;
- * release gives everything back (and forgets the account); many threads taking and releasing
- * leave the totals at 0.
+ * release gives everything back (and forgets the account); a growing (chunked) body grows by
+ * the same rules; many threads taking and releasing leave the totals at 0.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,6 +54,42 @@ static void test_upbudget_memory_then_temp(void **state)
     upbudget_init(&b, 64 * MiB, 100 * MiB, 100, 16 * MiB);
     assert_int_equal(upbudget_take(&b, "alice", 17 * MiB, &t[0]), UPBUDGET_TEMP);
     upbudget_release(&b, &t[0]);
+    upbudget_release_all(&b);
+}
+
+static void test_upbudget_grow(void **state)
+{
+    struct upbudget b;
+    struct upbudget_ticket t[3];
+    uint64_t mem, temp;
+    (void)state;
+
+    /* 100 MiB of temp files, 30% per account */
+    upbudget_init(&b, 64 * MiB, 100 * MiB, 30, 16 * MiB);
+    /* a growing body is in a temp file even when memory has room */
+    assert_int_equal(upbudget_take_temp(&b, "alice", 0, &t[0]), UPBUDGET_TEMP);
+    /* alone, it may grow past the share, up to the total */
+    assert_int_equal(upbudget_grow(&b, &t[0], 60 * MiB), 0);
+    assert_int_equal(upbudget_grow(&b, &t[0], 40 * MiB), 0);
+    assert_int_equal(upbudget_grow(&b, &t[0], 1), -EAGAIN);
+    upbudget_held(&b, "alice", &mem, &temp);
+    assert_int_equal(temp, 100 * MiB);
+    assert_int_equal(t[0].len, 100 * MiB);
+    upbudget_release(&b, &t[0]);
+    assert_int_equal(b.temp_used, 0);
+    /* with a second body of the account, the share holds */
+    assert_int_equal(upbudget_take(&b, "alice", 20 * MiB, &t[0]), UPBUDGET_TEMP);
+    assert_int_equal(upbudget_take_temp(&b, "alice", 0, &t[1]), UPBUDGET_TEMP);
+    assert_int_equal(upbudget_grow(&b, &t[1], 10 * MiB), 0);
+    assert_int_equal(upbudget_grow(&b, &t[1], 1), -EAGAIN); /* 30 MiB of 30% of 100 */
+    assert_int_equal(t[1].len, 10 * MiB);
+    /* another account is not held back */
+    assert_int_equal(upbudget_take_temp(&b, "bob", 0, &t[2]), UPBUDGET_TEMP);
+    assert_int_equal(upbudget_grow(&b, &t[2], 30 * MiB), 0);
+    for (int i = 0; i < 3; i++)
+        upbudget_release(&b, &t[i]);
+    assert_int_equal(b.temp_used, 0);
+    assert_int_equal(b.naccounts, 0);
     upbudget_release_all(&b);
 }
 
@@ -160,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upbudget_memory_then_temp),
         cmocka_unit_test(test_upbudget_temp_share),
+        cmocka_unit_test(test_upbudget_grow),
         cmocka_unit_test(test_upbudget_many_accounts),
         cmocka_unit_test(test_upbudget_threads),
     };
