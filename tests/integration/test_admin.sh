@@ -35,7 +35,9 @@ status_is() {
     shift
     [[ $(code "$@") == "$want" ]]
 }
-metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+# metric URL NAME: NAME's value from the metrics listener of the server1 at URL
+declare -A METRICS_OF=()
+metric() { curl -s --max-time 5 "${METRICS_OF[$1]}" | awk -v m="$2" '$1 == m { print $2 }'; }
 leased() {
     local v
     v=$(metric "$1" server1_auth_leases_total)
@@ -60,6 +62,7 @@ start_s1() {
         --auth-cache 1000 --auth-cache-ttl 60s "$@" || itest_fail "$name: server1 did not start"
     URL=$ITEST_URL
     PID=$ITEST_PID_LAST
+    METRICS_OF[$URL]=$ITEST_METRICS_URL
     wait_until 10 status_is 200 "$URL/healthz" || itest_fail "$name: not healthy"
 }
 # admin ARGS...: `server2 admin` on the database of this round ($DB_URL, $DB_PW); its output
