@@ -153,7 +153,8 @@ start_unit server2
 S2PID=$PID
 first_ready server2
 sed -i -e "s|^root = .*|root = $D/root|" -e 's|^port = .*|port = 0|' \
-    -e "s|^auth = .*|auth = 127.0.0.1:$PORT|" "$D/etc/server1/server1.conf"
+    -e "s|^auth = .*|auth = 127.0.0.1:$PORT|" -e 's|^metrics-listen = .*|metrics-listen = 127.0.0.1:0|' \
+    "$D/etc/server1/server1.conf"
 echo "threads = 2" >>"$D/etc/server1/server1.conf"
 
 start_unit server1
@@ -168,6 +169,9 @@ check_eq "an upload into the root, a symlink as systemd makes it" \
         "http://127.0.0.1:$PORT/files/up.txt")" 201
 check_eq "the upload read back" \
     "$(curl -s -u unit:s3cret-pw "http://127.0.0.1:$PORT/files/up.txt")" "an upload"
+MPORT=$(sed -n 's|.*serving /metrics on 127.0.0.1:\([0-9]*\).*|\1|p' "$D/server1.log")
+check_ok "the example config's metrics listener serves /metrics" \
+    grep -q '^server1_requests_total' <<<"$(curl -s "http://127.0.0.1:${MPORT:-0}/metrics")"
 
 n=$(nmsgs server1)
 kill -HUP "$S1PID"
