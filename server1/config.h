@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "accesslog.h"
 #include "authclient.h"
 #include "files.h"
 #include "flagtab.h"
@@ -88,6 +89,8 @@ struct s1_config {
     uint16_t tls_port;           /* --tls-port; 0 = ephemeral */
     bool tls_port_set;           /* --tls-port was given */
     uint64_t tls_ticket_rotate_us; /* --tls-ticket-rotate: a new session-ticket key; 0 = never */
+    const char *access_log;      /* --access-log PATH, "-" = stdout; NULL: none */
+    enum accesslog_format access_log_format; /* --access-log-format */
 };
 
 enum s1_config_result {

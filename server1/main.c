@@ -8,7 +8,8 @@
  * With --tls-port, a second set of sockets on that port speaks HTTPS (tls.h); the certificate
  * and key are checked before anything else starts. SIGHUP reads them again (tls.h; without
  * HTTPS it is logged and ignored), and the 500 ms wait for signals also rotates the
- * session-ticket keys (--tls-ticket-rotate).
+ * session-ticket keys (--tls-ticket-rotate). --access-log is opened before the workers start
+ * (exit 2 if it cannot be); SIGUSR1 opens it again (accesslog.h: after logrotate moved it).
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags (and a certificate
  * or key that cannot be used).
  */
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accesslog.h"
 #include "clock.h"
 #include "commit.h"
 #include "config.h"
@@ -223,6 +225,22 @@ static void reload_tls(struct s1_tls *tls, struct metrics *m)
     metrics_add(&m->tls_reloads, 1);
 }
 
+/* SIGUSR1: the access log opened again (logrotate moved it); each worker takes it. */
+static void reopen_access_log(struct accesslog *alog)
+{
+    char err[ACCESSLOG_ERR_LEN];
+
+    if (alog == NULL) {
+        log_info("SIGUSR1: no --access-log to reopen, ignored");
+        return;
+    }
+    if (accesslog_reopen(alog, err) < 0) {
+        log_error("SIGUSR1: access log not reopened, the old file kept: %s", err);
+        return;
+    }
+    log_info("SIGUSR1: access log reopened");
+}
+
 /* A new session-ticket key when --tls-ticket-rotate has passed (tls.h). */
 static void rotate_tickets(struct s1_tls *tls, struct metrics *m)
 {
@@ -306,6 +324,8 @@ int main(int argc, char **argv)
     int *fds = NULL;
     int *tls_fds = NULL;
     struct s1_tls *tls = NULL;
+    struct accesslog alog_store;
+    struct accesslog *alog = NULL;
     unsigned started = 0;
     uint16_t port = 0;
     uint16_t tls_port = 0;
@@ -341,11 +361,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* only this thread takes SIGTERM/SIGINT/SIGHUP; workers inherit the blocked mask */
+    /* only this thread takes SIGTERM/SIGINT/SIGHUP/SIGUSR1; workers inherit the blocked mask */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (fit_fd_budget(&cfg, err, sizeof(err)) < 0) {
@@ -369,6 +390,16 @@ int main(int argc, char **argv)
             rc = 2;
             goto out_files;
         }
+    }
+    if (cfg.access_log != NULL) {
+        char aerr[ACCESSLOG_ERR_LEN];
+        if (accesslog_open(&alog_store, cfg.access_log, cfg.access_log_format, cfg.threads,
+                           aerr) < 0) {
+            fprintf(stderr, "server1: %s\n", aerr);
+            rc = 2;
+            goto out_files;
+        }
+        alog = &alog_store;
     }
     fds = xcalloc(cfg.threads, sizeof(*fds));
     tls_fds = xcalloc(cfg.threads, sizeof(*tls_fds));
@@ -425,6 +456,7 @@ int main(int argc, char **argv)
     sh.workers = ws;
     sh.nworkers = cfg.threads;
     sh.tls = tls;
+    sh.alog = alog;
     atomic_init(&sh.nconns, 0);
     if (!limits_init(&cfg, &sh.svc)) {
         fprintf(stderr, "server1: out of memory for the per-client limits\n");
@@ -486,6 +518,9 @@ int main(int argc, char **argv)
         if (sig == SIGHUP) {
             reload_tls(tls, all[0]);
             sig = 0;
+        } else if (sig == SIGUSR1) {
+            reopen_access_log(alog);
+            sig = 0;
         }
         rotate_tickets(tls, all[0]);
         trim_heap(&next_trim);
@@ -499,6 +534,8 @@ int main(int argc, char **argv)
         int again = wait_signal(&sigs, 50);
         if (again == SIGHUP) {
             reload_tls(tls, all[0]);
+        } else if (again == SIGUSR1) {
+            reopen_access_log(alog);
         } else if (again != 0) {
             log_warn("second signal: stopping now");
             for (unsigned i = 0; i < cfg.threads; i++)
@@ -525,6 +562,7 @@ out_files:
     free(fds);
     free(tls_fds);
     s1_tls_free(tls);
+    accesslog_close(alog); /* (every worker's last lines written) */
     if (have_commit)
         committer_release(&commit);
     files_release(&files);

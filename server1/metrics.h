@@ -60,6 +60,7 @@ struct metrics {
     _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */
     _Atomic uint64_t sends_timed_out;   /* responses not taken in time (closed) */
     _Atomic uint64_t responses_busy;    /* GETs answered 503: over --response-memory */
+    _Atomic uint64_t access_log_write_errors; /* --access-log writes that failed (lines lost) */
     _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;
@@ -106,6 +107,8 @@ static inline void metrics_gauge_add(_Atomic int64_t *g, int64_t v)
 void metrics_init(struct metrics *m);
 void metrics_request(struct metrics *m, enum metrics_route route, int status);
 void metrics_auth_rtt(struct metrics *m, uint64_t rtt_ns);
+/* A limit's name, as its kind label says it ("login_user", ...): a static string. */
+const char *metrics_limit_name(enum metrics_limit kind);
 
 /*
  * Renders the sum of all[0..n) in the Prometheus text format (version 0.0.4), plus the static
