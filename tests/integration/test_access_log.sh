@@ -2,7 +2,8 @@
 # server1's access log (--access-log, --access-log-format) against a real server2 on Redis:
 # one line per response with the status and the body bytes the client received (GET 200, a
 # Range 206, 404, 401, a PUT, a sign-up, a password change), the verified user or "-", the
-# client's address in full (::1 over IPv6), X-Request-Id echoing the line's id, audit events
+# client's address in full (::1 over IPv6; behind a --trusted-proxy, the client its PROXY header
+# names), X-Request-Id echoing the line's id, audit events
 # (login_failed with the name as given, signup, password_changed), and no password anywhere in
 # the file, not even one sent in a malformed Authorization header. The three formats parse (JSON
 # with python's json). A client that drops mid-download logs the bytes sent so far (fewer than
@@ -51,7 +52,7 @@ s1() {
         "$@" || itest_fail "$name: server1 did not start"
     PORT=$ITEST_PORT
     URL=http://127.0.0.1:$PORT
-    URL6=http://[::1]:$PORT
+    URL6="http://[::1]:$PORT"
     PID=$ITEST_PID_LAST
 }
 stop_pid() {
@@ -180,7 +181,7 @@ check_eq "each request's line: its status, the body bytes received, its X-Reques
     "$(grep -c '^ok [a-z]* status' "$ITEST_DIR/combined.out")" 10
 grep '^bad' "$ITEST_DIR/combined.out" || true
 # (the threads' buffers reach the file in any order: lines are compared sorted)
-sorted() { sort | tr '\n' ' '; }
+sorted() { LC_ALL=C sort | tr '\n' ' '; }
 check_eq "the users of the lines (verified, else -)" \
     "$(awk '$1 == "req" { print $2 "=" $5 }' "$ITEST_DIR/combined.out" | sorted)" \
     "chpass=logu get=logu head=logu malformed=None missing=logu newpass=logu put=logu range=logu signup=None wrong=None "
@@ -287,6 +288,34 @@ for fmt in json common; do
 done
 check_ok "json: the User-Agent's bytes >= 0x7f as \\u00HH" grep -qF '"user_agent":"ua \"\u00c3\u00a9\""' \
     "$ITEST_DIR/access.json"
+
+# ---- behind a --trusted-proxy: the address its PROXY header names, IPv6 in full ----------------
+s1 proxy --access-log "$ITEST_DIR/access.proxy" --trusted-proxy 127.0.0.1,::1
+python3 - "$PORT" <<'EOF'
+import socket, sys
+for src, tag in (("TCP4 203.0.113.7 127.0.0.1", "p4"), ("TCP6 2001:db8:1:2:3:4:5:6 ::1", "p6")):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(("PROXY %s 5555 80\r\nGET /nothing?tag=%s HTTP/1.1\r\nHost: x\r\n"
+               "Connection: close\r\n\r\n" % (src, tag)).encode())
+    while s.recv(4096):
+        pass
+    s.close()
+# three requests pipelined in one write: three lines, each with its own response's bytes
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"PROXY TCP4 198.51.100.9 127.0.0.1 5555 80\r\n" + b"".join(
+    b"GET /nothing?tag=pipe%d HTTP/1.1\r\nHost: x\r\n%s\r\n"
+    % (i, b"Connection: close\r\n" if i == 3 else b"") for i in (1, 2, 3)))
+while s.recv(4096):
+    pass
+s.close()
+EOF
+stop_pid "proxy" "$PID"
+check_eq "three pipelined requests: three lines, each its status and bytes" \
+    "$(grep 'tag=pipe' "$ITEST_DIR/access.proxy" | awk '{ print $1, $7, $9, $10 }' | sorted)" \
+    "198.51.100.9 /nothing?tag=pipe1 404 10 198.51.100.9 /nothing?tag=pipe2 404 10 198.51.100.9 /nothing?tag=pipe3 404 10 "
+check_eq "the client a PROXY header names, IPv4 and IPv6 in full (not its /64)" \
+    "$(grep -v 'tag=pipe' "$ITEST_DIR/access.proxy" | awk '{ print $1, $7 }' | sorted)" \
+    "2001:db8:1:2:3:4:5:6 /nothing?tag=p6 203.0.113.7 /nothing?tag=p4 "
 
 # ---- a file that cannot be opened; a write that fails ------------------------------------------
 rc=0
