@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -347,7 +348,17 @@ void accesslog_addr_text(const struct sockaddr *sa, socklen_t len, char *out)
     strcpy(out, "-");
 }
 
-/* ---- the file ---- */
+/* ---- the file, and the thread that writes it ---- */
+
+_Static_assert(ACCESSLOG_QUEUE_MAX == 256 && ACCESSLOG_BUF_SIZE == 64 * 1024,
+               "the message of lines_lost names 256 buffers (16 MiB)");
+
+/* A buffer of lines handed to the writer (or free, in the pool). */
+struct accesslog_buf {
+    struct accesslog_buf *next;
+    size_t len;
+    char data[ACCESSLOG_BUF_SIZE];
+};
 
 /* Whether fd is something other than a regular file (a pipe, a terminal). */
 static bool is_not_file(int fd)
@@ -361,51 +372,152 @@ static int open_path(const char *path)
     return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
+/* A write lost, or lines dropped: counted, and logged once per process. */
+static void lines_lost(struct accesslog *l, const char *why, int err)
+{
+    char ebuf[128];
+
+    if (l->write_errors != NULL)
+        atomic_fetch_add_explicit(l->write_errors, 1, memory_order_relaxed);
+    if (!atomic_exchange(&l->warned, true))
+        log_error("access log: %s, lines dropped (counted in "
+                  "server1_access_log_write_errors_total; said once)%s%s",
+                  why, err == 0 ? "" : ": ", err == 0 ? "" : strerror_r(err, ebuf, sizeof(ebuf)));
+}
+
+/* How much of b[off..len) the next write takes: all, or to a pipe whole lines <= PIPE_BUF. */
+static size_t chunk_len(const char *b, size_t off, size_t len, bool not_file)
+{
+    size_t n = len - off;
+    const char *end;
+
+    if (!not_file || n <= PIPE_BUF)
+        return n;
+    end = memrchr(b + off, '\n', PIPE_BUF);
+    if (end != NULL)
+        return (size_t)(end - (b + off)) + 1;
+    end = memchr(b + off + PIPE_BUF, '\n', n - PIPE_BUF); /* a line longer than that */
+    return end != NULL ? (size_t)(end - (b + off)) + 1 : n;
+}
+
+/* The writer: b's lines to fd (writer thread only). */
+static void write_buf(struct accesslog *l, int fd, bool not_file, const struct accesslog_buf *b)
+{
+    size_t off = 0;
+
+    while (off < b->len) {
+        ssize_t n = write(fd, b->data + off, chunk_len(b->data, off, b->len, not_file));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            lines_lost(l, "write failed", n < 0 ? errno : 0);
+            return;
+        }
+        off += (size_t)n;
+    }
+}
+
+/*
+ * The writer thread: takes every buffer handed so far, writes them in order, gives them back
+ * to the pool; then takes a reopened file if one waits (what was handed before it went to the
+ * old file). Ends once stopping and nothing is left.
+ */
+static void *writer_main(void *arg)
+{
+    struct accesslog *l = arg;
+    int fd = l->fd;
+    bool not_file = is_not_file(fd);
+
+    pthread_setname_np(pthread_self(), "s1-accesslog");
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        struct accesslog_buf *batch;
+        int next;
+
+        while (l->queue == NULL && l->next_fd < 0 && !l->stopping) {
+            l->idle = true;
+            pthread_cond_broadcast(&l->drained);
+            pthread_cond_wait(&l->wake, &l->lock);
+        }
+        l->idle = false;
+        batch = l->queue;
+        l->queue = NULL;
+        l->queue_tail = NULL;
+        l->queued = 0;
+        next = l->next_fd;
+        l->next_fd = -1;
+        if (batch == NULL && next < 0 && l->stopping)
+            break;
+        pthread_mutex_unlock(&l->lock);
+        for (struct accesslog_buf *b = batch; b != NULL; b = b->next)
+            write_buf(l, fd, not_file, b);
+        if (next >= 0) {
+            if (fd != STDOUT_FILENO)
+                close(fd);
+            fd = next;
+            not_file = is_not_file(fd);
+        }
+        pthread_mutex_lock(&l->lock);
+        while (batch != NULL) { /* back to the pool */
+            struct accesslog_buf *b = batch;
+            batch = b->next;
+            b->next = l->pool;
+            l->pool = b;
+        }
+    }
+    l->idle = true;
+    pthread_cond_broadcast(&l->drained);
+    pthread_mutex_unlock(&l->lock);
+    if (fd != STDOUT_FILENO)
+        close(fd);
+    return NULL;
+}
+
 int accesslog_open(struct accesslog *l, const char *path, enum accesslog_format format,
                    unsigned nthreads, char *err)
 {
-    int fd;
     char ebuf[128];
+    int rc;
 
     memset(l, 0, sizeof(*l));
     if (path != NULL && strcmp(path, "-") == 0)
         path = NULL;
-    fd = path == NULL ? STDOUT_FILENO : open_path(path);
-    if (fd < 0) {
+    l->fd = path == NULL ? STDOUT_FILENO : open_path(path);
+    if (l->fd < 0) {
         snprintf(err, ACCESSLOG_ERR_LEN, "--access-log: cannot open '%s': %s", path,
                  strerror_r(errno, ebuf, sizeof(ebuf)));
         return -1;
     }
     l->format = format;
     l->path = path;
+    l->next_fd = -1;
     if (getrandom(&l->boot, sizeof(l->boot), GRND_NONBLOCK) != sizeof(l->boot))
         l->boot = (uint32_t)time(NULL) ^ (uint32_t)getpid() << 16;
+    atomic_init(&l->warned, false);
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->wake, NULL);
+    pthread_cond_init(&l->drained, NULL);
     l->nthreads = nthreads;
     l->threads = xcalloc(nthreads, sizeof(*l->threads));
-    atomic_init(&l->warned, false);
     for (unsigned i = 0; i < nthreads; i++) {
         struct accesslog_thread *t = &l->threads[i];
         t->log = l;
         t->index = i;
         t->time_s = -1;
-        atomic_init(&t->next_fd, -1);
-        t->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (t->fd < 0) {
-            snprintf(err, ACCESSLOG_ERR_LEN, "--access-log: cannot dup its descriptor: %s",
-                     strerror_r(errno, ebuf, sizeof(ebuf)));
-            l->nthreads = i;
-            accesslog_close(l);
-            if (path != NULL)
-                close(fd);
-            return -1;
-        }
-        t->not_file = is_not_file(t->fd);
-        t->buf = xmalloc(ACCESSLOG_BUF_SIZE);
+        t->cur = xmalloc(sizeof(*t->cur));
+        t->buf = t->cur->data;
         t->id_prefix_len = (size_t)snprintf(t->id_prefix, sizeof(t->id_prefix), "%08x-%u-",
                                             (unsigned)l->boot, i);
     }
-    if (path != NULL)
-        close(fd);
+    rc = pthread_create(&l->writer, NULL, writer_main, l);
+    if (rc != 0) {
+        snprintf(err, ACCESSLOG_ERR_LEN, "--access-log: cannot start its thread: %s",
+                 strerror_r(rc, ebuf, sizeof(ebuf)));
+        l->stopping = true; /* (accesslog_close: no thread to join) */
+        accesslog_close(l);
+        return -1;
+    }
+    l->started = true;
     return 0;
 }
 
@@ -413,6 +525,7 @@ int accesslog_reopen(struct accesslog *l, char *err)
 {
     char ebuf[128];
     int fd;
+    int old;
 
     if (l->path == NULL)
         return 0;
@@ -422,37 +535,54 @@ int accesslog_reopen(struct accesslog *l, char *err)
                  strerror_r(errno, ebuf, sizeof(ebuf)));
         return -1;
     }
-    for (unsigned i = 0; i < l->nthreads; i++) {
-        int mine = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        int old;
-        if (mine < 0) {
-            snprintf(err, ACCESSLOG_ERR_LEN, "cannot dup the descriptor of '%s': %s", l->path,
-                     strerror_r(errno, ebuf, sizeof(ebuf)));
-            close(fd);
-            return -1; /* (the threads handed one already use the new file: no line lost) */
-        }
-        /* one the thread has not taken yet (two signals in a row) is replaced unused */
-        old = atomic_exchange(&l->threads[i].next_fd, mine);
-        if (old >= 0)
-            close(old);
-    }
-    close(fd);
+    pthread_mutex_lock(&l->lock);
+    old = l->next_fd; /* (two signals before the writer woke: the first's is not needed) */
+    l->next_fd = fd;
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->lock);
+    if (old >= 0)
+        close(old);
     return 0;
+}
+
+void accesslog_drain(struct accesslog *l)
+{
+    pthread_mutex_lock(&l->lock);
+    while (!l->idle || l->queue != NULL || l->next_fd >= 0)
+        pthread_cond_wait(&l->drained, &l->lock);
+    pthread_mutex_unlock(&l->lock);
 }
 
 void accesslog_close(struct accesslog *l)
 {
     if (l == NULL || l->threads == NULL)
         return;
-    for (unsigned i = 0; i < l->nthreads; i++) {
-        struct accesslog_thread *t = &l->threads[i];
-        int next = atomic_exchange(&t->next_fd, -1);
-        if (next >= 0)
-            close(next);
-        if (t->fd >= 0)
-            close(t->fd);
-        free(t->buf);
+    if (l->started) {
+        pthread_mutex_lock(&l->lock);
+        l->stopping = true;
+        pthread_cond_signal(&l->wake);
+        pthread_mutex_unlock(&l->lock);
+        pthread_join(l->writer, NULL); /* (it wrote what was handed, and closed its file) */
+    } else if (l->fd != STDOUT_FILENO) {
+        close(l->fd);
     }
+    if (l->next_fd >= 0)
+        close(l->next_fd);
+    for (unsigned i = 0; i < l->nthreads; i++)
+        free(l->threads[i].cur);
+    while (l->pool != NULL) {
+        struct accesslog_buf *b = l->pool;
+        l->pool = b->next;
+        free(b);
+    }
+    while (l->queue != NULL) { /* (only if the thread never ran) */
+        struct accesslog_buf *b = l->queue;
+        l->queue = b->next;
+        free(b);
+    }
+    pthread_cond_destroy(&l->drained);
+    pthread_cond_destroy(&l->wake);
+    pthread_mutex_destroy(&l->lock);
     free(l->threads);
     l->threads = NULL;
 }
@@ -475,60 +605,39 @@ size_t accesslog_id_text(const struct accesslog_thread *t, uint64_t id, char *ou
     return (size_t)(p - out);
 }
 
-static void write_failed(struct accesslog_thread *t, int err)
-{
-    char ebuf[128];
-
-    if (t->write_errors != NULL)
-        atomic_store_explicit(t->write_errors,
-                              atomic_load_explicit(t->write_errors, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    if (!atomic_exchange(&t->log->warned, true))
-        log_error("access log: write failed, lines dropped (counted in "
-                  "server1_access_log_write_errors_total; said once): %s",
-                  err == 0 ? "short write" : strerror_r(err, ebuf, sizeof(ebuf)));
-}
-
-/* How much of buf[off..len) the next write takes: all, or to a pipe whole lines <= PIPE_BUF. */
-static size_t chunk_len(const struct accesslog_thread *t, size_t off)
-{
-    size_t n = t->len - off;
-    const char *end;
-
-    if (!t->not_file || n <= PIPE_BUF)
-        return n;
-    end = memrchr(t->buf + off, '\n', PIPE_BUF);
-    if (end != NULL)
-        return (size_t)(end - (t->buf + off)) + 1;
-    end = memchr(t->buf + off + PIPE_BUF, '\n', n - PIPE_BUF); /* a line longer than that */
-    return end != NULL ? (size_t)(end - (t->buf + off)) + 1 : n;
-}
-
 void accesslog_flush(struct accesslog_thread *t)
 {
-    size_t off = 0;
-    int next;
+    struct accesslog *l = t->log;
+    struct accesslog_buf *fresh = NULL;
+    bool dropped = false;
 
-    while (off < t->len) {
-        ssize_t n = write(t->fd, t->buf + off, chunk_len(t, off));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            write_failed(t, n < 0 ? errno : 0);
-            break;
-        }
-        off += (size_t)n;
+    if (t->len == 0)
+        return;
+    t->cur->len = t->len;
+    t->cur->next = NULL;
+    pthread_mutex_lock(&l->lock);
+    if (l->queued >= ACCESSLOG_QUEUE_MAX) {
+        dropped = true; /* the disk is that far behind: these lines go, the thread does not wait */
+    } else {
+        if (l->queue_tail != NULL)
+            l->queue_tail->next = t->cur;
+        else
+            l->queue = t->cur;
+        l->queue_tail = t->cur;
+        l->queued++;
+        fresh = l->pool;
+        if (fresh != NULL)
+            l->pool = fresh->next;
+        pthread_cond_signal(&l->wake);
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (dropped) {
+        lines_lost(l, "the writer is 256 buffers (16 MiB) behind", 0);
+    } else {
+        t->cur = fresh != NULL ? fresh : xmalloc(sizeof(*t->cur));
+        t->buf = t->cur->data;
     }
     t->len = 0;
-    next = atomic_load_explicit(&t->next_fd, memory_order_relaxed);
-    if (next >= 0) {
-        next = atomic_exchange(&t->next_fd, -1);
-        if (next >= 0) {
-            close(t->fd); /* what it buffered went to the old file just now */
-            t->fd = next;
-            t->not_file = is_not_file(next);
-        }
-    }
 }
 
 /* Room for one more line of the longest kind, flushing first if there is not. */

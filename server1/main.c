@@ -482,6 +482,8 @@ int main(int argc, char **argv)
         }
         all[i] = &ws[i].metrics;
     }
+    if (alog != NULL && cfg.threads > 0) /* (its owner never writes it: metrics.h) */
+        alog->write_errors = &ws[0].metrics.access_log_write_errors;
     if (have_commit && committer_start(&commit) < 0) {
         fprintf(stderr, "server1: cannot start the committer: %s\n",
                 strerror_r(errno, err, sizeof(err)));

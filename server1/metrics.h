@@ -60,7 +60,6 @@ struct metrics {
     _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */
     _Atomic uint64_t sends_timed_out;   /* responses not taken in time (closed) */
     _Atomic uint64_t responses_busy;    /* GETs answered 503: over --response-memory */
-    _Atomic uint64_t access_log_write_errors; /* --access-log writes that failed (lines lost) */
     _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;
@@ -80,6 +79,9 @@ struct metrics {
     _Atomic uint64_t tls_handshakes_failed; /* TLS conns closed before the handshake ended */
     _Atomic uint64_t tls_resumed;           /* ... completed handshakes that resumed a session */
     _Atomic uint64_t tls_ktls_send;         /* ... after which the kernel encrypts (kTLS send) */
+    /* --access-log writes that failed, buffers dropped: in the first worker's metrics only,
+     * added to atomically by the log's writer and any worker (accesslog.h), never its owner */
+    _Atomic uint64_t access_log_write_errors;
     /* main writes these, in the first worker's metrics only (its owner never does) */
     _Atomic uint64_t tls_reloads;           /* SIGHUP: certificate and key reloaded */
     _Atomic uint64_t tls_reloads_failed;    /* ... refused (the old ones kept) */

@@ -427,10 +427,8 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     httpdate_cache_init(&w->home.date);
     TAILQ_INIT(&w->home.conns);
     metrics_init(&w->metrics);
-    if (sh->alog != NULL) {
+    if (sh->alog != NULL)
         w->home.alog = &sh->alog->threads[id];
-        w->home.alog->write_errors = &w->metrics.access_log_write_errors;
-    }
     atomic_init(&w->stop_level, S1_WORKER_RUN);
     atomic_init(&w->done, false);
     atomic_init(&w->load, 0);
