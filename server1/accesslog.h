@@ -135,15 +135,15 @@ struct accesslog_thread {
 };
 
 /*
- * Opens path (NULL or "-": stdout) for appending (created 0644 if missing), one descriptor per
- * thread. Returns -1 with a reason in err (nothing left open).
+ * Opens path (NULL or "-": stdout) for appending (created 0644 if missing), with a buffer per
+ * thread, and starts the writer thread. Returns -1 with a reason in err (nothing left open).
  */
 int accesslog_open(struct accesslog *l, const char *path, enum accesslog_format format,
                    unsigned nthreads, char *err);
 /*
- * main, on SIGUSR1: opens the path again and hands every thread its new descriptor (taken at
- * its next flush). Stdout: nothing to do (0). Returns -1 with a reason in err if the file cannot
- * be opened (the old one stays in use).
+ * main, on SIGUSR1: opens the path again and hands the new descriptor to the writer (taken
+ * once it has written what it was handed). Stdout: nothing to do (0). Returns -1 with a reason
+ * in err if the file cannot be opened (the old one stays in use).
  */
 int accesslog_reopen(struct accesslog *l, char *err);
 /*

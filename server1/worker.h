@@ -12,7 +12,8 @@
  * waits on a barrier until each has set up its base. After that only the worker touches its base
  * and connections. main talks to a worker only through stop_level (atomic) plus a write to
  * notify_fd (an eventfd registered in the worker's base). With --access-log the worker owns its
- * part of it (accesslog.h): a 100 ms timer writes its buffer, and its loop's end the rest. The committer posts finished uploads
+ * part of it (accesslog.h): a 100 ms timer hands its buffer to the log's writer thread, and
+ * its loop's end the rest. The committer posts finished uploads
  * to the worker's inbox (mailbox.h), and other workers post connections they hand over. Workers read one another's metrics (relaxed atomics) to answer /metrics.
  */
 #ifndef S1_WORKER_H
