@@ -230,8 +230,9 @@ static void reopen_access_log(struct accesslog *alog)
 {
     char err[ACCESSLOG_ERR_LEN];
 
-    if (alog == NULL) {
-        log_info("SIGUSR1: no --access-log to reopen, ignored");
+    if (alog == NULL || alog->path == NULL) {
+        log_info("SIGUSR1: no --access-log file to reopen (%s), ignored",
+                 alog == NULL ? "none" : "stdout");
         return;
     }
     if (accesslog_reopen(alog, err) < 0) {
