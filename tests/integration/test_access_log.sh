@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # server1's access log (--access-log, --access-log-format) against a real server2 on Redis:
 # one line per response with the status and the body bytes the client received (GET 200, a
-# Range 206, 404, 401, a PUT, a sign-up, a password change), the verified user or "-", the
-# client's address in full (::1 over IPv6; behind a --trusted-proxy, the client its PROXY header
-# names), X-Request-Id echoing the line's id, audit events
-# (login_failed with the name as given, signup, password_changed), and no password anywhere in
-# the file, not even one sent in a malformed Authorization header. The three formats parse (JSON
-# with python's json). A client that drops mid-download logs the bytes sent so far (fewer than
-# the file's). logrotate's way: mv, then SIGUSR1 while 400 requests run in parallel: a new
-# file appears, and the two files together hold every request exactly once. Lines buffered at
-# SIGTERM are written before exit. A file that cannot be opened stops the start (exit 2); a
-# write that fails (/dev/full) is counted in /metrics and logged once, and serving goes on.
+# Range 206, 404, 401, a PUT, a HEAD, sign-ups, a password change, a deletion), the verified
+# user or "-", the client's address in full (::1 over IPv6; behind a --trusted-proxy, the client
+# its PROXY header names), X-Request-Id echoing the line's id, audit events (login_failed with
+# the name as given, signup, password_changed, account_deleted), and no password anywhere in
+# the file, not even one sent in a malformed Authorization header. The three formats parse
+# (JSON with python's json). Three pipelined requests get three lines. A client that drops
+# mid-download logs the bytes sent so far (fewer than the file's). logrotate's way: mv, then
+# SIGUSR1 while 400 requests run in parallel: a new file appears, and the two files together
+# hold every request exactly once. Lines buffered at SIGTERM are written before exit. A file
+# that cannot be opened stops the start (exit 2); a write that fails (/dev/full) is counted in
+# /metrics and logged once, and serving goes on.
 # itest-https: no (the log's fields do not depend on the transport; this test reads them over plain HTTP)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -62,6 +63,7 @@ stop_pid() {
     check_eq "$1: exit status after SIGTERM" "$rc" 0
 }
 metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+errors_at_least() { test "$(metric "$URL" server1_access_log_write_errors_total)" -ge "$1"; }
 # req TAG CURL_ARGS...: one request; appends "TAG STATUS BYTES_RECEIVED REQUEST_ID" to
 # $ITEST_DIR/expect (what the log must say of the line whose target carries tag=TAG)
 req() {
@@ -170,27 +172,29 @@ req put -u "logu:$PASS" -T "$ITEST_DIR/up.bin" "$URL/files/up.bin?tag=put"
 req head -u "logu:$PASS" -I "$URL/files/f1k?tag=head"
 req chpass -u "logu:$PASS" -X PUT -d "password=$NEWPASS" "$URL/users/logu?tag=chpass"
 req newpass -u "logu:$NEWPASS" "$URL/files/up.bin?tag=newpass"
+req delsignup -d "username=delu&password=$PASS" "$URL/users?tag=delsignup"
+req delete -u "delu:$PASS" -X DELETE "$URL/users/delu?tag=delete"
 check_eq "the statuses curl saw" "$(awk '{printf "%s ", $2}' "$ITEST_DIR/expect")" \
-    "201 200 206 404 401 401 201 200 204 200 "
+    "201 200 206 404 401 401 201 200 204 200 201 204 "
 check_ok "every response carried an X-Request-Id" test \
-    "$(awk 'NF == 4' "$ITEST_DIR/expect" | wc -l)" -eq 10
-wait_until 5 has 13 '' "$ALOG" || itest_not_ok "13 lines within 5 s: $(lines_in "$ALOG")"
+    "$(awk 'NF == 4' "$ITEST_DIR/expect" | wc -l)" -eq 12
+wait_until 5 has 17 '' "$ALOG" || itest_not_ok "17 lines within 5 s: $(lines_in "$ALOG")"
 python3 "$CHECK" combined "$ALOG" "$ITEST_DIR/expect" >"$ITEST_DIR/combined.out"
-check_ok "every line parses as combined" grep -q '^ok parsed 13 lines,$' "$ITEST_DIR/combined.out"
+check_ok "every line parses as combined" grep -q '^ok parsed 17 lines,$' "$ITEST_DIR/combined.out"
 check_eq "each request's line: its status, the body bytes received, its X-Request-Id" \
-    "$(grep -c '^ok [a-z]* status' "$ITEST_DIR/combined.out")" 10
+    "$(grep -c '^ok [a-z]* status' "$ITEST_DIR/combined.out")" 12
 grep '^bad' "$ITEST_DIR/combined.out" || true
 # (the threads' buffers reach the file in any order: lines are compared sorted)
 sorted() { LC_ALL=C sort | tr '\n' ' '; }
 check_eq "the users of the lines (verified, else -)" \
     "$(awk '$1 == "req" { print $2 "=" $5 }' "$ITEST_DIR/combined.out" | sorted)" \
-    "chpass=logu get=logu head=logu malformed=None missing=logu newpass=logu put=logu range=logu signup=None wrong=None "
+    "chpass=logu delete=delu delsignup=None get=logu head=logu malformed=None missing=logu newpass=logu put=logu range=logu signup=None wrong=None "
 check_eq "the addresses: ::1 over IPv6, 127.0.0.1 over IPv4" \
     "$(awk '$1 == "req" && ($2 == "get" || $2 == "range") { print $2 "=" $6 }' "$ITEST_DIR/combined.out" | sorted)" \
     "get=::1 range=127.0.0.1 "
-check_eq "the audit events: the failed login with the name as given, sign-up, password change" \
+check_eq "the audit events: a failed login (the name as given), sign-ups, password change, deletion" \
     "$(awk '$1 == "event" { print $2 "/" $3 }' "$ITEST_DIR/combined.out" | sorted)" \
-    "login_failed/logu password_changed/logu signup/logu "
+    "account_deleted/delu login_failed/logu password_changed/logu signup/delu signup/logu "
 check_ok "the failed login's event carries its request's id" test \
     "$(awk '$1 == "event" && $2 == "login_failed" { print $6 }' "$ITEST_DIR/combined.out")" = \
     "$(awk '$1 == "wrong" { print $4 }' "$ITEST_DIR/expect")"
@@ -326,12 +330,12 @@ check_ok "... saying why ($out)" grep -q "cannot open '$ITEST_DIR/no/such/dir/ac
 if [[ -w /dev/full ]]; then
     s1 full --access-log /dev/full --access-log-format json
     for i in 1 2 3; do req "full$i" -u "logu:$NEWPASS" "$URL/files/f1k?tag=full$i"; done
-    wait_until 5 test "$(metric "$URL" server1_access_log_write_errors_total)" -ge 1 ||
+    wait_until 5 errors_at_least 1 ||
         itest_not_ok "no write error counted"
     req full4 -u "logu:$NEWPASS" "$URL/files/f1k?tag=full4"
     check_eq "/dev/full: the requests are served all the same" \
         "$(awk '{printf "%s ", $2}' "$ITEST_DIR/expect" | tail -c 16)" "200 200 200 200 "
-    wait_until 5 test "$(metric "$URL" server1_access_log_write_errors_total)" -ge 2 || true
+    wait_until 5 errors_at_least 2 || true
     check_ok "... the failed writes are counted ($(metric "$URL" server1_access_log_write_errors_total))" \
         test "$(metric "$URL" server1_access_log_write_errors_total)" -ge 2
     check_eq "... and logged once" "$(grep -c 'access log: write failed' "$ITEST_DIR/full.log")" 1
