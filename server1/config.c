@@ -54,6 +54,7 @@ void s1_config_defaults(struct s1_config *c)
     c->idle_timeout_us = 60000000;
     c->drain_timeout_us = 10000000;
     c->tls_ticket_rotate_us = 3600000000ull;
+    c->access_log_format = ACCESSLOG_COMBINED;
     c->log_level = LOG_INFO;
     c->read_only = false;
     c->max_upload = 64u << 20;
@@ -237,6 +238,10 @@ static const struct flagtab_choice plain_http_modes[] = {{"open", S1_PLAIN_OPEN}
                                                          {"no-credentials",
                                                           S1_PLAIN_NO_CREDENTIALS},
                                                          {NULL, 0}};
+static const struct flagtab_choice access_log_formats[] = {{"common", ACCESSLOG_COMMON},
+                                                           {"combined", ACCESSLOG_COMBINED},
+                                                           {"json", ACCESSLOG_JSON},
+                                                           {NULL, 0}};
 static const struct flagtab_choice log_levels[] = {
     {"error", LOG_ERROR}, {"warn", LOG_WARN}, {"info", LOG_INFO}, {"debug", LOG_DEBUG}, {NULL, 0}};
 
@@ -347,6 +352,13 @@ static const struct flagtab_flag s1_flags[] = {
      .flags = FLAGTAB_F_NOCASE, .help = "the least severe messages logged"},
     {FLAGTAB_CUSTOM, "verbose", 'v', .fn = on_verbose, .flags = FLAGTAB_F_REPEAT,
      .help = "one level more verbose (-v = debug)"},
+    {FLAGTAB_PATH, "access-log", .arg = "PATH|-", S1(access_log), .def = "none",
+     .help = "append a line per response (once it is sent, with the body bytes sent) and audit "
+             "events (failed logins, account changes, 429s) to PATH, - for stdout; SIGUSR1 "
+             "reopens it (logrotate); docs/operate.md, \"Access log\""},
+    {FLAGTAB_ENUM, "access-log-format", S1(access_log_format), .choices = access_log_formats,
+     .help = "common (CLF), combined (nginx's, + Referer and User-Agent) or json; each line ends "
+             "with the duration in ms and the request id (also sent as X-Request-Id)"},
     {FLAGTAB_PATH, "tls-cert", .arg = "FILE", S1(tls_cert), .flags = FLAGTAB_F_NODEF,
      .help = "HTTPS: the certificate, PEM, the server's first and then its chain "
              "(docs/https.md); with --tls-key and --tls-port"},
@@ -582,4 +594,9 @@ void s1_config_log(const struct s1_config *c)
                                                             : "open");
     if (c->trusted_proxy != NULL)
         log_info("config: trusted-proxy=%s", c->trusted_proxy);
+    if (c->access_log != NULL)
+        log_info("config: access-log=%s access-log-format=%s", c->access_log,
+                 c->access_log_format == ACCESSLOG_JSON     ? "json"
+                 : c->access_log_format == ACCESSLOG_COMMON ? "common"
+                                                            : "combined");
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "accesslog.h"
 #include "authclient.h"
 #include "files.h"
 #include "flagtab.h"
@@ -94,6 +95,8 @@ struct s1_config {
     const char *metrics_listen;
     char metrics_host[256];      /* ... parsed: the address (no brackets) */
     uint16_t metrics_port;       /* ... and the port; 0 = ephemeral */
+    const char *access_log;      /* --access-log PATH, "-" = stdout; NULL: none */
+    enum accesslog_format access_log_format; /* --access-log-format */
 };
 
 enum s1_config_result {

@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "accesslog.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -84,6 +85,15 @@ struct s1_conn {
     bool peer_eof;
     bool reset;        /* close with a reset: what is still unsent is dropped */
     bool dead;         /* free at the end of the current entry point */
+
+    /* the access log (home->alog; all unused when it is off) */
+    char addr[ACCESSLOG_ADDR_MAX];     /* the client's address as text (PROXY's, if any) */
+    struct accesslog_entry *log_cur;   /* the request being answered, from its head */
+    struct accesslog_entry *log_head;  /* answered, response not all sent yet: oldest first */
+    struct accesslog_entry *log_tail;
+    struct accesslog_entry *log_spare; /* one to reuse: no allocation per request */
+    uint64_t out_queued; /* bytes of responses given to send_response, since the start */
+    uint64_t out_sent;   /* ... of which written to the socket */
 };
 
 #define S1_IN_INIT 4096
@@ -147,6 +157,134 @@ static void stop_timer(struct s1_conn *c)
 {
     event_del(&c->tmo_ev);
     c->timer_is_header = false;
+}
+
+/* ---- the access log (accesslog.h): one line per response, once it is all sent ---- */
+
+static struct accesslog_entry *log_entry_new(struct s1_conn *c)
+{
+    struct accesslog_entry *e = c->log_spare;
+
+    if (e != NULL)
+        c->log_spare = NULL;
+    else
+        e = xmalloc(sizeof(*e));
+    e->next = NULL;
+    return e;
+}
+
+static void log_entry_done(struct s1_conn *c, struct accesslog_entry *e)
+{
+    if (c->log_spare == NULL)
+        c->log_spare = e;
+    else
+        free(e);
+}
+
+/* A head was parsed: what its line will say, and its request id. */
+static void log_head(struct s1_conn *c, const struct http_request *req)
+{
+    struct accesslog_thread *t = c->pub.home->alog;
+
+    if (t == NULL)
+        return;
+    if (c->log_cur == NULL)
+        c->log_cur = log_entry_new(c);
+    accesslog_entry_head(c->log_cur, c->in + c->in_start, req,
+                         t->log->format != ACCESSLOG_COMMON, clock_now_ns());
+    c->log_cur->id = accesslog_next_id(t);
+}
+
+/*
+ * The response to the current request is being queued with a head of hlen bytes and a body of
+ * body_len: its line waits until the output reaches its end (log_progress).
+ */
+static void log_answer(struct s1_conn *c, struct accesslog_entry *e, int status, size_t hlen,
+                       uint64_t body_len)
+{
+    e->status = status;
+    e->body_off = c->out_queued + hlen;
+    e->end_off = e->body_off + body_len;
+    e->body_len = body_len;
+    if (c->log_tail != NULL)
+        c->log_tail->next = e;
+    else
+        c->log_head = e;
+    c->log_tail = e;
+}
+
+/* The entry of the current request's answer (one made for it if no head was parsed). */
+static struct accesslog_entry *log_take(struct s1_conn *c)
+{
+    struct accesslog_entry *e = c->log_cur;
+
+    if (e == NULL) {
+        e = log_entry_new(c);
+        accesslog_entry_blank(e, clock_now_ns());
+        e->id = accesslog_next_id(c->pub.home->alog);
+    }
+    c->log_cur = NULL;
+    return e;
+}
+
+/* Lines of the responses the output has sent all of. */
+static void log_progress(struct s1_conn *c)
+{
+    uint64_t now = 0;
+
+    while (c->log_head != NULL && c->out_sent >= c->log_head->end_off) {
+        struct accesslog_entry *e = c->log_head;
+        c->log_head = e->next;
+        if (c->log_head == NULL)
+            c->log_tail = NULL;
+        if (now == 0)
+            now = clock_now_ns();
+        accesslog_request(c->pub.home->alog, c->addr, e, e->body_len, now);
+        log_entry_done(c, e);
+    }
+}
+
+/*
+ * The conn goes: responses cut short log the body bytes they sent; a request never answered
+ * (the client went first) logs 499, as nginx does.
+ */
+static void log_conn_end(struct s1_conn *c)
+{
+    struct accesslog_thread *t = c->pub.home->alog;
+    uint64_t now = clock_now_ns();
+
+    while (c->log_head != NULL) {
+        struct accesslog_entry *e = c->log_head;
+        uint64_t sent = c->out_sent > e->body_off ? c->out_sent - e->body_off : 0;
+        c->log_head = e->next;
+        accesslog_request(t, c->addr, e, sent < e->body_len ? sent : e->body_len, now);
+        free(e);
+    }
+    c->log_tail = NULL;
+    if (c->log_cur != NULL) {
+        c->log_cur->status = 499;
+        accesslog_request(t, c->addr, c->log_cur, 0, now);
+        free(c->log_cur);
+        c->log_cur = NULL;
+    }
+    free(c->log_spare);
+    c->log_spare = NULL;
+}
+
+void s1_conn_log_user(struct s1_conn *c, const char *user)
+{
+    if (c->pub.home->alog != NULL && c->log_cur != NULL)
+        accesslog_entry_user(c->log_cur, user, strlen(user));
+}
+
+void s1_conn_audit(struct s1_conn *c, const char *event, const char *user, size_t user_len,
+                   const char *detail)
+{
+    struct accesslog_thread *t = c->pub.home->alog;
+
+    if (t != NULL)
+        accesslog_event(t, c->addr, event, user, user_len, detail,
+                        c->log_cur != NULL ? c->log_cur->id : 0);
 }
 
 /* ---- responses ---- */
@@ -285,6 +423,7 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
     int cnt = 1;
     ssize_t n;
 
+    c->out_queued += hlen + (b->ops == NULL ? 0 : b->len);
     if (c->dead) {
         body_release(b);
         return;
@@ -312,6 +451,7 @@ static void send_response(struct s1_conn *c, const char *head, size_t hlen, stru
         n = 0;
     }
     metrics_add(&c->pub.home->metrics->bytes_sent, (uint64_t)n);
+    c->out_sent += (uint64_t)n;
     if ((size_t)n == total) {
         body_release(b);
         return;
@@ -333,9 +473,12 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     char head[2048];
     char *p = head;
     size_t extra_len = extra ? strlen(extra) : 0;
+    struct accesslog_entry *le = NULL;
 
     if (body == NULL)
         body = &none;
+    if (c->pub.home->alog != NULL)
+        le = log_take(c);
     if (!c->keep_alive || c->pub.home->draining || c->peer_eof)
         c->close_after = true;
     if (c->pub.req != NULL)
@@ -385,6 +528,11 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         p = put_u64(p, c->pub.home->cfg->hsts_us / 1000000);
         p = put_str(p, "\r\n");
     }
+    if (le != NULL) {
+        p = put_str(p, "X-Request-Id: ");
+        p += accesslog_id_text(c->pub.home->alog, le->id, p);
+        p = put_str(p, "\r\n");
+    }
     if (c->close_after)
         p = put_str(p, "Connection: close\r\n");
     else if (c->http10)
@@ -398,7 +546,11 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
     }
     if (c->pub.head_only)
         body_release(body);
+    if (le != NULL)
+        log_answer(c, le, status, (size_t)(p - head), body->ops == NULL ? 0 : body->len);
     send_response(c, head, (size_t)(p - head), body);
+    if (le != NULL)
+        log_progress(c);
 }
 
 void s1_conn_respond_text(struct s1_conn *c, int status, const char *extra, const char *text)
@@ -651,6 +803,7 @@ static void conn_process(struct s1_conn *c)
             c->body_left = req->chunked ? 1 : req->content_length;
             c->body_unread = c->body_left > 0;
             c->expect_continue = req->expect_continue && req->version_minor == 1;
+            log_head(c, req);
             h = c->pub.home->handler->head(c, c->in + c->in_start, req);
             if (h != S1_HEAD_WHOLE) {
                 head_taken(c, req, h);
@@ -732,7 +885,7 @@ static void arm_write(struct s1_conn *c)
  * Writes queued output (filling it from a body that gives its bytes a part at a time); arms
  * the write event if the socket is full.
  */
-static void conn_flush(struct s1_conn *c)
+static void flush_out(struct s1_conn *c)
 {
     struct minrate_cfg rule = rate_rule(c);
     size_t budget = S1_WRITE_BUDGET;
@@ -767,6 +920,7 @@ static void conn_flush(struct s1_conn *c)
             c->zero_writes = 0;
             budget -= (size_t)n < budget ? (size_t)n : budget;
             metrics_add(&c->pub.home->metrics->bytes_sent, (uint64_t)n);
+            c->out_sent += (uint64_t)n;
         }
     } while (!c->dead && c->body.ops != NULL && body_more(c));
     if (c->dead)
@@ -774,6 +928,14 @@ static void conn_flush(struct s1_conn *c)
     c->send_deadline_ns = 0; /* everything queued was taken */
     if (event_pending(&c->wr_ev, EV_WRITE, NULL))
         event_del(&c->wr_ev);
+}
+
+/* flush_out, then the access log's lines of the responses it completed. */
+static void conn_flush(struct s1_conn *c)
+{
+    flush_out(c);
+    if (c->log_head != NULL)
+        log_progress(c);
 }
 
 static void start_linger(struct s1_conn *c)
@@ -923,6 +1085,8 @@ static int take_proxy_header(struct s1_conn *c)
     if (src.local)
         return 1; /* the balancer's own connection: its address, not counted */
     net_addr_key((struct sockaddr *)&src.addr, src.addr_len, c->pub.peer);
+    if (home->alog != NULL)
+        accesslog_addr_text((struct sockaddr *)&src.addr, src.addr_len, c->addr);
     if (home->conns_per_ip != NULL && !connlimit_acquire(home->conns_per_ip, c->pub.peer)) {
         metrics_add(&home->metrics->connections_rejected_per_ip, 1);
         if (c->tr.ssl != NULL) {
@@ -1037,7 +1201,8 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 /* ---- life cycle ---- */
 
 struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
-                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy)
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], const char *addr, bool tls,
+                            bool proxy)
 {
     struct s1_conn *c = xcalloc(1, sizeof(*c));
 
@@ -1058,6 +1223,7 @@ struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
     c->pub.home = home;
     c->fd = fd;
     memcpy(c->pub.peer, peer, sizeof(c->pub.peer));
+    snprintf(c->addr, sizeof(c->addr), "%s", addr != NULL ? addr : "-");
     c->pub.secure = tls;
     c->state = S1_CONN_READ;
     c->body = (struct s1_body){.ops = NULL, ._fd = -1};
@@ -1085,6 +1251,8 @@ void s1_conn_free(struct s1_conn *c)
 
     if (c->pub.req != NULL)
         home->handler->release(c); /* an answer pending finds nobody */
+    if (home->alog != NULL)
+        log_conn_end(c);
     event_del(&c->rd_ev);
     event_del(&c->wr_ev);
     event_del(&c->tmo_ev);

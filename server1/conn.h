@@ -38,6 +38,11 @@
  * Bytes move through the conn's transport (transport.h): the plain syscalls, or TLS for a
  * connection accepted on --tls-port (tls.h; the handshake within its first reads, bounded by
  * --header-timeout like a request's head). Nothing above this file knows which.
+ * With --access-log (home->alog, accesslog.h) a head's line is begun when it is parsed, and is
+ * written once the output has taken all of its response (offsets in the stream of bytes given
+ * to the socket: pipelined responses complete in order), or when the conn is freed, with the
+ * body bytes sent so far; a head never answered (the client went first) is logged as 499. The
+ * handler adds the verified user (s1_conn_log_user) and audit events (s1_conn_audit).
  */
 #ifndef S1_CONN_H
 #define S1_CONN_H
@@ -56,6 +61,7 @@
 #include "minrate.h"
 #include "ratelimit.h"
 
+struct accesslog_thread;
 struct evbuffer;
 struct s1_config;
 struct s1_tls;
@@ -117,6 +123,7 @@ struct s1_conn_home {
     const struct s1_conn_handler *handler;
     void *handler_arg;                /* the handler's own per-thread state */
     struct s1_tls *tls;               /* HTTPS (tls.h), shared by every thread; NULL: none */
+    struct accesslog_thread *alog;    /* the thread's part of --access-log, or NULL: off */
     void (*closed)(struct s1_conn_home *home); /* after a conn was freed */
     struct httpdate_cache date;       /* the Date header, made once a second */
     TAILQ_HEAD(s1_conn_list, s1_conn) conns;
@@ -147,13 +154,16 @@ static inline struct s1_conn_pub *s1_conn_pub(const struct s1_conn *c)
 
 /*
  * Takes an accepted, non-blocking socket from the client with address key peer (counted in
- * home->conns_per_ip, if on, until the conn is freed), speaking TLS (home->tls) if tls.
+ * home->conns_per_ip, if on, until the conn is freed) and address addr as text (for the access
+ * log: accesslog_addr_text; NULL when it is off), speaking TLS (home->tls) if tls.
  * With proxy (a --trusted-proxy address: peer not counted) a PROXY header comes first, and the
- * client it names replaces peer and is counted then. If TLS cannot start (out of memory) the
- * socket is closed at once, home->closed called, and NULL returned; else the new conn.
+ * client it names replaces peer (and addr) and is counted then. If TLS cannot start (out of
+ * memory) the socket is closed at once, home->closed called, and NULL returned; else the new
+ * conn.
  */
 struct s1_conn *s1_conn_new(struct s1_conn_home *home, int fd,
-                            const uint8_t peer[RATELIMIT_ADDR_LEN], bool tls, bool proxy);
+                            const uint8_t peer[RATELIMIT_ADDR_LEN], const char *addr, bool tls,
+                            bool proxy);
 /* Frees it now; only for the worker's own loops (drain, shutdown), never inside conn code. */
 void s1_conn_free(struct s1_conn *c);
 /* Worker starts draining: idle connections close, busy ones close after their response. */
@@ -180,5 +190,18 @@ void s1_conn_stream_body(struct s1_conn *c, const struct s1_body_sink *sink,
                          uint64_t deadline_ns, uint64_t max_chunked);
 /* For the handler's async callbacks: after responding, continue with the next request. */
 void s1_conn_resume(struct s1_conn *c);
+
+/*
+ * For the handler, before it answers: the access log's line of the current request names user
+ * (its credentials were accepted). Nothing when the log is off.
+ */
+void s1_conn_log_user(struct s1_conn *c, const char *user);
+/*
+ * For the handler: an audit event about the current request, a line of its own in the access
+ * log (accesslog_event: event and detail static; user_len bytes of user as given, or NULL).
+ * Never pass a password. Nothing when the log is off.
+ */
+void s1_conn_audit(struct s1_conn *c, const char *event, const char *user, size_t user_len,
+                   const char *detail);
 
 #endif /* S1_CONN_H */

@@ -120,6 +120,8 @@ void login_answered(struct s1_conn *c, bool wrong, bool accepted)
     const struct s1_service *sh = request_env(c)->svc;
     uint64_t now;
 
+    if (wrong) /* (the name as given: unknown user and wrong password alike) */
+        s1_conn_audit(c, "login_failed", r->user, strlen(r->user), NULL);
     if (r->login_keyed) {
         now = clock_now_ns();
         if (accepted) {
@@ -162,6 +164,7 @@ void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
         login_limited_by_server2(c, retry_ms);
         break;
     case FRAME_ST_OK:
+        s1_conn_log_user(c, r->user);
         if (r->cred_cacheable) {
             credcache_put(&env->cache, &r->cred_key, r->cred_epoch, clock_now_ns());
             metrics_gauge_set(&request_metrics(c)->auth_cache_entries, (int64_t)env->cache.used);
@@ -205,6 +208,7 @@ static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
     if (found) {
         metrics_add(&request_metrics(c)->auth_cache_hits, 1);
         sodium_memzero(&r->cred_key, sizeof(r->cred_key));
+        s1_conn_log_user(c, r->user);
         hit(c);
         return true;
     }

@@ -8,7 +8,8 @@
  * With --tls-port, a second set of sockets on that port speaks HTTPS (tls.h); the certificate
  * and key are checked before anything else starts. SIGHUP reads them again (tls.h; without
  * HTTPS it is logged and ignored), and the 500 ms wait for signals also rotates the
- * session-ticket keys (--tls-ticket-rotate).
+ * session-ticket keys (--tls-ticket-rotate). --access-log is opened before the workers start
+ * (exit 2 if it cannot be); SIGUSR1 opens it again (accesslog.h: after logrotate moved it).
  * Under systemd (Type=notify, sdnotify.h) it says READY=1 once every worker listens (server2
  * need not be up: requests that need it get 503 until a link is made, authclient.h),
  * RELOADING=1 then READY=1 around each SIGHUP, and STOPPING=1 when it starts to stop.
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accesslog.h"
 #include "clock.h"
 #include "commit.h"
 #include "config.h"
@@ -252,6 +254,23 @@ static void reload_tls(struct s1_tls *tls, struct metrics *m, bool stopping)
         sdnotify_or_warn("READY=1");
 }
 
+/* SIGUSR1: the access log opened again (logrotate moved it); each worker takes it. */
+static void reopen_access_log(struct accesslog *alog)
+{
+    char err[ACCESSLOG_ERR_LEN];
+
+    if (alog == NULL || alog->path == NULL) {
+        log_info("SIGUSR1: no --access-log file to reopen (%s), ignored",
+                 alog == NULL ? "none" : "stdout");
+        return;
+    }
+    if (accesslog_reopen(alog, err) < 0) {
+        log_error("SIGUSR1: access log not reopened, the old file kept: %s", err);
+        return;
+    }
+    log_info("SIGUSR1: access log reopened");
+}
+
 /* A new session-ticket key when --tls-ticket-rotate has passed (tls.h). */
 static void rotate_tickets(struct s1_tls *tls, struct metrics *m)
 {
@@ -337,6 +356,8 @@ int main(int argc, char **argv)
     int metrics_fd = -1;
     uint16_t metrics_port = 0;
     struct s1_tls *tls = NULL;
+    struct accesslog alog_store;
+    struct accesslog *alog = NULL;
     unsigned started = 0;
     uint16_t port = 0;
     uint16_t tls_port = 0;
@@ -372,11 +393,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    /* only this thread takes SIGTERM/SIGINT/SIGHUP; workers inherit the blocked mask */
+    /* only this thread takes SIGTERM/SIGINT/SIGHUP/SIGUSR1; workers inherit the blocked mask */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (fit_fd_budget(&cfg, err, sizeof(err)) < 0) {
@@ -400,6 +422,16 @@ int main(int argc, char **argv)
             rc = 2;
             goto out_files;
         }
+    }
+    if (cfg.access_log != NULL) {
+        char aerr[ACCESSLOG_ERR_LEN];
+        if (accesslog_open(&alog_store, cfg.access_log, cfg.access_log_format, cfg.threads,
+                           aerr) < 0) {
+            fprintf(stderr, "server1: %s\n", aerr);
+            rc = 2;
+            goto out_files;
+        }
+        alog = &alog_store;
     }
     fds = xcalloc(cfg.threads, sizeof(*fds));
     tls_fds = xcalloc(cfg.threads, sizeof(*tls_fds));
@@ -468,6 +500,7 @@ int main(int argc, char **argv)
     sh.workers = ws;
     sh.nworkers = cfg.threads;
     sh.tls = tls;
+    sh.alog = alog;
     atomic_init(&sh.nconns, 0);
     if (!limits_init(&cfg, &sh.svc)) {
         fprintf(stderr, "server1: out of memory for the per-client limits\n");
@@ -498,6 +531,8 @@ int main(int argc, char **argv)
         }
         all[i] = &ws[i].metrics;
     }
+    if (alog != NULL && cfg.threads > 0) /* (its owner never writes it: metrics.h) */
+        alog->write_errors = &ws[0].metrics.access_log_write_errors;
     if (have_commit && committer_start(&commit) < 0) {
         fprintf(stderr, "server1: cannot start the committer: %s\n",
                 strerror_r(errno, err, sizeof(err)));
@@ -542,6 +577,9 @@ int main(int argc, char **argv)
         if (sig == SIGHUP) {
             reload_tls(tls, all[0], false);
             sig = 0;
+        } else if (sig == SIGUSR1) {
+            reopen_access_log(alog);
+            sig = 0;
         }
         rotate_tickets(tls, all[0]);
         trim_heap(&next_trim);
@@ -556,6 +594,8 @@ int main(int argc, char **argv)
         int again = wait_signal(&sigs, 50);
         if (again == SIGHUP) {
             reload_tls(tls, all[0], true);
+        } else if (again == SIGUSR1) {
+            reopen_access_log(alog);
         } else if (again != 0) {
             log_warn("second signal: stopping now");
             for (unsigned i = 0; i < cfg.threads; i++)
@@ -582,6 +622,7 @@ out_files:
     free(fds);
     free(tls_fds);
     s1_tls_free(tls);
+    accesslog_close(alog); /* (every worker's last lines written) */
     if (have_commit)
         committer_release(&commit);
     files_release(&files);

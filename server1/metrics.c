@@ -23,6 +23,11 @@ void metrics_init(struct metrics *m)
     memset(m, 0, sizeof(*m));
 }
 
+const char *metrics_limit_name(enum metrics_limit kind)
+{
+    return (unsigned)kind < METRICS_NLIMITS ? limit_names[kind] : "other";
+}
+
 static int status_index(int status)
 {
     switch (status) {
@@ -242,6 +247,10 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
                 sum_counter(all, n, offsetof(struct metrics, auth_cache_misses)));
     put_gauge(out, "server1_auth_cache_entries", "Entries in the --auth-cache of every thread.",
               sum_gauge(all, n, offsetof(struct metrics, auth_cache_entries)));
+    put_counter(out, "server1_access_log_write_errors_total",
+                "Writes to --access-log that failed (disk full, ...): their lines were dropped; "
+                "the first is logged.",
+                sum_counter(all, n, offsetof(struct metrics, access_log_write_errors)));
     put_counter(out, "server1_tls_handshakes_total",
                 "TLS handshakes completed on --tls-port.",
                 sum_counter(all, n, offsetof(struct metrics, tls_handshakes)));

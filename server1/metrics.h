@@ -80,6 +80,9 @@ struct metrics {
     _Atomic uint64_t tls_handshakes_failed; /* TLS conns closed before the handshake ended */
     _Atomic uint64_t tls_resumed;           /* ... completed handshakes that resumed a session */
     _Atomic uint64_t tls_ktls_send;         /* ... after which the kernel encrypts (kTLS send) */
+    /* --access-log writes that failed, buffers dropped: in the first worker's metrics only,
+     * added to atomically by the log's writer and any worker (accesslog.h), never its owner */
+    _Atomic uint64_t access_log_write_errors;
     /* main writes these, in the first worker's metrics only (its owner never does) */
     _Atomic uint64_t tls_reloads;           /* SIGHUP: certificate and key reloaded */
     _Atomic uint64_t tls_reloads_failed;    /* ... refused (the old ones kept) */
@@ -107,6 +110,8 @@ static inline void metrics_gauge_add(_Atomic int64_t *g, int64_t v)
 void metrics_init(struct metrics *m);
 void metrics_request(struct metrics *m, enum metrics_route route, int status);
 void metrics_auth_rtt(struct metrics *m, uint64_t rtt_ns);
+/* A limit's name, as its kind label says it ("login_user", ...): a static string. */
+const char *metrics_limit_name(enum metrics_limit kind);
 
 /*
  * Renders the sum of all[0..n) in the Prometheus text format (version 0.0.4), plus the static

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "ratelimit.h"
@@ -20,6 +21,8 @@ void request_limited(struct s1_conn *c, enum metrics_limit kind, uint64_t wait_n
     snprintf(hdr, sizeof(hdr), "Retry-After: %llu\r\n",
              (unsigned long long)ratelimit_retry_after_s(wait_ns));
     metrics_add(&request_metrics(c)->ratelimited[kind], 1);
+    s1_conn_audit(c, "rate_limited", request_of(c)->user[0] != '\0' ? request_of(c)->user : NULL,
+                  strlen(request_of(c)->user), metrics_limit_name(kind));
     s1_conn_respond_text(c, 429, hdr, text);
 }
 

@@ -573,6 +573,7 @@ static void on_change_verify(struct s1_conn *c, enum frame_status st, uint32_t r
         s1_conn_resume(c);
         return;
     case FRAME_ST_OK:
+        s1_conn_log_user(c, r->user);
         if (op == COMMIT_PUT) {
             put_accepted(c);
             return;

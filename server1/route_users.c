@@ -53,6 +53,7 @@ static void on_create(void *arg, enum frame_status st, uint32_t retry_ms)
     request_of(c)->auth_pending = false;
     switch (st) {
     case FRAME_ST_OK:
+        s1_conn_audit(c, "signup", request_of(c)->user, strlen(request_of(c)->user), NULL);
         s1_conn_respond_text(c, 201, NULL, "created\n");
         break;
     case FRAME_ST_EXISTS:
@@ -107,6 +108,8 @@ enum s1_dispatch route_users_create(struct s1_conn *c, const char *buf,
         s1_conn_respond_text(c, 400, NULL, "password must be 1-256 bytes without NUL\n");
         goto out;
     }
+    memcpy(r->user, user, fields[0].len); /* (valid: at most ACCOUNT_USER_MAX) */
+    r->user[fields[0].len] = '\0';
     if (!signup_allowed(c)) /* every CREATE costs server2 a hash, taken or not */
         goto out;
     if (authclient_submit(request_env(c)->auth, FRAME_CREATE, user, fields[0].len, pass,
@@ -121,7 +124,8 @@ out:
     return d;
 }
 
-static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms)
+static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms,
+                              const char *event)
 {
     struct s1_conn *c = arg;
     struct s1_request *r = request_of(c);
@@ -132,8 +136,11 @@ static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms
     if (st == FRAME_ST_OK && request_env(c)->svc->known_logins != NULL)
         credcache_shared_drop_user(request_env(c)->svc->known_logins, r->user,
                                    strlen(r->user));
+    if (st == FRAME_ST_OK || st == FRAME_ST_INVALID) /* (the credentials were right) */
+        s1_conn_log_user(c, r->user);
     switch (st) {
     case FRAME_ST_OK:
+        s1_conn_audit(c, event, r->user, strlen(r->user), NULL);
         s1_conn_respond(c, 204, NULL, NULL, NULL);
         break;
     case FRAME_ST_LIMITED:
@@ -150,6 +157,16 @@ static void on_account_change(void *arg, enum frame_status st, uint32_t retry_ms
         break;
     }
     s1_conn_resume(c);
+}
+
+static void on_password_change(void *arg, enum frame_status st, uint32_t retry_ms)
+{
+    on_account_change(arg, st, retry_ms, "password_changed");
+}
+
+static void on_account_delete(void *arg, enum frame_status st, uint32_t retry_ms)
+{
+    on_account_change(arg, st, retry_ms, "account_deleted");
 }
 
 /*
@@ -213,11 +230,11 @@ enum s1_dispatch route_users_change(struct s1_conn *c, const char *buf,
         goto out;
     if (req->method == HTTP_METHOD_PUT)
         rc = authclient_submit_setpass(request_env(c)->auth, cred.user, cred.user_len, cred.pass,
-                                       cred.pass_len, pass, field.len, on_account_change, c,
+                                       cred.pass_len, pass, field.len, on_password_change, c,
                                        &r->auth_handle);
     else
         rc = authclient_submit(request_env(c)->auth, FRAME_DELETE, cred.user, cred.user_len,
-                               cred.pass, cred.pass_len, on_account_change, c,
+                               cred.pass, cred.pass_len, on_account_delete, c,
                                &r->auth_handle);
     if (rc < 0) {
         login_answered(c, false, false);

@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "accesslog.h"
 #include "clock.h"
 #include "log.h"
 
@@ -32,6 +33,7 @@ struct s1_handoff {
     struct s1_worker *to;
     int fd;
     uint8_t peer[RATELIMIT_ADDR_LEN];
+    char addr[ACCESSLOG_ADDR_MAX]; /* the client's address as text (for the access log) */
     bool tls;   /* accepted on --tls-port */
     bool proxy; /* from a --trusted-proxy address: a PROXY header comes first */
 };
@@ -129,7 +131,7 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
         handoff_refuse(w, h);
         return;
     }
-    s1_conn_new(&w->home, h->fd, h->peer, h->tls, h->proxy);
+    s1_conn_new(&w->home, h->fd, h->peer, h->addr, h->tls, h->proxy);
     free(h);
 }
 
@@ -138,7 +140,7 @@ static void handoff_deliver(struct mailbox_msg *m, bool live)
  * fails (out of memory) w serves it anyway.
  */
 static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIMIT_ADDR_LEN],
-                         bool tls, bool proxy)
+                         const char *addr, bool tls, bool proxy)
 {
     struct s1_worker *to = least_loaded(w);
     struct s1_handoff *h;
@@ -150,13 +152,14 @@ static void take_or_hand(struct s1_worker *w, int fd, const uint8_t peer[RATELIM
         h->tls = tls;
         h->proxy = proxy;
         memcpy(h->peer, peer, sizeof(h->peer));
+        memcpy(h->addr, addr, sizeof(h->addr));
         atomic_fetch_add_explicit(&to->load, 1, memory_order_relaxed);
         mailbox_post_one(&to->inbox, &h->msg);
         metrics_add(&w->metrics.connections_handed, 1);
         return;
     }
     atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
-    s1_conn_new(&w->home, fd, peer, tls, proxy); /* released by s1_conn_free */
+    s1_conn_new(&w->home, fd, peer, addr, tls, proxy); /* released by s1_conn_free */
 }
 
 /*
@@ -172,6 +175,7 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls, bool metrics_on
         struct sockaddr_storage peer;
         socklen_t peer_len = sizeof(peer);
         uint8_t key[RATELIMIT_ADDR_LEN];
+        char addr[ACCESSLOG_ADDR_MAX] = "-";
         bool proxy;
         int fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
@@ -210,14 +214,16 @@ static void accept_batch(struct s1_worker *w, int lfd, bool tls, bool metrics_on
             reject_per_ip(w, fd, tls);
             continue;
         }
+        if (w->home.alog != NULL)
+            accesslog_addr_text((struct sockaddr *)&peer, peer_len, addr);
         if (metrics_only) {
             struct s1_conn *c;
             atomic_fetch_add_explicit(&w->load, 1, memory_order_relaxed);
-            c = s1_conn_new(&w->home, fd, key, false, false);
+            c = s1_conn_new(&w->home, fd, key, addr, false, false);
             s1_conn_pub(c)->metrics_only = true; /* (plain: never NULL) */
             continue;
         }
-        take_or_hand(w, fd, key, tls, proxy);
+        take_or_hand(w, fd, key, addr, tls, proxy);
     }
 }
 
@@ -337,6 +343,15 @@ static void on_auth_lost(void *arg)
     metrics_gauge_set(&w->metrics.auth_cache_entries, 0);
 }
 
+/* Every ACCESSLOG_FLUSH_MS: the access log's lines to the file (and a reopened one taken). */
+static void on_alog_flush(evutil_socket_t fd, short what, void *arg)
+{
+    struct s1_worker *w = arg;
+    UNUSED(fd);
+    UNUSED(what);
+    accesslog_flush(w->home.alog);
+}
+
 static int setup(struct s1_worker *w)
 {
     const struct s1_config *cfg = w->sh->svc.cfg;
@@ -371,6 +386,12 @@ static int setup(struct s1_worker *w)
     evtimer_assign(&w->accept_pause_ev, w->base, on_accept_resume, w);
     event_assign(&w->notify_ev, w->base, w->notify_fd, EV_READ | EV_PERSIST, on_notify, w);
     evtimer_assign(&w->drain_ev, w->base, on_drain_timeout, w);
+    event_assign(&w->alog_ev, w->base, -1, EV_PERSIST, on_alog_flush, w);
+    if (w->home.alog != NULL) {
+        tv = tv_us(ACCESSLOG_FLUSH_MS * 1000);
+        if (event_add(&w->alog_ev, &tv) < 0)
+            return -1;
+    }
     if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0 ||
         mailbox_attach(&w->inbox, w->base) < 0)
         return -1;
@@ -403,6 +424,8 @@ static void *s1_worker_thread_main(void *arg)
     if (!w->init_failed)
         event_base_dispatch(w->base);
     close_all(w);
+    if (w->home.alog != NULL)
+        accesslog_flush(w->home.alog); /* (the connections closed wrote their lines) */
     authclient_free(w->env.auth);
     w->env.auth = NULL;
     if (w->env.cache_on)
@@ -435,6 +458,8 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     httpdate_cache_init(&w->home.date);
     TAILQ_INIT(&w->home.conns);
     metrics_init(&w->metrics);
+    if (sh->alog != NULL)
+        w->home.alog = &sh->alog->threads[id];
     atomic_init(&w->stop_level, S1_WORKER_RUN);
     atomic_init(&w->done, false);
     atomic_init(&w->load, 0);
@@ -480,6 +505,7 @@ void s1_worker_release(struct s1_worker *w)
         event_del(&w->accept_pause_ev);
         event_del(&w->notify_ev);
         event_del(&w->drain_ev);
+        event_del(&w->alog_ev);
         event_base_free(w->base);
         w->base = NULL;
     }

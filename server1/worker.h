@@ -12,7 +12,9 @@
  * DESIGN: main creates the listening sockets and struct s1_shared, then starts the workers and
  * waits on a barrier until each has set up its base. After that only the worker touches its base
  * and connections. main talks to a worker only through stop_level (atomic) plus a write to
- * notify_fd (an eventfd registered in the worker's base). The committer posts finished uploads
+ * notify_fd (an eventfd registered in the worker's base). With --access-log the worker owns its
+ * part of it (accesslog.h): a 100 ms timer hands its buffer to the log's writer thread, and
+ * its loop's end the rest. The committer posts finished uploads
  * to the worker's inbox (mailbox.h), and other workers post connections they hand over. Workers read one another's metrics (relaxed atomics) to answer /metrics.
  */
 #ifndef S1_WORKER_H
@@ -36,6 +38,7 @@ struct s1_shared {
     struct s1_worker *workers;      /* all of them, for handing connections over */
     size_t nworkers;
     struct s1_tls *tls;             /* --tls-port's (tls.h: locked inside), or NULL */
+    struct accesslog *alog;         /* --access-log (accesslog.h: each worker its part), or NULL */
     _Atomic unsigned nconns;        /* shared mutable: open connections in the process */
     pthread_barrier_t ready;        /* nworkers + 1 (main) */
 };
@@ -67,6 +70,7 @@ struct s1_worker {
     struct event accept_pause_ev;
     struct event notify_ev;
     struct event drain_ev;
+    struct event alog_ev;       /* flushes the access log's buffer (with --access-log) */
     struct s1_conn_home home;   /* what its connections see of it (conn.h) */
     struct s1_handler_env env;  /* what the handler sees of it (service.h) */
     uint64_t last_accept_warn_ns;

@@ -209,7 +209,8 @@ static inline void h_ask_as(struct harness *h, const char *req, bool head_only)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
-    s1_conn_pub(s1_conn_new(&h->home, sv[0], peer, false, false))->metrics_only = h->metrics_port;
+    s1_conn_pub(s1_conn_new(&h->home, sv[0], peer, NULL, false, false))->metrics_only =
+        h->metrics_port;
     assert_int_equal(write(sv[1], req, strlen(req)), (ssize_t)strlen(req));
     h->resp_len = 0;
     h->status = 0;

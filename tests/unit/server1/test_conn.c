@@ -180,7 +180,7 @@ static int setup(void **state)
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
     fx->cli = sv[1];
-    s1_conn_new(&fx->home, sv[0], peer, false, false);
+    s1_conn_new(&fx->home, sv[0], peer, NULL, false, false);
     next_body = (struct s1_body){.ops = NULL, ._fd = -1};
     dispatched = 0;
     *state = fx;
