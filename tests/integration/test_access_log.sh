@@ -44,7 +44,7 @@ itest_start server2 server2 --port 0 --backend "redis://127.0.0.1:$redis_port" \
 S2_PORT=$ITEST_PORT
 
 # s1 NAME FLAGS...: a server1 on every address (IPv4 and IPv6) of a free port; sets URL, URL6,
-# PORT, PID.
+# PORT, PID and METRICS (its metrics listener's /metrics URL).
 s1() {
     local name=$1
     shift
@@ -55,6 +55,7 @@ s1() {
     URL=http://127.0.0.1:$PORT
     URL6="http://[::1]:$PORT"
     PID=$ITEST_PID_LAST
+    METRICS=$ITEST_METRICS_URL
 }
 stop_pid() {
     local rc=0
@@ -62,8 +63,8 @@ stop_pid() {
     wait "$2" || rc=$?
     check_eq "$1: exit status after SIGTERM" "$rc" 0
 }
-metric() { curl -s --max-time 5 "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
-errors_at_least() { test "$(metric "$URL" server1_access_log_write_errors_total)" -ge "$1"; }
+metric() { curl -s --max-time 5 "$METRICS" | awk -v m="$1" '$1 == m { print $2 }'; }
+errors_at_least() { test "$(metric server1_access_log_write_errors_total)" -ge "$1"; }
 # req TAG CURL_ARGS...: one request; appends "TAG STATUS BYTES_RECEIVED REQUEST_ID" to
 # $ITEST_DIR/expect (what the log must say of the line whose target carries tag=TAG)
 req() {
@@ -336,8 +337,8 @@ if [[ -w /dev/full ]]; then
     check_eq "/dev/full: the requests are served all the same" \
         "$(awk '{printf "%s ", $2}' "$ITEST_DIR/expect" | tail -c 16)" "200 200 200 200 "
     wait_until 5 errors_at_least 2 || true
-    check_ok "... the failed writes are counted ($(metric "$URL" server1_access_log_write_errors_total))" \
-        test "$(metric "$URL" server1_access_log_write_errors_total)" -ge 2
+    check_ok "... the failed writes are counted ($(metric server1_access_log_write_errors_total))" \
+        test "$(metric server1_access_log_write_errors_total)" -ge 2
     check_eq "... and logged once" "$(grep -c 'access log: write failed' "$ITEST_DIR/full.log")" 1
     stop_pid "full" "$PID"
 else
