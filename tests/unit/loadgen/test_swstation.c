@@ -8,6 +8,7 @@
  * timed one, and threads beyond LG_THR_MAX are left out and counted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -257,6 +259,67 @@ static void test_sw_group(void **state)
 
 static atomic_bool quit;
 static int quit_fd = -1; /* an eventfd: readable once the threads in epoll must end */
+static _Atomic pid_t tids[3]; /* spin, in_epoll, on_pipe: set once each has its name */
+
+/* The thread's name set, and its id published (tids[i]) for the settling wait. */
+static void named(int i, const char *name)
+{
+    pthread_setname_np(pthread_self(), name);
+    atomic_store(&tids[i], (pid_t)syscall(SYS_gettid));
+}
+
+/* Thread tid of this process is asleep ('S' in /proc/self/task/TID/stat). */
+static bool asleep(pid_t tid)
+{
+    char path[64], buf[512];
+    const char *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    if ((fd = open(path, O_RDONLY)) < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' && p[2] == 'S';
+}
+
+/* Until thread tid is asleep (at most 10 s). */
+static void wait_asleep(pid_t tid)
+{
+    uint64_t deadline = clock_now_ns() + 10000000000ull;
+
+    while (!asleep(tid)) {
+        if (clock_now_ns() > deadline)
+            fail_msg("thread %d did not fall asleep in 10 s", (int)tid);
+        usleep(1000);
+    }
+}
+
+/*
+ * Until the three threads have their names and the two that wait are asleep in their waits
+ * (at most 10 s, however busy the machine): a fixed pause could end before a late thread ran.
+ */
+static void settle(void)
+{
+    uint64_t deadline = clock_now_ns() + 10000000000ull;
+
+    for (;;) {
+        bool ready = true;
+        for (int i = 0; i < 3; i++)
+            ready = ready && atomic_load(&tids[i]) != 0;
+        ready = ready && asleep(atomic_load(&tids[1])) && asleep(atomic_load(&tids[2]));
+        if (ready)
+            return;
+        if (clock_now_ns() > deadline)
+            fail_msg("the test's threads did not settle in 10 s");
+        usleep(1000);
+    }
+}
 
 /* Waits in epoll (no timeout: no wake-ups to count) until quit_fd is written. */
 static void idle_until_quit(void)
@@ -281,7 +344,7 @@ static void quit_all(void)
 static void *spin(void *arg)
 {
     (void)arg;
-    pthread_setname_np(pthread_self(), "s1-wrk-0");
+    named(0, "s1-wrk-0");
     while (!atomic_load(&quit))
         ;
     return NULL;
@@ -290,7 +353,7 @@ static void *spin(void *arg)
 static void *in_epoll(void *arg)
 {
     (void)arg;
-    pthread_setname_np(pthread_self(), "s1-wrk-1");
+    named(1, "s1-wrk-1");
     idle_until_quit();
     return NULL;
 }
@@ -298,7 +361,7 @@ static void *in_epoll(void *arg)
 static void *on_pipe(void *arg)
 {
     char c;
-    pthread_setname_np(pthread_self(), "s2-wrk-0");
+    named(2, "s2-wrk-0");
     while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
         ;
     return NULL;
@@ -331,10 +394,12 @@ static void test_thrsample_self(void **state)
     quit_fd = eventfd(0, 0) /* never read: stays readable for every waiter */;
     assert_true(quit_fd >= 0);
     atomic_store(&quit, false);
+    for (int i = 0; i < 3; i++)
+        atomic_store(&tids[i], 0);
     assert_int_equal(pthread_create(&t[0], NULL, spin, NULL), 0);
     assert_int_equal(pthread_create(&t[1], NULL, in_epoll, NULL), 0);
     assert_int_equal(pthread_create(&t[2], NULL, on_pipe, &fds[0]), 0);
-    usleep(50000); /* let them name themselves and settle */
+    settle();
     s = lg_thrsample_new(&cfg);
     now = clock_now_ns();
     lg_window_init(&win, now + 400000000ull);
@@ -374,15 +439,19 @@ static void test_thrsample_self(void **state)
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cm_cond = PTHREAD_COND_INITIALIZER;
 static int cm_phase; /* 0: wait for work, untimed; 1: a long timed wait; 2: end */
+static _Atomic pid_t cm_tid;   /* the committer's thread id, once named */
+static atomic_bool cm_timed; /* the committer has gone on to its timed wait */
 
 /* A committer: waits on its condition variable, first with no deadline, then with one. */
 static void *committer(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "s1-commit");
+    atomic_store(&cm_tid, (pid_t)syscall(SYS_gettid));
     pthread_mutex_lock(&cm_lock);
     while (cm_phase == 0)
         pthread_cond_wait(&cm_cond, &cm_lock);
+    atomic_store(&cm_timed, true);
     while (cm_phase == 1) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -429,13 +498,19 @@ static void test_thrsample_committer(void **state)
 
     (void)state;
     cm_phase = 0;
+    atomic_store(&cm_tid, 0);
+    atomic_store(&cm_timed, false);
     assert_int_equal(pthread_create(&t, NULL, committer, NULL), 0);
-    usleep(50000);
+    while (atomic_load(&cm_tid) == 0)
+        usleep(1000);
+    wait_asleep(atomic_load(&cm_tid)); /* in its untimed wait */
     sample_window(&r);
     st = &r.st[find(&r, "s1-commit")];
     assert_true(st->busy < 0.05);
     cm_set(1);
-    usleep(50000);
+    while (!atomic_load(&cm_timed))
+        usleep(1000);
+    wait_asleep(atomic_load(&cm_tid)); /* in its timed wait */
     sample_window(&r);
     cm_set(2);
     pthread_join(t, NULL);
@@ -444,12 +519,15 @@ static void test_thrsample_committer(void **state)
     assert_string_equal(st->top_wait + strcspn(st->top_wait, " "), " (timed)");
 }
 
+static atomic_int nnamed; /* named_idle threads that have their names */
+
 static void *named_idle(void *arg)
 {
     char name[16];
 
     snprintf(name, sizeof(name), "s1-wrk-%d", (int)(intptr_t)arg);
     pthread_setname_np(pthread_self(), name);
+    atomic_fetch_add(&nnamed, 1);
     idle_until_quit();
     return NULL;
 }
@@ -471,9 +549,14 @@ static void test_thrsample_limit(void **state)
     quit_fd = eventfd(0, 0);
     assert_true(quit_fd >= 0);
     atomic_store(&quit, false);
+    atomic_store(&nnamed, 0);
     for (int i = 0; i < NT; i++)
         assert_int_equal(pthread_create(&t[i], NULL, named_idle, (void *)(intptr_t)i), 0);
-    usleep(100000);
+    for (uint64_t deadline = clock_now_ns() + 10000000000ull; atomic_load(&nnamed) < NT;) {
+        if (clock_now_ns() > deadline)
+            fail_msg("the threads did not name themselves in 10 s");
+        usleep(1000);
+    }
     s = lg_thrsample_new(&cfg);
     now = clock_now_ns();
     lg_window_init(&win, now + 100000000ull);
