@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "textput.h"
 #include "xalloc.h"
 
 static const char hex[] = "0123456789abcdef";
@@ -86,34 +87,13 @@ size_t accesslog_escape_json(const char *s, size_t n, char *out)
     return (size_t)(p - out);
 }
 
-static char *put(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
-static char *put_u64(char *p, uint64_t v)
-{
-    char tmp[24];
-    size_t n = 0;
-
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = tmp[--n];
-    return p;
-}
-
 /* ns as milliseconds with microseconds: "12.345" */
 static char *put_ms(char *p, uint64_t ns)
 {
     uint64_t us = ns / 1000;
     unsigned frac = (unsigned)(us % 1000);
 
-    p = put_u64(p, us / 1000);
+    p = textput_u64(p, us / 1000);
     *p++ = '.';
     *p++ = (char)('0' + frac / 100);
     *p++ = (char)('0' + frac / 10 % 10);
@@ -125,7 +105,7 @@ static char *put_ms(char *p, uint64_t ns)
 static char *put_clf(char *p, const char *s, size_t n, bool present)
 {
     if (!present || n == 0)
-        return put(p, "-");
+        return textput_str(p, "-");
     return p + accesslog_escape_clf(s, n, p);
 }
 
@@ -134,10 +114,10 @@ static char *put_json(char *p, const char *name, const char *s, size_t n, bool p
 {
     *p++ = ',';
     *p++ = '"';
-    p = put(p, name);
-    p = put(p, "\":");
+    p = textput_str(p, name);
+    p = textput_str(p, "\":");
     if (!present)
-        return put(p, "null");
+        return textput_str(p, "null");
     *p++ = '"';
     p += accesslog_escape_json(s, n, p);
     *p++ = '"';
@@ -146,7 +126,7 @@ static char *put_json(char *p, const char *name, const char *s, size_t n, bool p
 
 static char *put_protocol(char *p, const struct accesslog_entry *e)
 {
-    p = put(p, "HTTP/1.");
+    p = textput_str(p, "HTTP/1.");
     *p++ = (char)('0' + (e->version_minor == 0 ? 0 : 1));
     return p;
 }
@@ -156,12 +136,12 @@ static size_t format_request_clf(const struct accesslog_line *l, const struct ac
 {
     char *p = out;
 
-    p = put(p, l->addr);
-    p = put(p, " - ");
+    p = textput_str(p, l->addr);
+    p = textput_str(p, " - ");
     p = put_clf(p, e->user, e->user_len, e->user_len > 0);
-    p = put(p, " [");
-    p = put(p, l->time);
-    p = put(p, "] \"");
+    p = textput_str(p, " [");
+    p = textput_str(p, l->time);
+    p = textput_str(p, "] \"");
     if (e->has_head) {
         p += accesslog_escape_clf(e->method, e->method_len, p);
         *p++ = ' ';
@@ -171,21 +151,21 @@ static size_t format_request_clf(const struct accesslog_line *l, const struct ac
     } else {
         *p++ = '-';
     }
-    p = put(p, "\" ");
-    p = put_u64(p, (uint64_t)e->status);
+    p = textput_str(p, "\" ");
+    p = textput_u64(p, (uint64_t)e->status);
     *p++ = ' ';
-    p = put_u64(p, l->bytes);
+    p = textput_u64(p, l->bytes);
     if (l->format == ACCESSLOG_COMBINED) {
-        p = put(p, " \"");
+        p = textput_str(p, " \"");
         p = put_clf(p, e->referer, e->referer_len, e->has_referer);
-        p = put(p, "\" \"");
+        p = textput_str(p, "\" \"");
         p = put_clf(p, e->ua, e->ua_len, e->has_ua);
         *p++ = '"';
     }
     *p++ = ' ';
     p = put_ms(p, l->duration_ns);
     *p++ = ' ';
-    p = put(p, l->id);
+    p = textput_str(p, l->id);
     *p++ = '\n';
     return (size_t)(p - out);
 }
@@ -195,32 +175,32 @@ static size_t format_request_json(const struct accesslog_line *l, const struct a
 {
     char *p = out;
 
-    p = put(p, "{\"time\":\"");
-    p = put(p, l->time);
-    p = put(p, "\",\"addr\":\"");
-    p = put(p, l->addr);
+    p = textput_str(p, "{\"time\":\"");
+    p = textput_str(p, l->time);
+    p = textput_str(p, "\",\"addr\":\"");
+    p = textput_str(p, l->addr);
     *p++ = '"';
     p = put_json(p, "user", e->user, e->user_len, e->user_len > 0);
     p = put_json(p, "method", e->method, e->method_len, e->has_head);
     p = put_json(p, "path", e->target, e->target_len, e->has_head);
     if (e->has_head) {
-        p = put(p, ",\"protocol\":\"");
+        p = textput_str(p, ",\"protocol\":\"");
         p = put_protocol(p, e);
         *p++ = '"';
     } else {
-        p = put(p, ",\"protocol\":null");
+        p = textput_str(p, ",\"protocol\":null");
     }
-    p = put(p, ",\"status\":");
-    p = put_u64(p, (uint64_t)e->status);
-    p = put(p, ",\"bytes\":");
-    p = put_u64(p, l->bytes);
+    p = textput_str(p, ",\"status\":");
+    p = textput_u64(p, (uint64_t)e->status);
+    p = textput_str(p, ",\"bytes\":");
+    p = textput_u64(p, l->bytes);
     p = put_json(p, "referer", e->referer, e->referer_len, e->has_referer);
     p = put_json(p, "user_agent", e->ua, e->ua_len, e->has_ua);
-    p = put(p, ",\"duration_ms\":");
+    p = textput_str(p, ",\"duration_ms\":");
     p = put_ms(p, l->duration_ns);
-    p = put(p, ",\"request_id\":\"");
-    p = put(p, l->id);
-    p = put(p, "\"}\n");
+    p = textput_str(p, ",\"request_id\":\"");
+    p = textput_str(p, l->id);
+    p = textput_str(p, "\"}\n");
     return (size_t)(p - out);
 }
 
@@ -241,31 +221,31 @@ size_t accesslog_format_event(const struct accesslog_line *l, const char *event,
     if (user_len > ACCESSLOG_USER_MAX)
         user_len = ACCESSLOG_USER_MAX;
     if (l->format == ACCESSLOG_JSON) {
-        p = put(p, "{\"time\":\"");
-        p = put(p, l->time);
-        p = put(p, "\",\"event\":\"");
+        p = textput_str(p, "{\"time\":\"");
+        p = textput_str(p, l->time);
+        p = textput_str(p, "\",\"event\":\"");
         p += accesslog_escape_json(event, strnlen(event, ACCESSLOG_DETAIL_MAX), p);
-        p = put(p, "\",\"addr\":\"");
-        p = put(p, l->addr);
+        p = textput_str(p, "\",\"addr\":\"");
+        p = textput_str(p, l->addr);
         *p++ = '"';
         p = put_json(p, "user", user, user_len, user != NULL);
         p = put_json(p, "detail", detail, dlen, detail != NULL);
-        p = put(p, ",\"request_id\":\"");
-        p = put(p, l->id);
-        p = put(p, "\"}\n");
+        p = textput_str(p, ",\"request_id\":\"");
+        p = textput_str(p, l->id);
+        p = textput_str(p, "\"}\n");
         return (size_t)(p - out);
     }
-    p = put(p, l->addr);
-    p = put(p, " - ");
+    p = textput_str(p, l->addr);
+    p = textput_str(p, " - ");
     p = put_clf(p, user, user_len, user != NULL);
-    p = put(p, " [");
-    p = put(p, l->time);
-    p = put(p, "] \"AUDIT ");
+    p = textput_str(p, " [");
+    p = textput_str(p, l->time);
+    p = textput_str(p, "] \"AUDIT ");
     p += accesslog_escape_clf(event, strnlen(event, ACCESSLOG_DETAIL_MAX), p);
-    p = put(p, "\" ");
+    p = textput_str(p, "\" ");
     p = put_clf(p, detail, dlen, detail != NULL);
     *p++ = ' ';
-    p = put(p, l->id);
+    p = textput_str(p, l->id);
     *p++ = '\n';
     return (size_t)(p - out);
 }
@@ -600,7 +580,7 @@ size_t accesslog_id_text(const struct accesslog_thread *t, uint64_t id, char *ou
 
     memcpy(p, t->id_prefix, t->id_prefix_len);
     p += t->id_prefix_len;
-    p = put_u64(p, id);
+    p = textput_u64(p, id);
     *p = '\0';
     return (size_t)(p - out);
 }
@@ -706,12 +686,12 @@ static const char *time_text(struct accesslog_thread *t, uint64_t now_ns, char *
     if (t->log->format != ACCESSLOG_JSON)
         return t->clf_time;
     ms = (unsigned)(ts.tv_nsec / 1000000);
-    p = put(out, t->iso_time);
+    p = textput_str(out, t->iso_time);
     *p++ = '.';
     *p++ = (char)('0' + ms / 100);
     *p++ = (char)('0' + ms / 10 % 10);
     *p++ = (char)('0' + ms % 10);
-    p = put(p, t->iso_zone);
+    p = textput_str(p, t->iso_zone);
     *p = '\0';
     return out;
 }

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "net.h"
 #include "proxyproto.h"
+#include "textput.h"
 #include "tls.h"
 #include "transport.h"
 #include "xalloc.h"
@@ -323,26 +324,6 @@ static const char *reason(int status)
     }
 }
 
-static char *put_str(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
-static char *put_u64(char *p, uint64_t v)
-{
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = tmp[--n];
-    return p;
-}
-
 static struct evbuffer *out_buf(struct s1_conn *c)
 {
     if (c->out == NULL) {
@@ -496,24 +477,24 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         c->linger_after = true;
     }
 
-    p = put_str(p, "HTTP/1.1 ");
-    p = put_u64(p, (uint64_t)status);
+    p = textput_str(p, "HTTP/1.1 ");
+    p = textput_u64(p, (uint64_t)status);
     *p++ = ' ';
-    p = put_str(p, reason(status));
-    p = put_str(p, "\r\nServer: server1\r\nDate: ");
-    p = put_str(p, httpdate_cached(&c->pub.home->date, clock_wall_s()));
-    p = put_str(p, "\r\n");
+    p = textput_str(p, reason(status));
+    p = textput_str(p, "\r\nServer: server1\r\nDate: ");
+    p = textput_str(p, httpdate_cached(&c->pub.home->date, clock_wall_s()));
+    p = textput_str(p, "\r\n");
     /* a 204 must not carry Content-Length (RFC 9110 8.6); a 304 may only with the length
      * of the 200 it stands for, which it leaves out here */
     if (status != 204 && status != 304) {
-        p = put_str(p, "Content-Length: ");
-        p = put_u64(p, body->ops == NULL ? 0 : body->len);
-        p = put_str(p, "\r\n");
+        p = textput_str(p, "Content-Length: ");
+        p = textput_u64(p, body->ops == NULL ? 0 : body->len);
+        p = textput_str(p, "\r\n");
     }
     if (content_type != NULL) {
-        p = put_str(p, "X-Content-Type-Options: nosniff\r\nContent-Type: ");
-        p = put_str(p, content_type);
-        p = put_str(p, "\r\n");
+        p = textput_str(p, "X-Content-Type-Options: nosniff\r\nContent-Type: ");
+        p = textput_str(p, content_type);
+        p = textput_str(p, "\r\n");
     }
     if (extra_len > sizeof(head) - 512) { /* no caller sends that many: a bug, said once */
         log_error("%zu bytes of extra headers for a %d: left out", extra_len, status);
@@ -524,20 +505,20 @@ void s1_conn_respond(struct s1_conn *c, int status, const char *content_type, co
         p += extra_len;
     }
     if (c->pub.secure && c->pub.home->cfg->hsts_us > 0) {
-        p = put_str(p, "Strict-Transport-Security: max-age=");
-        p = put_u64(p, c->pub.home->cfg->hsts_us / 1000000);
-        p = put_str(p, "\r\n");
+        p = textput_str(p, "Strict-Transport-Security: max-age=");
+        p = textput_u64(p, c->pub.home->cfg->hsts_us / 1000000);
+        p = textput_str(p, "\r\n");
     }
     if (le != NULL) {
-        p = put_str(p, "X-Request-Id: ");
+        p = textput_str(p, "X-Request-Id: ");
         p += accesslog_id_text(c->pub.home->alog, le->id, p);
-        p = put_str(p, "\r\n");
+        p = textput_str(p, "\r\n");
     }
     if (c->close_after)
-        p = put_str(p, "Connection: close\r\n");
+        p = textput_str(p, "Connection: close\r\n");
     else if (c->http10)
-        p = put_str(p, "Connection: keep-alive\r\n");
-    p = put_str(p, "\r\n");
+        p = textput_str(p, "Connection: keep-alive\r\n");
+    p = textput_str(p, "\r\n");
 
     metrics_request(c->pub.home->metrics, c->pub.route, status);
     if (c->req_inflight) {
