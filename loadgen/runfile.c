@@ -283,14 +283,16 @@ static int read_hist(const json_t *o, struct hist *h, const char *path, const st
 }
 
 /*
- * The errors by kind ({"404": 5, "timeout": 1}); absent in files written before it (the table
- * stays empty). Each name must be a status 100-599 or a kind, and the entries must add up to
- * the errors by class.
+ * A table of counts by name, o's member key: the errors by kind ({"404": 5, "timeout": 1}) or
+ * the successes by status ({"200": 16}). Absent in files written before it (the table stays
+ * empty). Each name must be a status 100-599 or, unless statuses_only, an error kind; the
+ * entries must add up to total (with may_be_empty, an empty table is also taken: not known).
  */
-static int read_errtab(const json_t *o, struct lg_stats *s, const char *path,
-                       const struct lg_jctx *c)
+static int read_table(const json_t *o, const char *key_name, struct lg_errtab *tab,
+                      bool statuses_only, uint64_t total, bool may_be_empty, const char *path,
+                      const struct lg_jctx *c)
 {
-    json_t *t = json_object_get(o, "by_kind");
+    json_t *t = json_object_get(o, key_name);
     char sub[LG_PATH_LEN];
     const char *key;
     json_t *v;
@@ -298,47 +300,22 @@ static int read_errtab(const json_t *o, struct lg_stats *s, const char *path,
     if (t == NULL)
         return 0;
     if (!json_is_object(t))
-        return fail(c, path, "by_kind", "an object expected");
-    sub_path(sub, "%s.by_kind", path);
+        return fail(c, path, key_name, "an object expected");
+    sub_path(sub, "%s.%s", path, key_name);
     json_object_foreach(t, key, v) {
         uint64_t n;
         if (get_u64(t, key, LG_RUNFILE_COUNT_MAX, &n, sub, c) < 0)
             return -1;
-        if (lg_errtab_add_named(&s->by_kind, key, n) < 0)
-            return fail(c, sub, key, "not a status 100-599 nor an error kind");
+        if ((statuses_only && (key[0] < '1' || key[0] > '5')) ||
+            lg_errtab_add_named(tab, key, n) < 0)
+            return fail(c, sub, key,
+                        statuses_only ? "not a status 100-599"
+                                      : "not a status 100-599 nor an error kind");
     }
-    if (lg_errtab_total(&s->by_kind) != lg_stats_errors(s))
-        return fail(c, path, "by_kind", "does not add up to the errors in err");
-    return 0;
-}
-
-/*
- * The successes by status ({"200": 16}); absent in files written before it, or empty (the
- * table stays empty: not known). Each name must be a status 100-599, and the entries, if any,
- * must add up to ok.
- */
-static int read_ok_statuses(const json_t *o, struct lg_stats *s, const char *path,
-                            const struct lg_jctx *c)
-{
-    json_t *t = json_object_get(o, "ok_by_status");
-    char sub[LG_PATH_LEN];
-    const char *key;
-    json_t *v;
-
-    if (t == NULL)
-        return 0;
-    if (!json_is_object(t))
-        return fail(c, path, "ok_by_status", "an object expected");
-    sub_path(sub, "%s.ok_by_status", path);
-    json_object_foreach(t, key, v) {
-        uint64_t n;
-        if (get_u64(t, key, LG_RUNFILE_COUNT_MAX, &n, sub, c) < 0)
-            return -1;
-        if (key[0] < '1' || key[0] > '5' || lg_errtab_add_named(&s->ok_by_status, key, n) < 0)
-            return fail(c, sub, key, "not a status 100-599");
-    }
-    if (lg_errtab_total(&s->ok_by_status) > 0 && lg_errtab_total(&s->ok_by_status) != s->ok)
-        return fail(c, path, "ok_by_status", "does not add up to ok");
+    if (!(may_be_empty && lg_errtab_total(tab) == 0) && lg_errtab_total(tab) != total)
+        return fail(c, path, key_name,
+                    statuses_only ? "does not add up to ok"
+                                  : "does not add up to the errors in err");
     return 0;
 }
 
@@ -361,7 +338,8 @@ static int read_stats(const json_t *o, struct lg_stats *s, const char *path,
         if (get_u64(errs, lg_err_name((enum lg_err)e), LG_RUNFILE_COUNT_MAX, &s->err[e], sub, c) <
             0)
             return -1;
-    if (read_errtab(o, s, path, c) < 0 || read_ok_statuses(o, s, path, c) < 0)
+    if (read_table(o, "by_kind", &s->by_kind, false, lg_stats_errors(s), false, path, c) < 0 ||
+        read_table(o, "ok_by_status", &s->ok_by_status, true, s->ok, true, path, c) < 0)
         return -1;
     sub_path(sub, "%s.lat_ns", path);
     if (read_hist(lat, &s->lat, sub, c) < 0)

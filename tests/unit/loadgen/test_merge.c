@@ -511,6 +511,23 @@ static void test_merge_parse_by_kind(void **state)
     assert_int_equal(lg_errtab_total(&in.points[0].st[LG_REQ_ALL].by_kind), 0);
     lg_runfile_release(&in);
     free(text);
+
+    /* the successes by status: read back; a count off ok, or a kind's name, refused */
+    assert_int_equal(lg_errtab_add_named(&p.st[LG_REQ_GET].ok_by_status, "200", 100), 0);
+    t_write(&run);
+    text = t_read_run(dir, &len);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_int_equal(in.points[0].st[LG_REQ_GET].ok_by_status.status[200 - LG_STATUS_MIN], 100);
+    lg_runfile_release(&in);
+    at = t_last(text, "\"200\": 100");
+    assert_non_null(at);
+    memcpy(at, "\"200\": 101", 10);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: points[0].raw.get.ok_by_status: does not add up to ok");
+    memcpy(at, "\"reset\": 1", 10);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: points[0].raw.get.ok_by_status.reset: not a status 100-599");
+    free(text);
     t_remove(root);
 }
 
