@@ -552,6 +552,15 @@ static void bind_str(MYSQL_BIND *b, const char *s, size_t len)
     b->buffer_length = (unsigned long)len;
 }
 
+/* A string result column into buf (cap bytes); its length lands in *len. */
+static void bind_out_str(MYSQL_BIND *b, char *buf, size_t cap, unsigned long *len)
+{
+    b->buffer_type = MYSQL_TYPE_STRING;
+    b->buffer = buf;
+    b->buffer_length = (unsigned long)cap;
+    b->length = len;
+}
+
 /* INSERT IGNORE of every CREATE: 0, -1 (connection unusable), or 1 (ops failed, err set). */
 static int run_insert(struct mysql_conn *mc, struct backend_op *ops, size_t n, size_t ncreate,
                       char *err)
@@ -608,14 +617,8 @@ static int run_select(struct mysql_conn *mc, struct backend_op *ops, size_t n, c
             bind_str(&b[rows + r], op->user, op->user_len);
     }
     memset(out, 0, sizeof(out));
-    out[0].buffer_type = MYSQL_TYPE_STRING;
-    out[0].buffer = user;
-    out[0].buffer_length = sizeof(user);
-    out[0].length = &lens[0];
-    out[1].buffer_type = MYSQL_TYPE_STRING;
-    out[1].buffer = hash;
-    out[1].buffer_length = sizeof(hash);
-    out[1].length = &lens[1];
+    bind_out_str(&out[0], user, sizeof(user), &lens[0]);
+    bind_out_str(&out[1], hash, sizeof(hash), &lens[1]);
     out[1].is_null = &hash_null;
     bind_u64(&out[2], &ahead_us);
     if (mysql_stmt_bind_param(st, b) != 0 || execute(st) != 0 ||
@@ -878,10 +881,7 @@ static int my_feed_read(void *conn, uint64_t after, unsigned wait_ms, struct bac
     bind_u64(&b[1], &limit);
     memset(r, 0, sizeof(r));
     bind_u64(&r[0], &seq);
-    r[1].buffer_type = MYSQL_TYPE_STRING;
-    r[1].buffer = user;
-    r[1].buffer_length = sizeof(user);
-    r[1].length = &ulen;
+    bind_out_str(&r[1], user, sizeof(user), &ulen);
     if (mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
         mysql_stmt_bind_result(st, r) != 0 || mysql_stmt_store_result(st) != 0)
         return feed_failed(st, "the feed", err);
@@ -1027,14 +1027,8 @@ static int my_list(void *conn, backend_list_cb cb, void *arg, char *err)
     if (st == NULL)
         return -1;
     memset(out, 0, sizeof(out));
-    out[0].buffer_type = MYSQL_TYPE_STRING;
-    out[0].buffer = user;
-    out[0].buffer_length = sizeof(user);
-    out[0].length = &lens[0];
-    out[1].buffer_type = MYSQL_TYPE_STRING;
-    out[1].buffer = hash;
-    out[1].buffer_length = sizeof(hash);
-    out[1].length = &lens[1];
+    bind_out_str(&out[0], user, sizeof(user), &lens[0]);
+    bind_out_str(&out[1], hash, sizeof(hash), &lens[1]);
     if (mysql_stmt_execute(st) != 0 || mysql_stmt_bind_result(st, out) != 0)
         return feed_failed(st, "the listing", err);
     while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
