@@ -105,8 +105,13 @@ static void client_read(SSL *cli, char *got, size_t *len, size_t cap)
         assert_int_equal(got[i], pattern_at(i));
 }
 
-/* One handshake between t (server1's end, attached to tls) and cli over a BIO pair. */
+/*
+ * A connection after its handshake: t (server1's end, on a server of its own) and cli over a
+ * BIO pair whose server1 side buffers wire bytes.
+ */
 struct pair {
+    struct s1_tls *tls;
+    struct metrics metrics;
     struct s1_transport t;
     SSL_CTX *cctx;
     SSL *cli;
@@ -114,23 +119,33 @@ struct pair {
     int fds[2];
 };
 
-static void pair_open(struct pair *p, struct s1_tls *tls, struct metrics *metrics)
+/* The handshake; small: TLS 1.2 records of 1 KiB (max_fragment_length) through WIRE bytes. */
+static struct pair *pair_open(bool small)
 {
+    struct pair *p = calloc(1, sizeof(*p));
     BIO *sbio;
+    char b[16];
+    size_t n;
 
+    assert_non_null(p);
+    p->tls = make_server();
     p->cctx = SSL_CTX_new(TLS_client_method());
     assert_non_null(p->cctx);
+    if (small)
+        assert_int_equal(SSL_CTX_set_max_proto_version(p->cctx, TLS1_2_VERSION), 1);
     p->cli = SSL_new(p->cctx);
     assert_non_null(p->cli);
+    if (small)
+        assert_int_equal(
+            SSL_set_tlsext_max_fragment_length(p->cli, TLSEXT_max_fragment_length_1024), 1);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, p->fds), 0);
-    assert_int_equal(s1_tls_attach(&p->t, tls, p->fds[0], metrics), 0);
-    assert_int_equal(BIO_new_bio_pair(&sbio, 1 << 16, &p->cbio, 1 << 16), 1);
+    assert_int_equal(s1_tls_attach(&p->t, p->tls, p->fds[0], &p->metrics), 0);
+    assert_int_equal(BIO_new_bio_pair(&sbio, small ? WIRE : 1 << 16, &p->cbio, 1 << 16), 1);
     SSL_set_bio(p->t.ssl, sbio, sbio);
     SSL_set_bio(p->cli, p->cbio, p->cbio);
     SSL_set_connect_state(p->cli);
     for (int turn = 0; turn < 100 && !(p->t.handshake_done && SSL_is_init_finished(p->cli));
          turn++) {
-        char b[16];
         if (SSL_do_handshake(p->cli) != 1)
             ERR_clear_error();
         assert_int_equal(p->t.ops->recv(&p->t, b, sizeof(b)), -1);
@@ -139,14 +154,11 @@ static void pair_open(struct pair *p, struct s1_tls *tls, struct metrics *metric
     assert_true(p->t.handshake_done);
     assert_true(SSL_is_init_finished(p->cli));
     /* the client takes its session tickets: what is left on the wire is server1's from now */
-    {
-        char b[16];
-        size_t n;
-        assert_int_equal(SSL_read_ex(p->cli, b, sizeof(b), &n), 0);
-        assert_int_equal(SSL_get_error(p->cli, 0), SSL_ERROR_WANT_READ);
-        ERR_clear_error();
-    }
+    assert_int_equal(SSL_read_ex(p->cli, b, sizeof(b), &n), 0);
+    assert_int_equal(SSL_get_error(p->cli, 0), SSL_ERROR_WANT_READ);
+    ERR_clear_error();
     assert_int_equal(BIO_ctrl_pending(p->cbio), 0);
+    return p;
 }
 
 static void pair_close(struct pair *p)
@@ -155,26 +167,34 @@ static void pair_close(struct pair *p)
     close(p->fds[1]);
     SSL_free(p->cli);
     SSL_CTX_free(p->cctx);
+    s1_tls_free(p->tls);
+    free(p);
+}
+
+static int setup(void **state)
+{
+    *state = pair_open(false);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    pair_close(*state);
+    return 0;
 }
 
 /* server1 shuts first: the client reads a close_notify (the end is not a truncation). */
 static void test_tls_shutdown_sends_close_notify(void **state)
 {
-    struct s1_tls *tls = make_server();
-    static struct metrics metrics;
-    struct pair p;
+    struct pair *p = *state;
     char b[16];
     size_t n;
-    (void)state;
 
-    pair_open(&p, tls, &metrics);
-    assert_int_equal(p.t.ops->shutdown(&p.t), 0);
-    assert_true(BIO_ctrl_pending(p.cbio) > 0);
-    assert_int_equal(SSL_read_ex(p.cli, b, sizeof(b), &n), 0);
-    assert_int_equal(SSL_get_error(p.cli, 0), SSL_ERROR_ZERO_RETURN);
+    assert_int_equal(p->t.ops->shutdown(&p->t), 0);
+    assert_true(BIO_ctrl_pending(p->cbio) > 0);
+    assert_int_equal(SSL_read_ex(p->cli, b, sizeof(b), &n), 0);
+    assert_int_equal(SSL_get_error(p->cli, 0), SSL_ERROR_ZERO_RETURN);
     ERR_clear_error();
-    pair_close(&p);
-    s1_tls_free(tls);
 }
 
 /*
@@ -183,19 +203,13 @@ static void test_tls_shutdown_sends_close_notify(void **state)
  */
 static void test_tls_peer_close_notify_not_answered(void **state)
 {
-    struct s1_tls *tls = make_server();
-    static struct metrics metrics;
-    struct pair p;
+    struct pair *p = *state;
     char b[16];
-    (void)state;
 
-    pair_open(&p, tls, &metrics);
-    assert_int_equal(SSL_shutdown(p.cli), 0); /* sent, the peer's not yet seen */
-    assert_int_equal(p.t.ops->recv(&p.t, b, sizeof(b)), 0);
-    assert_int_equal(p.t.ops->shutdown(&p.t), 0);
-    assert_int_equal(BIO_ctrl_pending(p.cbio), 0); /* nothing written after it */
-    pair_close(&p);
-    s1_tls_free(tls);
+    assert_int_equal(SSL_shutdown(p->cli), 0); /* sent, the peer's not yet seen */
+    assert_int_equal(p->t.ops->recv(&p->t, b, sizeof(b)), 0);
+    assert_int_equal(p->t.ops->shutdown(&p->t), 0);
+    assert_int_equal(BIO_ctrl_pending(p->cbio), 0); /* nothing written after it */
 }
 
 /*
@@ -204,19 +218,13 @@ static void test_tls_peer_close_notify_not_answered(void **state)
  */
 static void test_tls_stale_error_ignored(void **state)
 {
-    struct s1_tls *tls = make_server();
-    static struct metrics metrics;
-    struct pair p;
+    struct pair *p = *state;
     char b[16];
-    (void)state;
 
-    pair_open(&p, tls, &metrics);
     ERR_raise(ERR_LIB_SSL, SSL_R_BAD_LENGTH);
-    assert_int_equal(p.t.ops->recv(&p.t, b, sizeof(b)), -1);
+    assert_int_equal(p->t.ops->recv(&p->t, b, sizeof(b)), -1);
     assert_int_equal(errno, EAGAIN);
-    assert_false(p.t.fatal);
-    pair_close(&p);
-    s1_tls_free(tls);
+    assert_false(p->t.fatal);
 }
 
 /*
@@ -227,17 +235,11 @@ static void test_tls_stale_error_ignored(void **state)
  */
 static void test_tls_writev_retry_across_pieces(void **state)
 {
-    struct s1_tls *tls = make_server();
-    static struct metrics metrics;
-    struct s1_transport t;
-    SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
-    SSL *cli;
-    BIO *sbio, *cbio;
+    struct pair *p = pair_open(true);
     struct evbuffer *out = evbuffer_new();
     char head[1500], body[1000], got[2500];
     size_t got_len = 0;
     struct iovec iov[2] = {{head, sizeof(head)}, {body, sizeof(body)}};
-    int fds[2];
     ssize_t n;
     (void)state;
 
@@ -245,62 +247,38 @@ static void test_tls_writev_retry_across_pieces(void **state)
         head[i] = pattern_at(i);
     for (size_t i = 0; i < sizeof(body); i++)
         body[i] = pattern_at(sizeof(head) + i);
-    assert_non_null(cctx);
     assert_non_null(out);
-    assert_int_equal(SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION), 1);
-    cli = SSL_new(cctx);
-    assert_non_null(cli);
-    assert_int_equal(SSL_set_tlsext_max_fragment_length(cli, TLSEXT_max_fragment_length_1024), 1);
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-    assert_int_equal(s1_tls_attach(&t, tls, fds[0], &metrics), 0);
-    assert_int_equal(BIO_new_bio_pair(&sbio, WIRE, &cbio, 1 << 16), 1);
-    SSL_set_bio(t.ssl, sbio, sbio);
-    SSL_set_bio(cli, cbio, cbio);
-    SSL_set_connect_state(cli);
 
-    for (int turn = 0; turn < 100 && !(t.handshake_done && SSL_is_init_finished(cli)); turn++) {
-        char b[16];
-        if (SSL_do_handshake(cli) != 1)
-            ERR_clear_error();
-        assert_int_equal(t.ops->recv(&t, b, sizeof(b)), -1);
-        assert_int_equal(errno, EAGAIN);
-    }
-    assert_true(t.handshake_done);
-    assert_true(SSL_is_init_finished(cli));
-
-    n = t.ops->writev(&t, iov, 2);
+    n = p->t.ops->writev(&p->t, iov, 2);
     assert_int_equal(n, 1024);
     /* conn.c's queue_out: the head's rest copied, the body by reference */
     assert_int_equal(evbuffer_add(out, head + n, sizeof(head) - (size_t)n), 0);
     assert_int_equal(evbuffer_add_reference(out, body, sizeof(body), NULL, NULL), 0);
-    client_read(cli, got, &got_len, sizeof(got));
+    client_read(p->cli, got, &got_len, sizeof(got));
     assert_int_equal(got_len, 1024);
 
     for (int turn = 0; turn < 100 && evbuffer_get_length(out) > 0; turn++) {
-        int w = t.ops->write_out(&t, out, 2u << 20);
+        int w = p->t.ops->write_out(&p->t, out, 2u << 20);
         if (w < 0)
             assert_int_equal(errno, EAGAIN); /* (not ECONNRESET: OpenSSL refused the retry) */
-        client_read(cli, got, &got_len, sizeof(got));
+        client_read(p->cli, got, &got_len, sizeof(got));
     }
     assert_int_equal(evbuffer_get_length(out), 0);
     assert_int_equal(got_len, sizeof(got));
-    assert_false(t.fatal);
+    assert_false(p->t.fatal);
 
-    t.ops->close(&t);
-    close(fds[1]);
-    SSL_free(cli);
-    SSL_CTX_free(cctx);
+    pair_close(p);
     evbuffer_free(out);
-    s1_tls_free(tls);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tls_writev_retry_across_pieces),
-        cmocka_unit_test(test_tls_shutdown_sends_close_notify),
-        cmocka_unit_test(test_tls_peer_close_notify_not_answered),
-        cmocka_unit_test(test_tls_stale_error_ignored),
+        cmocka_unit_test_setup_teardown(test_tls_shutdown_sends_close_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tls_peer_close_notify_not_answered, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tls_stale_error_ignored, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
