@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "compat.h"
+
 enum {
     S_START,      /* before the request line; empty lines are skipped */
     S_START_LF,   /* CR seen before the request line */
@@ -487,16 +489,6 @@ static enum http_chunked_result chunked_fail(struct http_chunked *d, int status,
     return HTTP_CHUNKED_ERROR;
 }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = lower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 enum http_chunked_result http_chunked_decode(struct http_chunked *d, const char *buf, size_t len,
                                              size_t *used, struct http_span *data)
 {
@@ -529,16 +521,16 @@ enum http_chunked_result http_chunked_decode(struct http_chunked *d, const char 
             return chunked_fail(d, 400, "trailer section too large");
         switch (st) {
         case C_SIZE:
-            if (hex_value(c) < 0)
+            if (hex_digit_value(c) < 0)
                 return chunked_fail(d, 400, "bad chunk size");
-            d->_left = (uint64_t)hex_value(c);
+            d->_left = (uint64_t)hex_digit_value(c);
             d->_state = C_SIZE_HEX;
             break;
         case C_SIZE_HEX:
-            if (hex_value(c) >= 0) {
+            if (hex_digit_value(c) >= 0) {
                 if (d->_left > (UINT64_MAX >> 4))
                     return chunked_fail(d, 400, "chunk size overflows");
-                d->_left = d->_left << 4 | (uint64_t)hex_value(c);
+                d->_left = d->_left << 4 | (uint64_t)hex_digit_value(c);
             } else if (c == ';' || c == ' ' || c == '\t') {
                 d->_state = C_EXT;
             } else if (c == '\r') {
