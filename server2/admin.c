@@ -264,7 +264,7 @@ static int on_row(void *arg, const char *user, size_t user_len, const char *rec)
     row = &rows->v[rows->n++];
     memcpy(row->user, user, user_len);
     row->user[user_len] = '\0';
-    row->state = strcmp(rec, RECORD_TOMBSTONE) == 0 ? "deleted"
+    row->state = record_deleted(rec) ? "deleted"
                  : record_locked(rec)               ? "locked"
                                                     : "active";
     return 0;
@@ -431,7 +431,7 @@ static int run_change(struct admin_run *r, enum admin_cmd cmd, const char *hash)
         if (r->ops->batch(r->conn, &op, 1, r->err) < 0)
             return db_failed(r, "cannot read the account");
         if (op.status == BACKEND_ST_NOTFOUND ||
-            (op.status == BACKEND_ST_OK && strcmp(op.stored, RECORD_TOMBSTONE) == 0)) {
+            (op.status == BACKEND_ST_OK && record_deleted(op.stored))) {
             fprintf(stderr, "server2 admin: no account '%s'\n", r->name);
             return ADMIN_EXIT_NOTFOUND;
         }

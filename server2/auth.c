@@ -234,7 +234,7 @@ static bool found_nobody(const struct backend_op *op)
 {
     return op->status == BACKEND_ST_NOTFOUND ||
            (op->status == BACKEND_ST_OK &&
-            (strcmp(op->stored, RECORD_TOMBSTONE) == 0 || record_locked(op->stored)));
+            (record_deleted(op->stored) || record_locked(op->stored)));
 }
 
 /* No such user: the same argon2 work as a wrong password's. False if j expired (settled). */

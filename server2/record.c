@@ -45,6 +45,11 @@ bool record_same_creation(const char *a, size_t alen, const char *b, size_t blen
     return has_mark(a, alen) && has_mark(b, blen) && memcmp(a, b, RECORD_MARK_LEN) == 0;
 }
 
+bool record_deleted(const char *rec)
+{
+    return strcmp(rec, RECORD_TOMBSTONE) == 0;
+}
+
 bool record_locked(const char *rec)
 {
     return strncmp(rec, RECORD_LOCK_MARK, RECORD_LOCK_MARK_LEN) == 0;
@@ -54,7 +59,7 @@ int record_lock(const char *rec, char *out, size_t cap)
 {
     size_t len = strlen(rec);
 
-    if (record_locked(rec) || strcmp(rec, RECORD_TOMBSTONE) == 0 ||
+    if (record_locked(rec) || record_deleted(rec) ||
         cap < RECORD_LOCK_MARK_LEN + len + 1)
         return -1;
     memcpy(out, RECORD_LOCK_MARK, RECORD_LOCK_MARK_LEN);

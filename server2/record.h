@@ -51,6 +51,9 @@ bool record_same_creation(const char *a, size_t alen, const char *b, size_t blen
 /* Whether rec is a locked account's record. */
 bool record_locked(const char *rec);
 
+/* rec is a deleted account's tombstone (RECORD_TOMBSTONE). */
+bool record_deleted(const char *rec);
+
 /*
  * Writes rec locked (RECORD_LOCK_MARK + rec) into out (cap bytes). Returns its length, or -1 if
  * it does not fit or rec is already locked or a tombstone.

@@ -85,6 +85,8 @@ static void test_record_lock_and_unlock(void **state)
     n = record_lock(rec, locked, sizeof(locked));
     assert_int_equal(n, RECORD_LOCK_MARK_LEN + strlen(rec));
     assert_true(record_locked(locked));
+    assert_false(record_deleted(locked));
+    assert_true(record_deleted(RECORD_TOMBSTONE));
     assert_string_equal(record_unlocked(locked), rec); /* unlock gives back the very record */
     /* a locked record verifies against nothing: its "hash" is not the account's */
     assert_string_not_equal(record_hash(locked), HASH);
