@@ -617,12 +617,14 @@ out_workers:
     if (rc == 0)
         log_info("stopped");
 out_files:
+    /* before ws: the writer counts a failed write of the workers' last lines in ws[0]'s
+     * metrics */
+    accesslog_close(alog); /* (every worker's last lines written) */
     free(ws);
     free(all);
     free(fds);
     free(tls_fds);
     s1_tls_free(tls);
-    accesslog_close(alog); /* (every worker's last lines written) */
     if (have_commit)
         committer_release(&commit);
     files_release(&files);
