@@ -150,8 +150,7 @@ void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
     struct lg_reqbuf *own = &c->req[type];
     const struct lg_reqbuf *r = type == LG_REQ_CUSTOM ? c->custom : own;
 
-    if (r->slot_len > 0) {
-        r = own;
+    if (r == own && own->slot_len > 0) { /* (a custom request has no slot) */
         lg_reqbuf_set_slot(own, c->slot_next);
         c->slot_next += c->slot_step;
     }
@@ -314,16 +313,12 @@ enum lg_io lg_conn_recv(struct lg_conn *c, char *scratch, size_t cap, bool copy_
 enum lg_err lg_conn_check(const struct lg_conn *c, const struct lg_check *chk)
 {
     int st = c->http.status;
+    int want = chk->expect_status[c->type];
+    int alt = chk->expect_alt[c->type];
+    bool ok = want == LG_EXPECT_2XX_3XX ? st >= 200 && st < 400
+                                        : st == want || (alt != 0 && st == alt);
 
-    if (chk->expect_status[c->type] == LG_EXPECT_2XX_3XX) {
-        if (st >= 200 && st < 400)
-            return LG_ERR_NONE;
-        if (st >= 400 && st < 500)
-            return LG_ERR_STATUS_4XX;
-        return st >= 500 && st < 600 ? LG_ERR_STATUS_5XX : LG_ERR_STATUS_OTHER;
-    }
-    if (st != chk->expect_status[c->type] &&
-        (chk->expect_alt[c->type] == 0 || st != chk->expect_alt[c->type])) {
+    if (!ok) {
         if (st >= 400 && st < 500)
             return LG_ERR_STATUS_4XX;
         if (st >= 500 && st < 600)

@@ -436,6 +436,24 @@ static void test_conn_check_classes(void **state)
     assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_OTHER);
     c.http.status = 409;
     assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_4XX);
+    /* a custom request: any 2xx or 3xx is a success, whatever its length */
+    chk.expect_status[LG_REQ_CUSTOM] = LG_EXPECT_2XX_3XX;
+    c.type = LG_REQ_CUSTOM;
+    c.http.body_bytes = 7;
+    c.http.status = 200;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_NONE);
+    c.http.status = 302;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_NONE);
+    c.http.status = 399;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_NONE);
+    c.http.status = 199;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_OTHER);
+    c.http.status = 400;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_4XX);
+    c.http.status = 599;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_5XX);
+    c.http.status = 600;
+    assert_int_equal(lg_conn_check(&c, &chk), LG_ERR_STATUS_OTHER);
 }
 
 int main(void)
