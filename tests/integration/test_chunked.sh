@@ -150,8 +150,9 @@ check_eq "a chunked account form: 411, closed" \
 stop_s1 "server1"
 
 log "temp space and the rate rule"
+# (--upload-timeout 10m: a 408 within the test's life can only be the rate rule's)
 start_s1 s1b --max-upload 1M --upload-temp-max 1M --min-rate 64k --min-rate-grace 1s \
-    --min-rate-window 1s
+    --min-rate-window 1s --upload-timeout 10m
 check_eq "create user bob" "$(code -d 'username=bob&password=hunter22' "$S1/users")" 201
 head -c 655360 /dev/urandom >"$DATA/held"
 {
