@@ -521,6 +521,15 @@ int s2_admin_main(int argc, char **argv)
         }
         if (first >= argc)
             break;
+        if (strcmp(argv[first - 1], "--") == 0) {
+            /* after "--" every word is an argument (a user name may begin with '-') */
+            for (; first < argc; first++) {
+                if (nargs == 2)
+                    return usage_error("unexpected argument '%.64s'", argv[first]);
+                args[nargs++] = argv[first];
+            }
+            break;
+        }
         if (nargs == 2)
             return usage_error("unexpected argument '%.64s'", argv[first]);
         args[nargs++] = argv[first];

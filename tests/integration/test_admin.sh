@@ -184,6 +184,8 @@ $DB_PW --hash-cost min --password-file $PWFILE reset $u")
     admin_is "$b: a bad name" 2 lock 'a b'
     admin_is "$b: an unknown command" 2 rename "$u"
     admin_is "$b: create without a name" 2 create
+    admin_is "$b: after --, a name that begins with '-' is a name (none such)" 1 -- lock -nobody
+    admin_is "$b: after --, a third word: refused" 2 -- lock "$u" -x
     check_eq "$b: ... the password unchanged" "$(code -u "$u:$OWNPASS" "$Y/files/f1k")" 200
 
     # delete, and what is left
