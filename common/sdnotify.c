@@ -39,25 +39,11 @@ static socklen_t notify_addr(const char *name, struct sockaddr_un *sa)
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + 1);
 }
 
-/* The datagram of state (with MONOTONIC_USEC for a reload: sdnotify.h); -1 if too long. */
-static int compose(const char *state, char *out, size_t cap)
-{
-    int n;
-
-    if (strcmp(state, "RELOADING=1") == 0)
-        n = snprintf(out, cap, "RELOADING=1\nMONOTONIC_USEC=%llu",
-                     (unsigned long long)(clock_now_ns() / 1000));
-    else
-        n = snprintf(out, cap, "%s", state);
-    return n > 0 && (size_t)n < cap ? n : -1;
-}
-
 int sdnotify_send(const char *state)
 {
     const char *name = getenv("NOTIFY_SOCKET");
     struct sockaddr_un sa;
     socklen_t salen;
-    char msg[SDNOTIFY_MSG_MAX + 1];
     int len;
     ssize_t n;
     int fd;
@@ -65,8 +51,8 @@ int sdnotify_send(const char *state)
 
     if (name == NULL || name[0] == '\0')
         return 0;
-    len = compose(state, msg, sizeof(msg));
-    if (len < 0) {
+    len = (int)strlen(state);
+    if (len == 0 || len > SDNOTIFY_MSG_MAX) {
         errno = EINVAL;
         return -1;
     }
@@ -77,7 +63,7 @@ int sdnotify_send(const char *state)
     if (fd < 0)
         return -1;
     do {
-        n = sendto(fd, msg, (size_t)len, MSG_NOSIGNAL, (const struct sockaddr *)&sa, salen);
+        n = sendto(fd, state, (size_t)len, MSG_NOSIGNAL, (const struct sockaddr *)&sa, salen);
     } while (n < 0 && errno == EINTR);
     saved = errno;
     close(fd);
@@ -90,6 +76,15 @@ int sdnotify_send(const char *state)
         return -1;
     }
     return 0;
+}
+
+void sdnotify_reloading_or_warn(void)
+{
+    char state[64];
+
+    snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+             (unsigned long long)(clock_now_ns() / 1000));
+    sdnotify_or_warn(state);
 }
 
 void sdnotify_or_warn(const char *state)

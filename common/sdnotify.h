@@ -14,9 +14,7 @@
 #define SDNOTIFY_MSG_MAX 4096
 
 /*
- * Sends state (e.g. "READY=1", lines joined by '\n') to $NOTIFY_SOCKET. "RELOADING=1" alone
- * goes out with MONOTONIC_USEC, the CLOCK_MONOTONIC time in microseconds, as systemd asks of
- * Type=notify-reload services (and takes from the others); "READY=1" ends the reload. Returns
+ * Sends state (e.g. "READY=1", lines joined by '\n') to $NOTIFY_SOCKET, as it is. Returns
  * 0 when sent or when there is no $NOTIFY_SOCKET; -1 with errno set when it cannot be sent
  * (EINVAL: a socket name that is neither a path nor '@name', or state empty or too long;
  * ENAMETOOLONG: a name too long for sockaddr_un; else socket's or sendto's errno).
@@ -28,5 +26,12 @@ int sdnotify_send(const char *state);
  * servers keep serving: a missed notification is the service manager's to time out).
  */
 void sdnotify_or_warn(const char *state);
+
+/*
+ * A reload begins: "RELOADING=1" with MONOTONIC_USEC, the CLOCK_MONOTONIC time in microseconds,
+ * as systemd asks of Type=notify-reload services (and takes from the others), through
+ * sdnotify_or_warn; "READY=1" ends the reload.
+ */
+void sdnotify_reloading_or_warn(void);
 
 #endif /* SDNOTIFY_H */

@@ -240,7 +240,7 @@ static void reload_tls(struct s1_tls *tls, struct metrics *m, bool stopping)
     char err[S1_TLS_ERR_LEN];
 
     if (!stopping)
-        sdnotify_or_warn("RELOADING=1");
+        sdnotify_reloading_or_warn();
     if (tls == NULL) {
         log_info("SIGHUP: no --tls-cert to reload, ignored");
     } else if (s1_tls_reload(tls, info, err) < 0) {
