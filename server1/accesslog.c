@@ -278,20 +278,16 @@ void accesslog_entry_head(struct accesslog_entry *e, const char *buf,
     e->ua_len = 0;
     if (!headers)
         return;
-    for (unsigned i = 0; i < req->nheaders; i++) {
-        const struct http_header *h = &req->headers[i];
-        char c0 = (char)(buf[h->name.off] | 0x20);
-        if (c0 != 'u' && c0 != 'r')
-            continue;
-        if (!e->has_ua && h->name.len == 10 && http_span_eq_ci(buf, h->name, "user-agent")) {
-            e->has_ua = true;
-            e->ua_len = keep(e->ua, sizeof(e->ua), http_span_ptr(buf, h->value), h->value.len);
-        } else if (!e->has_referer && h->name.len == 7 &&
-                   http_span_eq_ci(buf, h->name, "referer")) {
-            e->has_referer = true;
-            e->referer_len =
-                keep(e->referer, sizeof(e->referer), http_span_ptr(buf, h->value), h->value.len);
-        }
+    if (req->user_agent >= 0) {
+        const struct http_header *h = &req->headers[req->user_agent];
+        e->has_ua = true;
+        e->ua_len = keep(e->ua, sizeof(e->ua), http_span_ptr(buf, h->value), h->value.len);
+    }
+    if (req->referer >= 0) {
+        const struct http_header *h = &req->headers[req->referer];
+        e->has_referer = true;
+        e->referer_len =
+            keep(e->referer, sizeof(e->referer), http_span_ptr(buf, h->value), h->value.len);
     }
 }
 

@@ -97,6 +97,8 @@ void http_parser_reset(struct http_parser *p)
     p->req.host = -1;
     p->req.authorization = -1;
     p->req.content_type = -1;
+    p->req.user_agent = -1;
+    p->req.referer = -1;
     p->req.head_len = 0;
     p->req.nheaders = 0;
     p->status = 0;
@@ -240,9 +242,15 @@ static enum http_parse_result header_done(struct http_parser *p, const char *buf
         if (mem_eq_ci(name, nlen, "expect") && mem_eq_ci(val, h->value.len, "100-continue"))
             r->expect_continue = true;
         break;
+    case 7:
+        if (r->referer < 0 && mem_eq_ci(name, nlen, "referer"))
+            r->referer = idx;
+        break;
     case 10:
         if (mem_eq_ci(name, nlen, "connection"))
             parse_connection(p, val, h->value.len);
+        else if (r->user_agent < 0 && mem_eq_ci(name, nlen, "user-agent"))
+            r->user_agent = idx;
         break;
     case 12:
         if (mem_eq_ci(name, nlen, "content-type")) {

@@ -52,6 +52,8 @@ struct http_request {
     int host;                 /* index into headers, or -1 */
     int authorization;        /* index into headers, or -1 */
     int content_type;         /* index into headers, or -1 */
+    int user_agent;           /* index into headers (the first), or -1 */
+    int referer;              /* index into headers (the first), or -1 */
     size_t head_len;          /* request line + headers incl. the final empty line */
     unsigned nheaders;
     struct http_header headers[HTTP_MAX_HEADERS];

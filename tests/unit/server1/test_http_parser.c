@@ -60,6 +60,20 @@ static void test_parse_simple_get(void **state)
     assert_string_equal(span(s, P.req.headers[1].value), "t");
     assert_int_equal(P.req.host, 0);
     assert_int_equal(P.req.authorization, -1);
+    assert_int_equal(P.req.user_agent, 1);
+    assert_int_equal(P.req.referer, -1);
+}
+
+/* Referer and User-Agent (for the access log): the first of each, any case. */
+static void test_parse_log_headers(void **state)
+{
+    const char *s = "GET / HTTP/1.1\r\nHost: x\r\nREFERER: r1\r\nuser-agent: u1\r\n"
+                    "Connection: keep-alive\r\nUser-Agent: u2\r\nReferer: r2\r\n\r\n";
+    (void)state;
+    assert_int_equal(parse_all(s, BIG), HTTP_PARSE_DONE);
+    assert_int_equal(P.req.referer, 1);
+    assert_int_equal(P.req.user_agent, 2);
+    assert_string_equal(span(s, P.req.headers[P.req.user_agent].value), "u1");
 }
 
 static void test_parse_methods(void **state)
@@ -642,6 +656,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_simple_get),
+        cmocka_unit_test(test_parse_log_headers),
         cmocka_unit_test(test_parse_methods),
         cmocka_unit_test(test_parse_header_values_trimmed),
         cmocka_unit_test(test_parse_known_headers),
