@@ -419,7 +419,6 @@ static void *writer_main(void *arg)
         batch = l->queue;
         l->queue = NULL;
         l->queue_tail = NULL;
-        l->queued = 0;
         next = l->next_fd;
         l->next_fd = -1;
         if (batch == NULL && next < 0 && l->stopping)
@@ -434,11 +433,12 @@ static void *writer_main(void *arg)
             not_file = is_not_file(fd);
         }
         pthread_mutex_lock(&l->lock);
-        while (batch != NULL) { /* back to the pool */
+        while (batch != NULL) { /* written: back to the pool */
             struct accesslog_buf *b = batch;
             batch = b->next;
             b->next = l->pool;
             l->pool = b;
+            l->queued--;
         }
     }
     l->idle = true;

@@ -110,7 +110,8 @@ struct accesslog {
     pthread_cond_t drained;        /* accesslog_drain waits on it for an idle writer */
     struct accesslog_buf *queue;   /* handed buffers, oldest first */
     struct accesslog_buf *queue_tail;
-    unsigned queued;
+    unsigned queued;               /* buffers handed and not yet written (queue + the writer's
+                                      batch): at most ACCESSLOG_QUEUE_MAX */
     struct accesslog_buf *pool;    /* written buffers, for the workers to take */
     int next_fd;                   /* a reopened file for the writer, or -1 */
     bool stopping;                 /* accesslog_close: write what is left and end */

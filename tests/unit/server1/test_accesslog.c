@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 
 #include <cmocka.h>
@@ -307,6 +308,49 @@ static void test_accesslog_flush_and_reopen(void **state)
         accesslog_drain(&l);
         assert_int_equal(errors, 1);
         accesslog_close(&l);
+    }
+
+    /* a reader that does not read (a FIFO, full): the buffers handed and not yet written, the
+     * one the writer is stuck on included, are at most ACCESSLOG_QUEUE_MAX; the rest are
+     * dropped and counted, and the thread that flushes never waits */
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    {
+        const unsigned nbufs = ACCESSLOG_QUEUE_MAX + 100;
+        int rd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        int fill = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        char junk[4096];
+        unsigned got = 0;
+        uint64_t lost;
+
+        assert_true(rd >= 0 && fill >= 0);
+        memset(junk, 'x', sizeof(junk)); /* (no newline: not counted as a line below) */
+        while (write(fill, junk, sizeof(junk)) > 0)
+            ; /* until the pipe is full */
+        errors = 0;
+        assert_int_equal(accesslog_open(&l, path, ACCESSLOG_COMMON, 1, err), 0);
+        l.write_errors = &errors;
+        for (unsigned i = 0; i < nbufs; i++) { /* one line a buffer */
+            accesslog_request(&l.threads[0], "127.0.0.1", &e, 5, 2000);
+            accesslog_flush(&l.threads[0]);
+        }
+        lost = errors;
+        assert_int_equal(lost, nbufs - ACCESSLOG_QUEUE_MAX);
+        /* the reader reads: every line held arrives, whole */
+        assert_int_equal(fcntl(rd, F_SETFL, 0), 0);
+        while (got < nbufs - lost) {
+            char buf[65536];
+            ssize_t n = read(rd, buf, sizeof(buf));
+            assert_true(n > 0);
+            for (ssize_t i = 0; i < n; i++)
+                got += buf[i] == '\n';
+        }
+        accesslog_close(&l);
+        assert_int_equal(got, nbufs - lost);
+        assert_int_equal(errors, lost); /* nothing lost once the reader read */
+        close(fill);
+        close(rd);
+        unlink(path);
     }
 
     /* a file that cannot be opened: an error naming it */
