@@ -488,6 +488,8 @@ static int upload_write(struct s1_conn *c, const char *p, size_t n)
     if (rc == 0)
         return 0;
     if (rc == -EAGAIN) { /* a chunked body outgrew the temp space free now */
+        log_debug("a chunked upload outgrew the free temp space after %llu bytes: 503",
+                  (unsigned long long)request_of(c)->up.have);
         metrics_add(&request_metrics(c)->uploads_busy, 1);
         s1_conn_respond_fatal(c, 503, HDR_RETRY, "server busy, try again\n");
         return -1;
