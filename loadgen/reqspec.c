@@ -172,7 +172,8 @@ static int read_file(const char *file, uint64_t cap, const char *what, char **ou
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            snprintf(err, LG_REQSPEC_ERR_LEN, "cannot read %s '%.300s'", what, file);
+            snprintf(err, LG_REQSPEC_ERR_LEN, "cannot read %s '%.300s': %s", what, file,
+                     n < 0 ? strerror(errno) : "the file got shorter");
             free(buf);
             close(fd);
             return -1;
