@@ -264,9 +264,9 @@ static int on_row(void *arg, const char *user, size_t user_len, const char *rec)
     row = &rows->v[rows->n++];
     memcpy(row->user, user, user_len);
     row->user[user_len] = '\0';
-    row->state = record_deleted(rec) ? "deleted"
-                 : record_locked(rec)               ? "locked"
-                                                    : "active";
+    row->state = record_deleted(rec)  ? "deleted"
+                 : record_locked(rec) ? "locked"
+                                      : "active";
     return 0;
 }
 
