@@ -12,6 +12,8 @@
 #               median, is in the report)
 #   s1-plain    with --tls and s1-on: s1-on's own plain-HTTP port (the same processes), so that
 #               HTTPS and plain HTTP of one server1 compare side by side
+#   nginx-plain with --tls and nginx: a plain-HTTP server block of the same nginx, so that
+#               nginx's own HTTPS ÷ plain ratio stands beside server1's
 # all on 127.0.0.1, serving the same files (one temp root on disk; server1 gets hard links to
 # them), driven by wrk and by our loadgen (2 threads each; wrk 1 thread at 1 connection, as wrk
 # needs a connection per thread). Loads: 1 KB at 16 and 64 connections, 100 MB at 1 and 4;
@@ -38,8 +40,8 @@
 #     --sizes LIST   keep the default loads of these files only (1KB, 100MB)
 #     --loads LIST   FILE:CONNECTIONS cells, overriding --sizes (FILE: 1KB or 100MB, or
 #                    1KB-new / 1KB-resumed: a new connection per request, resumed needs --tls)
-#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off,s1-base,s1-plain (default all
-#                    but s1-base and s1-plain)
+#     --servers LIST any of h2o,nginx,nginx-auth,s1-on,s1-off,s1-base,s1-plain,nginx-plain
+#                    (default all but s1-base, s1-plain and nginx-plain)
 #     --base DIR     a build directory of another version (server1, server2): the server
 #                    s1-base, added to the list (e.g. `--base /tmp/old/build/release --servers
 #                    s1-on --gen loadgen --sizes 1KB`: this build against that one, in pairs
@@ -76,7 +78,7 @@ declare -A CELL_LG=([1KB-new]="--new-conn-per-request" [1KB-resumed]="--new-conn
 ALL_SERVERS=(h2o nginx nginx-auth s1-on s1-off)
 declare -A LABEL=([h2o]="h2o static" [nginx]="nginx static" [nginx-auth]="nginx auth_basic {SHA}"
     [s1-on]="server1 caches on" [s1-off]="server1 caches off" [s1-base]="server1 caches on, base build"
-    [s1-plain]="server1 caches on, plain HTTP")
+    [s1-plain]="server1 caches on, plain HTTP" [nginx-plain]="nginx static, plain HTTP")
 DEFAULT_LOADS=1KB:16,1KB:64,100MB:1,100MB:4
 
 usage() { header_usage "${BASH_SOURCE[0]}" 32 53 "${1:-2}"; }
@@ -126,6 +128,8 @@ for s in "${SERVERS[@]}"; do
     [[ $s != s1-base || -n $BASE ]] || die "--servers: s1-base needs --base BUILD_DIR"
     [[ $s != s1-plain || (-n $TLS && " ${SERVERS[*]} " == *" s1-on "*) ]] ||
         die "--servers: s1-plain needs --tls and s1-on (it is s1-on's plain port)"
+    [[ $s != nginx-plain || (-n $TLS && " ${SERVERS[*]} " == *" nginx "*) ]] ||
+        die "--servers: nginx-plain needs --tls and nginx (it is that nginx's plain port)"
 done
 if [[ -z $LOADS ]]; then
     LOADS=$DEFAULT_LOADS
@@ -343,6 +347,8 @@ if has_server nginx || has_server nginx-auth; then
     p1=$(free_port)
     p2=$(free_port)
     [[ $p1 != "$p2" ]] || p2=$(free_port)
+    p3=$(free_port)
+    while [[ $p3 == "$p1" || $p3 == "$p2" ]]; do p3=$(free_port); done
     # the nginx_conf helper: 2 workers, no access log, pid/error log/temp files under $RUN,
     # root $RUN/www; one nginx, two server blocks (static and auth_basic) on two ports
     common="open_file_cache max=1000; sendfile on;" ssl=""
@@ -352,13 +358,15 @@ if has_server nginx || has_server nginx-auth; then
         common+=" ssl_protocols TLSv1.3; ssl_session_cache shared:SSL:10m; ssl_session_tickets on;"
         [[ $KTLS == off ]] || common+=" ssl_conf_command Options KTLS;"
     fi
+    # (with --tls a third block, plain HTTP: nginx-plain)
     nginx_conf "$RUN" "listen 127.0.0.1:$p1$ssl; $common" \
         "listen 127.0.0.1:$p2$ssl; $common auth_basic \"bench\";
-        auth_basic_user_file $RUN/htpasswd;"
+        auth_basic_user_file $RUN/htpasswd;" \
+        ${TLS:+"listen 127.0.0.1:$p3; open_file_cache max=1000; sendfile on;"}
     "$NGINX" -e "$RUN/nginx.err" -p "$RUN" -c "$RUN/nginx.conf" >"$RUN/nginx.log" 2>&1 </dev/null &
     NGINX_PID=$!
     STARTED+=("$NGINX_PID nginx")
-    for p in "$p1" "$p2"; do
+    for p in "$p1" "$p2" ${TLS:+"$p3"}; do
         wait_port 127.0.0.1 "$p" 10 ||
             die "nginx did not start: $(tail -n 3 "$RUN/nginx.err" "$RUN/nginx.log" 2>/dev/null | tr '\n' ' ')"
     done
@@ -370,6 +378,8 @@ if has_server nginx || has_server nginx-auth; then
     AUTH[nginx-auth]=1
     PIDS[nginx]=$(tree_pids "$NGINX_PID" | paste -sd' ')
     PIDS[nginx-auth]=${PIDS[nginx]}
+    URL[nginx-plain]=http://127.0.0.1:$p3
+    PIDS[nginx-plain]=${PIDS[nginx]}
 fi
 # start_stack NAME DIRNAME S2_CACHE S1_FLAGS...: server1 + server2 + a throw-away Redis, server1's
 # root hard links to the shared files, one account; the programs of $STACK_BIN
@@ -593,6 +603,9 @@ fi
     if has_server s1-plain; then
         echo "server1 caches on, plain HTTP: the plain port of the same server1 (the same processes)."
     fi
+    if has_server nginx-plain; then
+        echo "nginx static, plain HTTP: a plain server block of the same nginx (the same processes)."
+    fi
     echo
     echo "| server | what ran |"
     echo "|---|---|"
@@ -610,6 +623,8 @@ fi
         s1-base)
             what="the same as server1 caches on, from the build in \`$BASE\`: server1 ${VER[base1]}, server2 ${VER[base2]}"
             ;;
+        s1-plain) what="the plain-HTTP port of server1 caches on (the same processes)" ;;
+        nginx-plain) what="the same nginx, a third server block without ssl: open_file_cache max=1000, sendfile on" ;;
         esac
         echo "| ${LABEL[$s]} ($s) | $what |"
     done
@@ -646,7 +661,8 @@ servers, gens = sys.argv[3].split(), sys.argv[4].split()
 cells = [(c.split(":")[0], int(c.split(":")[1])) for c in sys.argv[5].split(",")]
 label = {"h2o": "h2o static", "nginx": "nginx static", "nginx-auth": "nginx auth_basic {SHA}",
          "s1-on": "server1 caches on", "s1-off": "server1 caches off",
-         "s1-base": "server1 caches on, base build", "s1-plain": "server1 caches on, plain HTTP"}
+         "s1-base": "server1 caches on, base build", "s1-plain": "server1 caches on, plain HTTP",
+         "nginx-plain": "nginx static, plain HTTP"}
 rows = list(csv.DictReader(open(raw), delimiter="\t"))
 cols = ["req_s", "MB_s", "p50_ms", "p99_ms", "gen_cpu_cores", "server_cpu_cores",
         "server_cpu_us_per_req", "ctxsw_per_req", "other_cpu_cores"]
@@ -707,6 +723,8 @@ def ratio(f, c, g, a, b, k="req_s"):
 pairs = [("s1-on", "nginx"), ("s1-on", "h2o"), ("s1-off", "nginx-auth")]
 if "s1-plain" in servers:
     pairs.append(("s1-on", "s1-plain"))
+if "nginx-plain" in servers:
+    pairs.append(("nginx", "nginx-plain"))
 print("## Ratios of the median req/s\n")
 print("| file | conns | gen | " + " | ".join("%s ÷ %s" % (label[a], label[b]) for a, b in pairs) + " |")
 print("|" + "---|" * (3 + len(pairs)))
