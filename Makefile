@@ -31,7 +31,7 @@ PKGS := libevent libevent_pthreads hiredis libmariadb libsodium libargon2 zlib l
 # Without the libraries the build would stop at the first missing header: say what to run
 # instead (the goals that install them first, or need nothing, are not checked).
 ifneq ($(filter-out setup clean help test test-asan test-tsan uninstall,$(or $(MAKECMDGOALS),all)),)
-ifneq ($(shell pkg-config --exists $(PKGS) cmocka 2>/dev/null && echo ok),ok)
+ifneq ($(shell pkg-config --exists $(PKGS) cmocka fuse3 2>/dev/null && echo ok),ok)
 $(error the libraries are not installed: run 'make setup' (scripts/setup.sh, Debian 12) first)
 endif
 endif
@@ -67,12 +67,12 @@ qld = @echo "  LD      $@";
 endif
 
 .PHONY: all build asan tsan unit itest test test-asan test-tsan setup clean help crash-test \
-        fuzz fuzz-short fuzz-build soak failover faultlib-test docs install uninstall
+        fuzz fuzz-short fuzz-build soak failover faultlib-test docs install uninstall flush-replay
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 all: $(PROGS) ## release build: build/release/{server1,server2,loadgen} (the default)
-build: all $(UNIT_BINS) $(O)/gen-flags ## the programs, the unit test binaries and gen-flags
+build: all $(UNIT_BINS) $(O)/gen-flags $(O)/flushlog ## the programs, unit tests and test tools
 
 asan: ## AddressSanitizer + UBSan build (build/asan)
 	$(Q)$(MAKE) --no-print-directory VARIANT=asan build
@@ -133,6 +133,12 @@ fuzz: fuzz-build ## every fuzz target for FUZZ_SECONDS (60) each; FUZZ_ONLY=NAME
 fuzz-short: fuzz-build ## every fuzz target for 5 s
 	$(Q)bash tests/run-fuzz.sh build/fuzz/fuzz 5
 
+# tests/crash/flushlog: a FUSE disk that logs every write and flush (tests/crash/flushreplay.py);
+# only it links libfuse3.
+$(O)/flushlog: $(O)/obj/tests/crash/flushlog.o
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL) $(shell pkg-config --libs fuse3 2>/dev/null)
+$(O)/obj/tests/crash/flushlog.o: CFLAGS_ALL += $(shell pkg-config --cflags fuse3 2>/dev/null)
+
 setup: ## install the Debian packages the project needs (scripts/setup.sh)
 	$(Q)bash scripts/setup.sh
 
@@ -177,6 +183,15 @@ crash-test: all ## the long crash-consistency run (20 SIGKILL rounds per backend
 	    python3 tests/crash/crash.py --bin-dir $(O) --backend $$1 --mode $$2 --rounds 20 \
 	        $(CRASH_FLAGS) || exit 1; \
 	done
+
+# The flush-by-flush replay (tests/crash/flushreplay.py) on ext4 and XFS: 400 flush marks
+# spread over 20 s of uploads on each (about 8 minutes each); `make test` checks 20 marks of
+# 3 s on each (tests/integration/test_flush_replay.sh). REPLAY_MARKS=0: every mark (hours).
+REPLAY_MARKS ?= 400
+flush-replay: build ## replay the store's disk at REPLAY_MARKS flush marks, ext4 and XFS (root)
+	$(Q)rc=0; for fs in ext4 xfs; do echo "== flush-replay: $$fs"; \
+	    python3 tests/crash/flushreplay.py --bin-dir $(O) --fs $$fs --seconds 20 \
+	        --marks $(REPLAY_MARKS) || rc=1; done; exit $$rc
 
 # The long soak under faults (scripts/soak.sh); `make test` runs a 2-minute one.
 soak: all ## scripts/soak.sh for SOAK_MINUTES (30); VARIANT=asan: the ASan build
