@@ -170,6 +170,7 @@ static void test_names_file_errors(void **state)
     static struct lg_names n;
     static char long_line[LG_NAME_LEN_MAX + 8];
     char err[LG_NAMES_ERR_LEN];
+    char *nul;
 
     (void)state;
     assert_int_equal(parse_text(&n, "a\nb\nc\n", 2, err), -1);
@@ -184,7 +185,9 @@ static void test_names_file_errors(void **state)
     assert_non_null(strstr(err, "--names n.txt:2: byte 0xc3 in the name"));
     assert_int_equal(parse_text(&n, "a\rb\n", 10, err), -1);
     assert_non_null(strstr(err, "n.txt:1: byte 0x0d"));
-    assert_int_equal(lg_names_parse_text(&n, strdup("a\n\0b\n"), 5, "n.txt", 10, err), -1);
+    nul = malloc(5);
+    memcpy(nul, "a\n\0b\n", 5);
+    assert_int_equal(lg_names_parse_text(&n, nul, 5, "n.txt", 10, err), -1);
     assert_non_null(strstr(err, "n.txt:2: byte 0x00"));
     memset(long_line, 'x', LG_NAME_LEN_MAX + 1);
     assert_int_equal(parse_text(&n, long_line, 10, err), -1);
