@@ -97,11 +97,3 @@ uint64_t lg_pick_draw(const struct lg_pick *p, uint64_t *rng)
             return k - 1;
     }
 }
-
-void lg_pick_desc(const struct lg_pick *p, char *out, size_t cap)
-{
-    if (p->kind == LG_PICK_ZIPF)
-        snprintf(out, cap, "zipf:%g", p->s);
-    else
-        snprintf(out, cap, "uniform");
-}

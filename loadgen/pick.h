@@ -14,7 +14,6 @@
 #ifndef LG_PICK_H
 #define LG_PICK_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #define LG_PICK_ERR_LEN 256
@@ -44,7 +43,5 @@ int lg_pick_parse(const char *arg, enum lg_pick_kind *kind, double *s, char *err
 void lg_pick_init(struct lg_pick *p, enum lg_pick_kind kind, double s, uint64_t n);
 /* A name's index in [0, n): rank - 1. Advances *rng. */
 uint64_t lg_pick_draw(const struct lg_pick *p, uint64_t *rng);
-/* "uniform" or "zipf:S" (S with %g) into out (cap bytes). */
-void lg_pick_desc(const struct lg_pick *p, char *out, size_t cap);
 
 #endif /* LG_PICK_H */
