@@ -399,6 +399,7 @@ int lg_names_load(struct lg_names *n, const char *arg, char *err)
     char *text;
     size_t len;
 
+    lg_names_release(n);
     if (strchr(arg, '{') != NULL)
         return lg_names_parse_pattern(n, arg, err);
     if (read_file(arg, LG_NAMES_BYTES_MAX, &text, &len, err) < 0)

@@ -78,14 +78,14 @@ size_t lg_names_encode(const char *s, size_t len, char *out);
 int lg_names_parse_pattern(struct lg_names *n, const char *pat, char *err);
 /*
  * Parses the text of a names file (len bytes; name for errors) into n, with at most max_names
- * names. text is taken over (freed, or kept as the arena). Every error names "name:LINE".
- * 0, or -1 with err.
+ * names (n is released first). text is taken over (freed, or kept as the arena). Every error
+ * names "name:LINE". 0, or -1 with err.
  */
 int lg_names_parse_text(struct lg_names *n, char *text, size_t len, const char *name,
                         uint64_t max_names, char *err);
 /*
- * --names ARG: a pattern when ARG contains '{', else a file read whole (at most
- * LG_NAMES_BYTES_MAX bytes, LG_NAMES_FILE_MAX names). 0, or -1 with err.
+ * --names ARG into n (released first): a pattern when ARG contains '{', else a file read
+ * whole (at most LG_NAMES_BYTES_MAX bytes, LG_NAMES_FILE_MAX names). 0, or -1 with err.
  */
 int lg_names_load(struct lg_names *n, const char *arg, char *err);
 /*

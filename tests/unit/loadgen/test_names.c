@@ -220,6 +220,11 @@ static void test_names_load(void **state)
     assert_non_null(strstr(err, "cannot open '/nonexistent/names.txt'"));
     assert_int_equal(lg_names_load(&n, "/tmp", err), -1);
     assert_non_null(strstr(err, "'/tmp' is not a regular file"));
+    /* a file over the byte limit is refused by its size, before it is read (sparse here) */
+    assert_int_equal(truncate(path, (off_t)LG_NAMES_BYTES_MAX + 1), 0);
+    assert_int_equal(lg_names_load(&n, path, err), -1);
+    assert_non_null(strstr(err, "is 2147483649 bytes, over the limit of 2147483648"));
+    assert_int_equal(n.kind, LG_NAMES_NONE);
     unlink(path);
     lg_names_release(&n);
 }
