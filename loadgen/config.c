@@ -506,6 +506,11 @@ static const struct flagtab_flag lg_flags[] = {
      .help = "how each request draws its name: uniformly, or Zipf with exponent S (0.01-10, "
              "e.g. 0.99) over the names' order, the first name the most frequent; each thread "
              "draws from its own generator (--seed)"},
+    {FLAGTAB_SET, "spread", LG(names_spread),
+     .def = "off: rank k is the kth name",
+     .help = "with --pick zipf:S, scatter the ranks over the names by a fixed permutation (name "
+             "index = (a x (rank - 1) + b) mod N, a coprime to N near 0.618 N, b from --seed), so "
+             "that the hottest names of a numbered tree are in different directories"},
 
     {FLAGTAB_SECTION, "Open loop", .help = "instead of the closed loop."},
     {FLAGTAB_DOUBLE, "rate", .arg = "R", .dmin = 0.001, .dmax = 1e8, LG(rate),
@@ -963,8 +968,8 @@ static int check_names(struct lg_config *cfg, char *err)
         slots++;
     }
     if (cfg->names_arg == NULL) {
-        if (cfg->pick_arg != NULL) {
-            snprintf(err, LG_ERR_LEN, "--pick needs --names");
+        if (cfg->pick_arg != NULL || cfg->names_spread) {
+            snprintf(err, LG_ERR_LEN, "--pick and --spread need --names");
             return -1;
         }
         if (slots > 0) {
@@ -976,6 +981,11 @@ static int check_names(struct lg_config *cfg, char *err)
     if (cfg->pick_arg != NULL &&
         lg_pick_parse(cfg->pick_arg, &cfg->pick_kind, &cfg->zipf_s, e) < 0) {
         snprintf(err, LG_ERR_LEN, "%s", e);
+        return -1;
+    }
+    if (cfg->names_spread && cfg->pick_kind != LG_PICK_ZIPF) {
+        snprintf(err, LG_ERR_LEN, "--spread applies to --pick zipf:S (uniform draws stay "
+                                  "uniform under any permutation)");
         return -1;
     }
     if (cfg->file[0] != '\0') {

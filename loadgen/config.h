@@ -112,6 +112,7 @@ struct lg_config {
     struct lg_names names;       /* built by lg_config_validate (heap: lg_config_release) */
     enum lg_pick_kind pick_kind; /* from --pick */
     double zipf_s;               /* its exponent (zipf) */
+    bool names_spread;           /* --spread: ranks scattered over the names (pick.h) */
 
     /* sweep */
     bool sweep_auto;

@@ -82,10 +82,41 @@ void lg_pick_init(struct lg_pick *p, enum lg_pick_kind kind, double s, uint64_t 
     }
 }
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void lg_pick_spread(struct lg_pick *p, uint64_t seed)
+{
+    uint64_t h = lg_rng_seed(seed, 0x6e616d6573); /* "names": a stream of its own */
+    uint64_t a = (uint64_t)((double)p->n * 0.6180339887498949);
+
+    a += h % (p->n / 1000 + 1); /* the seed moves the step a little, and the offset anywhere */
+    while (gcd(a, p->n) != 1)
+        a++;
+    p->spread = true;
+    p->mul = a % p->n;
+    p->add = lg_rng_next(&h) % p->n;
+    if (p->n == 1)
+        p->mul = 1;
+}
+
+/* Index k's place under the permutation. */
+static uint64_t spread(const struct lg_pick *p, uint64_t k)
+{
+    return p->spread ? (uint64_t)(((unsigned __int128)k * p->mul + p->add) % p->n) : k;
+}
+
 uint64_t lg_pick_draw(const struct lg_pick *p, uint64_t *rng)
 {
     if (p->kind == LG_PICK_UNIFORM) /* the high 64 bits of r * n: uniform in [0, n) */
-        return (uint64_t)(((unsigned __int128)lg_rng_next(rng) * p->n) >> 64);
+        return spread(p, (uint64_t)(((unsigned __int128)lg_rng_next(rng) * p->n) >> 64));
     for (;;) {
         double u = p->h_n + lg_rng_unit(rng) * (p->h_x1 - p->h_n);
         double x = h_integral_inverse(u, p->s);
@@ -94,6 +125,6 @@ uint64_t lg_pick_draw(const struct lg_pick *p, uint64_t *rng)
 
         if ((double)k - x <= p->squeeze ||
             u >= h_integral((double)k + 0.5, p->s) - h((double)k, p->s))
-            return k - 1;
+            return spread(p, k - 1);
     }
 }

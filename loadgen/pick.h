@@ -6,7 +6,13 @@
  * distributions", ACM TOMACS 6(3), 1996), as Apache Commons RNG's
  * RejectionInversionZipfSampler does: O(1) time and memory per draw for any N (no table), on
  * average fewer than 1.1 uniform draws each. Each draw takes its uniforms from the caller's RNG
- * (workload.h: a thread's, seeded from --seed), so a run is reproducible.
+ * (rng.h: a thread's, seeded from --seed), so a run is reproducible.
+ *
+ * --spread maps the ranks onto the names by a fixed permutation instead: index =
+ * (a * (rank - 1) + b) mod N, a coprime to N near N (sqrt(5) - 1) / 2 and b from --seed. An
+ * affine map, not a random one: it puts consecutive ranks about 0.618 N apart (golden-ratio
+ * steps fill [0, N) evenly), so the hottest names of a numbered tree do not share their
+ * directories.
  *
  * DESIGN: a struct lg_pick is built before the workers start and is immutable afterwards;
  * lg_pick_draw is thread-safe (the RNG state is the caller's).
@@ -14,6 +20,7 @@
 #ifndef LG_PICK_H
 #define LG_PICK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LG_PICK_ERR_LEN 256
@@ -32,6 +39,9 @@ struct lg_pick {
     double h_x1; /* rejection-inversion's constants: H(1.5) - 1 */
     double h_n;  /* H(n + 0.5) */
     double squeeze; /* 2 - H^-1(H(2.5) - h(2)): accept k - x <= squeeze without a test */
+    bool spread;    /* rank r is index (mul * (r - 1) + add) mod n, else r - 1 */
+    uint64_t mul;   /* coprime to n */
+    uint64_t add;   /* < n */
 };
 
 /*
@@ -41,7 +51,9 @@ struct lg_pick {
 int lg_pick_parse(const char *arg, enum lg_pick_kind *kind, double *s, char *err);
 /* Builds p for n >= 1 names. */
 void lg_pick_init(struct lg_pick *p, enum lg_pick_kind kind, double s, uint64_t n);
-/* A name's index in [0, n): rank - 1. Advances *rng. */
+/* Makes p map ranks to names by the permutation of --spread, its offset from seed. */
+void lg_pick_spread(struct lg_pick *p, uint64_t seed);
+/* A name's index in [0, n): rank - 1, or its image under --spread. Advances *rng. */
 uint64_t lg_pick_draw(const struct lg_pick *p, uint64_t *rng);
 
 #endif /* LG_PICK_H */

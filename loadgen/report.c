@@ -184,7 +184,8 @@ static void names_desc(char *out, size_t cap, const struct lg_config *cfg)
              lg_names_kind_name(&cfg->names), cfg->names.n,
              cfg->pick_kind == LG_PICK_ZIPF ? "zipf " : "uniform)");
     if (cfg->pick_kind == LG_PICK_ZIPF)
-        snprintf(out + strlen(out), cap - strlen(out), "%g)", cfg->zipf_s);
+        snprintf(out + strlen(out), cap - strlen(out), "%g%s)", cfg->zipf_s,
+                 cfg->names_spread ? ", spread" : "");
 }
 
 static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
@@ -474,8 +475,8 @@ static void json_custom_config(FILE *f, const struct lg_config *c)
 }
 
 /*
- * "names": the --names source (its argument), its kind (file or pattern), N and the law, or
- * null.
+ * "names": the --names source (its argument), its kind (file or pattern), N, the law and
+ * whether --spread scattered the ranks, or null.
  */
 static void json_names_config(FILE *f, const struct lg_config *c)
 {
@@ -490,7 +491,7 @@ static void json_names_config(FILE *f, const struct lg_config *c)
             lg_names_kind_name(&c->names), c->names.n,
             c->pick_kind == LG_PICK_ZIPF ? "zipf" : "uniform");
     json_num(f, c->pick_kind == LG_PICK_ZIPF ? c->zipf_s : NAN);
-    fprintf(f, "}");
+    fprintf(f, ", \"spread\": %s}", c->names_spread ? "true" : "false");
 }
 
 /* What run.json says of https:// in the config: verification, resumption. */

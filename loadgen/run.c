@@ -578,7 +578,8 @@ static void log_config(const struct lg_runner *r)
     if (c->names.kind != LG_NAMES_NONE) {
         char law[32];
         if (c->pick_kind == LG_PICK_ZIPF)
-            snprintf(law, sizeof(law), "zipf s=%g", c->zipf_s);
+            snprintf(law, sizeof(law), "zipf s=%g%s", c->zipf_s,
+                     c->names_spread ? ", spread" : "");
         else
             snprintf(law, sizeof(law), "uniform");
         log_info("names: %s (%s, %" PRIu64 " names, the longest %zu bytes encoded), %s",

@@ -75,8 +75,11 @@ void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const 
             memcpy(w->put_body + i, &v, n - i < 8 ? n - i : 8);
         }
     }
-    if (cfg->names.kind != LG_NAMES_NONE)
+    if (cfg->names.kind != LG_NAMES_NONE) {
         lg_pick_init(&w->pick, cfg->pick_kind, cfg->zipf_s, cfg->names.n);
+        if (cfg->names_spread)
+            lg_pick_spread(&w->pick, cfg->seed);
+    }
     if (cfg->weight[LG_REQ_CUSTOM] > 0 && cfg->reqs.n > 0) {
         w->custom = xcalloc(cfg->reqs.n, sizeof(*w->custom));
         w->ncustom = cfg->reqs.n;

@@ -72,7 +72,7 @@ check_ok "zipf: run.json names the pattern, N = 100, zipf 1.0" python3 -c "
 import json, sys
 n = json.load(open('$ITEST_DIR/zipf/run.json'))['config']['names']
 sys.exit(not (n == {'source': 'd{0..1}/d{00..04}/f{00..09}', 'kind': 'pattern', 'n': 100,
-                    'pick': 'zipf', 'zipf_s': 1.0}))"
+                    'pick': 'zipf', 'zipf_s': 1.0, 'spread': False}))"
 check_ok "zipf: the summary's load line says the names and the law" \
     grep -q 'names: d{0..1}/d{00..04}/f{00..09} (pattern, 100, zipf 1)' "$ITEST_DIR/zipf.log"
 

@@ -250,6 +250,9 @@ static void test_names_config(void **state)
     static char *b6[] = {"loadgen", "--names", "f{0..9}", "--type", "new"};
     static char *b7[] = {"loadgen", "--names", "f{0..9}", "--pick", "zipf"};
     static char *b8[] = {"loadgen", "--names", "f{9..0}"};
+    static char *b9[] = {"loadgen", "--names", "f{0..9}", "--spread"};
+    static char *b10[] = {"loadgen", "--file", "a", "--spread"};
+    static char *ok3[] = {"loadgen", "--names", "f{0..9}", "--pick", "zipf:1", "--spread"};
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
 
@@ -267,7 +270,7 @@ static void test_names_config(void **state)
     assert_int_equal(parse(&cfg, err, 2, b2), -1);
     assert_string_equal(err, "a path has {name} but no --names gives them");
     assert_int_equal(parse(&cfg, err, 5, b3), -1);
-    assert_string_equal(err, "--pick needs --names");
+    assert_string_equal(err, "--pick and --spread need --names");
     assert_int_equal(parse(&cfg, err, 4, b4), -1);
     assert_non_null(strstr(err, "no {name} in --path, the URL's path or a --requests line"));
     assert_int_equal(parse(&cfg, err, 4, b5), -1);
@@ -278,6 +281,12 @@ static void test_names_config(void **state)
     assert_non_null(strstr(err, "--pick 'zipf': uniform or zipf:S"));
     assert_int_equal(parse(&cfg, err, 3, b8), -1);
     assert_non_null(strstr(err, "runs backwards"));
+    assert_int_equal(parse(&cfg, err, 4, b9), -1);
+    assert_non_null(strstr(err, "--spread applies to --pick zipf:S"));
+    assert_int_equal(parse(&cfg, err, 4, b10), -1);
+    assert_string_equal(err, "--pick and --spread need --names");
+    assert_int_equal(parse(&cfg, err, 6, ok3), 0);
+    assert_true(cfg.names_spread);
     lg_config_release(&cfg);
 }
 

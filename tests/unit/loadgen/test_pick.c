@@ -3,7 +3,7 @@
  * (rejection-inversion) against the law's own probabilities: over N = 1000 with s = 1.0 and
  * s = 1.2, and N = 10 with s = 0.5, 200 000 draws each, the top ranks' frequencies within a
  * few percent of theory and a chi-square bounded; uniform likewise; draws in range for N = 1
- * and N = 10^15; the same seed, the same draws.
+ * and N = 10^15; the same seed, the same draws; --spread's permutation.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -169,6 +169,62 @@ static void test_pick_bounds_and_seed(void **state)
     assert_true(same_c < 200); /* only the hottest ranks coincide, and not that often */
 }
 
+/*
+ * --spread: a bijection of [0, n) for every n up to 300 and seeds 1-3; with the same RNG each
+ * draw is the image (mul * k + add) mod n of the draw without it (so the law is kept, moved);
+ * over the numbered tree (10^8 names) the 10 hottest ranks are in 10 different top-level
+ * directories, and the 100 hottest in at least 60 of the 100.
+ */
+static void test_pick_spread(void **state)
+{
+    static unsigned char hit[300];
+    struct lg_pick p;
+    struct lg_pick q;
+    uint64_t a = lg_rng_seed(5, 0);
+    uint64_t b = lg_rng_seed(5, 0);
+    unsigned top[100] = {0};
+    unsigned dirs = 0;
+
+    (void)state;
+    for (uint64_t n = 1; n <= 300; n++) {
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            uint64_t r = lg_rng_seed(seed, 9);
+            lg_pick_init(&p, LG_PICK_ZIPF, 1.0, n);
+            lg_pick_spread(&p, seed);
+            memset(hit, 0, sizeof(hit));
+            /* every index is the image of exactly one rank */
+            for (uint64_t k = 0; k < n; k++) {
+                uint64_t i = (uint64_t)(((unsigned __int128)k * p.mul + p.add) % n);
+                assert_int_equal(hit[i], 0);
+                hit[i] = 1;
+            }
+            assert_true(lg_pick_draw(&p, &r) < n);
+        }
+    }
+    lg_pick_init(&p, LG_PICK_ZIPF, 0.99, 100000000);
+    lg_pick_init(&q, LG_PICK_ZIPF, 0.99, 100000000);
+    lg_pick_spread(&q, 5);
+    for (int i = 0; i < 10000; i++) {
+        uint64_t k = lg_pick_draw(&p, &a);
+        assert_int_equal(lg_pick_draw(&q, &b),
+                         (uint64_t)(((unsigned __int128)k * q.mul + q.add) % q.n));
+    }
+    for (uint64_t k = 0; k < 100; k++) {
+        uint64_t i = (uint64_t)(((unsigned __int128)k * q.mul + q.add) % q.n);
+        top[i / 1000000]++;
+        if (k == 9) {
+            for (int d = 0; d < 100; d++)
+                dirs += top[d] > 0;
+            assert_int_equal(dirs, 10);
+        }
+    }
+    dirs = 0;
+    for (int d = 0; d < 100; d++)
+        dirs += top[d] > 0;
+    print_message("the 100 hottest of 10^8 names fall in %u of the 100 top directories\n", dirs);
+    assert_true(dirs >= 60);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_pick_zipf_law),
         cmocka_unit_test(test_pick_uniform_law),
         cmocka_unit_test(test_pick_bounds_and_seed),
+        cmocka_unit_test(test_pick_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
