@@ -978,6 +978,12 @@ static int check_names(struct lg_config *cfg, char *err)
         }
         return 0;
     }
+    if (strlen(cfg->names_arg) > LG_NAMES_SOURCE_MAX) {
+        snprintf(err, LG_ERR_LEN, "--names: a file name or pattern of at most %d bytes",
+                 LG_NAMES_SOURCE_MAX);
+        return -1;
+    }
+    snprintf(cfg->names_source, sizeof(cfg->names_source), "%s", cfg->names_arg);
     if (cfg->pick_arg != NULL &&
         lg_pick_parse(cfg->pick_arg, &cfg->pick_kind, &cfg->zipf_s, e) < 0) {
         snprintf(err, LG_ERR_LEN, "%s", e);

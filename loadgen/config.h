@@ -108,6 +108,7 @@ struct lg_config {
 
     /* names (names.h, pick.h) */
     const char *names_arg;       /* --names FILE|PATTERN; NULL: none */
+    char names_source[LG_NAMES_SOURCE_MAX + 1]; /* its copy, for reports (and run.json read) */
     const char *pick_arg;        /* --pick; NULL: uniform */
     struct lg_names names;       /* built by lg_config_validate (heap: lg_config_release) */
     enum lg_pick_kind pick_kind; /* from --pick */

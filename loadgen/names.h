@@ -39,6 +39,7 @@
 #define LG_NAMES_FIELDS_MAX 8                /* {A..B} fields in a pattern */
 #define LG_NAMES_PATTERN_MAX 1000000000000000ull /* names of a pattern (10^15) */
 #define LG_NAMES_PATTERN_LEN 1024            /* bytes of a pattern */
+#define LG_NAMES_SOURCE_MAX 1024             /* bytes of --names's argument, file or pattern */
 
 enum lg_names_kind {
     LG_NAMES_NONE = 0,    /* no --names */

@@ -180,7 +180,7 @@ static void names_desc(char *out, size_t cap, const struct lg_config *cfg)
         out[0] = '\0';
         return;
     }
-    snprintf(out, cap, "; names: %.200s (%s, %" PRIu64 ", %s", cfg->names_arg,
+    snprintf(out, cap, "; names: %.200s (%s, %" PRIu64 ", %s", cfg->names_source,
              lg_names_kind_name(&cfg->names), cfg->names.n,
              cfg->pick_kind == LG_PICK_ZIPF ? "zipf " : "uniform)");
     if (cfg->pick_kind == LG_PICK_ZIPF)
@@ -486,7 +486,7 @@ static void json_names_config(FILE *f, const struct lg_config *c)
         return;
     }
     fprintf(f, "{\"source\": ");
-    json_str(f, c->names_arg);
+    json_str(f, c->names_source);
     fprintf(f, ", \"kind\": \"%s\", \"n\": %" PRIu64 ", \"pick\": \"%s\", \"zipf_s\": ",
             lg_names_kind_name(&c->names), c->names.n,
             c->pick_kind == LG_PICK_ZIPF ? "zipf" : "uniform");

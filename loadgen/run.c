@@ -583,7 +583,7 @@ static void log_config(const struct lg_runner *r)
         else
             snprintf(law, sizeof(law), "uniform");
         log_info("names: %s (%s, %" PRIu64 " names, the longest %zu bytes encoded), %s",
-                 c->names_arg, lg_names_kind_name(&c->names), c->names.n, c->names.len_max, law);
+                 c->names_source, lg_names_kind_name(&c->names), c->names.n, c->names.len_max, law);
     }
 }
 

@@ -253,6 +253,8 @@ static void test_names_config(void **state)
     static char *b9[] = {"loadgen", "--names", "f{0..9}", "--spread"};
     static char *b10[] = {"loadgen", "--file", "a", "--spread"};
     static char *ok3[] = {"loadgen", "--names", "f{0..9}", "--pick", "zipf:1", "--spread"};
+    static char long_arg[LG_NAMES_SOURCE_MAX + 2];
+    static char *b11[] = {"loadgen", "--names", long_arg};
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
 
@@ -287,6 +289,9 @@ static void test_names_config(void **state)
     assert_string_equal(err, "--pick and --spread need --names");
     assert_int_equal(parse(&cfg, err, 6, ok3), 0);
     assert_true(cfg.names_spread);
+    memset(long_arg, 'a', LG_NAMES_SOURCE_MAX + 1);
+    assert_int_equal(parse(&cfg, err, 3, b11), -1);
+    assert_string_equal(err, "--names: a file name or pattern of at most 1024 bytes");
     lg_config_release(&cfg);
 }
 
