@@ -55,6 +55,7 @@ void lg_conn_release(struct lg_conn *c)
     lg_tls_forget(&c->tls);
     for (int i = 0; i < LG_REQ_TYPES; i++)
         lg_reqbuf_release(&c->req[i]);
+    lg_namebuf_release(&c->named);
     free(c->rbuf);
     c->rbuf = NULL;
 }
@@ -156,8 +157,8 @@ void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns)
     }
     c->type = type;
     c->start_ns = start_ns;
-    c->send_ptr = r->buf;
-    c->send_left = r->len;
+    c->send_ptr = c->in_named ? c->named.buf : r->buf;
+    c->send_left = c->in_named ? c->named.len : r->len;
     c->body_ptr = r->body;
     c->body_left = r->body != NULL ? r->body_len : 0;
     c->err = LG_ERR_NONE;

@@ -66,6 +66,8 @@ struct lg_conn {
     struct lg_reqbuf req[LG_REQ_TYPES]; /* owned; custom requests are the workload's: */
     const struct lg_reqbuf *custom;     /* the custom request to send next (not owned) */
     unsigned custom_next;               /* --requests-order seq: the index after the last */
+    struct lg_namebuf named; /* with --names: the request with its name drawn (owned) */
+    bool in_named;           /* the request to send is named's, not req's or custom's */
     const char *send_ptr; /* what is left of the request head */
     size_t send_left;
     const char *body_ptr; /* then what is left of its body (the workload's shared PUT body) */
@@ -101,8 +103,8 @@ int lg_conn_connect_result(struct lg_conn *c);
  */
 enum lg_io lg_conn_handshake(struct lg_conn *c);
 /*
- * Prepares request type (patching the username slot; for LG_REQ_CUSTOM, c->custom) for sending;
- * resets the parser (a HEAD request's response has no body).
+ * Prepares request type (patching the username slot; for LG_REQ_CUSTOM, c->custom; c->named
+ * when c->in_named) for sending; resets the parser (a HEAD request's response has no body).
  */
 void lg_conn_begin(struct lg_conn *c, int type, uint64_t start_ns);
 enum lg_io lg_conn_send(struct lg_conn *c);

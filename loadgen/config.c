@@ -429,7 +429,7 @@ static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_SECTION, "Requests",
      .help = "each response is checked: 201 for new, 200 for get, 201 or 204 for put."},
     {FLAGTAB_CUSTOM, "type", .arg = "new|get|put", .fn = on_type,
-     .flags = FLAGTAB_F_TAKES_ARG, .def = "get with --file, else new",
+     .flags = FLAGTAB_F_TAKES_ARG, .def = "get with --file or --names, else new",
      .help = "new: POST /users with a unique username each time; get: GET /files/NAME; put: PUT "
              "/files/lg-RUN-USER-K of --size bytes, K cycling so that each user overwrites its "
              "own " STR(LG_PUT_NAMES) " names"},
@@ -489,6 +489,29 @@ static const struct flagtab_flag lg_flags[] = {
      .help = "seq: user u starts at the (u mod count)th request and goes on in order, cycling; "
              "random: each request drawn uniformly (--seed)"},
 
+    {FLAGTAB_SECTION, "Names",
+     .help = "each request's path takes a name drawn from a set, for the file server's get "
+             "(GET /files/NAME, instead of --file) and for custom requests (where a path has "
+             LG_NAME_SLOT ", e.g. --path '/files/" LG_NAME_SLOT "' or "
+             "http://127.0.0.1:8080/" LG_NAME_SLOT "). Names are percent-encoded but for '/' "
+             "and RFC 3986's pchar set. run.json says the source, N and the law."},
+    {FLAGTAB_STR, "names", .arg = "FILE|PATTERN", LG(names_arg), .def = "none",
+     .help = "FILE: one name a line ('#' comments and blank lines skipped; visible ASCII, at "
+             "most " STR(LG_NAME_LEN_MAX) " bytes each, " STR(LG_NAMES_FILE_MAX) " names, 2 GiB); "
+             "an argument with a '{' is a PATTERN of {A..B} fields (bash's sequences, "
+             "{00..99} zero-padded) whose values are the digits of the name's index, the last "
+             "the fastest: d{00..99}/d{00..99}/f{00..99} is 1000000 names, d00/d00/f00 first "
+             "(at most " STR(LG_NAMES_FIELDS_MAX) " fields, 10^15 names)"},
+    {FLAGTAB_STR, "pick", .arg = "uniform|zipf:S", LG(pick_arg), .def = "uniform",
+     .help = "how each request draws its name: uniformly, or Zipf with exponent S (0.01-10, "
+             "e.g. 0.99) over the names' order, the first name the most frequent; each thread "
+             "draws from its own generator (--seed)"},
+    {FLAGTAB_SET, "spread", LG(names_spread),
+     .def = "off: rank k is the kth name",
+     .help = "with --pick zipf:S, scatter the ranks over the names by a fixed permutation (name "
+             "index = (a x (rank - 1) + b) mod N, a coprime to N near 0.618 N, b from --seed), so "
+             "that the hottest names of a numbered tree are in different directories"},
+
     {FLAGTAB_SECTION, "Open loop", .help = "instead of the closed loop."},
     {FLAGTAB_DOUBLE, "rate", .arg = "R", .dmin = 0.001, .dmax = 1e8, LG(rate),
      .def = "off: the closed loop",
@@ -498,7 +521,7 @@ static const struct flagtab_flag lg_flags[] = {
     {FLAGTAB_ENUM, "arrivals", LG(arrivals), .choices = arrivals,
      .help = "inter-arrival times"},
     {FLAGTAB_U64, "seed", .arg = "N", .min = 0, .max = UINT64_MAX, LG(seed),
-     .flags = FLAGTAB_F_NORANGE, .help = "seed of the mix and Poisson draws"},
+     .flags = FLAGTAB_F_NORANGE, .help = "seed of the mix, --names and Poisson draws"},
 
     {FLAGTAB_SECTION, "Sweep", .help = "closed loop."},
     {FLAGTAB_CUSTOM, "sweep", .arg = "1,2,4,...|auto", .fn = on_sweep,
@@ -924,9 +947,77 @@ fail:
     return -1;
 }
 
+/*
+ * --names and --pick: for get (instead of --file) or for custom requests whose path has one
+ * {name}; the names read (a file) or parsed (a pattern) into cfg->names.
+ */
+static int check_names(struct lg_config *cfg, char *err)
+{
+    char e[LG_NAMES_ERR_LEN];
+    unsigned slots = 0;
+
+    for (unsigned i = 0; i < cfg->reqs.n; i++) {
+        const char *p = strstr(cfg->reqs.reqs[i].path, LG_NAME_SLOT);
+        if (p == NULL)
+            continue;
+        if (strstr(p + 1, LG_NAME_SLOT) != NULL) {
+            snprintf(err, LG_ERR_LEN, "path '%.64s': more than one " LG_NAME_SLOT,
+                     cfg->reqs.reqs[i].path);
+            return -1;
+        }
+        slots++;
+    }
+    if (cfg->names_arg == NULL) {
+        if (cfg->pick_arg != NULL || cfg->names_spread) {
+            snprintf(err, LG_ERR_LEN, "--pick and --spread need --names");
+            return -1;
+        }
+        if (slots > 0) {
+            snprintf(err, LG_ERR_LEN, "a path has " LG_NAME_SLOT " but no --names gives them");
+            return -1;
+        }
+        return 0;
+    }
+    if (strlen(cfg->names_arg) > LG_NAMES_SOURCE_MAX) {
+        snprintf(err, LG_ERR_LEN, "--names: a file name or pattern of at most %d bytes",
+                 LG_NAMES_SOURCE_MAX);
+        return -1;
+    }
+    snprintf(cfg->names_source, sizeof(cfg->names_source), "%s", cfg->names_arg);
+    if (cfg->pick_arg != NULL &&
+        lg_pick_parse(cfg->pick_arg, &cfg->pick_kind, &cfg->zipf_s, e) < 0) {
+        snprintf(err, LG_ERR_LEN, "%s", e);
+        return -1;
+    }
+    if (cfg->names_spread && cfg->pick_kind != LG_PICK_ZIPF) {
+        snprintf(err, LG_ERR_LEN, "--spread applies to --pick zipf:S (uniform draws stay "
+                                  "uniform under any permutation)");
+        return -1;
+    }
+    if (cfg->file[0] != '\0') {
+        snprintf(err, LG_ERR_LEN, "give --file or --names, not both");
+        return -1;
+    }
+    if (lg_config_has(cfg, LG_REQ_CUSTOM) && slots == 0) {
+        snprintf(err, LG_ERR_LEN, "--names: no " LG_NAME_SLOT " in --path, the URL's path or a "
+                                  "--requests line");
+        return -1;
+    }
+    if (!lg_config_has(cfg, LG_REQ_CUSTOM) && !lg_config_has(cfg, LG_REQ_GET)) {
+        snprintf(err, LG_ERR_LEN, "--names applies to get and to custom requests");
+        return -1;
+    }
+    if (lg_names_load(&cfg->names, cfg->names_arg, e) < 0) {
+        snprintf(err, LG_ERR_LEN, "%s", e);
+        return -1;
+    }
+    return 0;
+}
+
 void lg_config_release(struct lg_config *cfg)
 {
     lg_reqlist_release(&cfg->reqs);
+    lg_names_release(&cfg->names);
 }
 
 int lg_config_validate(struct lg_config *cfg, char *err)
@@ -950,7 +1041,7 @@ int lg_config_validate(struct lg_config *cfg, char *err)
     if (check_custom(cfg, err) < 0)
         return -1;
     if (lg_config_weight_total(cfg) == 0)
-        cfg->weight[cfg->file[0] != '\0' ? LG_REQ_GET : LG_REQ_NEW] = 1;
+        cfg->weight[cfg->file[0] != '\0' || cfg->names_arg != NULL ? LG_REQ_GET : LG_REQ_NEW] = 1;
     if (cfg->mix_desc[0] == '\0')
         snprintf(cfg->mix_desc, sizeof(cfg->mix_desc), "%s",
                  lg_req_name(cfg->weight[LG_REQ_GET]   ? LG_REQ_GET
@@ -964,10 +1055,12 @@ int lg_config_validate(struct lg_config *cfg, char *err)
         snprintf(err, LG_ERR_LEN, "--size applies to put requests only");
         return -1;
     }
-    if (lg_config_has(cfg, LG_REQ_GET) && cfg->file[0] == '\0') {
-        snprintf(err, LG_ERR_LEN, "get requests need --file NAME");
+    if (lg_config_has(cfg, LG_REQ_GET) && cfg->file[0] == '\0' && cfg->names_arg == NULL) {
+        snprintf(err, LG_ERR_LEN, "get requests need --file NAME or --names");
         return -1;
     }
+    if (check_names(cfg, err) < 0)
+        return -1;
     if (cfg->file[0] != '\0' && files_ok(cfg->file, err) < 0)
         return -1;
     if (cfg->has_expect_length && !lg_config_has(cfg, LG_REQ_GET)) {

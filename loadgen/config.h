@@ -13,6 +13,8 @@
 
 #include "account.h"
 #include "flagtab.h"
+#include "names.h"
+#include "pick.h"
 #include "reqspec.h"
 #include "stats.h"
 #include "target.h"
@@ -103,6 +105,15 @@ struct lg_config {
     int requests_order;        /* enum lg_req_order */
     bool order_set;
     struct lg_reqlist reqs; /* built by lg_config_validate (heap: lg_config_release) */
+
+    /* names (names.h, pick.h) */
+    const char *names_arg;       /* --names FILE|PATTERN; NULL: none */
+    char names_source[LG_NAMES_SOURCE_MAX + 1]; /* its copy, for reports (and run.json read) */
+    const char *pick_arg;        /* --pick; NULL: uniform */
+    struct lg_names names;       /* built by lg_config_validate (heap: lg_config_release) */
+    enum lg_pick_kind pick_kind; /* from --pick */
+    double zipf_s;               /* its exponent (zipf) */
+    bool names_spread;           /* --spread: ranks scattered over the names (pick.h) */
 
     /* sweep */
     bool sweep_auto;

@@ -50,6 +50,18 @@ static void show_file(const struct lg_config *c, char *out, size_t cap)
     snprintf(out, cap, "'%s'", lg_config_has(c, LG_REQ_GET) ? c->file : "");
 }
 
+/* --names: the source, N and the law; "none" without it. */
+static void show_names(const struct lg_config *c, char *out, size_t cap)
+{
+    if (c->names.kind == LG_NAMES_NONE)
+        snprintf(out, cap, "none");
+    else if (c->pick_kind == LG_PICK_ZIPF)
+        snprintf(out, cap, "'%.60s' (%" PRIu64 ", zipf %g%s)", c->names_source, c->names.n,
+                 c->zipf_s, c->names_spread ? ", spread" : "");
+    else
+        snprintf(out, cap, "'%.60s' (%" PRIu64 ", uniform)", c->names_source, c->names.n);
+}
+
 static void show_put_size(const struct lg_config *c, char *out, size_t cap)
 {
     snprintf(out, cap, "%" PRIu64, lg_config_has(c, LG_REQ_PUT) ? c->put_size : 0);
@@ -96,6 +108,7 @@ static void show_model(const struct lg_config *c, char *out, size_t cap)
 static const struct lg_merge_field lg_merge_fields[] = {
     {"mix", show_mix},
     {"file", show_file},
+    {"names", show_names},
     {"put_size", show_put_size},
     {"think_ms", show_think},
     {"duration_s", show_duration},
@@ -533,9 +546,9 @@ static void merge_usage(FILE *out)
             "  - resources: a host's CPU, disks and watched processes are taken once per host\n"
             "    (by host name), its loadgen processes summed; with several hosts each name\n"
             "    gets '@HOST' and each host's whole CPU is the resource cpu:all@HOST.\n"
-            "Inputs must have the same request mix, think time, duration, warm-up, loop,\n"
-            "model and number of points, and each point's windows must overlap by at least\n"
-            "%.0f%% (a warning below %.0f%%). At most %d directories.\n"
+            "Inputs must have the same request mix, --names (source, N, law), think time,\n"
+            "duration, warm-up, loop, model and number of points, and each point's windows\n"
+            "must overlap by at least %.0f%% (a warning below %.0f%%). At most %d directories.\n"
             "\n"
             "  -o, --out DIR   write the merged reports into DIR (not one of the inputs)\n"
             "  -v, --verbose   more log detail\n"

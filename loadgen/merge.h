@@ -28,8 +28,8 @@ struct lg_merged {
 
 /*
  * Checks that the n inputs measured the same load in the same windows (same request mix,
- * think time, duration, warm-up, loop, model and number of points; windows overlapping at
- * least LG_MERGE_OVERLAP_MIN) and merges them into out. Returns 0, or -1 with one line in err
+ * --names, think time, duration, warm-up, loop, model and number of points; windows
+ * overlapping at least LG_MERGE_OVERLAP_MIN) and merges them into out. Returns 0, or -1 with one line in err
  * naming the field and the directories. out->run.cfg->out_dir is empty: set it to write.
  */
 int lg_merge_combine(const struct lg_runfile *ins, unsigned n, struct lg_merged *out, char *err);

@@ -173,9 +173,29 @@ static bool above_bound(const struct lg_run_analysis *a, const struct lg_point_a
            pa->f[LG_REQ_ALL].x > pa->bounds.x_upper * 1.05;
 }
 
+/* "; names: SOURCE (KIND, N, LAW)" with --names, else "". */
+static void names_desc(char *out, size_t cap, const struct lg_config *cfg)
+{
+    if (cfg->names.kind == LG_NAMES_NONE) {
+        out[0] = '\0';
+        return;
+    }
+    snprintf(out, cap, "; names: %.200s (%s, %" PRIu64 ", %s", cfg->names_source,
+             lg_names_kind_name(&cfg->names), cfg->names.n,
+             cfg->pick_kind == LG_PICK_ZIPF ? "zipf " : "uniform)");
+    if (cfg->pick_kind == LG_PICK_ZIPF)
+        snprintf(out + strlen(out), cap - strlen(out), "%g%s)", cfg->zipf_s,
+                 cfg->names_spread ? ", spread" : "");
+}
+
 static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
 {
-    if (lg_config_has(cfg, LG_REQ_GET) && lg_config_has(cfg, LG_REQ_PUT))
+    char names[320];
+
+    names_desc(names, sizeof(names), cfg);
+    if (lg_config_has(cfg, LG_REQ_GET) && cfg->names.kind != LG_NAMES_NONE)
+        snprintf(out, cap, "%s%s", cfg->mix_desc, names);
+    else if (lg_config_has(cfg, LG_REQ_GET) && lg_config_has(cfg, LG_REQ_PUT))
         snprintf(out, cap, "%s (file %.300s, put %" PRIu64 " B)", cfg->mix_desc, cfg->file,
                  cfg->put_size);
     else if (lg_config_has(cfg, LG_REQ_GET))
@@ -183,11 +203,12 @@ static void load_desc(char *out, size_t cap, const struct lg_config *cfg)
     else if (lg_config_has(cfg, LG_REQ_PUT))
         snprintf(out, cap, "%s (%" PRIu64 " B bodies)", cfg->mix_desc, cfg->put_size);
     else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->requests_file != NULL)
-        snprintf(out, cap, "%s (%u requests of %.300s, %s)", cfg->mix_desc, cfg->reqs.n,
-                 cfg->requests_file, cfg->requests_order == LG_ORDER_RANDOM ? "random" : "seq");
+        snprintf(out, cap, "%s (%u requests of %.300s, %s)%s", cfg->mix_desc, cfg->reqs.n,
+                 cfg->requests_file, cfg->requests_order == LG_ORDER_RANDOM ? "random" : "seq",
+                 names);
     else if (lg_config_has(cfg, LG_REQ_CUSTOM) && cfg->reqs.n > 0)
-        snprintf(out, cap, "%s (%s %.300s)", cfg->mix_desc, cfg->reqs.reqs[0].method,
-                 cfg->reqs.reqs[0].path);
+        snprintf(out, cap, "%s (%s %.300s)%s", cfg->mix_desc, cfg->reqs.reqs[0].method,
+                 cfg->reqs.reqs[0].path, names);
     else
         snprintf(out, cap, "%s", cfg->mix_desc);
 }
@@ -451,6 +472,26 @@ static void json_custom_config(FILE *f, const struct lg_config *c)
     json_str(f, c->reqs.reqs[0].path);
     fprintf(f, ", \"headers\": %u, \"body_bytes\": %" PRIu64 "}", c->nheaders,
             c->reqs.body_total);
+}
+
+/*
+ * "names": the --names source (its argument), its kind (file or pattern), N, the law and
+ * whether --spread scattered the ranks, or null.
+ */
+static void json_names_config(FILE *f, const struct lg_config *c)
+{
+    fprintf(f, ",\n    \"names\": ");
+    if (c->names.kind == LG_NAMES_NONE) {
+        fprintf(f, "null");
+        return;
+    }
+    fprintf(f, "{\"source\": ");
+    json_str(f, c->names_source);
+    fprintf(f, ", \"kind\": \"%s\", \"n\": %" PRIu64 ", \"pick\": \"%s\", \"zipf_s\": ",
+            lg_names_kind_name(&c->names), c->names.n,
+            c->pick_kind == LG_PICK_ZIPF ? "zipf" : "uniform");
+    json_num(f, c->pick_kind == LG_PICK_ZIPF ? c->zipf_s : NAN);
+    fprintf(f, ", \"spread\": %s}", c->names_spread ? "true" : "false");
 }
 
 /* What run.json says of https:// in the config: verification, resumption. */
@@ -1208,6 +1249,7 @@ static void write_json(FILE *f, const struct lg_run *run, const struct lg_run_an
         fprintf(f, "null");
     fprintf(f, ", \"copy_body\": %s", c->copy_body ? "true" : "false");
     json_custom_config(f, c);
+    json_names_config(f, c);
     json_tls_config(f, c);
     fprintf(f, ",\n    \"rate\": ");
     json_num(f, c->rate);

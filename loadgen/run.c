@@ -575,6 +575,16 @@ static void log_config(const struct lg_runner *r)
     if (c->insecure)
         log_warn("--insecure: the server's certificate is not verified; anyone on the path "
                  "could be answering");
+    if (c->names.kind != LG_NAMES_NONE) {
+        char law[32];
+        if (c->pick_kind == LG_PICK_ZIPF)
+            snprintf(law, sizeof(law), "zipf s=%g%s", c->zipf_s,
+                     c->names_spread ? ", spread" : "");
+        else
+            snprintf(law, sizeof(law), "uniform");
+        log_info("names: %s (%s, %" PRIu64 " names, the longest %zu bytes encoded), %s",
+                 c->names_source, lg_names_kind_name(&c->names), c->names.n, c->names.len_max, law);
+    }
 }
 
 int lg_run_execute(struct lg_run *run, const struct lg_config *cfg)

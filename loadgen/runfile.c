@@ -160,6 +160,44 @@ static int get_bool(const json_t *o, const char *key, bool *out, const char *pat
 
 /* ---- reading --------------------------------------------------------------------------- */
 
+/*
+ * config.names: null, absent (a run.json written before --names), or what --names drew from:
+ * source, kind (file or pattern), n, pick (uniform or zipf), zipf_s, spread. The names
+ * themselves are not read: cfg->names keeps its kind and n only.
+ */
+static int get_names(const json_t *o, struct lg_config *cfg, const struct lg_jctx *c)
+{
+    const char *p = "config.names";
+    const json_t *v = json_object_get(o, "names");
+    char kind[16];
+    char pick[16];
+    double zipf_s;
+    uint64_t n;
+
+    if (v == NULL || json_is_null(v))
+        return 0;
+    if (!json_is_object(v))
+        return fail(c, "config", "names", "an object or null expected");
+    if (get_str(v, "source", cfg->names_source, sizeof(cfg->names_source), p, c) < 0 ||
+        get_str(v, "kind", kind, sizeof(kind), p, c) < 0 ||
+        get_u64(v, "n", LG_NAMES_PATTERN_MAX, &n, p, c) < 0 ||
+        get_str(v, "pick", pick, sizeof(pick), p, c) < 0 ||
+        get_num(v, "zipf_s", LG_ZIPF_S_MIN, LG_ZIPF_S_MAX, true, 0, &zipf_s, p, c) < 0 ||
+        get_bool(v, "spread", &cfg->names_spread, p, c) < 0)
+        return -1;
+    if (strcmp(kind, "file") != 0 && strcmp(kind, "pattern") != 0)
+        return fail(c, p, "kind", "not file or pattern");
+    if (strcmp(pick, "uniform") != 0 && strcmp(pick, "zipf") != 0)
+        return fail(c, p, "pick", "not uniform or zipf");
+    if (n == 0)
+        return fail(c, p, "n", "0 names");
+    cfg->names.kind = strcmp(kind, "file") == 0 ? LG_NAMES_FILE : LG_NAMES_PATTERN;
+    cfg->names.n = n;
+    cfg->pick_kind = strcmp(pick, "zipf") == 0 ? LG_PICK_ZIPF : LG_PICK_UNIFORM;
+    cfg->zipf_s = cfg->pick_kind == LG_PICK_ZIPF ? zipf_s : 0;
+    return 0;
+}
+
 static int read_config(const json_t *root, struct lg_config *cfg, const struct lg_jctx *c)
 {
     const char *p = "config";
@@ -212,6 +250,8 @@ static int read_config(const json_t *root, struct lg_config *cfg, const struct l
     cfg->timeout_us = (uint64_t)llround(timeout_s * 1e6);
     cfg->start_at_ms = (uint64_t)start_at;
     cfg->window_max_us = (uint64_t)llround(window_max_s * 1e6);
+    if (get_names(o, cfg, c) < 0)
+        return -1;
     sweep = member(o, "sweep", JSON_NULL, p, c);
     if (sweep == NULL)
         return -1;

@@ -117,11 +117,14 @@ int lg_worker_pick(struct lg_worker *w, struct lg_conn *c, uint64_t *rng)
     const struct lg_workload *wl = w->pp->wl;
     int type;
 
+    c->in_named = false;
     if (w->pp->phase == LG_PHASE_PREPARE)
         return LG_REQ_NEW;
     type = lg_workload_pick(wl, rng);
     if (type == LG_REQ_CUSTOM)
         c->custom = &wl->custom[lg_workload_next_custom(wl, &c->custom_next, rng)];
+    c->in_named = lg_workload_fill_name(wl, type == LG_REQ_CUSTOM ? c->custom : &c->req[type],
+                                        &c->named, rng);
     return type;
 }
 

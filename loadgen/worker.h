@@ -98,7 +98,10 @@ void lg_worker_wake(struct lg_worker *w);
 void lg_worker_init_results(struct lg_worker *w);
 /* Builds the connection's request bytes for the point's phase and workload. */
 void lg_worker_conn_setup(struct lg_worker *w, struct lg_conn *c, unsigned user);
-/* Next request type of c (LG_REQ_NEW during prepare); a custom one is chosen into c->custom. */
+/*
+ * Next request type of c (LG_REQ_NEW during prepare); a custom one is chosen into c->custom;
+ * with --names, the name is drawn and the request written into c->named.
+ */
 int lg_worker_pick(struct lg_worker *w, struct lg_conn *c, uint64_t *rng);
 /*
  * Records the end of c's request at now with class e (LG_ERR_NONE = success) if it falls in

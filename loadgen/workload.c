@@ -52,21 +52,6 @@ static size_t sb_add_slot(struct lg_sb *sb, size_t width)
     return off;
 }
 
-uint64_t lg_rng_seed(uint64_t seed, uint64_t stream)
-{
-    /* splitmix64 of (seed, stream): distinct streams per thread, never 0 */
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return z ? z : 0x853C49E6748FEA9Bull;
-}
-
-double lg_rng_unit(uint64_t *state)
-{
-    return (double)((lg_rng_next(state) >> 11) + 1) * (1.0 / 9007199254740992.0);
-}
-
 void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const char *run_id)
 {
     unsigned sum = 0;
@@ -89,6 +74,11 @@ void lg_workload_init(struct lg_workload *w, const struct lg_config *cfg, const 
             uint64_t v = lg_rng_next(&rng);
             memcpy(w->put_body + i, &v, n - i < 8 ? n - i : 8);
         }
+    }
+    if (cfg->names.kind != LG_NAMES_NONE) {
+        lg_pick_init(&w->pick, cfg->pick_kind, cfg->zipf_s, cfg->names.n);
+        if (cfg->names_spread)
+            lg_pick_spread(&w->pick, cfg->seed);
     }
     if (cfg->weight[LG_REQ_CUSTOM] > 0 && cfg->reqs.n > 0) {
         w->custom = xcalloc(cfg->reqs.n, sizeof(*w->custom));
@@ -269,8 +259,20 @@ void lg_workload_build_get(const struct lg_workload *w, long cred, unsigned user
     struct lg_sb sb = {0};
     char name[sizeof(w->cfg->file)];
 
-    lg_workload_file_of(w->cfg->file, user, name, sizeof(name));
-    start_line(w, &sb, "GET", "/files/", name);
+    memset(out, 0, sizeof(*out));
+    if (w->cfg->names.kind != LG_NAMES_NONE) {
+        sb_add(&sb, "GET ");
+        sb_add(&sb, w->cfg->target.prefix);
+        sb_add(&sb, "/files/");
+        out->has_name = true;
+        out->name_off = sb.len;
+        sb_add(&sb, " HTTP/1.1\r\nHost: ");
+        sb_add(&sb, w->cfg->target.host_header);
+        sb_add(&sb, "\r\n");
+    } else {
+        lg_workload_file_of(w->cfg->file, user, name, sizeof(name));
+        start_line(w, &sb, "GET", "/files/", name);
+    }
     if (cred != -2)
         add_auth(w, &sb, cred);
     sb_add(&sb, "\r\n");
@@ -328,12 +330,20 @@ void lg_workload_build_custom(const struct lg_workload *w, const struct lg_reqsp
     struct lg_sb sb = {0};
     bool sends_body = r->body != NULL || strcmp(r->method, "POST") == 0 ||
                       strcmp(r->method, "PUT") == 0 || strcmp(r->method, "PATCH") == 0;
+    const char *slot = cfg->names.kind != LG_NAMES_NONE ? strstr(r->path, LG_NAME_SLOT) : NULL;
 
     memset(out, 0, sizeof(*out));
     sb_add(&sb, r->method);
     sb_add(&sb, " ");
     sb_add(&sb, cfg->target.prefix);
-    sb_add(&sb, r->path);
+    if (slot != NULL) {
+        sb_addn(&sb, r->path, (size_t)(slot - r->path));
+        out->has_name = true;
+        out->name_off = sb.len;
+        sb_add(&sb, slot + strlen(LG_NAME_SLOT));
+    } else {
+        sb_add(&sb, r->path);
+    }
     sb_add(&sb, " HTTP/1.1\r\n");
     if (!cfg->host_header) {
         sb_add(&sb, "Host: ");
@@ -370,6 +380,35 @@ unsigned lg_workload_next_custom(const struct lg_workload *w, unsigned *next, ui
     i = *next % w->ncustom;
     *next = i + 1;
     return i;
+}
+
+bool lg_workload_fill_name(const struct lg_workload *w, const struct lg_reqbuf *r,
+                           struct lg_namebuf *nb, uint64_t *rng)
+{
+    const struct lg_names *names = &w->cfg->names;
+    size_t need;
+    size_t at;
+
+    if (!r->has_name)
+        return false;
+    need = r->len + names->len_max;
+    if (need > nb->cap) { /* once per connection (and request with a longer head) */
+        nb->buf = xrealloc(nb->buf, need);
+        nb->cap = need;
+    }
+    memcpy(nb->buf, r->buf, r->name_off);
+    at = r->name_off + lg_names_get(names, lg_pick_draw(&w->pick, rng), nb->buf + r->name_off);
+    memcpy(nb->buf + at, r->buf + r->name_off, r->len - r->name_off);
+    nb->len = at + r->len - r->name_off;
+    return true;
+}
+
+void lg_namebuf_release(struct lg_namebuf *nb)
+{
+    if (nb->buf != NULL)
+        memset(nb->buf, 0, nb->cap); /* may hold the password */
+    free(nb->buf);
+    memset(nb, 0, sizeof(*nb));
 }
 
 void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value)

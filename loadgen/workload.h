@@ -4,8 +4,8 @@
  * request, PUT heads whose name digit is patched the same way and whose body, --size random
  * bytes, is made once and shared by every connection, so no request costs a malloc or a printf),
  * the custom requests of --path, --requests or a URL (reqspec.h; built once, shared by every
- * connection: they carry no per-user part), the weighted choice of the next request type, and a
- * per-thread RNG. Usernames are unique per
+ * connection: they carry no per-user part), the weighted choice of the next request type, and,
+ * with --names, each request's name written into the connection's copy of the request. Usernames are unique per
  * run: "lg" + run id + serial digits. struct lg_workload is built before the workers start and
  * is immutable afterwards.
  */
@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "pick.h"
+#include "rng.h"
 
 #define LG_RUN_ID_LEN 8    /* hex digits */
 #define LG_SLOT_DIGITS 10  /* the patched counter of a username */
@@ -29,6 +31,7 @@ struct lg_workload {
     char *put_body;                     /* heap, owned: --size random bytes; NULL without put */
     struct lg_reqbuf *custom;           /* heap, owned: one per cfg->reqs request; NULL: none */
     unsigned ncustom;
+    struct lg_pick pick; /* which of cfg->names a request gets (kind NONE: no --names) */
 };
 
 /*
@@ -44,21 +47,16 @@ struct lg_reqbuf {
     const char *body;  /* not owned; NULL: no separate body */
     size_t body_len;   /* bytes of body */
     bool head;         /* a HEAD request: its response has no body */
+    bool has_name;     /* a name of --names goes at name_off (buf holds the rest) */
+    size_t name_off;
 };
 
-/* Per-thread generator (xorshift64*): deterministic for a seed, never 0. */
-static inline uint64_t lg_rng_next(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-uint64_t lg_rng_seed(uint64_t seed, uint64_t stream);
-/* Uniform in (0, 1]. */
-double lg_rng_unit(uint64_t *state);
+/* A connection's copy of a request with a name in it (lg_workload_fill_name). */
+struct lg_namebuf {
+    char *buf; /* heap, owned */
+    size_t len;
+    size_t cap;
+};
 
 /*
  * Builds w; with put in the mix it allocates the body, with custom requests their bytes (freed
@@ -70,7 +68,8 @@ void lg_workload_release(struct lg_workload *w);
 int lg_workload_pick(const struct lg_workload *w, uint64_t *rng);
 
 /*
- * Builds GET /files/NAME for user (NAME: the (user mod count)th of --file's names); with cred
+ * Builds GET /files/NAME for user (NAME: the (user mod count)th of --file's names, or with
+ * --names the place of the name drawn for each request); with cred
  * >= 0 it carries the credentials of prepared account cred, with cred == -1 those of
  * --username, with cred == -2 none.
  */
@@ -89,7 +88,8 @@ void lg_workload_build_prepare(const struct lg_workload *w, struct lg_reqbuf *ou
 void lg_workload_build_put(const struct lg_workload *w, long cred, unsigned user,
                            struct lg_reqbuf *out);
 /*
- * Builds custom request r: "METHOD <--url prefix>PATH HTTP/1.1", Host (unless a -H gives one),
+ * Builds custom request r: "METHOD <--url prefix>PATH HTTP/1.1" (a "{name}" in PATH is the
+ * place of the name drawn for each request, when there are --names), Host (unless a -H gives one),
  * Basic credentials of --username (if given), the -H lines in order, Content-Length when there
  * is a body (or the method is POST, PUT or PATCH: then 0), and r's body as the separate body.
  */
@@ -97,6 +97,13 @@ void lg_workload_build_custom(const struct lg_workload *w, const struct lg_reqsp
                               struct lg_reqbuf *out);
 /* The index of the next custom request of a connection: seq advances *next, random draws. */
 unsigned lg_workload_next_custom(const struct lg_workload *w, unsigned *next, uint64_t *rng);
+/*
+ * With --names: whether request r has a name, and then draws one (cfg->pick, from *rng) and
+ * writes r with it into nb (grown on first use, then reused).
+ */
+bool lg_workload_fill_name(const struct lg_workload *w, const struct lg_reqbuf *r,
+                           struct lg_namebuf *nb, uint64_t *rng);
+void lg_namebuf_release(struct lg_namebuf *nb);
 /* Writes value (value % slot_mod when slot_mod > 0) into the slot (zero-padded, the least
  * significant digits if it is too long). */
 void lg_reqbuf_set_slot(struct lg_reqbuf *r, uint64_t value);

@@ -4,7 +4,8 @@
  * and read back through the merge (run.json -> lg_runfile_load -> lg_merge_combine), give
  * bucket for bucket, and in count, min, max, sum and percentiles, the histogram of one process
  * that recorded them all. Also: the resources of inputs on one host and on two, errors by kind
- * read back and summed, and damaged inputs refused with the field named.
+ * read back and summed, --names read back (and inputs of other names refused), and damaged
+ * inputs refused with the field named.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -334,6 +335,21 @@ static void test_merge_refuses(void **state)
     assert_int_equal(lg_merge_combine(in, 2, &m, err), -1);
     assert_non_null(strstr(err, "think_ms: 'a' has 0.000, 'b' has 1.000"));
     in[1].cfg.think_us = 0;
+    /* --names: another source, or the same with another law */
+    in[0].cfg.names.kind = in[1].cfg.names.kind = LG_NAMES_PATTERN;
+    in[0].cfg.names.n = in[1].cfg.names.n = 100;
+    snprintf(in[0].cfg.names_source, sizeof(in[0].cfg.names_source), "f{00..99}");
+    snprintf(in[1].cfg.names_source, sizeof(in[1].cfg.names_source), "g{00..99}");
+    assert_int_equal(lg_merge_combine(in, 2, &m, err), -1);
+    assert_non_null(strstr(err, "names: 'a' has 'f{00..99}' (100, uniform), 'b' has "
+                                "'g{00..99}' (100, uniform)"));
+    snprintf(in[1].cfg.names_source, sizeof(in[1].cfg.names_source), "f{00..99}");
+    in[1].cfg.pick_kind = LG_PICK_ZIPF;
+    in[1].cfg.zipf_s = 0.99;
+    assert_int_equal(lg_merge_combine(in, 2, &m, err), -1);
+    assert_non_null(strstr(err, "'b' has 'f{00..99}' (100, zipf 0.99)"));
+    memset(&in[0].cfg.names, 0, sizeof(in[0].cfg.names));
+    memset(&in[1].cfg.names, 0, sizeof(in[1].cfg.names));
     /* 5% of the window apart: refused below 90% overlap? no: 95% is merged with a warning */
     in[1].points[0].window_start_ms += 100;
     in[1].points[0].window_end_ms += 100;
@@ -447,6 +463,59 @@ static void test_merge_parse_window_max(void **state)
     t_remove(root);
 }
 
+/* --names reads back (source, kind, N, law, spread); a run.json without it has none; bad: named. */
+static void test_merge_parse_names(void **state)
+{
+    static struct lg_config cfg;
+    static struct lg_point p;
+    struct lg_runfile in;
+    struct lg_run run;
+    char root[] = "/tmp/test_lg_merge_n.XXXXXX";
+    char dir[64];
+    char err[LG_ERR_LEN];
+    char *text;
+    char *at;
+    long len;
+
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    snprintf(dir, sizeof(dir), "%s/a", root);
+    t_run_init(&run, &cfg, &p, "0000000e", dir);
+    cfg.names.kind = LG_NAMES_PATTERN;
+    cfg.names.n = 100000000;
+    snprintf(cfg.names_source, sizeof(cfg.names_source), "d{00..99}/d{00..99}/d{00..99}/f{00..99}");
+    cfg.pick_kind = LG_PICK_ZIPF;
+    cfg.zipf_s = 0.99;
+    cfg.names_spread = true;
+    for (unsigned i = 0; i < 100; i++) {
+        hist_record(&p.st[LG_REQ_GET].lat, 1000 + i);
+        p.st[LG_REQ_GET].ok++;
+    }
+    t_write(&run);
+    text = t_read_run(dir, &len);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_int_equal(in.cfg.names.kind, LG_NAMES_PATTERN);
+    assert_int_equal(in.cfg.names.n, 100000000);
+    assert_string_equal(in.cfg.names_source, "d{00..99}/d{00..99}/d{00..99}/f{00..99}");
+    assert_int_equal(in.cfg.pick_kind, LG_PICK_ZIPF);
+    assert_true(in.cfg.zipf_s == 0.99 && in.cfg.names_spread);
+    lg_runfile_release(&in);
+    at = strstr(text, "\"kind\": \"pattern\"");
+    assert_non_null(at);
+    memcpy(at, "\"kind\": \"pottern\"", 17);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), -1);
+    assert_string_equal(err, "r: config.names.kind: not file or pattern");
+    /* renamed away, as in a file from before --names: none */
+    at = strstr(text, "\"names\": {");
+    assert_non_null(at);
+    memcpy(at, "\"nomes\"", 7);
+    assert_int_equal(lg_runfile_parse(&in, text, (size_t)len, "r", err), 0);
+    assert_int_equal(in.cfg.names.kind, LG_NAMES_NONE);
+    lg_runfile_release(&in);
+    free(text);
+    t_remove(root);
+}
+
 /* The last occurrence of needle in text (raw.get.by_kind comes after the figures' copy). */
 static char *t_last(char *text, const char *needle)
 {
@@ -538,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_merge_two_hosts),    cmocka_unit_test(test_merge_refuses),
         cmocka_unit_test(test_merge_parse_errors), cmocka_unit_test(test_merge_parse_bad_hist),
         cmocka_unit_test(test_merge_parse_window_max), cmocka_unit_test(test_merge_parse_by_kind),
+        cmocka_unit_test(test_merge_parse_names),
     };
     return cmocka_run_group_tests_name("lg_merge", tests, NULL, NULL);
 }
