@@ -10,13 +10,16 @@
 # first brought to the steady state of their upload store (PUTs until a dead segment is reused).
 #
 #   scripts/bench-writes.sh [--rounds N] [--duration S] [--users "1 16 64"] [--size BYTES]
-#                           [--server1-flags "FLAGS"] [--out DIR] [--keep]
+#                           [--configs LIST] [--server1-flags "FLAGS"] [--out DIR] [--keep]
 #     --rounds N     interleaved rounds; medians over them (default 3)
 #     --duration S   measured seconds per point (default 5; plus 1 s warm-up)
+#     --configs LIST any of group,oneflush,redis (default all three); the ratios and targets
+#                    that need one left out are not printed
 #     --server1-flags "FLAGS"  extra flags for both server1s, e.g. "--commit-window 2ms"
 #     --out DIR      also write raw.csv (every measurement), medians.csv and meta.txt to DIR
 #     --keep         keep the run dir (logs, loadgen output)
-# Everything runs on 127.0.0.1 under a temp dir and is stopped at exit.
+# Everything runs on 127.0.0.1 under a temp dir (in $TMPDIR, default /tmp: the upload stores
+# are there, so TMPDIR chooses their file system) and is stopped at exit.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,9 +27,9 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
 # usage [CODE]: the usage lines of the header; to stdout for --help (0), else to stderr (2).
-usage() { header_usage "${BASH_SOURCE[0]}" 11 18 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 11 20 "${1:-2}"; }
 
-ROUNDS=3 DURATION=5 USERS="1 16 64" SIZE=4096 OUT="" KEEP="" S1_FLAGS=""
+ROUNDS=3 DURATION=5 USERS="1 16 64" SIZE=4096 OUT="" KEEP="" S1_FLAGS="" CONFIGS="group oneflush redis"
 while (($# > 0)); do
     case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while (($# > 0)); do
     --users) USERS=$2; shift 2 ;;
     --size) SIZE=$2; shift 2 ;;
     --server1-flags) S1_FLAGS=$2; shift 2 ;;
+    --configs) CONFIGS=${2//,/ }; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage 0 ;;
@@ -42,6 +46,10 @@ while (($# > 0)); do
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $DURATION =~ ^[1-9][0-9]*$ && $SIZE =~ ^[0-9]+$ ]] || usage
 for u in $USERS; do [[ $u =~ ^[1-9][0-9]*$ ]] || usage; done
+for c in $CONFIGS; do [[ $c == group || $c == oneflush || $c == redis ]] || usage; done
+[[ -n ${CONFIGS// /} ]] || usage
+# has CONFIG: whether CONFIG is measured
+has() { [[ " $CONFIGS " == *" $1 "* ]]; }
 require_cmd redis-server redis-cli redis-benchmark python3 awk curl
 for p in server1 server2 loadgen; do
     [[ -x $BIN_DIR/$p ]] || die "no $p in $BIN_DIR: run make"
@@ -76,17 +84,23 @@ read -r -a extra <<<"$S1_FLAGS"
 # the per-client limits off: every user comes from 127.0.0.1 and signs up at full speed
 extra=(--login-fail-limit 0 --login-fail-addr-limit 0 --signup-limit 0 --max-conns-per-ip 0
     "${extra[@]}")
-URL[group]=$("$TOP/scripts/stack.sh" start "$RUN/group" --backend redis --hash-cost min \
-    --auth-cache 100000 --port 0 -- --max-upload 1m "${extra[@]}" 2>>"$RUN/stack.log")
-URL[oneflush]=$("$TOP/scripts/stack.sh" start "$RUN/oneflush" --backend redis --hash-cost min \
-    --auth-cache 100000 --port 0 -- --max-upload 1m --group-commit off "${extra[@]}" \
-    2>>"$RUN/stack.log")
-# No accounts in this one, and redis-benchmark takes a password only in argv: none.
-REDIS_PORT=$(REDIS_NO_PASSWORD=1 "$TOP/scripts/redis.sh" start "$RUN/redis" 2>>"$RUN/stack.log")
-[[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" config get appendfsync | tail -n 1) == always ]] ||
-    die "the benchmark Redis is not appendfsync always"
-grep -q 'group-commit=on' "$RUN/group/server1.log" || log "warning: 'group-commit=on' not in server1's config line"
-grep -q 'group-commit=off' "$RUN/oneflush/server1.log" || log "warning: 'group-commit=off' not in server1's config line"
+if has group; then
+    URL[group]=$("$TOP/scripts/stack.sh" start "$RUN/group" --backend redis --hash-cost min \
+        --auth-cache 100000 --port 0 -- --max-upload 1m "${extra[@]}" 2>>"$RUN/stack.log")
+    grep -q 'group-commit=on' "$RUN/group/server1.log" || log "warning: 'group-commit=on' not in server1's config line"
+fi
+if has oneflush; then
+    URL[oneflush]=$("$TOP/scripts/stack.sh" start "$RUN/oneflush" --backend redis --hash-cost min \
+        --auth-cache 100000 --port 0 -- --max-upload 1m --group-commit off "${extra[@]}" \
+        2>>"$RUN/stack.log")
+    grep -q 'group-commit=off' "$RUN/oneflush/server1.log" || log "warning: 'group-commit=off' not in server1's config line"
+fi
+if has redis; then
+    # No accounts in this one, and redis-benchmark takes a password only in argv: none.
+    REDIS_PORT=$(REDIS_NO_PASSWORD=1 "$TOP/scripts/redis.sh" start "$RUN/redis" 2>>"$RUN/stack.log")
+    [[ $(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" config get appendfsync | tail -n 1) == always ]] ||
+        die "the benchmark Redis is not appendfsync always"
+fi
 
 MAX_USERS=1
 for u in $USERS; do ((u > MAX_USERS)) && MAX_USERS=$u; done
@@ -169,15 +183,14 @@ steady_state() {
     done
     log "$cfg: upload store in steady state (segments reused) after $((($(now_ms) - t0) / 1000)) s"
 }
-steady_state group
-steady_state oneflush
+for c in group oneflush; do ! has $c || steady_state $c; done
 
-CONFIGS="group oneflush redis"
+NCONFIGS=$(wc -w <<<"$CONFIGS")
 started=$(now_ms)
 for ((round = 1; round <= ROUNDS; round++)); do
     for users in $USERS; do
         # rotate the order every round so no configuration always runs first
-        order=$(tr ' ' '\n' <<<"$CONFIGS" | awk -v k=$(((round + users) % 3)) '
+        order=$(tr ' ' '\n' <<<"$CONFIGS" | awk -v k=$(((round + users) % NCONFIGS)) '
             { a[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print a[(i + k) % NR] }')
         for cfg in $order; do
             log "round $round/$ROUNDS: $cfg, $users users"
@@ -192,9 +205,10 @@ done
 log "measured in $((($(now_ms) - started) / 1000)) s"
 
 # Medians, ratios and targets.
-python3 - "$RAW" "$USERS" "$RUN/medians.csv" "$SIZE" <<'PY'
+python3 - "$RAW" "$USERS" "$RUN/medians.csv" "$SIZE" "$CONFIGS" <<'PY'
 import csv, statistics, sys
 raw, users, out = sys.argv[1], [int(u) for u in sys.argv[2].split()], sys.argv[3]
+configs = sys.argv[5].split()
 rows = list(csv.DictReader(open(raw)))
 med = {}
 for cfg in ("group", "oneflush", "redis"):
@@ -215,15 +229,18 @@ def g(cfg, u, i):
     return v[i] if v else float("nan")
 print("durable writes of %s-byte values, medians of %d rounds (ops/s; p99 in ms)" %
       (sys.argv[4], max(v[3] for v in med.values())))
-print("%6s | %10s %8s | %10s %8s | %10s %8s | %11s %9s" % (
-    "users", "group", "p99", "one-flush", "p99", "redis SET", "p99", "group/1fl", "group/red"))
+title = {"group": "group", "oneflush": "one-flush", "redis": "redis SET"}
+shown = [c for c in ("group", "oneflush", "redis") if c in configs]
+ratios = [(a, b, h) for a, b, h in (("group", "oneflush", "group/1fl"), ("group", "redis", "group/red"))
+          if a in configs and b in configs]
+print("%6s | " % "users" + " | ".join("%10s %8s" % (title[c], "p99") for c in shown) +
+      "".join(" | %10s" % h for _, _, h in ratios))
 for u in users:
-    gx, fx, rx = g("group", u, 0), g("oneflush", u, 0), g("redis", u, 0)
-    print("%6d | %10.0f %8.2f | %10.0f %8.2f | %10.0f %8.2f | %10.2fx %8.2fx" % (
-        u, gx, g("group", u, 1), fx, g("oneflush", u, 1), rx, g("redis", u, 1),
-        gx / fx if fx else float("nan"), gx / rx if rx else float("nan")))
+    print("%6d | " % u + " | ".join("%10.0f %8.2f" % (g(c, u, 0), g(c, u, 1)) for c in shown) +
+          "".join(" | %9.2fx" % (g(a, u, 0) / g(b, u, 0) if g(b, u, 0) else float("nan"))
+                  for a, b, _ in ratios))
 print("writes per flush (server1_commit_batch_size, median): " + ", ".join(
-    "%d users: group %.1f, one-flush %.1f" % (u, g("group", u, 4), g("oneflush", u, 4))
+    "%d users: " % u + ", ".join("%s %.1f" % (title[c], g(c, u, 4)) for c in shown if c != "redis")
     for u in users))
 errs = {k: v[2] for k, v in med.items() if v[2]}
 if errs:
@@ -231,24 +248,27 @@ if errs:
 top = max(users)
 def verdict(ok):
     return "MET" if ok else "NOT MET"
-r1 = g("group", top, 0) / g("oneflush", top, 0)
-print("target group >= 5x one-flush at %d users: %s (%.2fx)" % (top, verdict(r1 >= 5), r1))
-r2 = g("group", top, 0) / g("redis", top, 0)
-worst = min(g("group", u, 0) / g("redis", u, 0) for u in users)
-print("target group >= 1.0x Redis durable SET at %d users: %s (%.2fx; lowest over all points %.2fx)"
-      % (top, verdict(r2 >= 1.0), r2, worst))
-p99s = [(cfg, u, g(cfg, u, 1)) for cfg in ("group",) for u in users]
-bad = [(c, u, p) for c, u, p in p99s if not p < 200]
-print("target p99 < 200 ms at every point (group commit): %s (worst %.2f ms)" %
-      (verdict(not bad), max(p for _, _, p in p99s)))
+if "group" in configs and "oneflush" in configs:
+    r1 = g("group", top, 0) / g("oneflush", top, 0)
+    print("target group >= 5x one-flush at %d users: %s (%.2fx)" % (top, verdict(r1 >= 5), r1))
+if "group" in configs and "redis" in configs:
+    r2 = g("group", top, 0) / g("redis", top, 0)
+    worst = min(g("group", u, 0) / g("redis", u, 0) for u in users)
+    print("target group >= 1.0x Redis durable SET at %d users: %s (%.2fx; lowest over all points %.2fx)"
+          % (top, verdict(r2 >= 1.0), r2, worst))
+if "group" in configs:
+    p99s = [(cfg, u, g(cfg, u, 1)) for cfg in ("group",) for u in users]
+    bad = [(c, u, p) for c, u, p in p99s if not p < 200]
+    print("target p99 < 200 ms at every point (group commit): %s (worst %.2f ms)" %
+          (verdict(not bad), max(p for _, _, p in p99s)))
 PY
 
 if [[ -n $OUT ]]; then
     mkdir -p "$OUT"
     cp "$RAW" "$RUN/medians.csv" "$OUT/"
     {
-        echo "command: $0 --rounds $ROUNDS --duration $DURATION --users \"$USERS\" --size $SIZE --server1-flags \"$S1_FLAGS\""
-        grep -h 'config:' "$RUN/group/server1.log" "$RUN/oneflush/server1.log" | sed 's/^/server1 config: /'
+        echo "command: $0 --rounds $ROUNDS --duration $DURATION --users \"$USERS\" --size $SIZE --configs \"$CONFIGS\" --server1-flags \"$S1_FLAGS\""
+        for c in group oneflush; do ! has $c || grep -h 'config:' "$RUN/$c/server1.log"; done | sed 's/^/server1 config: /'
         echo "date: $(date -u +%FT%TZ)"
         echo "host: $(uname -a)"
         echo "cpus: $(nproc)"
