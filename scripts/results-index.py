@@ -18,6 +18,7 @@ reader or a script needs; the rest of what the run wrote stays on the machine th
     scale         (scripts/bench-scale.sh) report.md raw.tsv meta.tsv machine.md
     writes        (scripts/bench-writes.sh --out) medians.csv raw.csv meta.txt machine.md
     failover      (scripts/cluster-failover.sh --out) BACKEND[-short].txt machine.md
+    fs            (scripts/bench-fs.sh) report.md medians.tsv raw.tsv mounts.tsv machine.md *.png
 
 Every run must be cited by a document (a .md file outside the run, INDEX.md aside), and all of
 results/ that git tracks must stay under LIMIT_BYTES. Outside a git checkout every file counts.
@@ -32,7 +33,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "results")
 INDEX = os.path.join(RESULTS, "INDEX.md")
 LIMIT_BYTES = 5 * 1024 * 1024
-NAME = re.compile(r"^(\d{8})-(\d{4})-(quick|full|hotpath|scale|writes|failover)-([a-z0-9-]+)$")
+NAME = re.compile(r"^(\d{8})-(\d{4})-(quick|full|hotpath|scale|writes|failover|fs)-([a-z0-9-]+)$")
 REPRO = ["summary.md", "table.csv", "points.csv", "machine.md", "run.tsv", "configs.tsv",
          "*/bottleneck.md", "sweeps.json.gz"]
 ALLOWED = {
@@ -43,6 +44,7 @@ ALLOWED = {
     "scale": ["report.md", "raw.tsv", "meta.tsv", "machine.md"],
     "writes": ["medians.csv", "raw.csv", "meta.txt", "machine.md"],
     "failover": ["*.txt", "machine.md"],
+    "fs": ["report.md", "medians.tsv", "raw.tsv", "mounts.tsv", "machine.md", "*.png"],
 }
 TOP_LEVEL = ["README.md", "INDEX.md", "study-2017.csv", ".gitignore"]
 WHAT = {
@@ -52,6 +54,7 @@ WHAT = {
     "scale": "scripts/bench-scale.sh",
     "writes": "scripts/bench-writes.sh",
     "failover": "scripts/cluster-failover.sh",
+    "fs": "scripts/bench-fs.sh",
 }
 
 

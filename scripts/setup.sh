@@ -19,7 +19,7 @@ packages=(
     chromium
     clang libfuzzer-14-dev
     stress-ng
-    fuse3 libfuse3-dev xfsprogs
+    fuse3 libfuse3-dev xfsprogs btrfs-progs fio
 )
 
 missing=()
