@@ -240,7 +240,12 @@ def check_mark(a, t, mnt, s1_argv, names_events, auth):
         for name, events in names_events.items():
             every.update(sha for _, _, sha in events)
             ok, need = allowed(events, t)
-            r = request_once(port, "GET", "/files/" + name, auth=auth, timeout=20)
+            # (a 503 says "not yet": server1's link to server2 may still be coming up)
+            for _ in range(100):
+                r = request_once(port, "GET", "/files/" + name, auth=auth, timeout=20)
+                if r is None or r.status != 503:
+                    break
+                time.sleep(0.1)
             if r is None or r.status not in (200, 404):
                 return lost, corrupt, 1, "%s: GET answered %s" % (name, r and r.status)
             got = ABSENT if r.status == 404 else hashlib.sha256(r.body).hexdigest()
