@@ -6,8 +6,9 @@
 # on the other server2 (revoke.py: no 200 for a request sent after the tool exited); the
 # account's own password change still works; `lock` made while A hangs waits until X can no
 # longer answer from its cache, and refuses the password (401), `unlock`
-# accepts it again; `delete` makes it 401; `list` shows the expected rows; bad input exits 2
-# and changes nothing; on a terminal the password is asked twice without echo (ttyrun.py); no
+# accepts it again; `delete` makes it 401; `list` shows the expected rows, also over many SCAN
+# pages (3003 accounts on Redis); bad input exits 2 and changes nothing; the database down
+# exits 3; on a terminal the password is asked twice without echo (ttyrun.py); no
 # password ever appears in the tool's output or in a server's log.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -227,6 +228,32 @@ the same again: \nserver2 admin: the two passwords differ")"
 
 redis_port=$(itest_redis_start)
 round redis "redis://127.0.0.1:$redis_port" "$ITEST_DIR/redis/password"
+
+# a list longer than one SCAN page (500 keys a page): 3000 accounts more, stored behind the
+# tool's back as copies of carol's record; every one listed once, in order; then, with the
+# database down, exit 3
+export REDISCLI_AUTH
+REDISCLI_AUTH=$(<"$ITEST_DIR/redis/password")
+rec=$(redis-cli -p "$redis_port" --no-auth-warning GET user:carol)
+check_ok "redis: carol's record read" test -n "$rec"
+for i in $(seq -w 0 2999); do printf 'SET user:p%s "%s"\n' "$i" "$rec"; done |
+    redis-cli -p "$redis_port" --no-auth-warning >/dev/null
+check_eq "redis: 3003 accounts stored" \
+    "$(redis-cli -p "$redis_port" --no-auth-warning --scan --pattern 'user:*' | wc -l)" 3003
+DB_URL=redis://127.0.0.1:$redis_port DB_PW=$ITEST_DIR/redis/password
+admin list
+check_eq "redis: list of 3003 accounts (7 SCAN pages at least): exit status" "$ADMIN_RC" 0
+check_eq "redis: ... 3003 rows" "$(wc -l <<<"$ADMIN_OUT")" 3003
+check_eq "redis: ... each once" "$(cut -f1 <<<"$ADMIN_OUT" | LC_ALL=C sort -u | wc -l)" 3003
+check_eq "redis: ... sorted" "$(cut -f1 <<<"$ADMIN_OUT")" "$(cut -f1 <<<"$ADMIN_OUT" | LC_ALL=C sort)"
+check_eq "redis: ... p0000 to p2999 all active" \
+    "$(awk -F'\t' '$1 ~ /^p[0-9][0-9][0-9][0-9]$/ && $2 == "active"' <<<"$ADMIN_OUT" | wc -l)" 3000
+unset REDISCLI_AUTH
+
+# the database down: exit 3, saying so
+DB_URL=redis://127.0.0.1:$(free_port)/0
+admin_is "redis: list with the database down: the database failed" 3 list
+check_ok "redis: ... saying so" grep -q '^server2 admin: ' <<<"$ADMIN_OUT"
 mysql_port=$(itest_mysql_start)
 round mysql "mysql://auth@127.0.0.1:$mysql_port/auth" "$ITEST_DIR/mysql/password"
 
