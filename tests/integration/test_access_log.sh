@@ -7,7 +7,8 @@
 # the name as given, signup, password_changed, account_deleted), and no password anywhere in
 # the file, not even one sent in a malformed Authorization header. The three formats parse
 # (JSON with python's json). Three pipelined requests get three lines. A client that drops
-# mid-download logs the bytes sent so far (fewer than the file's). logrotate's way: mv, then
+# mid-download logs the bytes sent so far (fewer than the file's); one gone before its answer
+# (server2 stopped meanwhile) logs 499. logrotate's way: mv, then
 # SIGUSR1 while 400 requests run in parallel: a new file appears, and the two files together
 # hold every request exactly once. Lines buffered at SIGTERM are written before exit. A file
 # that cannot be opened stops the start (exit 2); a write that fails (/dev/full) is counted in
@@ -42,6 +43,7 @@ itest_start server2 server2 --port 0 --backend "redis://127.0.0.1:$redis_port" \
     --backend-password-file "$ITEST_DIR/redis/password" --workers 2 --hash-cost min \
     --login-fail-limit 0 --secret-file "$SECRET" || itest_fail "server2 did not start"
 S2_PORT=$ITEST_PORT
+S2_PID=$ITEST_PID_LAST
 
 # s1 NAME FLAGS...: a server1 on every address (IPv4 and IPv6) of a free port; sets URL, URL6,
 # PORT, PID and METRICS (its metrics listener's /metrics URL).
@@ -226,6 +228,33 @@ read -r dst dbytes <<<"$dropped"
 check_eq "the dropped download's line: status 200" "$dst" 200
 check_ok "... and the bytes sent before the reset (${dbytes:-none}), fewer than 32 MiB" \
     test "${dbytes:-0}" -gt 0 -a "${dbytes:-0}" -lt $((32 << 20))
+
+# a client gone before its answer: the request waits on server2 (stopped), the client resets
+# the connection, server2 goes on: 499 and no bytes, as nginx logs it
+kill -STOP "$S2_PID"
+python3 - "$PORT" "$BADPASS" "$METRICS" <<'EOF' || itest_not_ok "the request was never held"
+import base64, socket, struct, sys, time, urllib.request
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+auth = base64.b64encode(b"logu:" + sys.argv[2].encode()).decode()
+s.sendall(("GET /files/f1k?tag=gone HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n\r\n"
+           % auth).encode())
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:  # until server1 holds it, waiting for server2
+    body = urllib.request.urlopen(sys.argv[3], timeout=5).read().decode()
+    n = [l.split()[1] for l in body.splitlines() if l.startswith("server1_inflight_requests ")]
+    if n and float(n[0]) >= 1:
+        break
+    time.sleep(0.02)
+else:
+    sys.exit(1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+EOF
+kill -CONT "$S2_PID"
+wait_until 20 grep -q 'tag=gone' "$ALOG" || itest_not_ok "no line for the request whose client went"
+read -r gst gbytes gusr <<<"$(grep 'tag=gone' "$ALOG" | awk '{ print $9, $10, $3 }')"
+check_eq "a client gone before its answer: status 499, 0 bytes, no user" \
+    "${gst:-} ${gbytes:-} ${gusr:-}" "499 0 -"
 
 # ---- logrotate: mv, SIGUSR1 while 400 requests run ---------------------------------------------
 : >"$ALOG.load"
