@@ -64,39 +64,12 @@ static int listen_line(const char *line, uint16_t port, uint64_t *inode, uid_t *
     return 1;
 }
 
-int lg_attrib_listeners(const char *text, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
+int lg_attrib_listeners(FILE *f, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
 {
-    const char *line = strchr(text, '\n');
-    int n = 0;
-
-    if (strstr(text, "local_address") == NULL || line == NULL)
-        return -1;
-    for (line++; *line != '\0'; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
-        uint64_t ino;
-        uid_t u;
-        int r = listen_line(line, port, &ino, &u);
-
-        if (r < 0)
-            return -1;
-        if (r == 0 || n >= max)
-            continue;
-        if (n == 0)
-            *uid = u;
-        inodes[n++] = ino;
-    }
-    return n;
-}
-
-/* As lg_attrib_listeners, from the file path, line by line (no size limit). */
-static int listeners_of(const char *path, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
-{
-    FILE *f = fopen(path, "re");
     char *line = NULL;
     size_t cap = 0;
     int n = 0;
 
-    if (f == NULL)
-        return -1;
     if (getline(&line, &cap, f) < 0 || strstr(line, "local_address") == NULL)
         n = -1;
     while (n >= 0 && getline(&line, &cap, f) >= 0) {
@@ -113,6 +86,18 @@ static int listeners_of(const char *path, uint16_t port, uint64_t *inodes, int m
         }
     }
     free(line);
+    return n;
+}
+
+/* lg_attrib_listeners of the file at path: -1 also when it cannot be opened. */
+static int listeners_of(const char *path, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
+{
+    FILE *f = fopen(path, "re");
+    int n;
+
+    if (f == NULL)
+        return -1;
+    n = lg_attrib_listeners(f, port, inodes, max, uid);
     fclose(f);
     return n;
 }

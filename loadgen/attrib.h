@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -48,11 +49,11 @@ struct lg_attrib_proc {
 };
 
 /*
- * The listening TCP sockets of port in the text of /proc/net/tcp or tcp6: their inodes into
- * inodes[0..max) and the uid owning the first into *uid (untouched when none). Returns how
- * many, or -1 when the text is not such a table.
+ * The listening TCP sockets of port in f, /proc/net/tcp or tcp6 read line by line (no size
+ * limit): their inodes into inodes[0..max) and the uid owning the first into *uid (untouched
+ * when none). Returns how many, or -1 when f is not such a table.
  */
-int lg_attrib_listeners(const char *text, uint16_t port, uint64_t *inodes, int max, uid_t *uid);
+int lg_attrib_listeners(FILE *f, uint16_t port, uint64_t *inodes, int max, uid_t *uid);
 /* The inode of a /proc/PID/fd link's target "socket:[INODE]": 0, or -1 for anything else. */
 int lg_attrib_socket_inode(const char *link, uint64_t *inode);
 /* The real uid and the parent of /proc/PID/status text: 0, or -1. */

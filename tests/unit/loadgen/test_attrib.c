@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -18,6 +19,18 @@
 #include "procstat.h"
 #include "../testdata.h"
 
+/* lg_attrib_listeners on text, through a stream as it reads /proc */
+static int listeners(const char *text, uint16_t port, uint64_t *inodes, int max, uid_t *uid)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    int n;
+
+    assert_non_null(f);
+    n = lg_attrib_listeners(f, port, inodes, max, uid);
+    fclose(f);
+    return n;
+}
+
 static void test_attrib_listeners_tcp(void **state)
 {
     uint64_t ino[4];
@@ -25,18 +38,18 @@ static void test_attrib_listeners_tcp(void **state)
 
     (void)state;
     /* port 8080 (1F90): two listening sockets (127.0.0.1 and 0.0.0.0), established ones not */
-    assert_int_equal(lg_attrib_listeners(sample("proc_net_tcp.txt"), 8080, ino, 4, &uid), 2);
+    assert_int_equal(listeners(sample("proc_net_tcp.txt"), 8080, ino, 4, &uid), 2);
     assert_int_equal(ino[0], 31337);
     assert_int_equal(ino[1], 31341);
     assert_int_equal(uid, 1000);
     uid = 12345;
-    assert_int_equal(lg_attrib_listeners(sample("proc_net_tcp.txt"), 8081, ino, 4, &uid), 1);
+    assert_int_equal(listeners(sample("proc_net_tcp.txt"), 8081, ino, 4, &uid), 1);
     assert_int_equal(uid, 1001);
     uid = 12345;
-    assert_int_equal(lg_attrib_listeners(sample("proc_net_tcp.txt"), 9999, ino, 4, &uid), 0);
+    assert_int_equal(listeners(sample("proc_net_tcp.txt"), 9999, ino, 4, &uid), 0);
     assert_int_equal(uid, 12345); /* untouched */
-    assert_int_equal(lg_attrib_listeners(sample("proc_net_tcp.txt"), 8080, ino, 1, &uid), 1);
-    assert_int_equal(lg_attrib_listeners("garbage", 8080, ino, 4, &uid), -1);
+    assert_int_equal(listeners(sample("proc_net_tcp.txt"), 8080, ino, 1, &uid), 1);
+    assert_int_equal(listeners("garbage", 8080, ino, 4, &uid), -1);
 }
 
 static void test_attrib_listeners_tcp6(void **state)
@@ -45,7 +58,7 @@ static void test_attrib_listeners_tcp6(void **state)
     uid_t uid = 0;
 
     (void)state;
-    assert_int_equal(lg_attrib_listeners(sample("proc_net_tcp6.txt"), 8080, ino, 4, &uid), 1);
+    assert_int_equal(listeners(sample("proc_net_tcp6.txt"), 8080, ino, 4, &uid), 1);
     assert_int_equal(ino[0], 41337);
     assert_int_equal(uid, 999);
 }
