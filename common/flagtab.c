@@ -601,8 +601,9 @@ fail:
     return -1;
 }
 
-enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
-                                  char *err)
+/* flagtab_parse, or with first flagtab_parse_first */
+static enum flagtab_result parse_with_config(const struct flagtab_prog *p, void *cfg, int argc,
+                                             char **argv, int *first, char *err)
 {
     const char *config = NULL;
 
@@ -642,7 +643,19 @@ enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int a
         if (rc != FLAGTAB_OK)
             return rc;
     }
-    return parse_argv(p, cfg, argc, argv, NULL, err);
+    return parse_argv(p, cfg, argc, argv, first, err);
+}
+
+enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
+                                  char *err)
+{
+    return parse_with_config(p, cfg, argc, argv, NULL, err);
+}
+
+enum flagtab_result flagtab_parse_first(const struct flagtab_prog *p, void *cfg, int argc,
+                                        char **argv, int *first, char *err)
+{
+    return parse_with_config(p, cfg, argc, argv, first, err);
 }
 
 enum flagtab_result flagtab_parse_args(const struct flagtab_prog *p, void *cfg, int argc,

@@ -117,6 +117,13 @@ enum flagtab_result {
 enum flagtab_result flagtab_parse(const struct flagtab_prog *p, void *cfg, int argc, char **argv,
                                   char *err);
 /*
+ * As flagtab_parse (--config read), but an argument that is not a flag ends the flags instead
+ * of being an error: *first is set to its index (argc: none), for a program that takes flags
+ * on both sides of an argument (`loadgen [flags] URL [flags]`).
+ */
+enum flagtab_result flagtab_parse_first(const struct flagtab_prog *p, void *cfg, int argc,
+                                        char **argv, int *first, char *err);
+/*
  * As flagtab_parse, for a command whose flags come before its arguments (`server2 admin
  * [flags] SUBCOMMAND [NAME]`): *first is set to the index of the first argument that is not a
  * flag (argc: none). No --config file is read.

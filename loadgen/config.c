@@ -657,25 +657,33 @@ int lg_config_parse(struct lg_config *cfg, int argc, char **argv, char *err)
 {
     char **seg = argv;
     int segc = argc;
+    int first;
+    enum flagtab_result r;
 
     cfg->argc = argc;
     cfg->argv = argv;
-    /* flagtab stops at the first argument that is not a flag; a URL there is taken, and the
-     * flags after it are parsed with the URL in argv[0]'s place */
-    for (;;) {
-        enum flagtab_result r = flagtab_parse(&lg_config_flags, cfg, segc, seg, err);
-        int at = optind;
-
-        if (r != FLAGTAB_ERROR || at <= 0 || at >= segc || !is_url(seg[at]) ||
-            strncmp(err, "unexpected argument", 19) != 0)
-            return (int)r;
-        if (url_arg(cfg, seg[at], err) < 0)
-            return -1;
-        seg += at;
-        segc -= at;
-        if (segc == 1)
-            return 0;
+    /* the flags stop at the first argument that is not one: a URL is taken there, and the
+     * flags after it are parsed with it in argv[0]'s place (--config only before it) */
+    r = flagtab_parse_first(&lg_config_flags, cfg, segc, seg, &first, err);
+    while (r == FLAGTAB_OK && first < segc) {
+        if (!is_url(seg[first])) {
+            snprintf(err, LG_ERR_LEN, "unexpected argument '%.64s' (see --help)", seg[first]);
+            return FLAGTAB_ERROR;
+        }
+        if (url_arg(cfg, seg[first], err) < 0)
+            return FLAGTAB_ERROR;
+        seg += first;
+        segc -= first;
+        for (int i = 1; i < segc; i++) {
+            if (strcmp(seg[i], "--config") == 0 || strncmp(seg[i], "--config=", 9) == 0) {
+                snprintf(err, LG_ERR_LEN, "--config: give it before the URL (its flags come "
+                         "first, the command line's after them)");
+                return FLAGTAB_ERROR;
+            }
+        }
+        r = flagtab_parse_args(&lg_config_flags, cfg, segc, seg, &first, err);
     }
+    return (int)r;
 }
 
 

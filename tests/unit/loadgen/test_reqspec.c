@@ -265,6 +265,8 @@ static void test_config_url_argument(void **state)
     static char *a7[] = {"loadgen", "http://127.0.0.1:1/x", "--path", "/y"};
     static char *a8[] = {"loadgen", "--path", "/y", "http://127.0.0.1:1"};
     static char *a9[] = {"loadgen", "http://127.0.0.1:1/x", "--requests", "/dev/null"};
+    static char *a10[] = {"loadgen", "http://127.0.0.1:1/x", "--config", "/dev/null"};
+    static char *a11[] = {"loadgen", "-u", "2", "http://127.0.0.1:1/x", "extra"};
     static struct lg_config cfg;
     char err[LG_ERR_LEN];
 
@@ -297,6 +299,12 @@ static void test_config_url_argument(void **state)
     assert_int_equal(parse(&cfg, err, 4, a8), 0);
     assert_string_equal(cfg.reqs.reqs[0].path, "/y");
     assert_string_equal(cfg.url, "http://127.0.0.1:1");
+    /* --config after the URL would be read after flags it must yield to: refused */
+    assert_int_equal(parse(&cfg, err, 4, a10), -1);
+    assert_non_null(strstr(err, "--config: give it before the URL"));
+    /* after the URL, another argument that is no URL */
+    assert_int_equal(parse(&cfg, err, 5, a11), -1);
+    assert_non_null(strstr(err, "unexpected argument 'extra'"));
     lg_config_release(&cfg);
 }
 
