@@ -81,6 +81,7 @@ struct store {
     size_t nbuckets;                 /* a power of two */
     size_t count;                    /* entries (files and whiteouts) */
     size_t nwhiteouts;               /* ... of them whiteouts */
+    size_t nunordered;               /* ... of them not in order (names no listing shows) */
     struct btree order;              /* the entries in a listing's order (store_list) */
     bool by_owner;                   /* STORE_ORDER_BY_OWNER */
     /* bytes of live uploads (their data), in total and per owner: what quotas judge */
