@@ -9,8 +9,8 @@
 #     --files N      uploads in the store (default 1000000), written directly by
 #                    scripts/mkstore.py, of 0..B bytes (--max-size, default 64)
 #     --after N      records in the log after the checkpoint for the crash case (default
-#                    1000000: what STORE_CKPT_RECORDS lets a crash leave, at most, plus the log
-#                    written while the next checkpoint is written)
+#                    250000: what STORE_CKPT_RECORDS lets a crash leave, at most, besides the
+#                    log written while the next checkpoint is written)
 #     --dir DIR      where the store goes (default: a new dir under /var/tmp); needs about
 #                    (100 + 60) bytes per upload of free space
 #
@@ -23,7 +23,7 @@ set -euo pipefail
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FILES=1000000
 MAX_SIZE=64
-AFTER=1000000
+AFTER=250000
 DIR=
 BIN_DIR=$TOP/build/release
 KEEP=0
@@ -39,7 +39,10 @@ while (($# > 0)); do
     *) echo "bench-store-start: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-[[ -x $BIN_DIR/server1 ]] || { echo "bench-store-start: no $BIN_DIR/server1 (make build)" >&2; exit 2; }
+if [[ ! -x $BIN_DIR/server1 ]]; then
+    echo "bench-store-start: no $BIN_DIR/server1 (make build)" >&2
+    exit 2
+fi
 if [[ -z $DIR ]]; then
     DIR=$(mktemp -d /var/tmp/bench-store-start.XXXXXX)
 else
@@ -90,7 +93,8 @@ log "$DIR: writing $FILES uploads of 0..$MAX_SIZE bytes"
 t0=$(now_ms)
 python3 "$TOP/scripts/mkstore.py" "$ROOT" --files "$FILES" --max-size "$MAX_SIZE" >&2
 log "written in $((($(now_ms) - t0) / 1000)) s: $(du -sh "$ROOT/.s1store" | cut -f1)"
-echo "== $FILES uploads ($("$BIN_DIR/server1" --version | head -1)); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $FILES uploads ($("$BIN_DIR/server1" --version | head -1)); $(nproc) CPUs," \
+    "load $(cut -d' ' -f1-3 /proc/loadavg)"
 start "1-no-checkpoint"
 stop TERM
 grep -m1 -o 'store: checkpoint of .* written .*' "$DIR/1-no-checkpoint.log" || true
