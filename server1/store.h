@@ -20,9 +20,10 @@
  * and replays the log after its position; without a usable one (none, damaged, stale) it
  * reads every segment in order and rebuilds the index from its whole batches. Either way the
  * last record of a name wins; a DELETE leaves a whiteout, which also hides an operator's file
- * of that name. A batch cut short by a crash (never acknowledged: any of its pages may be missing) ends the
- * log and is written over; a whole batch after a broken one means damage to acknowledged
- * data, and stops the start rather than lose it.
+ * of that name. A batch cut short by a crash (never acknowledged: any of its pages may be
+ * missing) ends the log and is written over; a whole batch after a broken one means damage to
+ * acknowledged data, and stops the start rather than lose it (in the log that is replayed:
+ * the log before a checkpoint's position is not read again at start).
  *
  * Segments: the active one takes appends until it holds STORE_SEGMENT_BYTES, then a new one
  * is started. Compaction (store_compact, committer thread) rewrites the oldest segment's live
