@@ -1992,8 +1992,10 @@ int store_checkpoint(struct store *s, bool finish)
 {
     int rc;
 
-    if (s->in_batch || s->stage_niov > 0 || s->nsegs == 0)
-        return 0; /* (only between batches) */
+    if (s->in_batch || s->stage_niov > 0 || s->nsegs == 0) {
+        ckpt_drop(s); /* (only between batches: a caller's mistake; never spin on it) */
+        return 0;
+    }
     if (s->ckpt == NULL) {
         if (finish ? s->ckpt_have && s->ckpt_seg == active(s)->id &&
                          s->ckpt_off == active(s)->bytes
