@@ -530,7 +530,7 @@ static void *committer_thread_main(void *arg)
         uint64_t deadline;
 
         while (cm->queued == 0 && !cm->stop) {
-            if (store_checkpoint_busy(&cm->store)) {
+            if (store_checkpoint_pending(&cm->store)) {
                 /* idle: the checkpoint's next step (bounded: a job waits for one at most) */
                 pthread_mutex_unlock(&cm->lock);
                 store_checkpoint(&cm->store, false);

@@ -1966,9 +1966,9 @@ static bool ckpt_is_due(struct store *s)
            s->records_total - (s->ckpt_have ? s->ckpt_records : 0) >= s->ckpt_every_records;
 }
 
-bool store_checkpoint_busy(const struct store *s)
+bool store_checkpoint_pending(struct store *s)
 {
-    return s->ckpt != NULL;
+    return s->ckpt != NULL || (!s->in_batch && mono_ns() >= s->ckpt_retry && ckpt_is_due(s));
 }
 
 /*

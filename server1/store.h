@@ -294,8 +294,11 @@ int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *na
  * partial one is dropped, and so is the last complete one: see ckpt_failed in store.c).
  */
 int store_checkpoint(struct store *s, bool finish);
-/* Whether a checkpoint is being written (store_checkpoint has more steps to take). */
-bool store_checkpoint_busy(const struct store *s);
+/*
+ * Whether store_checkpoint has work: a checkpoint being written, or one due (e.g. right after
+ * a start that replayed the whole log). Writer thread.
+ */
+bool store_checkpoint_pending(struct store *s);
 
 /*
  * Calls fn for every entry (file or whiteout), under the read lock: fn must not call into the
