@@ -515,6 +515,7 @@ static void run_batch(struct committer *cm, struct batch *b)
     b->n = 0;
     if (appended > 0 && (rc = store_compact(&cm->store, operator_has, cm)) < 0)
         log_error("store compaction failed: %s", strerror(-rc));
+    store_checkpoint(&cm->store, false); /* (one bounded step; it logs a failure) */
 }
 
 static void *committer_thread_main(void *arg)
@@ -528,8 +529,16 @@ static void *committer_thread_main(void *arg)
     for (;;) {
         uint64_t deadline;
 
-        while (cm->queued == 0 && !cm->stop)
+        while (cm->queued == 0 && !cm->stop) {
+            if (store_checkpoint_pending(&cm->store)) {
+                /* idle: the checkpoint's next step (bounded: a job waits for one at most) */
+                pthread_mutex_unlock(&cm->lock);
+                store_checkpoint(&cm->store, false);
+                pthread_mutex_lock(&cm->lock);
+                continue;
+            }
             pthread_cond_wait(&cm->cond, &cm->lock);
+        }
         if (cm->queued == 0)
             break; /* stopping, nothing left */
         deadline = clock_now_ns() + cm->window_ns;
@@ -577,8 +586,21 @@ int committer_init(struct committer *cm, struct files *f, bool group, uint64_t w
         segment_bytes = (uint64_t)atoll(seg_env);
     if (store_open(&cm->store, f->root_fd, segment_bytes, store_flags, &rec, err) < 0)
         return -1;
+    /* test hook: checkpoints after this many records, so that tests see them written */
+    if ((seg_env = getenv("S1_TEST_STORE_CKPT_RECORDS")) != NULL && atoll(seg_env) > 0)
+        cm->store.ckpt_every_records = (uint64_t)atoll(seg_env);
     upbudget_init(&cm->budget, budgets->mem, budgets->temp, budgets->user_share,
                   COMMIT_MEM_BODY_MAX);
+    if (rec.ckpt_loaded)
+        log_info("store: checkpoint of %llu entries at seg %u off %llu loaded, replayed %llu "
+                 "records after it in %llu ms",
+                 (unsigned long long)rec.ckpt_entries, rec.ckpt_seg,
+                 (unsigned long long)rec.ckpt_off, (unsigned long long)rec.records,
+                 (unsigned long long)rec.ms);
+    else
+        log_info("store: no checkpoint used (%s): replayed the whole log, %llu records in "
+                 "%llu ms",
+                 rec.ckpt_why, (unsigned long long)rec.records, (unsigned long long)rec.ms);
     log_info("recovery: upload store: %u segments, %llu records replayed, %llu files, "
              "%llu deletions; %llu bytes of an unfinished batch dropped; %u segments "
              "started anew",
@@ -712,7 +734,18 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "server1_store_compactions_total %llu\n"
             "# HELP server1_store_segments_reused_total Segments started in a dead one's file.\n"
             "# TYPE server1_store_segments_reused_total counter\n"
-            "server1_store_segments_reused_total %llu\n",
+            "server1_store_segments_reused_total %llu\n"
+            "# HELP server1_store_checkpoints_total Index checkpoints written since start.\n"
+            "# TYPE server1_store_checkpoints_total counter\n"
+            "server1_store_checkpoints_total %llu\n"
+            "# HELP server1_store_checkpoint_timestamp_seconds When the last complete index "
+            "checkpoint was written (0: none).\n"
+            "# TYPE server1_store_checkpoint_timestamp_seconds gauge\n"
+            "server1_store_checkpoint_timestamp_seconds %llu\n"
+            "# HELP server1_store_checkpoint_entries Entries in the last complete index "
+            "checkpoint.\n"
+            "# TYPE server1_store_checkpoint_entries gauge\n"
+            "server1_store_checkpoint_entries %llu\n",
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
             (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
@@ -723,7 +756,8 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_STORE],
                                                      memory_order_relaxed),
             (unsigned long long)st.compactions,
-            (unsigned long long)st.reused);
+            (unsigned long long)st.reused, (unsigned long long)st.ckpts,
+            (unsigned long long)st.ckpt_unix, (unsigned long long)st.ckpt_entries);
     }
 #undef PUT
     *len = n;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <sys/stat.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -366,7 +367,10 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
     const char *slash;
 
     /* (owner may be e->owner itself: copy it before e changes) */
-    snprintf(own, sizeof(own), "%s", pos->whiteout || owner == NULL ? "" : owner);
+    size_t olen = pos->whiteout || owner == NULL ? 0 : strnlen(owner, STORE_OWNER_MAX);
+
+    memcpy(own, owner != NULL ? owner : "", olen);
+    own[olen] = '\0';
     if (e == NULL) {
         if (s->count >= s->nbuckets) {
             grow(s);
@@ -381,6 +385,8 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
         *pp = e;
         s->count++;
     } else {
+        if (!e->in_order)
+            s->nunordered--;
         /* its place in the order moves with a deletion, or (by owner) a new owner */
         if (e->in_order && (e->pos.whiteout != pos->whiteout ||
                             (s->by_owner && strcmp(e->owner, own) != 0)))
@@ -402,6 +408,8 @@ static void index_set(struct store *s, const char *name, size_t len, const char 
         btree_insert(&s->order, e);
         e->in_order = true;
     }
+    if (!e->in_order)
+        s->nunordered++;
 }
 
 /* Drops name from the index; write lock held. */
@@ -419,6 +427,8 @@ static void index_drop(struct store *s, const char *name, size_t len)
         s->nwhiteouts--;
     if (e->in_order)
         order_out(s, e);
+    else
+        s->nunordered--;
     *pp = e->next;
     free(e);
     s->count--;
@@ -481,6 +491,8 @@ static int64_t seg_init(int fd, uint32_t id)
         rc = -errno;
     return rc < 0 ? rc : (int64_t)h.salt;
 }
+
+static void ckpt_seg_started(struct store_ckpt *w, const struct store_segment *g);
 
 static struct store_segment *seg_add(struct store *s, uint32_t id, int fd, uint64_t bytes)
 {
@@ -562,6 +574,8 @@ static int seg_create(struct store *s)
     if (reusing)
         s->reused++;
     pthread_rwlock_unlock(&s->lock);
+    if (s->ckpt != NULL)
+        ckpt_seg_started(s->ckpt, g);
     return 0;
 }
 
@@ -720,6 +734,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
     }
     seg_bytes_set(g, off + head + dlen);
     s->batch_nrec++;
+    s->records_total++;
     *pos = (struct store_pos){.seg = g,
                               .rec_off = off,
                               .rec_len = head + dlen,
@@ -1059,6 +1074,9 @@ void store_stats(struct store *s, struct store_stats *st)
     st->data_bytes = s->data_bytes;
     st->compactions = s->compactions;
     st->reused = s->reused;
+    st->ckpts = __atomic_load_n(&s->ckpts, __ATOMIC_RELAXED);
+    st->ckpt_unix = __atomic_load_n(&s->ckpt_unix, __ATOMIC_RELAXED);
+    st->ckpt_entries = __atomic_load_n(&s->ckpt_entries, __ATOMIC_RELAXED);
     pthread_rwlock_unlock(&s->lock);
 }
 
@@ -1230,6 +1248,16 @@ int store_compact(struct store *s, bool (*hide_needed)(void *arg, const char *na
     }
     if (s->nsegs < 2 || bytes <= 2 * live)
         return removed;
+    if (s->ckpt_have && s->segs[0]->id >= s->ckpt_seg) {
+        /* its records are after the checkpoint's position: start-up replays them over it, and
+         * must find every one (a dropped whiteout would bring a deleted file back). A newer
+         * checkpoint first; written in steps, one per call */
+        s->ckpt_due = true;
+        if ((rc = store_checkpoint(s, false)) <= 0)
+            return rc < 0 ? rc : removed;
+        if (s->segs[0]->id >= s->ckpt_seg)
+            return removed;
+    }
     rc = compact_oldest(s, hide_needed, arg);
     return rc < 0 ? rc : removed + rc;
 }
@@ -1311,6 +1339,41 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
     return (int64_t)(head + h->data_len);
 }
 
+/*
+ * The record at the start of the avail bytes at m (a whole batch read at once): as
+ * read_record, without a read per piece.
+ */
+static int64_t parse_record(const char *m, size_t avail, uint32_t salt, struct rec_read *r)
+{
+    struct rec_hdr *h = &r->h;
+    size_t head, hlen;
+    uint32_t crc;
+
+    if (avail < sizeof(*h))
+        return 0;
+    memcpy(h, m, sizeof(*h));
+    if (h->magic != REC_MAGIC || h->salt != salt ||
+        (h->op != REC_PUT && h->op != REC_PUT_V && h->op != REC_DELETE) || h->name_len == 0 ||
+        h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
+        (h->op == REC_DELETE && h->data_len != 0))
+        return 0;
+    hlen = h->op == REC_PUT_V ? sizeof(struct rec_hdr_v) : sizeof(*h);
+    head = hlen + h->name_len + h->owner_len;
+    if (avail < head || avail - head < h->data_len)
+        return 0;
+    r->version = 0;
+    if (hlen > sizeof(*h))
+        memcpy(&r->version, m + sizeof(*h), sizeof(r->version));
+    memcpy(r->name, m + hlen, h->name_len);
+    memcpy(r->owner, m + hlen + h->name_len, h->owner_len);
+    r->name[h->name_len] = '\0';
+    r->owner[h->owner_len] = '\0';
+    crc = store_crc32(0, m + CRC_FROM, head - CRC_FROM + (size_t)h->data_len);
+    if (crc != h->crc || strlen(r->name) != h->name_len)
+        return 0;
+    return (int64_t)(head + h->data_len);
+}
+
 struct replayed {
     struct store_pos pos;
     char owner[STORE_OWNER_MAX + 1];
@@ -1340,8 +1403,13 @@ static int read_batch(int fd, uint32_t salt, uint64_t off, uint64_t size, char *
         return 0;
     p = off + sizeof(h);
     stop = p + h.len;
+    /* a batch that fits the scratch buffer (most: 256 small records) is read at once */
+    if (h.len <= SCAN_CHUNK && (rc = store_pread(fd, buf, (size_t)h.len, p)) < 0)
+        return rc;
     while (p < stop) {
-        int64_t len = read_record(fd, salt, p, stop, buf, r);
+        int64_t len = h.len <= SCAN_CHUNK
+                          ? parse_record(buf + (p - off - sizeof(h)), (size_t)(stop - p), salt, r)
+                          : read_record(fd, salt, p, stop, buf, r);
         if (len <= 0) {
             rc = (int)len;
             goto bad;
@@ -1376,17 +1444,19 @@ bad:
 }
 
 /*
- * Replays the whole batches of g (after its header) into the index. Returns the offset after
+ * Replays the whole batches of g from offset from (its header's end, or a checkpoint's
+ * position) into the index. Returns the offset after
  * the last one (everything from there on is an unfinished batch, damage, or the old contents
  * of a reused segment), or -errno.
  */
-static int64_t replay(struct store *s, struct store_segment *g, uint64_t size, uint64_t *records)
+static int64_t replay(struct store *s, struct store_segment *g, uint64_t from, uint64_t size,
+                      uint64_t *records)
 {
     char *buf = xmalloc(SCAN_CHUNK);
     struct rec_read *r = xmalloc(sizeof(*r));
     struct replayed *rs = NULL;
     size_t cap = 0, n = 0;
-    uint64_t off = sizeof(struct seg_hdr), end = 0;
+    uint64_t off = from, end = 0;
     int rc;
 
     while ((rc = read_batch(g->fd, g->salt, off, size, buf, r, &rs, &cap, &n, &end)) > 0) {
@@ -1483,8 +1553,12 @@ static int list_segments(struct store *s, int dir_fd, uint32_t **ids, size_t *n,
         char *end;
         unsigned long id;
 
-        if (de->d_name[0] == '.')
+        if (de->d_name[0] == '.' || strcmp(de->d_name, STORE_CKPT_NAME) == 0)
             continue;
+        if (strcmp(de->d_name, STORE_CKPT_TMP) == 0) { /* one cut short by a stop or crash */
+            unlinkat(dir_fd, de->d_name, 0);
+            continue;
+        }
         id = strtoul(de->d_name, &end, 16);
         if (end == de->d_name + 8 && strcmp(end, SPARE_SUFFIX) == 0 && id <= UINT32_MAX - 1) {
             if (s->nspares < STORE_SPARES)
@@ -1517,11 +1591,820 @@ static int list_segments(struct store *s, int dir_fd, uint32_t **ids, size_t *n,
     return 0;
 }
 
+/* ---- the index checkpoint ---- */
+
+/*
+ * index.ckpt: a header (struct ckpt_hdr), blocks of entries (struct ckpt_block, then entries:
+ * struct ckpt_ent, name, owner), then one block of the segments the entries may name (struct
+ * ckpt_seg each). Every block carries the CRC-32 of its count, length and bytes, the header
+ * its own: a flipped bit anywhere is found.
+ *
+ * It is written by the writer thread in steps between batches ("fuzzy", as PostgreSQL's
+ * checkpoints are): it takes the log's end as its position P, then walks the index a few
+ * thousand entries at a time while batches go on. An entry is written as it is when the walk
+ * reaches it, which may be after P; any change made to it after P is in the log after P, which
+ * start-up replays over the checkpoint in log order, so the last record of each name still
+ * wins. The walk goes by classes of the names' hashes (the bucket index when it started): the
+ * bucket array may double meanwhile, but a class's entries stay in its buckets, so an entry
+ * that was in the index at P is written exactly once.
+ *
+ * The segments: the checkpoint lists every segment its entries may name (those of the log when
+ * it started and those started while it was written), by id and salt. At start-up a listed
+ * segment must be there with the same salt (else: stale, full replay) or be gone: compacted,
+ * or dead and removed, since. Entries in a gone segment must have been replaced by the log
+ * after the position, except whiteouts that compaction dropped (they hid nothing): dropped at
+ * start-up too. A file left in a gone segment after the replay means a record that replaced it
+ * is gone too (a deletion whose whiteout compaction dropped): the checkpoint is stale, and the
+ * whole log is replayed (a deleted file never comes back). To keep that from happening,
+ * compaction never compacts a segment at or after the last complete checkpoint's position:
+ * it starts a newer checkpoint and waits for it, so every record after the position stays.
+ */
+#define CKPT_MAGIC 0x4b433153u       /* "S1CK" */
+#define CKPT_BLOCK_MAGIC 0x42433153u /* "S1CB": entries */
+#define CKPT_SEGS_MAGIC 0x53433153u  /* "S1CS": the segments */
+#define CKPT_VERSION 1u
+#define CKPT_BLOCK_BYTES (1u << 20)  /* a block's entries, at most */
+#define CKPT_SEGS_MAX (1u << 20)
+#define CKPT_RETRY_NS (10ull * 1000000000u) /* after a failed checkpoint */
+
+struct ckpt_hdr {
+    uint32_t magic;
+    uint32_t crc;          /* CRC-32 of the rest */
+    uint32_t version;
+    uint32_t nsegs;        /* in the segments' block */
+    uint32_t pos_seg;      /* the position: the log up to here is in the entries */
+    uint32_t reserved;
+    uint64_t pos_off;
+    uint64_t entries;
+    uint64_t last_version; /* the highest version in the log when it was completed */
+    uint64_t segs_off;     /* where the segments' block starts (after the entries') */
+    uint64_t created;      /* wall clock, s since the epoch */
+};
+_Static_assert(sizeof(struct ckpt_hdr) == 64, "checkpoint header size");
+
+struct ckpt_block {
+    uint32_t magic;
+    uint32_t crc; /* CRC-32 of n, len and the len bytes that follow */
+    uint32_t n;   /* entries (segments) in it */
+    uint32_t len;
+};
+_Static_assert(sizeof(struct ckpt_block) == 16, "checkpoint block header size");
+
+struct ckpt_ent {
+    uint16_t name_len;
+    uint8_t owner_len;
+    uint8_t whiteout;
+    uint32_t seg;  /* the segment's id */
+    uint64_t rec_off, rec_len, size, version;
+};
+_Static_assert(sizeof(struct ckpt_ent) == 40, "checkpoint entry size");
+
+struct ckpt_seg {
+    uint32_t id;
+    uint32_t salt;
+    uint64_t bytes; /* its end of records then */
+};
+_Static_assert(sizeof(struct ckpt_seg) == 16, "checkpoint segment size");
+
+/* A checkpoint being written (writer thread). */
+struct store_ckpt {
+    int fd;                 /* STORE_CKPT_TMP */
+    struct ckpt_hdr h;
+    /* in the order of names (then a start-up inserts them in order, cheaply), from the one
+     * after the last written; unless an entry is not in the order (see order_ok): then by
+     * classes of hashes */
+    bool by_order;
+    bool started;           /* (by order) last is set */
+    bool done;
+    struct store_entry *last; /* (by order) a copy of the last one written: its key */
+    size_t nclasses;        /* nbuckets when it started */
+    size_t next;            /* the next class to write */
+    uint64_t records_at;    /* s->records_total at the position */
+    uint64_t off;           /* where the next block goes */
+    struct ckpt_seg *segs;  /* the log's segments when it started */
+    size_t nsegs;
+    char *buf;              /* the block being filled: its header, then n entries */
+    size_t len;
+    uint32_t n;
+    uint64_t t0;            /* CLOCK_MONOTONIC ns when it started */
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The test hook (S1_TEST_CKPT_CRASH): a SIGKILL at this point of writing a checkpoint. */
+enum { CKPT_CRASH_NONE, CKPT_CRASH_STEP, CKPT_CRASH_SYNCED, CKPT_CRASH_RENAMED };
+
+static void ckpt_crash_point(const struct store *s, int point)
+{
+    if (s->ckpt_crash == point)
+        raise(SIGKILL);
+}
+
+static int ckpt_flush(struct store_ckpt *w, uint32_t magic)
+{
+    struct ckpt_block *b = (struct ckpt_block *)w->buf;
+    int rc;
+
+    b->magic = magic;
+    b->n = w->n;
+    b->len = (uint32_t)(w->len - sizeof(*b));
+    b->crc = store_crc32(0, &b->n, w->len - offsetof(struct ckpt_block, n));
+    if ((rc = pwrite_all(w->fd, w->buf, w->len, w->off)) < 0)
+        return rc;
+    /* start writing it back now (as PostgreSQL's checkpoint_flush_after): the fsync at the end
+     * then has little left to wait for; an error shows there */
+    sync_file_range(w->fd, (off_t)w->off, (off_t)w->len, SYNC_FILE_RANGE_WRITE);
+    w->off += w->len;
+    w->len = sizeof(*b);
+    w->n = 0;
+    return 0;
+}
+
+static void ckpt_drop(struct store *s)
+{
+    struct store_ckpt *w = s->ckpt;
+
+    if (w == NULL)
+        return;
+    close(w->fd);
+    unlinkat(s->dir_fd, STORE_CKPT_TMP, 0);
+    free(w->segs);
+    free(w->buf);
+    free(w->last);
+    free(w);
+    s->ckpt = NULL;
+}
+
+static int ckpt_begin(struct store *s)
+{
+    struct store_ckpt *w;
+    int fd;
+
+    unlinkat(s->dir_fd, STORE_CKPT_TMP, 0);
+    fd = openat(s->dir_fd, STORE_CKPT_TMP, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    if (fd < 0)
+        return -errno;
+    w = xcalloc(1, sizeof(*w));
+    w->fd = fd;
+    w->h = (struct ckpt_hdr){.magic = CKPT_MAGIC,
+                             .version = CKPT_VERSION,
+                             .pos_seg = active(s)->id,
+                             .pos_off = active(s)->bytes};
+    w->records_at = s->records_total;
+    w->by_order = s->nunordered == 0;
+    w->last = xcalloc(1, sizeof(*w->last) + STORE_NAME_MAX + 1);
+    w->nclasses = s->nbuckets;
+    w->off = sizeof(struct ckpt_hdr);
+    w->nsegs = s->nsegs;
+    w->segs = xcalloc(s->nsegs, sizeof(*w->segs));
+    for (size_t i = 0; i < s->nsegs; i++)
+        w->segs[i] = (struct ckpt_seg){s->segs[i]->id, s->segs[i]->salt, s->segs[i]->bytes};
+    w->buf = xmalloc(sizeof(struct ckpt_block) + CKPT_BLOCK_BYTES);
+    w->len = sizeof(struct ckpt_block);
+    w->t0 = mono_ns();
+    s->ckpt = w;
+    return 0;
+}
+
+/*
+ * A segment started while it is written: entries may point into it, and it may be gone again
+ * (dead, removed) before the end: it is named all the same (ids only grow: kept sorted).
+ */
+static void ckpt_seg_started(struct store_ckpt *w, const struct store_segment *g)
+{
+    w->segs = xrealloc(w->segs, (w->nsegs + 1) * sizeof(*w->segs));
+    w->segs[w->nsegs++] = (struct ckpt_seg){g->id, g->salt, g->bytes};
+}
+
+/* Appends e to the block (writing the block first if it is full). */
+static int ckpt_put(struct store_ckpt *w, const struct store_entry *e)
+{
+    size_t olen = strlen(e->owner);
+    struct ckpt_ent ce = {.name_len = e->name_len,
+                          .owner_len = (uint8_t)olen,
+                          .whiteout = e->pos.whiteout,
+                          .seg = e->pos.seg->id,
+                          .rec_off = e->pos.rec_off,
+                          .rec_len = e->pos.rec_len,
+                          .size = e->pos.size,
+                          .version = e->pos.version};
+    size_t need = sizeof(ce) + e->name_len + olen;
+    int rc;
+
+    if (w->len + need > sizeof(struct ckpt_block) + CKPT_BLOCK_BYTES &&
+        (rc = ckpt_flush(w, CKPT_BLOCK_MAGIC)) < 0)
+        return rc;
+    memcpy(w->buf + w->len, &ce, sizeof(ce));
+    memcpy(w->buf + w->len + sizeof(ce), e->name, e->name_len);
+    memcpy(w->buf + w->len + sizeof(ce) + e->name_len, e->owner, olen);
+    w->len += need;
+    w->n++;
+    w->h.entries++;
+    return 0;
+}
+
+/* Adds the segments of the log now to those it had at the start (both sorted by id). */
+static void ckpt_merge_segs(struct store *s, struct store_ckpt *w)
+{
+    struct ckpt_seg *m = xcalloc(w->nsegs + s->nsegs, sizeof(*m));
+    size_t i = 0, k = 0, n = 0;
+
+    while (i < w->nsegs || k < s->nsegs) {
+        if (k == s->nsegs || (i < w->nsegs && w->segs[i].id < s->segs[k]->id)) {
+            m[n++] = w->segs[i++];
+            continue;
+        }
+        if (i < w->nsegs && w->segs[i].id == s->segs[k]->id)
+            i++;
+        m[n++] = (struct ckpt_seg){s->segs[k]->id, s->segs[k]->salt, s->segs[k]->bytes};
+        k++;
+    }
+    free(w->segs);
+    w->segs = m;
+    w->nsegs = n;
+}
+
+/* Writes the segments, the header, makes it durable and puts it in place. */
+static int ckpt_end(struct store *s)
+{
+    struct store_ckpt *w = s->ckpt;
+    struct timespec now;
+    int rc;
+
+    if (w->n > 0 && (rc = ckpt_flush(w, CKPT_BLOCK_MAGIC)) < 0)
+        return rc;
+    ckpt_merge_segs(s, w);
+    w->h.segs_off = w->off;
+    w->h.nsegs = (uint32_t)w->nsegs;
+    for (size_t i = 0; i < w->nsegs; i++) {
+        if (w->len + sizeof(w->segs[i]) > sizeof(struct ckpt_block) + CKPT_BLOCK_BYTES) {
+            w->n = 0; /* more segments than a block holds: not a checkpoint to write */
+            return -EFBIG;
+        }
+        memcpy(w->buf + w->len, &w->segs[i], sizeof(w->segs[i]));
+        w->len += sizeof(w->segs[i]);
+        w->n++;
+    }
+    if ((rc = ckpt_flush(w, CKPT_SEGS_MAGIC)) < 0)
+        return rc;
+    clock_gettime(CLOCK_REALTIME, &now);
+    w->h.last_version = s->last_version;
+    w->h.created = (uint64_t)now.tv_sec;
+    w->h.crc = store_crc32(0, (const char *)&w->h + 8, sizeof(w->h) - 8);
+    if ((rc = pwrite_all(w->fd, &w->h, sizeof(w->h), 0)) < 0)
+        return rc;
+    if (fsync(w->fd) < 0)
+        return -errno;
+    ckpt_crash_point(s, CKPT_CRASH_SYNCED);
+    if (renameat(s->dir_fd, STORE_CKPT_TMP, s->dir_fd, STORE_CKPT_NAME) < 0)
+        return -errno;
+    ckpt_crash_point(s, CKPT_CRASH_RENAMED);
+    /* (in place now: even if this fails, it is the newest complete one) */
+    s->ckpt_have = true;
+    s->ckpt_seg = w->h.pos_seg;
+    s->ckpt_off = w->h.pos_off;
+    s->ckpt_records = w->records_at;
+    s->ckpt_due = false;
+    __atomic_store_n(&s->ckpt_unix, w->h.created, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->ckpt_entries, w->h.entries, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->ckpts, 1, __ATOMIC_RELAXED);
+    log_debug("store: checkpoint of %llu entries at seg %u off %llu written in %llu ms",
+              (unsigned long long)w->h.entries, w->h.pos_seg,
+              (unsigned long long)w->h.pos_off,
+              (unsigned long long)((mono_ns() - w->t0) / 1000000u));
+    if (fsync(s->dir_fd) < 0)
+        return -errno;
+    return 0;
+}
+
+/*
+ * Writes the next max entries (0: all) in the order of names, from the first one after the
+ * last written (a change since moved an entry's key: it may be written twice, or not at all
+ * if it moved before; either way its change is in the log after the position). 1 when done.
+ */
+static int ckpt_step_ordered(struct store *s, size_t max)
+{
+    struct store_ckpt *w = s->ckpt;
+    struct btree_iter it;
+    struct store_entry *e;
+    struct okey last;
+    size_t done = 0;
+    int rc;
+
+    if (w->started) {
+        key_of(w->last, &last);
+        btree_seek(&s->order, &last, seek_cmp, &it);
+    } else {
+        btree_first(&s->order, &it);
+    }
+    while ((e = btree_next(&it)) != NULL && (max == 0 || done < max)) {
+        struct store_entry *l = w->last;
+        if (w->started && entry_cmp(l, e, s) == 0)
+            continue; /* (the last one written) */
+        if ((rc = ckpt_put(w, e)) < 0)
+            return rc;
+        done++;
+        /* its key, for the next step's seek (e may be gone by then) */
+        l->pos.whiteout = e->pos.whiteout;
+        memcpy(l->owner, e->owner, sizeof(l->owner));
+        l->name_len = e->name_len;
+        l->dir_len = e->dir_len;
+        memcpy(l->name, e->name, e->name_len);
+        l->name[e->name_len] = '\0';
+        w->started = true;
+    }
+    w->done = e == NULL;
+    return w->done ? 1 : 0;
+}
+
+/* Writes the entries of the next classes: max of them at least (0: all). 1 when done. */
+static int ckpt_step(struct store *s, size_t max)
+{
+    struct store_ckpt *w = s->ckpt;
+    size_t done = 0;
+    int rc;
+
+    if (w->by_order)
+        return ckpt_step_ordered(s, max);
+    while (w->next < w->nclasses && (max == 0 || done < max)) {
+        for (size_t b = w->next; b < s->nbuckets; b += w->nclasses) {
+            for (struct store_entry *e = s->buckets[b]; e != NULL; e = e->next) {
+                if ((rc = ckpt_put(w, e)) < 0)
+                    return rc;
+                done++;
+            }
+        }
+        w->next++;
+    }
+    w->done = w->next == w->nclasses;
+    return w->done ? 1 : 0;
+}
+
+/* Log (bytes, records) since the last complete checkpoint's position (all: if none). */
+static bool ckpt_is_due(struct store *s)
+{
+    uint64_t bytes = 0;
+
+    if (s->ckpt_due)
+        return true;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        const struct store_segment *g = s->segs[i];
+        if (s->ckpt_have && g->id < s->ckpt_seg)
+            continue;
+        bytes += g->bytes - (s->ckpt_have && g->id == s->ckpt_seg
+                                 ? (s->ckpt_off < g->bytes ? s->ckpt_off : g->bytes)
+                                 : 0);
+    }
+    return bytes >= s->ckpt_every_bytes ||
+           s->records_total - (s->ckpt_have ? s->ckpt_records : 0) >= s->ckpt_every_records;
+}
+
+bool store_checkpoint_pending(struct store *s)
+{
+    return s->ckpt != NULL || (!s->in_batch && mono_ns() >= s->ckpt_retry && ckpt_is_due(s));
+}
+
+/*
+ * After a checkpoint could not be written: the last complete one (if any) is removed, so that
+ * compaction is not held back by it (a full disk needs compaction), and start-up replays the
+ * whole log until the next one is written.
+ */
+static void ckpt_failed(struct store *s, int rc)
+{
+    ckpt_drop(s);
+    log_error("store: cannot write the index checkpoint: %s; the next start replays the "
+              "whole log until one is written", strerror(-rc));
+    if (s->ckpt_have && unlinkat(s->dir_fd, STORE_CKPT_NAME, 0) == 0)
+        fsync(s->dir_fd);
+    s->ckpt_have = false;
+    s->ckpt_due = false;
+    s->ckpt_retry = mono_ns() + CKPT_RETRY_NS;
+}
+
+int store_checkpoint(struct store *s, bool finish)
+{
+    int rc;
+
+    if (s->in_batch || s->stage_niov > 0 || s->nsegs == 0) {
+        ckpt_drop(s); /* (only between batches: a caller's mistake; never spin on it) */
+        return 0;
+    }
+    if (s->ckpt == NULL) {
+        if (finish ? s->ckpt_have && s->ckpt_seg == active(s)->id &&
+                         s->ckpt_off == active(s)->bytes
+                   : mono_ns() < s->ckpt_retry || !ckpt_is_due(s))
+            return 0;
+        if ((rc = ckpt_begin(s)) < 0) {
+            s->ckpt = NULL;
+            ckpt_failed(s, rc);
+            return rc;
+        }
+    }
+    rc = ckpt_step(s, finish ? 0 : s->ckpt_step);
+    if (s->ckpt->off > sizeof(struct ckpt_hdr))
+        ckpt_crash_point(s, CKPT_CRASH_STEP);
+    if (rc > 0)
+        rc = ckpt_end(s);
+    if (rc < 0) {
+        ckpt_failed(s, rc);
+        return rc;
+    }
+    if (s->ckpt != NULL && s->ckpt->done) {
+        ckpt_drop(s); /* (done: the file is in place) */
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- start-up: the checkpoint, then the log ---- */
+
+/* A segment the checkpoint names that is gone: its entries point here until replaced. */
+struct ckpt_gone {
+    struct store_segment **g;
+    size_t n;
+};
+
+/* The index of the segment with this id in s->segs (sorted), or -1. */
+static ssize_t seg_index(const struct store *s, uint32_t id)
+{
+    size_t lo = 0, hi = s->nsegs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->segs[mid]->id == id)
+            return (ssize_t)mid;
+        if (s->segs[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Entries of one block (len bytes at p) into the index; false (why set) if one is bad. */
+struct ckpt_scratch {
+    size_t off;
+    uint64_t hash;
+};
+#define CKPT_PREFETCH 16 /* entries ahead */
+#define CKPT_BLOCK_ENTRIES_MAX (CKPT_BLOCK_BYTES / (sizeof(struct ckpt_ent) + 1))
+
+static bool ckpt_load_block(struct store *s, const char *p, size_t len, uint32_t n,
+                            const struct ckpt_hdr *h, const struct ckpt_seg *segs,
+                            struct store_segment **segp, const uint64_t *sizes,
+                            struct ckpt_scratch *scratch, char *why, size_t whylen)
+{
+    size_t off = 0, mask = s->nbuckets - 1;
+
+    /* where each entry starts and its name's hash: the buckets of the entries a few ahead are
+     * fetched into the cache while this one is indexed (a miss each, in an array of 128 MiB
+     * for 10 M names: most of a start's time without it) */
+    for (uint32_t k = 0; k < n; k++) {
+        struct ckpt_ent ce;
+        if (len - off < sizeof(ce))
+            goto bad;
+        memcpy(&ce, p + off, sizeof(ce));
+        if (len - off - sizeof(ce) < (size_t)ce.name_len + ce.owner_len)
+            goto bad;
+        scratch[k].off = off;
+        scratch[k].hash = fnv1a64(p + off + sizeof(ce), ce.name_len);
+        off += sizeof(ce) + ce.name_len + ce.owner_len;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        struct ckpt_ent ce;
+        char owner[STORE_OWNER_MAX + 1];
+        const char *name;
+        struct store_pos pos;
+        size_t lo = 0, hi = h->nsegs;
+        ssize_t gi;
+
+        if (k + CKPT_PREFETCH < n)
+            __builtin_prefetch(&s->buckets[scratch[k + CKPT_PREFETCH].hash & mask]);
+        if (k + CKPT_PREFETCH / 2 < n) /* (the first entry of that bucket, fetched by now) */
+            __builtin_prefetch(s->buckets[scratch[k + CKPT_PREFETCH / 2].hash & mask]);
+        off = scratch[k].off;
+        memcpy(&ce, p + off, sizeof(ce));
+        off += sizeof(ce);
+        if (ce.name_len == 0 || ce.name_len > STORE_NAME_MAX || ce.owner_len > STORE_OWNER_MAX ||
+            ce.whiteout > 1 || len - off < (size_t)ce.name_len + ce.owner_len ||
+            (ce.whiteout && (ce.size != 0 || ce.owner_len != 0)) || ce.size > ce.rec_len ||
+            ce.rec_off < sizeof(struct seg_hdr) || ce.rec_len > UINT64_MAX - ce.rec_off)
+            goto bad;
+        name = p + off;
+        memcpy(owner, p + off + ce.name_len, ce.owner_len);
+        owner[ce.owner_len] = '\0';
+        off += (size_t)ce.name_len + ce.owner_len;
+        if (memchr(name, '\0', ce.name_len) != NULL || strlen(owner) != ce.owner_len)
+            goto bad;
+        while (lo < hi) { /* its segment in the checkpoint's (sorted) */
+            size_t mid = lo + (hi - lo) / 2;
+            if (segs[mid].id < ce.seg)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == h->nsegs || segs[lo].id != ce.seg) {
+            snprintf(why, whylen, "an entry names segment %08x, which it does not list", ce.seg);
+            return false;
+        }
+        gi = seg_index(s, ce.seg);
+        if (gi >= 0 && ce.rec_off + ce.rec_len > sizes[gi]) {
+            snprintf(why, whylen, "an entry lies beyond the end of segment %08x", ce.seg);
+            return false;
+        }
+        /* (a name may come twice: changed while the walk went on, its key moved after the
+         * walk's place; the later one wins here, and the log after the position anyway) */
+        pos = (struct store_pos){.seg = segp[lo],
+                                 .rec_off = ce.rec_off,
+                                 .rec_len = ce.rec_len,
+                                 .data_off = ce.rec_off + ce.rec_len - ce.size,
+                                 .size = ce.size,
+                                 .version = ce.version,
+                                 .whiteout = ce.whiteout != 0};
+        index_set(s, name, ce.name_len, owner, &pos);
+    }
+    if (off == len)
+        return true;
+bad:
+    snprintf(why, whylen, "a bad entry (the checksums matched: written wrong)");
+    return false;
+}
+
+/*
+ * Loads index.ckpt into the (empty) index: true, with the replay's start (the segment index
+ * *from_i, at *from_off) and the segments it names that are gone (gone), or false with why
+ * (the index may hold some of it then: the caller empties it).
+ */
+static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restarted,
+                      struct store_recovery *rec, size_t *from_i, uint64_t *from_off,
+                      struct ckpt_gone *gone, char *why, size_t whylen)
+{
+    struct ckpt_hdr h;
+    struct ckpt_block b;
+    struct ckpt_seg *segs = NULL;
+    struct store_segment **segp = NULL;
+    struct ckpt_scratch *scratch = NULL;
+    char *buf = NULL;
+    uint64_t off, loaded = 0;
+    struct stat st;
+    bool ok = false;
+    int fd, rc;
+
+    fd = openat(s->dir_fd, STORE_CKPT_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        snprintf(why, whylen, "there is none");
+        return false;
+    }
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot open it: %s", strerror(errno));
+        return false;
+    }
+    rc = fstat(fd, &st) < 0 ? -errno : store_pread(fd, &h, sizeof(h), 0);
+    if (rc < 0) {
+        snprintf(why, whylen, "cannot read it: %s", strerror(-rc));
+        goto out;
+    }
+    if (h.magic != CKPT_MAGIC || h.crc != store_crc32(0, (const char *)&h + 8, sizeof(h) - 8) ||
+        h.version != CKPT_VERSION || h.nsegs == 0 || h.nsegs > CKPT_SEGS_MAX ||
+        h.segs_off < sizeof(h) || h.segs_off > (uint64_t)st.st_size ||
+        (uint64_t)st.st_size - h.segs_off != sizeof(b) + (uint64_t)h.nsegs * sizeof(*segs)) {
+        snprintf(why, whylen, "its header is damaged or it is cut short");
+        goto out;
+    }
+    /* the segments: each one there with the same salt, or gone; no other segment older */
+    segs = xmalloc((size_t)h.nsegs * sizeof(*segs));
+    segp = xcalloc(h.nsegs, sizeof(*segp));
+    if (store_pread(fd, &b, sizeof(b), h.segs_off) < 0 ||
+        store_pread(fd, segs, (size_t)h.nsegs * sizeof(*segs), h.segs_off + sizeof(b)) < 0 ||
+        b.magic != CKPT_SEGS_MAGIC || b.n != h.nsegs || b.len != h.nsegs * sizeof(*segs) ||
+        b.crc != store_crc32(store_crc32(0, &b.n, 8), segs, b.len)) {
+        snprintf(why, whylen, "its list of segments is damaged");
+        goto out;
+    }
+    for (uint32_t i = 0; i < h.nsegs; i++) {
+        ssize_t gi = seg_index(s, segs[i].id);
+        if (i > 0 && segs[i].id <= segs[i - 1].id) {
+            snprintf(why, whylen, "its list of segments is damaged");
+            goto out;
+        }
+        if (gi < 0) { /* gone since: compacted, or dead and removed */
+            struct store_segment *g = xcalloc(1, sizeof(*g));
+            g->id = segs[i].id;
+            g->salt = segs[i].salt;
+            g->fd = -1;
+            gone->g = xrealloc(gone->g, (gone->n + 1) * sizeof(*gone->g));
+            gone->g[gone->n++] = g;
+            segp[i] = g;
+            continue;
+        }
+        if (s->segs[gi]->salt != segs[i].salt || restarted[gi]) {
+            snprintf(why, whylen, "stale: segment %08x was started anew since", segs[i].id);
+            goto out;
+        }
+        if (segs[i].id < h.pos_seg && sizes[gi] < segs[i].bytes) {
+            snprintf(why, whylen, "stale: segment %08x is shorter than it says", segs[i].id);
+            goto out;
+        }
+        if (segs[i].id == h.pos_seg && sizes[gi] < h.pos_off) {
+            snprintf(why, whylen, "stale: segment %08x ends before its position", segs[i].id);
+            goto out;
+        }
+        segp[i] = s->segs[gi];
+        if (segs[i].id < h.pos_seg)
+            s->segs[gi]->bytes = segs[i].bytes; /* (not replayed) */
+    }
+    for (size_t i = 0; i < s->nsegs; i++) {
+        uint32_t id = s->segs[i]->id;
+        size_t k = 0;
+        while (k < h.nsegs && segs[k].id != id)
+            k++;
+        if (k == h.nsegs && id <= segs[h.nsegs - 1].id) {
+            snprintf(why, whylen, "stale: segment %08x is not one it knows", id);
+            goto out;
+        }
+    }
+    /* the entries, block by block */
+    while (s->nbuckets < h.entries && s->nbuckets < ((size_t)1 << 40))
+        grow(s); /* (empty: once to the size) */
+    buf = xmalloc(CKPT_BLOCK_BYTES);
+    scratch = xmalloc(CKPT_BLOCK_ENTRIES_MAX * sizeof(*scratch));
+    for (off = sizeof(h); off < h.segs_off;) {
+        if (h.segs_off - off < sizeof(b) || store_pread(fd, &b, sizeof(b), off) < 0 ||
+            b.magic != CKPT_BLOCK_MAGIC || b.len > CKPT_BLOCK_BYTES ||
+            b.len > h.segs_off - off - sizeof(b) ||
+            store_pread(fd, buf, b.len, off + sizeof(b)) < 0 ||
+            b.crc != store_crc32(store_crc32(0, &b.n, 8), buf, b.len)) {
+            snprintf(why, whylen, "damaged at offset %llu", (unsigned long long)off);
+            goto out;
+        }
+        if (b.n > CKPT_BLOCK_ENTRIES_MAX) {
+            snprintf(why, whylen, "damaged at offset %llu", (unsigned long long)off);
+            goto out;
+        }
+        if (!ckpt_load_block(s, buf, b.len, b.n, &h, segs, segp, sizes, scratch, why, whylen))
+            goto out;
+        loaded += b.n;
+        off += sizeof(b) + b.len;
+    }
+    if (loaded != h.entries) {
+        snprintf(why, whylen, "damaged: %llu entries instead of %llu",
+                 (unsigned long long)loaded, (unsigned long long)h.entries);
+        goto out;
+    }
+    /* the replay's start: its position, or the first segment after it if that one is gone */
+    for (*from_i = 0; *from_i < s->nsegs && s->segs[*from_i]->id < h.pos_seg; (*from_i)++)
+        ;
+    *from_off = *from_i < s->nsegs && s->segs[*from_i]->id == h.pos_seg
+                    ? h.pos_off
+                    : sizeof(struct seg_hdr);
+    if (h.last_version > s->last_version)
+        s->last_version = h.last_version;
+    rec->ckpt_entries = h.entries;
+    rec->ckpt_seg = h.pos_seg;
+    rec->ckpt_off = h.pos_off;
+    s->ckpt_have = true;
+    s->ckpt_seg = h.pos_seg;
+    s->ckpt_off = h.pos_off;
+    s->ckpt_unix = h.created;
+    s->ckpt_entries = h.entries;
+    ok = true;
+out:
+    close(fd);
+    free(buf);
+    free(scratch);
+    free(segs);
+    free(segp);
+    return ok;
+}
+
+/*
+ * After the replay over a checkpoint: entries still in a segment that is gone. A whiteout
+ * there was dropped by compaction (it hid nothing): dropped here too. A file there means the
+ * checkpoint is stale: false, why set.
+ */
+static bool ckpt_settle_gone(struct store *s, struct ckpt_gone *gone, char *why, size_t whylen)
+{
+    bool ok = true;
+
+    for (size_t i = 0; i < s->nbuckets && ok && gone->n > 0; i++) {
+        struct store_entry *e = s->buckets[i];
+        while (e != NULL) {
+            struct store_entry *next = e->next;
+            bool is_gone = false;
+            for (size_t k = 0; k < gone->n && !is_gone; k++)
+                is_gone = e->pos.seg == gone->g[k];
+            if (is_gone && !e->pos.whiteout) {
+                snprintf(why, whylen, "stale: '%s' is in segment %08x, which is gone", e->name,
+                         e->pos.seg->id);
+                ok = false;
+                break;
+            }
+            if (is_gone)
+                index_drop(s, e->name, e->name_len);
+            e = next;
+        }
+    }
+    return ok;
+}
+
+static void ckpt_gone_free(struct ckpt_gone *gone)
+{
+    for (size_t k = 0; k < gone->n; k++)
+        free(gone->g[k]);
+    free(gone->g);
+    *gone = (struct ckpt_gone){0};
+}
+
+/* Empties the index (after a checkpoint that could not be used). */
+static void index_reset(struct store *s)
+{
+    btree_release(&s->order);
+    for (size_t i = 0; i < s->nbuckets; i++) {
+        struct store_entry *e = s->buckets[i];
+        while (e != NULL) {
+            struct store_entry *next = e->next;
+            free(e);
+            e = next;
+        }
+        s->buckets[i] = NULL;
+    }
+    for (size_t i = 0; i < s->nowner_buckets; i++) {
+        struct store_owner *o = s->owners[i];
+        while (o != NULL) {
+            struct store_owner *next = o->next;
+            free(o);
+            o = next;
+        }
+        s->owners[i] = NULL;
+    }
+    s->count = s->nwhiteouts = s->nowners = s->nunordered = 0;
+    s->data_bytes = 0;
+    s->last_version = 0;
+    s->ckpt_have = false;
+    s->ckpt_unix = s->ckpt_entries = 0;
+    for (size_t i = 0; i < s->nsegs; i++) {
+        s->segs[i]->live = 0;
+        s->segs[i]->bytes = sizeof(struct seg_hdr);
+    }
+}
+
+/*
+ * Replays segment i from offset from (size bytes in the file) and judges what follows its last
+ * whole batch. 0, or -1 with err.
+ */
+static int replay_segment(struct store *s, size_t i, uint64_t from, uint64_t size,
+                          struct store_recovery *rec, char *err)
+{
+    struct store_segment *g = s->segs[i];
+    char name[32];
+    int64_t end;
+    int rc;
+
+    seg_name(g->id, name, sizeof(name));
+    end = replay(s, g, from, size, &rec->records);
+    if (end < 0) {
+        snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
+                 strerror((int)-end));
+        return -1;
+    }
+    g->bytes = (uint64_t)end;
+    if ((uint64_t)end == size)
+        return 0;
+    /* after the last whole batch: a batch cut short (never acknowledged), or the old
+     * contents of a reused segment; but a whole batch further on means the bad bytes are
+     * damage to acknowledged ones, and going on would lose that batch */
+    rc = valid_batch_after(g->fd, g->salt, (uint64_t)end, size);
+    if (rc != 0) {
+        snprintf(err, STORE_ERR_LEN,
+                 rc > 0 ? "'%s/%s' is damaged at offset %lld and whole batches follow: "
+                          "refusing to cut them off (move the store away to start empty)"
+                        : "cannot read '%s/%s' after offset %lld",
+                 STORE_DIR, name, (long long)end);
+        return -1;
+    }
+    if (i + 1 == s->nsegs && batch_started_at(g->fd, g->salt, (uint64_t)end, size))
+        rec->torn_bytes = size - (uint64_t)end;
+    /* nothing is cut off: the next batch is written over it, and neither it nor what
+     * follows can pass for a batch of this segment */
+    return 0;
+}
+
 int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned flags,
                struct store_recovery *rec, char *err)
 {
     uint32_t *ids = NULL;
-    size_t nids = 0;
+    size_t nids = 0, from_i = 0;
+    uint64_t *sizes = NULL, from_off = sizeof(struct seg_hdr), t0 = mono_ns();
+    bool *restarted = NULL;
+    struct ckpt_gone gone = {0};
+    const char *crash = getenv("S1_TEST_CKPT_CRASH");
 
     memset(s, 0, sizeof(*s));
     memset(rec, 0, sizeof(*rec));
@@ -1530,6 +2413,14 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
     s->segment_bytes = segment_bytes;
     s->pending_version = UINT64_MAX;
     s->by_owner = (flags & STORE_ORDER_BY_OWNER) != 0;
+    s->ckpt_every_bytes = STORE_CKPT_BYTES;
+    s->ckpt_every_records = STORE_CKPT_RECORDS;
+    s->ckpt_step = STORE_CKPT_STEP;
+    if (crash != NULL) /* test hook: see ckpt_crash_point */
+        s->ckpt_crash = strcmp(crash, "step") == 0      ? CKPT_CRASH_STEP
+                        : strcmp(crash, "synced") == 0  ? CKPT_CRASH_SYNCED
+                        : strcmp(crash, "renamed") == 0 ? CKPT_CRASH_RENAMED
+                                                        : CKPT_CRASH_NONE;
     btree_init(&s->order, entry_cmp, entry_prefix, s);
     s->nbuckets = 1024;
     s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
@@ -1555,11 +2446,12 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
     }
     if (list_segments(s, s->dir_fd, &ids, &nids, err) < 0)
         goto fail;
+    sizes = xcalloc(nids + 1, sizeof(*sizes));
+    restarted = xcalloc(nids + 1, sizeof(*restarted));
     for (size_t i = 0; i < nids; i++) {
         char name[32];
         struct stat st;
         struct store_segment *g;
-        int64_t end;
         int fd, rc;
 
         seg_name(ids[i], name, sizeof(name));
@@ -1572,6 +2464,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
             goto fail;
         }
         g = seg_add(s, ids[i], fd, sizeof(struct seg_hdr));
+        sizes[i] = (uint64_t)st.st_size;
         rc = seg_read_hdr(fd, ids[i], &g->salt);
         if (rc < 0) {
             snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
@@ -1595,37 +2488,39 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
                 goto fail;
             }
             g->salt = (uint32_t)salt;
+            restarted[i] = true;
             rec->restarted++;
-            continue;
         }
-        end = replay(s, g, (uint64_t)st.st_size, &rec->records);
-        if (end < 0) {
-            snprintf(err, STORE_ERR_LEN, "cannot read '%s/%s': %s", STORE_DIR, name,
-                     strerror((int)-end));
-            goto fail;
-        }
-        g->bytes = (uint64_t)end;
-        if ((uint64_t)end == (uint64_t)st.st_size)
-            continue;
-        /* after the last whole batch: a batch cut short (never acknowledged), or the old
-         * contents of a reused segment; but a whole batch further on means the bad bytes are
-         * damage to acknowledged ones, and going on would lose that batch */
-        rc = valid_batch_after(fd, g->salt, (uint64_t)end, (uint64_t)st.st_size);
-        if (rc != 0) {
-            snprintf(err, STORE_ERR_LEN,
-                     rc > 0 ? "'%s/%s' is damaged at offset %lld and whole batches follow: "
-                              "refusing to cut them off (move the store away to start empty)"
-                            : "cannot read '%s/%s' after offset %lld",
-                     STORE_DIR, name, (long long)end);
-            goto fail;
-        }
-        if (i + 1 == nids && batch_started_at(fd, g->salt, (uint64_t)end, (uint64_t)st.st_size))
-            rec->torn_bytes = (uint64_t)st.st_size - (uint64_t)end;
-        /* nothing is cut off: the next batch is written over it, and neither it nor what
-         * follows can pass for a batch of this segment */
     }
     free(ids);
     ids = NULL;
+    /* the checkpoint and the log after its position; the whole log if it cannot be used */
+    rec->ckpt_loaded = ckpt_load(s, sizes, restarted, rec, &from_i, &from_off, &gone,
+                                 rec->ckpt_why, sizeof(rec->ckpt_why));
+    if (!rec->ckpt_loaded)
+        index_reset(s); /* (it may have loaded part of one) */
+    for (;;) {
+        for (size_t i = from_i; i < s->nsegs; i++) {
+            if (!restarted[i] &&
+                replay_segment(s, i, i == from_i ? from_off : sizeof(struct seg_hdr), sizes[i],
+                               rec, err) < 0)
+                goto fail;
+        }
+        if (!rec->ckpt_loaded ||
+            ckpt_settle_gone(s, &gone, rec->ckpt_why, sizeof(rec->ckpt_why)))
+            break;
+        /* a stale checkpoint: never trusted over the log */
+        rec->ckpt_loaded = false;
+        rec->records = rec->torn_bytes = 0;
+        index_reset(s);
+        from_i = 0;
+        from_off = sizeof(struct seg_hdr);
+    }
+    ckpt_gone_free(&gone);
+    free(sizes);
+    free(restarted);
+    sizes = NULL;
+    restarted = NULL;
     rec->segments = (unsigned)s->nsegs;
     if (s->nsegs == 0) {
         int rc = seg_create(s);
@@ -1635,12 +2530,19 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
             goto fail;
         }
     }
+    s->records_total = rec->records;
+    s->ckpt_records = 0; /* (what was replayed came after the checkpoint's position) */
     rec->whiteouts = s->nwhiteouts;
     rec->files = s->count - s->nwhiteouts;
+    rec->ms = (mono_ns() - t0) / 1000000u;
+    s->opened = true;
     return 0;
 
 fail:
+    ckpt_gone_free(&gone);
     free(ids);
+    free(sizes);
+    free(restarted);
     store_close(s);
     return -1;
 }
@@ -1649,6 +2551,21 @@ void store_close(struct store *s)
 {
     if (s->buckets == NULL)
         return;
+    if (s->opened) {
+        /* a clean stop: a checkpoint at the log's end, so that the next start replays nothing
+         * (one being written has an older position: dropped for a new one) */
+        uint64_t t0 = mono_ns();
+        int rc;
+        ckpt_drop(s);
+        rc = store_checkpoint(s, true);
+        if (rc > 0)
+            log_info("store: checkpoint of %llu entries at seg %u off %llu written in %llu ms",
+                     (unsigned long long)s->ckpt_entries, s->ckpt_seg,
+                     (unsigned long long)s->ckpt_off,
+                     (unsigned long long)((mono_ns() - t0) / 1000000u));
+        s->opened = false;
+    }
+    ckpt_drop(s);
     btree_release(&s->order);
     for (size_t i = 0; i < s->nbuckets; i++) {
         struct store_entry *e = s->buckets[i];

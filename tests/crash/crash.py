@@ -6,7 +6,9 @@ Starts a throw-away stack under a temp dir (scripts/stack.sh), runs a mixed load
 client threads (account creations, uploads of random sizes with known sha256 to per-client
 names, deletes, gets), and in a bounded loop SIGKILLs a randomly chosen process of the stack at
 a random moment: server1, server2 (the whole process group; in --mode processes sometimes one
-worker process), redis-server or mariadbd. It restarts what it killed, waits (bounded) until the
+worker process), redis-server or mariadbd. server1 checkpoints its upload index every 40
+records (S1_TEST_STORE_CKPT_RECORDS), so that kills also land while one is written and its
+restarts start from one. It restarts what it killed, waits (bounded) until the
 stack is healthy again, and carries on. Clients treat a connection error, a timeout or a 503 as
 "not acknowledged" and carry on.
 
@@ -655,6 +657,9 @@ def main():
         args.seed = random.SystemRandom().randrange(1 << 31)
     log("seed %d (rerun with --seed %d), %d rounds, backend %s, mode %s" %
         (args.seed, args.seed, args.rounds, args.backend, args.mode))
+    # server1 checkpoints its upload index every 40 records (not every million): kills land
+    # while one is written, and restarts load one and replay the log after it
+    os.environ.setdefault("S1_TEST_STORE_CKPT_RECORDS", "40")
 
     # orphans of stack.sh (the servers, the database) become our children: we can read
     # server1's and server2's exit status after SIGTERM

@@ -224,6 +224,8 @@ EOF
 start_s1 s1-restart
 check_ok "recovery is logged with the unfinished batch" \
     grep -q 'recovery: upload store: .* 28 bytes of an unfinished batch dropped' "$S1_LOG"
+check_ok "  ... no checkpoint (only SIGKILLs so far): the whole log replayed" \
+    grep -q 'store: no checkpoint used (there is none): replayed the whole log' "$S1_LOG"
 check_get "a.txt: last version" a.txt "$DATA/small2"
 check_get "ten: byte-exact" ten "$DATA/ten"
 check_get "same: last version" same "$DATA/small1"
@@ -234,6 +236,9 @@ stop_s1 "restart"
 
 log "--writable-root"
 start_s1 s1-writable --writable-root
+check_ok "after a clean stop: its checkpoint loaded, nothing replayed" \
+    grep -q 'store: checkpoint of [1-9][0-9]* entries .* loaded, replayed 0 records' "$S1_LOG"
+check_ok "  ... its entries on /metrics" test "$(metric server1_store_checkpoint_entries)" -gt 0
 check_eq "operator file PUT: 204" "$(put "${ALICE[@]}" "$DATA/small1" op.txt)" 204
 check_get "  ... new bytes" op.txt "$DATA/small1"
 check_eq "  ... now alice's: bob gets 403" "$(put "${BOB[@]}" "$DATA/small2" op.txt)" 403
@@ -411,6 +416,8 @@ check_get "  ... and the upload is there after a restart" drained "$DATA/small2"
 
 log "damage in the middle of the log stops the start"
 stop_s1 "after drain"
+# (a replay of the whole log: the log before a checkpoint's position is not read at start)
+rm -f "$ROOT/.s1store/index.ckpt"
 SEG=$(find "$ROOT/.s1store" -name '*.seg' | sort | tail -n 1)
 seg_size=$(stat -c %s "$SEG")
 # flip the first byte of the first record's name (covered by its CRC) in the first batch

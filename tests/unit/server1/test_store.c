@@ -9,7 +9,10 @@
  * files in order, deletions never shown, a cursor that pages through, the entries read being
  * only the directory's own (a bound, whatever the index holds), an index ordered by owner
  * (--private-uploads) that reads only the asker's, and the order kept through deletions,
- * re-uploads, compaction and a restart.
+ * re-uploads, compaction and a restart. The index checkpoint: written at close and loaded at
+ * open (only the log after it replayed), a damaged or stale one not used (full replay, nothing
+ * lost), and the index it gives equal to a full replay's entry by entry after random runs
+ * killed at random points (in a batch, in the middle of writing a checkpoint).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +36,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../../common/compat.h"
@@ -51,6 +55,8 @@ struct fx {
     bool open;
     struct store_recovery rec;
     char err[STORE_ERR_LEN];
+    bool keep_ckpt; /* fx_close leaves the checkpoint in place */
+    char first_why[160]; /* ckpt_matches_replay_as: why its first open used none */
 };
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -126,11 +132,26 @@ static const char *fx_open_fails(struct fx *f, uint64_t segment_bytes)
     return f->err;
 }
 
+/* The checkpoint's path (index.ckpt). */
+static void ckpt_path(struct fx *f, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/" STORE_DIR "/" STORE_CKPT_NAME, f->dir);
+}
+
+/*
+ * Closes the store; the checkpoint its close wrote is removed unless f->keep_ckpt, so that
+ * the next open replays the whole log (what most tests here are about).
+ */
 static void fx_close(struct fx *f)
 {
+    char path[PATH_MAX + 32];
+
     assert_true(f->open);
     store_close(&f->s);
     f->open = false;
+    ckpt_path(f, path, sizeof(path));
+    if (!f->keep_ckpt)
+        unlink(path);
 }
 
 static void fx_reopen(struct fx *f, uint64_t segment_bytes)
@@ -1771,6 +1792,437 @@ static void test_store_list_unordered(void **state)
         fail_msg("the order of names: %s", err);
 }
 
+/* ---- the index checkpoint ---- */
+
+/* The index as text, one sorted line per entry (segment by its inode), for comparisons. */
+struct dump {
+    char **lines;
+    size_t n, cap;
+};
+
+static void dump_one(void *arg, const char *name, size_t len, enum store_state st,
+                     const struct store_found *f)
+{
+    struct dump *d = arg;
+    struct stat sb;
+    char line[STORE_NAME_MAX + 200];
+
+    assert_int_equal(fstat(f->fd, &sb), 0);
+    snprintf(line, sizeof(line), "%.*s %d owner=%s ino=%llu off=%llu size=%llu v=%llu",
+             (int)len, name, (int)st, f->owner, (unsigned long long)sb.st_ino,
+             (unsigned long long)f->off, (unsigned long long)f->size,
+             (unsigned long long)f->version);
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->lines = realloc(d->lines, d->cap * sizeof(*d->lines));
+        assert_non_null(d->lines);
+    }
+    d->lines[d->n++] = strdup(line);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The index of s as text: entries sorted, then the counts (data and live bytes). */
+static void dump_index(struct store *s, struct dump *d)
+{
+    struct store_stats st;
+    char line[200];
+
+    memset(d, 0, sizeof(*d));
+    store_foreach(s, dump_one, d);
+    qsort(d->lines, d->n, sizeof(*d->lines), cmp_str);
+    store_stats(s, &st);
+    snprintf(line, sizeof(line), "~ files=%llu whiteouts=%llu data=%llu live=%llu",
+             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
+             (unsigned long long)st.data_bytes, (unsigned long long)st.live_bytes);
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->lines = realloc(d->lines, d->cap * sizeof(*d->lines));
+        assert_non_null(d->lines);
+    }
+    d->lines[d->n++] = strdup(line);
+}
+
+static void dump_free(struct dump *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->lines[i]);
+    free(d->lines);
+}
+
+/* Drops the whiteouts and the live bytes from d (see ckpt_matches_replay). */
+static void dump_files_only(struct dump *d)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < d->n; i++) {
+        char *sp = strchr(d->lines[i], ' ');
+        char *live = strstr(d->lines[i], " live=");
+        if (d->lines[i][0] != '~' && sp != NULL && sp[1] == '0' + STORE_WHITEOUT) {
+            free(d->lines[i]);
+            continue;
+        }
+        if (d->lines[i][0] == '~' && live != NULL)
+            *live = '\0';
+        d->lines[k++] = d->lines[i];
+    }
+    d->n = k;
+}
+
+/* Fails with the first line where a and b differ. */
+static void dump_equal(const struct dump *a, const struct dump *b, const char *what)
+{
+    for (size_t i = 0; i < a->n || i < b->n; i++) {
+        const char *x = i < a->n ? a->lines[i] : "(none)";
+        const char *y = i < b->n ? b->lines[i] : "(none)";
+        if (strcmp(x, y) != 0)
+            fail_msg("%s: entry %zu: '%s' with the checkpoint, '%s' by a full replay", what, i,
+                     x, y);
+    }
+}
+
+/*
+ * Opens the store at f twice: with its checkpoint (as it is), then without it (a full replay
+ * of the log), and fails unless both indexes are the same entry by entry. Returns whether the
+ * first open used the checkpoint. With files_only, whiteouts are not compared: a whiteout
+ * that compaction dropped (it hid nothing) while its segment was still there is in a full
+ * replay, not in the index that ran nor in a checkpoint of it.
+ */
+static bool ckpt_matches_replay_as(struct fx *f, const char *what, bool files_only)
+{
+    char path[PATH_MAX + 32];
+    struct dump a, b;
+    bool loaded;
+
+    f->keep_ckpt = true;
+    fx_open(f, SMALL_SEG);
+    loaded = f->rec.ckpt_loaded;
+    memcpy(f->first_why, f->rec.ckpt_why, sizeof(f->first_why));
+    dump_index(&f->s, &a);
+    fx_close(f);
+    ckpt_path(f, path, sizeof(path));
+    unlink(path);
+    fx_open(f, SMALL_SEG);
+    assert_false(f->rec.ckpt_loaded);
+    dump_index(&f->s, &b);
+    if (files_only) {
+        dump_files_only(&a);
+        dump_files_only(&b);
+    }
+    dump_equal(&a, &b, what);
+    dump_free(&a);
+    dump_free(&b);
+    fx_close(f);
+    return loaded;
+}
+
+static bool ckpt_matches_replay(struct fx *f, const char *what)
+{
+    return ckpt_matches_replay_as(f, what, false);
+}
+
+static bool keep_all(void *arg, const char *name)
+{
+    (void)arg;
+    (void)name;
+    return true;
+}
+
+static bool keep_none(void *arg, const char *name)
+{
+    (void)arg;
+    (void)name;
+    return false;
+}
+
+/*
+ * In a child process: random PUTs and DELETEs in batches over a few names and owners, small
+ * segments (rolls, compaction, spares reused), checkpoints started at random moments and
+ * written a few entries per step between batches, then a SIGKILL: after a random number of
+ * batches, maybe in the middle of one, or (crash) at that point of writing a checkpoint.
+ * Exits 3 if something failed before.
+ */
+static void random_child(struct fx *f, unsigned seed, int batches, const char *crash,
+                         bool drop_whiteouts)
+{
+    struct store s;
+    struct store_recovery rec;
+    char err[STORE_ERR_LEN], names[40][16], data[8][200]; /* (staged until the sync) */
+    static const char *const owners[] = {"ann", "bob", "carl"};
+    uint32_t x = seed * 2654435761u + 1;
+    int tmp_fd;
+
+#define RND(n) ((x = x * 1103515245u + 12345u), (x >> 8) % (n))
+    if (crash != NULL)
+        setenv("S1_TEST_CKPT_CRASH", crash, 1);
+    if (store_open(&s, f->root_fd, SMALL_SEG, 0, &rec, err) != 0 ||
+        (tmp_fd = openat(f->root_fd, ".", O_TMPFILE | O_RDWR, 0600)) < 0)
+        _exit(3);
+    s.ckpt_step = 1 + RND(6);
+    for (int i = 0; i < 40; i++)
+        snprintf(names[i], sizeof(names[i]), "d%u/n%d", (unsigned)(i % 3), i);
+    names[39][1] = '\x01'; /* a name not in the order: some checkpoints go by hashes */
+    for (int b = 0; b < batches; b++) {
+        struct store_pos pos[8];
+        const char *who[8];
+        int which[8], n = 1 + (int)RND(8);
+        bool torn = b + 1 == batches && RND(2) == 0;
+
+        if (store_roll(&s) < 0)
+            _exit(3);
+        for (int k = 0; k < n; k++) {
+            which[k] = (int)RND(40);
+            who[k] = owners[RND(3)];
+            if (RND(4) == 0) {
+                if (store_append_delete(&s, names[which[k]], strlen(names[which[k]]),
+                                        &pos[k]) < 0)
+                    _exit(3);
+            } else {
+                struct store_body body = {.mem = data[k], .fd = -1, .len = RND(200),
+                                          .version = store_next_version(&s)};
+                fill(data[k], body.len, x);
+                if (body.len > 0 && RND(4) == 0) { /* from a file: written at once */
+                    body.mem = NULL;
+                    body.fd = tmp_fd;
+                    if (pwrite(tmp_fd, data[k], body.len, 0) != (ssize_t)body.len)
+                        _exit(3);
+                }
+                if (store_append_put(&s, names[which[k]], strlen(names[which[k]]), who[k],
+                                     &body, &pos[k]) < 0)
+                    _exit(3);
+            }
+        }
+        if (torn) /* killed in the middle of a batch: never answered */
+            break;
+        if (store_sync(&s) < 0)
+            _exit(3);
+        if (b + 1 == batches && RND(2) == 0)
+            break; /* durable, killed before it was published and answered */
+        for (int k = 0; k < n; k++)
+            store_publish(&s, names[which[k]], strlen(names[which[k]]), who[k], &pos[k]);
+        store_settle(&s);
+        if (store_compact(&s, drop_whiteouts ? keep_none : keep_all, NULL) < 0)
+            _exit(3);
+        if (RND(12) == 0)
+            s.ckpt_due = true;
+        if (store_checkpoint(&s, false) < 0)
+            _exit(3);
+    }
+#undef RND
+    raise(SIGKILL);
+    _exit(3);
+}
+
+/* Runs random_child and expects it killed. */
+static void random_run(struct fx *f, unsigned seed, int batches, const char *crash,
+                       bool drop_whiteouts)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0)
+        random_child(f, seed, batches, crash, drop_whiteouts);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+        fail_msg("seed %u: the child did not end by SIGKILL (status %d)", seed, status);
+}
+
+/*
+ * The index rebuilt from the checkpoint and the log after it is the one a full replay makes,
+ * entry by entry (names, owners, segments, offsets, sizes, versions, usage and live bytes):
+ * after random runs killed at random points, some in the middle of writing a checkpoint.
+ */
+static void test_store_ckpt_equals_replay(void **state)
+{
+    static const char *const crashes[] = {NULL, NULL, "step", "synced", "renamed"};
+    struct fx *f = *state;
+    unsigned loaded = 0, rounds = 24;
+    char what[64];
+
+    for (unsigned r = 0; r < rounds; r++) {
+        unsigned seed = 1000 + r;
+        bool drop = r >= rounds / 2; /* compaction drops whiteouts in the second half */
+        random_run(f, seed, 8 + (int)(seed * 7 % 40), crashes[r % 5], drop);
+        snprintf(what, sizeof(what), "seed %u, crash at %s", seed,
+                 crashes[r % 5] != NULL ? crashes[r % 5] : "a batch");
+        if (ckpt_matches_replay_as(f, what, drop))
+            loaded++;
+        else if (strcmp(f->first_why, "there is none") != 0) /* (the first run) */
+            fail_msg("%s: the checkpoint was not used: %s", what, f->first_why);
+        /* (the store goes on from there: the next run starts on it) */
+    }
+    /* the comparison is worth something only if checkpoints were used */
+    if (loaded < rounds / 2)
+        fail_msg("only %u of %u starts used a checkpoint", loaded, rounds);
+}
+
+/* A clean stop writes a checkpoint; the next start loads it and replays nothing. */
+static void test_store_ckpt_used(void **state)
+{
+    struct fx *f = *state;
+    char big[3000];
+    struct store_stats st;
+
+    fill(big, sizeof(big), 7);
+    fx_open(f, SMALL_SEG);
+    assert_false(f->rec.ckpt_loaded);
+    assert_string_equal(f->rec.ckpt_why, "there is none");
+    put_mem(&f->s, "a", "ann", "one", 3);
+    put_mem(&f->s, "d/b", "bob", big, sizeof(big));
+    put_mem(&f->s, "d/c", "bob", big, 10);
+    del(&f->s, "d/c");
+    assert_int_equal(store_roll(&f->s), 0);
+    put_mem(&f->s, "e", "", "", 0);
+    f->keep_ckpt = true;
+    fx_reopen(f, SMALL_SEG);
+    assert_true(f->rec.ckpt_loaded);
+    assert_int_equal(f->rec.records, 0);
+    assert_int_equal(f->rec.ckpt_entries, 4);
+    assert_int_equal(f->rec.files, 3);
+    assert_int_equal(f->rec.whiteouts, 1);
+    check_file(&f->s, "a", "ann", "one", 3);
+    check_file(&f->s, "d/b", "bob", big, sizeof(big));
+    check_file(&f->s, "e", "", "", 0);
+    assert_int_equal(state_of(&f->s, "d/c"), STORE_WHITEOUT);
+    store_stats(&f->s, &st);
+    assert_int_equal(st.ckpt_entries, 4);
+    assert_true(st.ckpt_unix > 0);
+    /* more after it: replayed over it */
+    put_mem(&f->s, "a", "carl", "two", 3);
+    del(&f->s, "e");
+    fx_reopen(f, SMALL_SEG);
+    assert_true(f->rec.ckpt_loaded);
+    assert_int_equal(f->rec.records, 0); /* (the close wrote a newer one) */
+    check_file(&f->s, "a", "carl", "two", 3);
+    assert_int_equal(state_of(&f->s, "e"), STORE_WHITEOUT);
+    /* a checkpoint written while running, then more log: loaded, the rest replayed */
+    f->s.ckpt_due = true;
+    assert_int_equal(store_checkpoint(&f->s, false), 1);
+    put_mem(&f->s, "z", "ann", "zz", 2);
+    f->s.opened = false; /* as a crash: no checkpoint at close */
+    fx_close(f);
+    fx_open(f, SMALL_SEG);
+    assert_true(f->rec.ckpt_loaded);
+    assert_int_equal(f->rec.records, 1);
+    check_file(&f->s, "z", "ann", "zz", 2);
+    check_file(&f->s, "a", "carl", "two", 3);
+    fx_close(f);
+    assert_true(ckpt_matches_replay(f, "used"));
+}
+
+/* Flips one bit of the file at path at off (from the end if off < 0). */
+static void flip(const char *path, long long off)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    off_t at = off >= 0 ? (off_t)off : file_size(path) + (off_t)off;
+    char c;
+
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &c, 1, at), 1);
+    c ^= 0x10;
+    assert_int_equal(pwrite(fd, &c, 1, at), 1);
+    close(fd);
+}
+
+/*
+ * A damaged checkpoint (a bit flipped in its header, its entries or its list of segments, or
+ * cut short) is not used: the whole log is replayed, nothing is lost. One cut short by a crash
+ * while it was written (index.ckpt.tmp) is removed.
+ */
+static void test_store_ckpt_damaged(void **state)
+{
+    static const long long at[] = {0, 20, 70, 100, -1, -20};
+    struct fx *f = *state;
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
+    char name[32];
+    int fd;
+
+    f->keep_ckpt = true;
+    fx_open(f, SMALL_SEG);
+    for (int i = 0; i < 30; i++) {
+        snprintf(name, sizeof(name), "d/%d", i);
+        put_mem(&f->s, name, i % 2 ? "ann" : "bob", name, strlen(name));
+    }
+    del(&f->s, "d/3");
+    ckpt_path(f, path, sizeof(path));
+    for (size_t k = 0; k <= sizeof(at) / sizeof(at[0]); k++) {
+        fx_close(f);
+        if (k < sizeof(at) / sizeof(at[0]))
+            flip(path, at[k]);
+        else
+            assert_int_equal(truncate(path, file_size(path) - 1), 0);
+        fx_open(f, SMALL_SEG);
+        if (f->rec.ckpt_loaded)
+            fail_msg("a checkpoint damaged at %lld was used", at[k]);
+        assert_int_equal(f->rec.records, 31);
+        assert_int_equal(f->rec.files, 29);
+        check_file(&f->s, "d/29", "ann", "d/29", 4);
+        assert_int_equal(state_of(&f->s, "d/3"), STORE_WHITEOUT);
+    }
+    /* the close wrote a good one again; a temp one left by a crash goes at the next start */
+    fx_close(f);
+    snprintf(tmp, sizeof(tmp), "%s/" STORE_DIR "/" STORE_CKPT_TMP, f->dir);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "junk", 4), 4);
+    close(fd);
+    fx_open(f, SMALL_SEG);
+    assert_true(f->rec.ckpt_loaded);
+    assert_int_equal(access(tmp, F_OK), -1);
+    check_file(&f->s, "d/29", "ann", "d/29", 4);
+}
+
+/*
+ * A stale checkpoint is never trusted over the log: one naming a segment that was started
+ * anew (another salt), or a segment that is gone while an entry it holds is still a file
+ * after the replay. The whole log is replayed instead.
+ */
+static void test_store_ckpt_stale(void **state)
+{
+    struct fx *f = *state;
+    char seg[PATH_MAX + 32];
+    char zero[STORE_SEG_HDR_BYTES] = {0};
+    int fd;
+
+    f->keep_ckpt = true;
+    fx_open(f, SMALL_SEG);
+    put_mem(&f->s, "a", "ann", "aa", 2);
+    assert_int_equal(store_roll(&f->s), 0); /* (not full: no new segment) */
+    f->s.segment_bytes = 1;
+    assert_int_equal(store_roll(&f->s), 0); /* segment 1 */
+    f->s.segment_bytes = SMALL_SEG;
+    put_mem(&f->s, "b", "bob", "bb", 2);
+    fx_close(f);
+    /* segment 1 started anew: its header gone (a crash while it was started) */
+    seg_path(f, 1, seg, sizeof(seg));
+    fd = open(seg, O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, zero, sizeof(zero), 0), (ssize_t)sizeof(zero));
+    close(fd);
+    fx_open(f, SMALL_SEG);
+    assert_false(f->rec.ckpt_loaded);
+    assert_non_null(strstr(f->rec.ckpt_why, "stale"));
+    assert_int_equal(f->rec.restarted, 1);
+    check_file(&f->s, "a", "ann", "aa", 2);
+    assert_int_equal(state_of(&f->s, "b"), STORE_ABSENT);
+    put_mem(&f->s, "c", "carl", "cc", 2);
+    fx_close(f);
+    /* segment 0 gone (removed by hand) while the checkpoint has "a" in it */
+    seg_path(f, 0, seg, sizeof(seg));
+    assert_int_equal(unlink(seg), 0);
+    fx_open(f, SMALL_SEG);
+    assert_false(f->rec.ckpt_loaded);
+    assert_non_null(strstr(f->rec.ckpt_why, "gone"));
+    assert_int_equal(state_of(&f->s, "a"), STORE_ABSENT);
+    check_file(&f->s, "c", "carl", "cc", 2);
+    fx_close(f);
+    assert_true(ckpt_matches_replay(f, "stale"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1804,6 +2256,10 @@ int main(void)
         T(test_store_list_bound),
         T(test_store_list_by_owner),
         T(test_store_list_unordered),
+        T(test_store_ckpt_used),
+        T(test_store_ckpt_damaged),
+        T(test_store_ckpt_stale),
+        T(test_store_ckpt_equals_replay),
         /* last: with the double free in store_open's error path this one aborts the run */
         T(test_store_foreign_file),
     };
