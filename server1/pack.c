@@ -641,6 +641,13 @@ bool pack_iter_next(struct pack_iter *it, struct pack_entry *e)
     return decode_next(it, e);
 }
 
+uint64_t pack_entry_ino(const struct pack *p, const struct pack_entry *e)
+{
+    uint64_t ino = p->id ^ ((e->seq + 1) * 0x9e3779b97f4a7c15ull);
+
+    return ino != 0 ? ino : 1;
+}
+
 int pack_lookup(const struct pack *p, const char *name, size_t len, struct pack_entry *e)
 {
     struct pack_iter it;

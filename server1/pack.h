@@ -132,6 +132,13 @@ bool pack_has_prefix(const struct pack *p, const char *prefix, size_t plen);
  */
 int pack_check(const struct pack *p, char *err);
 
+/*
+ * The inode number that stands for entry e in its ETag (files_etag): from the pack's identity
+ * and e's place, never 0 (an upload's). A rebuilt pack of the same tree has the same identity,
+ * so the same ETags; any change to the index changes every one. Pure.
+ */
+uint64_t pack_entry_ino(const struct pack *p, const struct pack_entry *e);
+
 /* ---- writing (pure) ---- */
 
 /* One file for the encoder, in path order. */

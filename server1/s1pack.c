@@ -36,6 +36,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: s1pack build [--align 512|4096] [--block-names N] DIR PACK\n"
+            "       s1pack index-size [--block-names N] DIR\n"
             "       s1pack verify PACK\n"
             "       s1pack ls [-l] PACK [PREFIX]\n"
             "build: packs every regular file under DIR that server1 --root would serve (no\n"
@@ -43,6 +44,8 @@ static void usage(FILE *out)
             "  skipped), in bytewise path order, each file starting at a multiple of --align\n"
             "  (default %u: the logical block size O_DIRECT needs), with an index of %u names\n"
             "  per block (--block-names, 1..%u); writes PACK.tmp, fsyncs, renames it to PACK.\n"
+            "index-size: the walk and the index of build, without reading or writing any data:\n"
+            "  the index's bytes (the memory server1 --pack maps) for DIR.\n"
             "verify: checks the header, the index and every file's CRC-32; exit 1 on damage.\n"
             "ls: the names (with -l: size, mtime and name), all or those starting with PREFIX.\n",
             FILES_NAME_MAX, PACK_ALIGN_DEFAULT, PACK_BLOCK_NAMES, PACK_BLOCK_NAMES_MAX);
@@ -470,6 +473,65 @@ out:
     return rc;
 }
 
+/*
+ * The index build would write for tree, from a stat of each file (its CRC left 0: it takes 4
+ * bytes whatever its value), without reading a file or writing a pack.
+ */
+static int cmd_index_size(const char *tree, unsigned block_names)
+{
+    struct walk w = {0};
+    struct pack_src *src = NULL;
+    char path[FILES_NAME_MAX + 2] = "";
+    char err[PACK_ERR_LEN];
+    uint8_t *index = NULL;
+    size_t index_len = 0;
+    uint64_t data_len = 0;
+    int64_t base;
+    int rc = 1;
+    int dfd;
+
+    w.root_fd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w.root_fd < 0) {
+        fprintf(stderr, "s1pack: cannot open directory '%s': %s\n", tree, strerror(errno));
+        return 1;
+    }
+    dfd = dup(w.root_fd);
+    if (dfd < 0 || walk_dir(&w, dfd, path, 0, 0) < 0)
+        goto out;
+    if (w.n > 0)
+        qsort(w.items, w.n, sizeof(*w.items), item_cmp);
+    src = xcalloc(w.n ? w.n : 1, sizeof(*src));
+    for (size_t i = 0; i < w.n; i++) {
+        struct stat st;
+        if (fstatat(w.root_fd, w.items[i].name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            fprintf(stderr, "s1pack: cannot stat '%s': %s\n", w.items[i].name,
+                    strerror(errno));
+            goto out;
+        }
+        src[i] = (struct pack_src){.name = w.items[i].name, .name_len = w.items[i].name_len,
+                                   .size = (uint64_t)st.st_size,
+                                   .mtime_s = (int64_t)st.st_mtim.tv_sec};
+    }
+    if (pack_index_encode(src, w.n, block_names, PACK_ALIGN_DEFAULT, &index, &index_len,
+                          &data_len, &base, err) < 0) {
+        fprintf(stderr, "s1pack: %s\n", err);
+        goto out;
+    }
+    printf("s1pack: %zu files under '%s': index %zu bytes (%.2f per file, %u names per "
+           "block), data part %" PRIu64 " bytes aligned to %u\n",
+           w.n, tree, index_len, w.n ? (double)index_len / (double)w.n : 0.0, block_names,
+           data_len, PACK_ALIGN_DEFAULT);
+    rc = 0;
+out:
+    free(index);
+    free(src);
+    for (size_t i = 0; i < w.n; i++)
+        free(w.items[i].name);
+    free(w.items);
+    close(w.root_fd);
+    return rc;
+}
+
 /* ---- verify, ls ---- */
 
 static int cmd_verify(const char *path)
@@ -610,6 +672,18 @@ int main(int argc, char **argv)
         if (argc - i != 2)
             return die_usage("build takes DIR and PACK");
         return cmd_build(argv[i], argv[i + 1], align, block_names);
+    }
+    if (argc >= 3 && strcmp(argv[1], "index-size") == 0) {
+        unsigned block_names = PACK_BLOCK_NAMES;
+        int i = 2;
+        if (argc == 5 && strcmp(argv[2], "--block-names") == 0) {
+            if (parse_uint(argv[3], 1, PACK_BLOCK_NAMES_MAX, &block_names) < 0)
+                return die_usage("--block-names takes 1..1024");
+            i = 4;
+        }
+        if (argc - i != 1)
+            return die_usage("index-size takes DIR");
+        return cmd_index_size(argv[i], block_names);
     }
     if (argc == 3 && strcmp(argv[1], "verify") == 0)
         return cmd_verify(argv[2]);
