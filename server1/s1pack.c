@@ -12,11 +12,18 @@
  * file padded to the alignment), CRC-32 computed on the way, then writes the index and the
  * header, fsyncs, renames PACK.tmp to PACK and fsyncs the directory: a crash never leaves a
  * half pack under the name. A file that changes size while being packed fails the build.
+ * The reads (open, fstat, read, close: the cost of a build) run on --jobs reader threads, each
+ * taking the next batch of S1PACK_BATCH files in order into a buffer of its own (files up to
+ * S1PACK_SMALL; bigger ones are left to the writer, which streams them); the main thread
+ * writes the batches in order. A batch's state is handed over under the batches' lock, at most
+ * S1PACK_AHEAD batches per reader ahead of the writer, so memory stays bounded.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +38,15 @@
 
 #define S1PACK_BUF (4u << 20)    /* bytes of the write (and verify read) buffer */
 #define S1PACK_DEPTH_MAX 64      /* directory levels under DIR */
+#define S1PACK_BATCH 256         /* files a reader thread reads in one go */
+#define S1PACK_SMALL (256u << 10) /* bytes of a file a reader reads; bigger ones the writer */
+#define S1PACK_AHEAD 8           /* batches read ahead of the writer, at most, per reader */
+#define S1PACK_JOBS_MAX 16
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: s1pack build [--align 512|4096] [--block-names N] DIR PACK\n"
+            "usage: s1pack build [--align 512|4096] [--block-names N] [--jobs N] DIR PACK\n"
             "       s1pack index-size [--block-names N] DIR\n"
             "       s1pack verify PACK\n"
             "       s1pack ls [-l] PACK [PREFIX]\n"
@@ -43,7 +54,8 @@ static void usage(FILE *out)
             "  dot-segments, nothing under .s1*, names of at most %d bytes; symlinks are\n"
             "  skipped), in bytewise path order, each file starting at a multiple of --align\n"
             "  (default %u: the logical block size O_DIRECT needs), with an index of %u names\n"
-            "  per block (--block-names, 1..%u); writes PACK.tmp, fsyncs, renames it to PACK.\n"
+            "  per block (--block-names, 1..%u), read by --jobs threads (1..16, default: the\n"
+            "  CPUs); writes PACK.tmp, fsyncs, renames it to PACK.\n"
             "index-size: the walk and the index of build, without reading or writing any data:\n"
             "  the index's bytes (the memory server1 --pack maps) for DIR.\n"
             "verify: checks the header, the index and every file's CRC-32; exit 1 on damage.\n"
@@ -385,15 +397,228 @@ static int sync_dir_of(const char *pack)
     return rc;
 }
 
-static int cmd_build(const char *tree, const char *pack, unsigned align, unsigned block_names)
+/* One batch of files read ahead by a reader thread. */
+struct batch {
+    uint8_t *buf;       /* the small files' bytes, back to back */
+    size_t len, cap;
+    size_t *at;         /* per file: where its bytes are in buf, or SIZE_MAX: the writer's */
+    int state;          /* BATCH_*: under the readers' lock */
+};
+
+enum { BATCH_FREE, BATCH_READING, BATCH_READY, BATCH_FAILED };
+
+struct readers {
+    const struct walk *w;
+    struct pack_src *src;       /* filled by the readers for the small files */
+    struct batch *batches;      /* a ring of nslots, batch k in slot k % nslots */
+    size_t nslots;
+    size_t nbatches;
+    pthread_mutex_t lock;       /* protects next, written, stop, every batch's state */
+    pthread_cond_t cond;        /* a batch became ready or free, or stop */
+    size_t next;                /* the next batch to take */
+    size_t written;             /* batches the writer is done with */
+    bool stop;                  /* the writer gave up */
+};
+
+/* Reads file i (in the directory dfd) into b if small: 0, or -1 (logged). */
+static int read_small(struct readers *r, struct batch *b, size_t k, size_t i, int dfd)
+{
+    const struct item *it = &r->w->items[i];
+    int fd = openat(dfd, it->name + it->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    size_t size, got = 0;
+    int rc = -1;
+
+    b->at[i - k * S1PACK_BATCH] = SIZE_MAX;
+    if (fd < 0) {
+        fprintf(stderr, "s1pack: cannot open '%s': %s\n", it->name, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "s1pack: '%s' is no longer a regular file\n", it->name);
+        goto out;
+    }
+    if ((uint64_t)st.st_size > S1PACK_SMALL) {
+        rc = 0; /* the writer's */
+        goto out;
+    }
+    size = (size_t)st.st_size;
+    if (b->len + size + 1 > b->cap) {
+        b->cap = (b->len + size + 1) * 2;
+        b->buf = xrealloc(b->buf, b->cap);
+    }
+    for (;;) {
+        ssize_t n = read(fd, b->buf + b->len + got, size + 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, "s1pack: cannot read '%s': %s\n", it->name, strerror(errno));
+            goto out;
+        }
+        got += (size_t)n;
+        if (n == 0 || got > size)
+            break;
+    }
+    if (got != size) {
+        fprintf(stderr, "s1pack: '%s' changed size while being packed\n", it->name);
+        goto out;
+    }
+    r->src[i] = (struct pack_src){.name = it->name, .name_len = it->name_len, .size = size,
+                                  .mtime_s = (int64_t)st.st_mtim.tv_sec,
+                                  .crc = pack_crc32(0, b->buf + b->len, size)};
+    b->at[i - k * S1PACK_BATCH] = b->len;
+    b->len += size;
+    rc = 0;
+out:
+    close(fd);
+    return rc;
+}
+
+static void *reader_thread_main(void *arg)
+{
+    struct readers *r = arg;
+    char dir[FILES_NAME_MAX + 1];
+    size_t dir_len = 0;
+    int dfd = -1;
+
+    for (;;) {
+        struct batch *b;
+        size_t k, lo, hi;
+        int rc = 0;
+
+        pthread_mutex_lock(&r->lock);
+        while (!r->stop && r->next < r->nbatches &&
+               r->batches[r->next % r->nslots].state != BATCH_FREE)
+            pthread_cond_wait(&r->cond, &r->lock); /* its slot still holds an older batch */
+        if (r->stop || r->next >= r->nbatches) {
+            pthread_mutex_unlock(&r->lock);
+            break;
+        }
+        k = r->next++;
+        b = &r->batches[k % r->nslots];
+        b->state = BATCH_READING;
+        pthread_mutex_unlock(&r->lock);
+
+        b->len = 0;
+        lo = k * S1PACK_BATCH;
+        hi = lo + S1PACK_BATCH < r->w->n ? lo + S1PACK_BATCH : r->w->n;
+        for (size_t i = lo; i < hi && rc == 0; i++)
+            rc = dir_of(r->w->root_fd, &r->w->items[i], &dfd, dir, &dir_len) < 0
+                     ? -1
+                     : read_small(r, b, k, i, dfd);
+
+        pthread_mutex_lock(&r->lock);
+        b->state = rc == 0 ? BATCH_READY : BATCH_FAILED;
+        pthread_cond_broadcast(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+    }
+    if (dfd >= 0 && dfd != r->w->root_fd)
+        close(dfd);
+    return NULL;
+}
+
+/* Waits for batch k: its slot, or NULL when a reader failed on it. */
+static struct batch *batch_wait(struct readers *r, size_t k)
+{
+    struct batch *b = &r->batches[k % r->nslots];
+
+    pthread_mutex_lock(&r->lock);
+    while (b->state == BATCH_FREE || b->state == BATCH_READING)
+        pthread_cond_wait(&r->cond, &r->lock);
+    pthread_mutex_unlock(&r->lock);
+    return b->state == BATCH_READY ? b : NULL;
+}
+
+static void batch_done(struct readers *r, struct batch *b, bool stop)
+{
+    pthread_mutex_lock(&r->lock);
+    b->state = BATCH_FREE;
+    r->written++;
+    r->stop = r->stop || stop;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * Copies every file into o in path order: the readers' batches, and the big files the writer
+ * reads itself. Returns the data part's bytes in *data, or -1 (logged).
+ */
+static int copy_all(struct out *o, const struct walk *w, struct pack_src *src, unsigned align,
+                    unsigned jobs, uint64_t *data)
+{
+    struct readers r = {.w = w, .src = src, .nbatches = (w->n + S1PACK_BATCH - 1) / S1PACK_BATCH};
+    pthread_t tids[S1PACK_JOBS_MAX];
+    char dir[FILES_NAME_MAX + 1];
+    size_t dir_len = 0;
+    unsigned started = 0;
+    int dfd = -1, rc = 0;
+
+    r.nslots = (size_t)jobs * S1PACK_AHEAD;
+    r.batches = xcalloc(r.nslots, sizeof(*r.batches));
+    for (size_t s = 0; s < r.nslots; s++)
+        r.batches[s].at = xcalloc(S1PACK_BATCH, sizeof(size_t));
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.cond, NULL);
+    for (; started < jobs; started++)
+        if (pthread_create(&tids[started], NULL, reader_thread_main, &r) != 0)
+            break;
+    if (started == 0) {
+        fprintf(stderr, "s1pack: cannot start a reader thread\n");
+        rc = -1;
+    }
+    *data = 0;
+    for (size_t k = 0; rc == 0 && k < r.nbatches; k++) {
+        struct batch *b = batch_wait(&r, k);
+        size_t lo = k * S1PACK_BATCH;
+        size_t hi = lo + S1PACK_BATCH < w->n ? lo + S1PACK_BATCH : w->n;
+        for (size_t i = lo; b != NULL && rc == 0 && i < hi; i++) {
+            size_t at = b->at[i - lo];
+            if (at == SIZE_MAX)
+                rc = dir_of(w->root_fd, &w->items[i], &dfd, dir, &dir_len) < 0 ||
+                             copy_file(o, dfd, &w->items[i], &src[i]) < 0
+                         ? -1
+                         : 0;
+            else
+                rc = out_bytes(o, b->buf + at, (size_t)src[i].size);
+            if (rc == 0)
+                rc = out_zeros(o, pack_round_up(src[i].size, align) - src[i].size);
+            *data += pack_round_up(src[i].size, align);
+            if (rc == 0 && *data > PACK_DATA_MAX) {
+                fprintf(stderr, "s1pack: the files pass the data limit of %" PRIu64 " bytes\n",
+                        (uint64_t)PACK_DATA_MAX);
+                rc = -1;
+            }
+        }
+        if (b == NULL)
+            rc = -1;
+        batch_done(&r, &r.batches[k % r.nslots], rc < 0);
+    }
+    pthread_mutex_lock(&r.lock);
+    r.stop = true; /* (the readers are done, or give up) */
+    pthread_cond_broadcast(&r.cond);
+    pthread_mutex_unlock(&r.lock);
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    if (dfd >= 0 && dfd != w->root_fd)
+        close(dfd);
+    for (size_t s = 0; s < r.nslots; s++) {
+        free(r.batches[s].buf);
+        free(r.batches[s].at);
+    }
+    free(r.batches);
+    pthread_mutex_destroy(&r.lock);
+    pthread_cond_destroy(&r.cond);
+    return rc;
+}
+
+static int cmd_build(const char *tree, const char *pack, unsigned align, unsigned block_names,
+                     unsigned jobs)
 {
     struct walk w = {0};
     struct out o = {.fd = -1};
     struct pack_src *src = NULL;
     char path[FILES_NAME_MAX + 2] = "";
     uint64_t data = 0, index_bytes = 0, t0 = clock_now_ns(), t1;
-    char dir[FILES_NAME_MAX + 1];
-    size_t dir_len = 0;
     char *tmp = NULL;
     int rc = 1;
     int dfd;
@@ -406,7 +631,6 @@ static int cmd_build(const char *tree, const char *pack, unsigned align, unsigne
     dfd = dup(w.root_fd);
     if (dfd < 0 || walk_dir(&w, dfd, path, 0, 0) < 0)
         goto out;
-    dfd = -1; /* from now on: the directory of the file being copied */
     if (w.n > PACK_FILES_MAX) {
         fprintf(stderr, "s1pack: %zu files, a pack holds at most %" PRIu64 "\n", w.n,
                 (uint64_t)PACK_FILES_MAX);
@@ -427,19 +651,8 @@ static int cmd_build(const char *tree, const char *pack, unsigned align, unsigne
     src = xcalloc(w.n ? w.n : 1, sizeof(*src));
     if (out_zeros(&o, PACK_HEADER_BYTES) < 0) /* the header's room, written last */
         goto out_unlink;
-    for (size_t i = 0; i < w.n; i++) {
-        const struct item *it = &w.items[i];
-        if (dir_of(w.root_fd, it, &dfd, dir, &dir_len) < 0 ||
-            copy_file(&o, dfd, it, &src[i]) < 0 ||
-            out_zeros(&o, pack_round_up(src[i].size, align) - src[i].size) < 0)
-            goto out_unlink;
-        data += pack_round_up(src[i].size, align);
-        if (data > PACK_DATA_MAX) {
-            fprintf(stderr, "s1pack: the files pass the data limit of %" PRIu64 " bytes\n",
-                    (uint64_t)PACK_DATA_MAX);
-            goto out_unlink;
-        }
-    }
+    if (copy_all(&o, &w, src, align, jobs, &data) < 0)
+        goto out_unlink;
     if (finish(&o, src, w.n, block_names, align, data, pack, &index_bytes) < 0)
         goto out_unlink;
     if (sync_dir_of(pack) < 0)
@@ -459,8 +672,6 @@ static int cmd_build(const char *tree, const char *pack, unsigned align, unsigne
 out_unlink:
     unlink(tmp);
 out:
-    if (dfd >= 0 && dfd != w.root_fd)
-        close(dfd);
     if (o.fd >= 0)
         close(o.fd);
     free(o.buf);
@@ -656,6 +867,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "build") == 0) {
         unsigned align = PACK_ALIGN_DEFAULT, block_names = PACK_BLOCK_NAMES;
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned jobs = cpus < 1 ? 1 : cpus > S1PACK_JOBS_MAX ? S1PACK_JOBS_MAX : (unsigned)cpus;
         int i = 2;
         for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
             if (strcmp(argv[i], "--align") == 0) {
@@ -665,13 +878,16 @@ int main(int argc, char **argv)
             } else if (strcmp(argv[i], "--block-names") == 0) {
                 if (parse_uint(argv[i + 1], 1, PACK_BLOCK_NAMES_MAX, &block_names) < 0)
                     return die_usage("--block-names takes 1..1024");
+            } else if (strcmp(argv[i], "--jobs") == 0) {
+                if (parse_uint(argv[i + 1], 1, S1PACK_JOBS_MAX, &jobs) < 0)
+                    return die_usage("--jobs takes 1..16");
             } else {
                 return die_usage("unknown build option");
             }
         }
         if (argc - i != 2)
             return die_usage("build takes DIR and PACK");
-        return cmd_build(argv[i], argv[i + 1], align, block_names);
+        return cmd_build(argv[i], argv[i + 1], align, block_names, jobs);
     }
     if (argc >= 3 && strcmp(argv[1], "index-size") == 0) {
         unsigned block_names = PACK_BLOCK_NAMES;
