@@ -70,6 +70,8 @@ static void ob_need(struct obuf *b, size_t n)
 
 static void ob_bytes(struct obuf *b, const void *s, size_t n)
 {
+    if (n == 0)
+        return;
     ob_need(b, n);
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -212,9 +214,11 @@ int pack_index_encode(const struct pack_src *files, size_t n, unsigned block_nam
     for (size_t i = 0; i < n; i++)
         if (i == 0 || files[i].mtime_s < base)
             base = files[i].mtime_s;
-    ob_need(&b, nblocks * PACK_TABLE_ENTRY);
-    memset(b.p, 0, nblocks * PACK_TABLE_ENTRY);
-    b.len = nblocks * PACK_TABLE_ENTRY;
+    if (nblocks > 0) {
+        ob_need(&b, nblocks * PACK_TABLE_ENTRY);
+        memset(b.p, 0, nblocks * PACK_TABLE_ENTRY);
+        b.len = nblocks * PACK_TABLE_ENTRY;
+    }
     for (size_t i = 0; i < n; i++) {
         const struct pack_src *f = &files[i];
         bool first = i % block_names == 0;

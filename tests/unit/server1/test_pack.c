@@ -60,7 +60,8 @@ static uint8_t *make_image(size_t n, unsigned block_names, unsigned align, size_
     assert_non_null(img);
     pack_header_make(img, n, block_names, align, data_len, index_len, base,
                      pack_crc32(0, index, index_len), pack_index_id(index, index_len));
-    memcpy(img + off, index, index_len);
+    if (index_len > 0)
+        memcpy(img + off, index, index_len);
     free(index);
     return img;
 }
