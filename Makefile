@@ -221,7 +221,7 @@ install: all ## install the programs, man pages and systemd units (PREFIX, DESTD
 	$(INSTALL) -m 0755 $(O)/server1 $(O)/server2 $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 0755 $(O)/loadgen $(O)/s1pack $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0644 docs/man/server1.1 docs/man/server2.1 docs/man/loadgen.1 \
-	    $(DESTDIR)$(MANDIR)/man1/
+	    docs/man/s1pack.1 $(DESTDIR)$(MANDIR)/man1/
 	$(Q)set -e; for d in $(DAEMONS); do \
 	    echo "$$d.service -> $(DESTDIR)$(UNITDIR)/"; \
 	    $(call subst_paths,scripts/systemd/$$d.service.in) >$(DESTDIR)$(UNITDIR)/$$d.service; \
@@ -238,7 +238,7 @@ install: all ## install the programs, man pages and systemd units (PREFIX, DESTD
 uninstall: ## remove what `make install` put (same PREFIX, DESTDIR)
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(DAEMONS)) $(DESTDIR)$(BINDIR)/loadgen \
 	    $(DESTDIR)$(BINDIR)/s1pack \
-	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,server1.1 server2.1 loadgen.1) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,server1.1 server2.1 loadgen.1 s1pack.1) \
 	    $(addprefix $(DESTDIR)$(UNITDIR)/,server1.service server2.service) \
 	    $(addprefix $(DESTDIR)$(DOCDIR)/examples/,server1.conf server2.conf)
 	$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
