@@ -45,14 +45,14 @@ CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) -g -fno-omit-frame-pointer $(WARN) 
 LDLIBS_ALL = $(SAN) $(PKG_LIBS) -lpthread -lm $(LDLIBS)
 
 COMMON_SRC := $(wildcard common/*.c)
-S1_SRC := $(filter-out server1/main.c,$(wildcard server1/*.c))
+S1_SRC := $(filter-out server1/main.c server1/s1pack.c,$(wildcard server1/*.c))
 S2_SRC := $(filter-out server2/main.c,$(wildcard server2/*.c))
 LG_SRC := $(filter-out loadgen/main.c,$(wildcard loadgen/*.c))
 UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 PROGS := $(if $(wildcard server1/main.c),$(O)/server1) $(if $(wildcard server2/main.c),$(O)/server2) \
-         $(if $(wildcard loadgen/main.c),$(O)/loadgen)
+         $(if $(wildcard loadgen/main.c),$(O)/loadgen) $(if $(wildcard server1/s1pack.c),$(O)/s1pack)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(UNIT_SRC))
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/fuzz/%,$(FUZZ_SRC))
@@ -71,7 +71,7 @@ endif
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(PROGS) ## release build: build/release/{server1,server2,loadgen} (the default)
+all: $(PROGS) ## release build: build/release/{server1,server2,loadgen,s1pack} (the default)
 build: all $(UNIT_BINS) $(O)/gen-flags $(O)/flushlog ## the programs, unit tests and test tools
 
 asan: ## AddressSanitizer + UBSan build (build/asan)
@@ -102,6 +102,9 @@ $(O)/%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(O)/server1: $(O)/obj/server1/main.o $(O)/libserver1.a $(O)/libcommon.a
+	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
+# s1pack (the pack tool, docs/pack.md) shares server1's pack and name code
+$(O)/s1pack: $(O)/obj/server1/s1pack.o $(O)/libserver1.a $(O)/libcommon.a
 	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(O)/server2: $(O)/obj/server2/main.o $(O)/libserver2.a $(O)/libcommon.a
 	$(qld)$(CC) -o $@ $^ $(LDLIBS_ALL)
@@ -231,9 +234,9 @@ install: all ## install the programs, man pages and systemd units (PREFIX, DESTD
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
 	$(INSTALL) -m 0755 $(O)/server1 $(O)/server2 $(DESTDIR)$(SBINDIR)/
-	$(INSTALL) -m 0755 $(O)/loadgen $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0755 $(O)/loadgen $(O)/s1pack $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0644 docs/man/server1.1 docs/man/server2.1 docs/man/loadgen.1 \
-	    $(DESTDIR)$(MANDIR)/man1/
+	    docs/man/s1pack.1 $(DESTDIR)$(MANDIR)/man1/
 	$(Q)set -e; for d in $(DAEMONS); do \
 	    echo "$$d.service -> $(DESTDIR)$(UNITDIR)/"; \
 	    $(call subst_paths,scripts/systemd/$$d.service.in) >$(DESTDIR)$(UNITDIR)/$$d.service; \
@@ -249,7 +252,8 @@ install: all ## install the programs, man pages and systemd units (PREFIX, DESTD
 
 uninstall: ## remove what `make install` put (same PREFIX, DESTDIR)
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(DAEMONS)) $(DESTDIR)$(BINDIR)/loadgen \
-	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,server1.1 server2.1 loadgen.1) \
+	    $(DESTDIR)$(BINDIR)/s1pack \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,server1.1 server2.1 loadgen.1 s1pack.1) \
 	    $(addprefix $(DESTDIR)$(UNITDIR)/,server1.service server2.service) \
 	    $(addprefix $(DESTDIR)$(DOCDIR)/examples/,server1.conf server2.conf)
 	$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true

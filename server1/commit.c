@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "pack.h"
 #include "xalloc.h"
 
 bool commit_should_wait(bool group, size_t queued, int open_uploads, uint64_t now_ns,
@@ -209,8 +210,12 @@ void commit_submit(struct committer *cm, struct commit_job *job)
 static bool operator_has(void *arg, const char *name)
 {
     struct committer *cm = arg;
-    int fd = files_open(cm->files, name, false);
+    struct pack_entry e;
+    int fd;
 
+    if (cm->files->pack != NULL) /* --pack: the operator's files are the pack's */
+        return pack_lookup(cm->files->pack, name, strlen(name), &e) == 1;
+    fd = files_open(cm->files, name, false);
     if (fd >= 0)
         close(fd);
     return fd != -ENOENT && fd != -ENOTDIR;
@@ -271,8 +276,30 @@ static void version_is(struct name_now *now, uint64_t ino, uint64_t size, int64_
 }
 
 /*
+ * A packed file's state (--pack): 1 and its version, -EISDIR for a directory of the pack (a
+ * file lies beneath the name), else 0.
+ */
+static int packed_state(const struct pack *p, const char *name, size_t len,
+                        struct name_now *now)
+{
+    char prefix[FILES_NAME_MAX + 2];
+    struct pack_entry e;
+
+    if (pack_lookup(p, name, len, &e) == 1) {
+        version_is(now, pack_entry_ino(p, &e), e.size, e.mtime_s * 1000000000);
+        return 1;
+    }
+    if (len > FILES_NAME_MAX)
+        return 0;
+    memcpy(prefix, name, len);
+    prefix[len] = '/';
+    return pack_has_prefix(p, prefix, len + 1) ? -EISDIR : 0;
+}
+
+/*
  * The state of the name of job k just before it: the latest accepted job of this batch on
- * the same name, else the store, else the operator's files under --root. Returns 1 (exists),
+ * the same name, else the store, else the operator's files (the pack with --pack, else the
+ * tree under --root). Returns 1 (exists),
  * 0 (absent), -EISDIR (a directory) or -errno; *now describes what exists.
  */
 static int name_state(struct committer *cm, const struct batch *b, size_t k,
@@ -305,6 +332,8 @@ static int name_state(struct committer *cm, const struct batch *b, size_t k,
     }
     if (st_store == STORE_WHITEOUT)
         return 0;
+    if (cm->files->pack != NULL)
+        return packed_state(cm->files->pack, job->name, job->name_len, now);
     fd = files_open(cm->files, job->name, false);
     if (fd == -ENOENT || fd == -ENOTDIR)
         return 0;

@@ -42,6 +42,7 @@ void s1_config_defaults(struct s1_config *c)
     c->root = NULL;
     c->prefetch = false;
     c->read_mode = S1_READ_DIRECT;
+    c->pack = NULL;
     c->threads = default_threads();
     c->auth = "127.0.0.1:7001";
     c->authc.nconns = 2;
@@ -261,6 +262,10 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_ENUM, "read", S1(read_mode), .choices = read_modes,
      .help = "without --prefetch: per request, O_DIRECT into memory, or the page cache with "
              "sendfile"},
+    {FLAGTAB_PATH, "pack", .arg = "PACK", S1(pack), .def = "none",
+     .help = "serve the operator's files from this pack (s1pack build; docs/pack.md), read "
+             "as --read says, instead of from the tree under --root, which keeps the upload "
+             "store; not with --prefetch"},
     {FLAGTAB_PATH, "mime-types", .arg = "FILE", S1(mime_types),
      .def = "/etc/mime.types if present, else a built-in table of common types",
      .help = "Content-Type by file name extension, in the mime.types format"},
@@ -474,6 +479,10 @@ enum s1_config_result s1_config_parse(struct s1_config *c, int argc, char **argv
         snprintf(err, S1_CONFIG_ERR_LEN, "--root DIR is required (see --help)");
         return S1_CONFIG_ERROR;
     }
+    if (c->pack != NULL && c->prefetch) {
+        snprintf(err, S1_CONFIG_ERR_LEN, "--pack and --prefetch exclude each other");
+        return S1_CONFIG_ERROR;
+    }
     if (c->authc.nservers == 0 && parse_auth(c, c->auth, err) < 0)
         return S1_CONFIG_ERROR;
     if (c->authc.nconns * c->authc.nservers > AUTHCLIENT_MAX_CONNS) {
@@ -594,6 +603,8 @@ void s1_config_log(const struct s1_config *c)
                                                             : "open");
     if (c->trusted_proxy != NULL)
         log_info("config: trusted-proxy=%s", c->trusted_proxy);
+    if (c->pack != NULL)
+        log_info("config: pack=%s", c->pack);
     if (c->access_log != NULL)
         log_info("config: access-log=%s access-log-format=%s", c->access_log,
                  c->access_log_format == ACCESSLOG_JSON     ? "json"

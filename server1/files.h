@@ -24,6 +24,7 @@
 #define FILES_NAME_MAX 1024   /* bytes in a decoded name */
 
 struct mimetypes;
+struct pack;
 #define FILES_SEGMENT_MAX 255 /* bytes in one '/'-separated segment */
 #define FILES_ERR_LEN 1600
 #define FILES_RESERVED_PREFIX ".s1" /* segments starting so are internal: never read/written */
@@ -95,6 +96,9 @@ struct files {
     size_t count;     /* files */
     uint64_t bytes;
     double load_seconds;
+    /* --pack: the operator's files come from it (pack.h), not from the tree under the root
+     * (which keeps the upload store); set by main before any worker starts, else NULL */
+    const struct pack *pack;
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pack.h"
 #include "xalloc.h"
 
 /* ---- gathering ---- */
@@ -198,6 +199,44 @@ static void on_prefetched(void *arg, const char *name, size_t len, const struct 
 }
 
 /*
+ * The children of the directory from the pack (--pack), as from the prefetch table: files,
+ * and directories a file lies beneath (with no time). The names beneath the directory are
+ * contiguous in the pack's order; after a subdirectory's first name the walk seeks past all
+ * of its names ("sub/" is followed by "sub0": '/' + 1), so it costs a lookup per child, not
+ * a read of every name beneath. -EIO for a damaged index.
+ */
+static int read_pack(struct gather *g, const struct pack *p)
+{
+    struct pack_iter *it = xmalloc(sizeof(*it));
+    char key[FILES_NAME_MAX + 2];
+    struct pack_entry e;
+    const char *child;
+    size_t clen;
+    bool dir;
+    int rc;
+
+    pack_iter_seek(it, p, g->prefix, g->plen);
+    while (pack_iter_next(it, &e) && child_of(g, it->name, it->name_len, &child, &clen, &dir)) {
+        size_t klen = g->plen + clen;
+        if (clen <= FILES_SEGMENT_MAX && files_name_valid(it->name, it->name_len)) {
+            g->found = true;
+            if (dir ? after_cursor(g, child, clen, true)
+                    : after_cursor(g, child, clen, false) &&
+                          !shadowed(g, it->name, it->name_len))
+                add(g->l, child, clen, dir, dir ? 0 : e.size, dir ? -1 : e.mtime_s);
+        }
+        if (dir) {
+            memcpy(key, it->name, klen);
+            key[klen] = '/' + 1;
+            pack_iter_seek(it, p, key, klen + 1);
+        }
+    }
+    rc = it->failed ? -EIO : 0;
+    free(it);
+    return rc;
+}
+
+/*
  * One entry of the directory on disk (dfd): a file or a directory, a symlink as what it leads
  * to if that is beneath the root and not in the upload store.
  */
@@ -302,7 +341,9 @@ int listing_build(struct files *f, struct committer *cm, const struct listing_sc
     gather_init(g, cm, sc, out);
     if (cm != NULL)
         rc = gather_uploads(g);
-    if (rc == 0 && f->mode == FILES_PREFETCH)
+    if (rc == 0 && f->pack != NULL)
+        rc = read_pack(g, f->pack);
+    else if (rc == 0 && f->mode == FILES_PREFETCH)
         files_foreach(f, g->prefix, g->plen, on_prefetched, g);
     else if (rc == 0)
         rc = read_disk(g, f);
@@ -324,7 +365,8 @@ int listing_dir_exists(struct files *f, struct committer *cm, const struct listi
     if (cm != NULL)
         rc = gather_uploads(g);
     if (rc == 0 && !g->found) {
-        int d = files_dir_exists(f, sc->dir, sc->dir_len);
+        int d = f->pack != NULL ? pack_has_prefix(f->pack, g->prefix, g->plen)
+                                : files_dir_exists(f, sc->dir, sc->dir_len);
         if (d < 0)
             rc = d;
         else

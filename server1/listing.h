@@ -2,9 +2,9 @@
  * listing.h - the listing of a directory under /files/ (GET /files/ and /files/DIR/): the names
  * a user may read there, with sizes and modification times, as JSON or as a plain HTML page.
  *
- * What is listed: the operator's files (from the prefetch table with --prefetch, else from the
- * directory on disk, a symlink as what it leads to when that stays beneath the root) and the
- * uploads (the store's index); an upload stands for an operator's file of its name, a deletion
+ * What is listed: the operator's files (from the prefetch table with --prefetch, from the pack
+ * with --pack, else from the directory on disk, a symlink as what it leads to when that stays
+ * beneath the root) and the uploads (the store's index); an upload stands for an operator's file of its name, a deletion
  * hides it, and with --private-uploads other accounts' uploads (and the operator's files they
  * stand for) are left out, as a GET of them gets 404. A directory is listed when something is
  * listed beneath it (or, read from disk, when it is one). Names a client could not ask for
@@ -18,8 +18,9 @@
  * from the store's walk of the directory (store_list, under the index's read lock): it reads
  * the directory's own entries from the cursor on, at most max of them, and one entry per
  * subdirectory, never the rest of the index; each operator's file costs one lookup of its name
- * in the index. With --prefetch, the prefetch table (immutable, no lock) is read whole. The
- * renderers are pure. Thread-safe.
+ * in the index. With --prefetch, the prefetch table (immutable, no lock) is read whole; with
+ * --pack, the pack's index (immutable) from the directory's first name on, one seek per child.
+ * The renderers are pure. Thread-safe.
  */
 #ifndef S1_LISTING_H
 #define S1_LISTING_H

@@ -1,5 +1,6 @@
 /*
- * main.c - server1 entry point: flags -> config, open (and with --prefetch, load) --root, bind
+ * main.c - server1 entry point: flags -> config, open (and with --prefetch, load) --root, open
+ * --pack (its header and index checked: exit 2 for a damaged one), bind
  * one SO_REUSEPORT socket per worker, start the workers, then wait for SIGTERM/SIGINT: the first
  * drains (in-flight requests finish, bounded by --drain-timeout), a second stops at once.
  * Unless --read-only, the committer (commit.h) opens the upload store (replaying its log) before
@@ -14,7 +15,7 @@
  * need not be up: requests that need it get 503 until a link is made, authclient.h),
  * RELOADING=1 then READY=1 around each SIGHUP, and STOPPING=1 when it starts to stop.
  * Exit codes: 0 normal, 1 unusable configuration (root, port), 2 bad flags (and a certificate
- * or key that cannot be used).
+ * or key that cannot be used, a pack that cannot be read or is damaged).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -36,6 +37,7 @@
 #include "log.h"
 #include "mimetypes.h"
 #include "net.h"
+#include "pack.h"
 #include "sdnotify.h"
 #include "tls.h"
 #include "worker.h"
@@ -344,6 +346,7 @@ int main(int argc, char **argv)
     struct s1_config cfg;
     char err[FILES_ERR_LEN]; /* >= S1_CONFIG_ERR_LEN and NET_ERR_LEN */
     struct files files;
+    struct pack pack = {.fd = -1};
     struct committer commit;
     bool have_commit = false;
     struct s1_shared sh;
@@ -414,6 +417,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "server1: %s\n", err);
         mimetypes_release(&types);
         return 1;
+    }
+    if (cfg.pack != NULL) {
+        char perr[PACK_ERR_LEN];
+        if (pack_open(&pack, cfg.pack, files.mode == FILES_DIRECT, perr) < 0) {
+            fprintf(stderr, "server1: %s\n", perr);
+            rc = 2;
+            goto out_files;
+        }
+        files.pack = &pack;
+        if (pack.dio_align > files.align)
+            files.align = pack.dio_align; /* O_DIRECT reads of the pack */
+        log_info("pack '%s': %llu files, %llu data bytes, index %llu bytes", cfg.pack,
+                 (unsigned long long)pack.count, (unsigned long long)pack.data_len,
+                 (unsigned long long)pack.index_len);
     }
     if (cfg.tls_cert != NULL) {
         tls = s1_tls_new(cfg.tls_cert, cfg.tls_key, cfg.tls_ticket_rotate_us * 1000, err);
@@ -628,6 +645,7 @@ out_files:
     if (have_commit)
         committer_release(&commit);
     files_release(&files);
+    pack_close(&pack); /* (after the workers, whose responses may still read it) */
     mimetypes_release(&types);
     return rc;
 }

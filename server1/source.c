@@ -12,6 +12,7 @@
 #include "compat.h"
 #include "httpcond.h"
 #include "log.h"
+#include "pack.h"
 #include "respbuf.h"
 
 /* Sets src's dates from its version's, looked up at now_s (httpcond.h). */
@@ -69,6 +70,30 @@ static int resolve_file(const struct files *f, const char *name, int64_t now_s,
     return 0;
 }
 
+/*
+ * A packed file: the pack's descriptor (shared) at its offset, dated as looked up at now_s
+ * with pending uploads; in place since the pack was. No open, no stat: an index lookup.
+ */
+static int resolve_packed(const struct files *f, const char *name, size_t len, int64_t now_s,
+                          uint64_t pending, struct source *src)
+{
+    const struct pack *p = f->pack;
+    struct pack_entry e;
+
+    if (pack_lookup(p, name, len, &e) != 1)
+        return -ENOENT;
+    src->kind = SOURCE_FD;
+    src->fd = p->fd;
+    src->shared = true;
+    src->off = e.off;
+    src->size = e.size;
+    src->direct = p->direct;
+    src->mtime_ns = e.mtime_s * 1000000000;
+    src->ino = pack_entry_ino(p, &e);
+    date_source(src, now_s, pending, p->since_ns);
+    return 0;
+}
+
 int source_resolve(struct files *f, struct committer *cm, const char *name, size_t len,
                    struct source *src)
 {
@@ -102,6 +127,8 @@ int source_resolve(struct files *f, struct committer *cm, const char *name, size
         }
         pending = found.pending;
     }
+    if (f->pack != NULL)
+        return resolve_packed(f, name, len, now_s, pending, src);
     if (f->mode == FILES_PREFETCH) {
         const struct files_blob *blob = files_lookup(f, name, len);
         if (blob == NULL)
@@ -122,7 +149,7 @@ void source_release(struct source *src)
 {
     src->blob = NULL;
     src->data = NULL;
-    if (src->fd >= 0)
+    if (src->fd >= 0 && !src->shared)
         close(src->fd);
     src->fd = -1;
     store_unpin(src->pin);
@@ -139,19 +166,19 @@ static void unpin_segment(struct evbuffer_file_segment const *seg, int flags, vo
 }
 
 /*
- * b's bytes as one sendfile segment of out, which closes the fd once they are sent and then
- * drops b's pin, if it has one (an upload's segment).
+ * b's bytes as one sendfile segment of out, which (flags EVBUF_FS_CLOSE_ON_FREE) closes the fd
+ * once they are sent, or (0) leaves it open (the pack's), and then drops b's pin, if it has
+ * one (an upload's segment).
  */
-static int add_segment(struct s1_body *b, struct evbuffer *out)
+static int add_segment(struct s1_body *b, struct evbuffer *out, unsigned flags)
 {
     struct evbuffer_file_segment *seg;
     int rc;
 
-    seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len,
-                                    EVBUF_FS_CLOSE_ON_FREE);
+    seg = evbuffer_file_segment_new(b->_fd, (ev_off_t)b->_off, (ev_off_t)b->len, flags);
     if (seg == NULL)
         return -1;
-    b->_fd = -1; /* the segment closes it now ... */
+    b->_fd = -1; /* the segment closes it now (or it is the pack's) ... */
     if (b->_pin != NULL) {
         evbuffer_file_segment_add_cleanup_cb(seg, unpin_segment, b->_pin);
         b->_pin = NULL; /* ... and drops the pin once the bytes are sent */
@@ -199,7 +226,21 @@ static int file_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
     UNUSED(budget);
     if (b->copy_files)
         return copy_part(b, out);
-    return add_segment(b, out);
+    return add_segment(b, out, EVBUF_FS_CLOSE_ON_FREE);
+}
+
+/* A packed file's bytes from the page cache: the pack's descriptor, never closed. */
+static int packed_fill(struct s1_body *b, struct evbuffer *out, size_t budget)
+{
+    UNUSED(budget);
+    if (b->copy_files)
+        return copy_part(b, out);
+    return add_segment(b, out, 0);
+}
+
+static void packed_release(struct s1_body *b)
+{
+    b->_fd = -1; /* the pack's */
 }
 
 static void file_release(struct s1_body *b)
@@ -269,27 +310,41 @@ static void chunk_release(struct s1_body *b)
     rbuf_release(b);
 }
 
+/* chunks of a packed file: the buffer is freed, the descriptor is the pack's */
+static void packed_chunk_release(struct s1_body *b)
+{
+    b->_fd = -1;
+    rbuf_release(b);
+}
+
 static const struct s1_body_ops file_ops = {.fill = file_fill, .release = file_release};
+static const struct s1_body_ops packed_ops = {.fill = packed_fill, .release = packed_release};
+static const struct s1_body_ops packed_chunk_ops = {.fill = chunk_fill,
+                                                    .release = packed_chunk_release};
 static const struct s1_body_ops rbuf_ops = {.fill = rbuf_fill, .release = rbuf_release};
 static const struct s1_body_ops chunk_ops = {.fill = chunk_fill, .release = chunk_release};
 
 /*
  * --read direct: a span up to RESPBUF_CHUNK is read whole into a response buffer (O_DIRECT
  * reads whole aligned blocks: the bytes are sliced out of them); a bigger one is streamed
- * through one, so a response holds at most RESPBUF_CHUNK of memory.
+ * through one, so a response holds at most RESPBUF_CHUNK of memory. off is relative to the
+ * source's bytes, which start at src->off in the file (a packed file's offset in the pack).
  */
 static int direct_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
                        struct respbuf_budget *budget, struct s1_body *b)
 {
-    uint64_t a0 = off / f->align * f->align;
-    uint64_t span = (off + count + f->align - 1) / f->align * f->align - a0;
-    struct respbuf *rb = respbuf_new(budget, (size_t)span, f->align);
+    uint64_t a0, span;
+    struct respbuf *rb;
     long got;
 
+    off += src->off;
+    a0 = off / f->align * f->align;
+    span = (off + count + f->align - 1) / f->align * f->align - a0;
+    rb = respbuf_new(budget, (size_t)span, f->align);
     if (rb == NULL)
         return -EAGAIN;
     if (span > rb->cap) {
-        *b = (struct s1_body){.ops = &chunk_ops, .len = count, ._owner = rb, ._ctx = f,
+        *b = (struct s1_body){.ops = src->shared ? &packed_chunk_ops : &chunk_ops, .len = count, ._owner = rb, ._ctx = f,
                               ._fd = src->fd, ._off = a0, ._skip = (size_t)(off - a0)};
         src->fd = -1;
         return 0;
@@ -315,7 +370,7 @@ int source_body(struct source *src, uint64_t off, uint64_t count, const struct f
     if (src->direct)
         return direct_body(src, off, count, f, budget, b);
     /* sendfile from the page cache; an upload's segment stays pinned until sent */
-    *b = (struct s1_body){.ops = &file_ops, .len = count, ._pin = src->pin, ._fd = src->fd,
+    *b = (struct s1_body){.ops = src->shared ? &packed_ops : &file_ops, .len = count, ._pin = src->pin, ._fd = src->fd,
                           ._off = src->off + off};
     src->fd = -1;
     src->pin = NULL;

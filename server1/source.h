@@ -1,10 +1,11 @@
 /*
  * source.h - what a GET or HEAD of /files/{name} is answered from: the newest version of the
  * name, looked up in one order everywhere: the upload store (an upload, or a deletion that
- * hides an operator's file), then the prefetch table (--prefetch), then the operator's file
+ * hides an operator's file), then the operator's files: the prefetch table (--prefetch), or
+ * the pack (--pack: the pack's descriptor, opened once, at the file's offset), or the file
  * under --root. One result, whatever the place: where the bytes are (a prefetched file's
  * memory, which lives as long as the server, or a descriptor with an offset and a length,
- * pinned when it is a store segment),
+ * pinned when it is a store segment, shared and never closed when it is the pack's),
  * their size, and what identifies the version: an operator's file's modification time and
  * inode (read at start for a prefetched one), or an upload's version (store.h: its commit time,
  * unique to it) and owner. The handler answers every GET from it in one function. Which
@@ -14,8 +15,8 @@
  * says since when it is in place (a prefetched file's were decided when it was loaded).
  *
  * A source turns into the body of its response (source_body, body.h): a prefetched file's memory,
- * the page cache sent with sendfile (an operator's file, or an upload's segment, pinned until
- * sent), or with --read direct O_DIRECT reads into a response buffer (respbuf.h): whole when
+ * the page cache sent with sendfile (an operator's file, a packed file's span of the pack, or
+ * an upload's segment, pinned until sent), or with --read direct O_DIRECT reads into a response buffer (respbuf.h): whole when
  * the span fits one, else one chunk at a time as the socket takes them. The alignment O_DIRECT
  * needs is worked out here only.
  *
@@ -39,7 +40,7 @@
 
 enum source_kind {
     SOURCE_MEM, /* data, a prefetched file's (blob) */
-    SOURCE_FD,  /* fd from off: an upload's segment (pin) or an operator's file */
+    SOURCE_FD,  /* fd from off: an upload's segment (pin), an operator's or a packed file */
 };
 
 struct source {
@@ -51,10 +52,12 @@ struct source {
     uint64_t off;              /* SOURCE_FD: where the bytes start in fd */
     struct store_segment *pin; /* SOURCE_FD of an upload, else NULL */
     bool direct;               /* SOURCE_FD opened with O_DIRECT (--read direct) */
+    bool shared;               /* fd is the pack's: never closed here nor by the body */
     bool upload;               /* from the upload store */
     char owner[STORE_OWNER_MAX + 1]; /* an upload's uploader, else "" */
     int64_t mtime_ns;          /* the version's modification time, -1 if unknown */
-    uint64_t ino;              /* an operator's file's inode number; 0 for an upload */
+    uint64_t ino;              /* an operator's file's inode number (a packed file's:
+                                  pack_entry_ino); 0 for an upload */
     /* the Last-Modified to send (seconds, -1: none yet) and the date an If-Range must equal
      * (-1: none), httpcond.h, as of the lookup */
     int64_t last_modified;

@@ -35,6 +35,7 @@ mk install DESTDIR="$stage" PREFIX=/usr >"$D/install.log" 2>&1 ||
 want="./etc/server1/server1.conf
 ./etc/server2/server2.conf
 ./usr/bin/loadgen
+./usr/bin/s1pack
 ./usr/lib/systemd/system/server1.service
 ./usr/lib/systemd/system/server2.service
 ./usr/sbin/server1
@@ -42,6 +43,7 @@ want="./etc/server1/server1.conf
 ./usr/share/doc/fileserver/examples/server1.conf
 ./usr/share/doc/fileserver/examples/server2.conf
 ./usr/share/man/man1/loadgen.1
+./usr/share/man/man1/s1pack.1
 ./usr/share/man/man1/server1.1
 ./usr/share/man/man1/server2.1"
 check_eq "install: exactly the expected files" "$(cd "$stage" && find . ! -type d | sort)" "$want"
