@@ -19,6 +19,7 @@ reader or a script needs; the rest of what the run wrote stays on the machine th
     writes        (scripts/bench-writes.sh --out) medians.csv raw.csv meta.txt machine.md
     failover      (scripts/cluster-failover.sh --out) BACKEND[-short].txt machine.md
     fs            (scripts/bench-fs.sh) report.md medians.tsv raw.tsv mounts.tsv machine.md *.png
+    smallfiles    (scripts/bench-smallfiles.sh) report.md medians.tsv raw.tsv machine.md
 
 Every run must be cited by a document (a .md file outside the run, INDEX.md aside), and all of
 results/ that git tracks must stay under LIMIT_BYTES. Outside a git checkout every file counts.
@@ -33,7 +34,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "results")
 INDEX = os.path.join(RESULTS, "INDEX.md")
 LIMIT_BYTES = 5 * 1024 * 1024
-NAME = re.compile(r"^(\d{8})-(\d{4})-(quick|full|hotpath|scale|writes|failover|fs)-([a-z0-9-]+)$")
+NAME = re.compile(r"^(\d{8})-(\d{4})-(quick|full|hotpath|scale|writes|failover|fs|smallfiles)-([a-z0-9-]+)$")
 REPRO = ["summary.md", "table.csv", "points.csv", "machine.md", "run.tsv", "configs.tsv",
          "*/bottleneck.md", "sweeps.json.gz"]
 ALLOWED = {
@@ -45,6 +46,7 @@ ALLOWED = {
     "writes": ["medians.csv", "raw.csv", "meta.txt", "machine.md"],
     "failover": ["*.txt", "machine.md"],
     "fs": ["report.md", "medians.tsv", "raw.tsv", "mounts.tsv", "machine.md", "*.png"],
+    "smallfiles": ["report.md", "medians.tsv", "raw.tsv", "machine.md"],
 }
 TOP_LEVEL = ["README.md", "INDEX.md", "study-2017.csv", ".gitignore"]
 WHAT = {
@@ -55,6 +57,7 @@ WHAT = {
     "writes": "scripts/bench-writes.sh",
     "failover": "scripts/cluster-failover.sh",
     "fs": "scripts/bench-fs.sh",
+    "smallfiles": "scripts/bench-smallfiles.sh",
 }
 
 
