@@ -5,14 +5,11 @@
  */
 #include "names.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "wholefile.h"
 #include "xalloc.h"
 
 static bool is_pchar(unsigned char c)
@@ -352,46 +349,31 @@ int lg_names_parse_text(struct lg_names *n, char *text, size_t len, const char *
 /* Reads file whole if it is a regular file of at most cap bytes: 0, or -1 with err. */
 static int read_file(const char *file, uint64_t cap, char **out, size_t *len, char *err)
 {
-    struct stat st;
+    struct wholefile f;
     char ebuf[128];
-    char *buf;
-    size_t got = 0;
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
+    switch (wholefile_read(file, cap, &f)) {
+    case WHOLEFILE_OK:
+        *out = f.data;
+        *len = f.len;
+        return 0;
+    case WHOLEFILE_CANNOT_OPEN:
         snprintf(err, LG_NAMES_ERR_LEN, "--names: cannot open '%.300s': %s", file,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        return -1;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                 strerror_r(f.err, ebuf, sizeof(ebuf)));
+        break;
+    case WHOLEFILE_NOT_REGULAR:
         snprintf(err, LG_NAMES_ERR_LEN, "--names: '%.300s' is not a regular file", file);
-        close(fd);
-        return -1;
-    }
-    if ((uint64_t)st.st_size > cap) {
+        break;
+    case WHOLEFILE_TOO_BIG:
         snprintf(err, LG_NAMES_ERR_LEN, "--names: '%.300s' is %llu bytes, over the limit of %llu",
-                 file, (unsigned long long)st.st_size, (unsigned long long)cap);
-        close(fd);
-        return -1;
+                 file, (unsigned long long)f.size, (unsigned long long)cap);
+        break;
+    case WHOLEFILE_CANNOT_READ:
+        snprintf(err, LG_NAMES_ERR_LEN, "--names: cannot read '%.300s': %s", file,
+                 f.err != 0 ? strerror_r(f.err, ebuf, sizeof(ebuf)) : "the file got shorter");
+        break;
     }
-    buf = xmalloc((size_t)st.st_size + 1);
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            snprintf(err, LG_NAMES_ERR_LEN, "--names: cannot read '%.300s': %s", file,
-                     r < 0 ? strerror_r(errno, ebuf, sizeof(ebuf)) : "the file got shorter");
-            free(buf);
-            close(fd);
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *out = buf;
-    *len = got;
-    return 0;
+    return -1;
 }
 
 int lg_names_load(struct lg_names *n, const char *arg, char *err)

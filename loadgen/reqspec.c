@@ -5,15 +5,12 @@
  */
 #include "reqspec.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "wholefile.h"
 #include "xalloc.h"
 
 /* The longest --requests file: every line at its limit, with its "\r\n". */
@@ -144,47 +141,31 @@ int lg_reqlist_add(struct lg_reqlist *l, const char *method, const char *path, c
 static int read_file(const char *file, uint64_t cap, const char *what, char **out, size_t *len,
                      char *err)
 {
-    struct stat st;
+    struct wholefile f;
     char ebuf[128];
-    char *buf;
-    size_t got = 0;
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
+    switch (wholefile_read(file, cap, &f)) {
+    case WHOLEFILE_OK:
+        *out = f.data;
+        *len = f.len;
+        return 0;
+    case WHOLEFILE_CANNOT_OPEN:
         snprintf(err, LG_REQSPEC_ERR_LEN, "cannot open %s '%.300s': %s", what, file,
-                 strerror_r(errno, ebuf, sizeof(ebuf)));
-        return -1;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                 strerror_r(f.err, ebuf, sizeof(ebuf)));
+        break;
+    case WHOLEFILE_NOT_REGULAR:
         snprintf(err, LG_REQSPEC_ERR_LEN, "%s '%.300s' is not a regular file", what, file);
-        close(fd);
-        return -1;
-    }
-    if ((uint64_t)st.st_size > cap) {
+        break;
+    case WHOLEFILE_TOO_BIG:
         snprintf(err, LG_REQSPEC_ERR_LEN, "%s '%.300s' is %llu bytes, over the limit of %llu",
-                 what, file, (unsigned long long)st.st_size, (unsigned long long)cap);
-        close(fd);
-        return -1;
+                 what, file, (unsigned long long)f.size, (unsigned long long)cap);
+        break;
+    case WHOLEFILE_CANNOT_READ:
+        snprintf(err, LG_REQSPEC_ERR_LEN, "cannot read %s '%.300s': %s", what, file,
+                 f.err != 0 ? strerror_r(f.err, ebuf, sizeof(ebuf)) : "the file got shorter");
+        break;
     }
-    buf = xmalloc((size_t)st.st_size + 1);
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            snprintf(err, LG_REQSPEC_ERR_LEN, "cannot read %s '%.300s': %s", what, file,
-                     n < 0 ? strerror(errno) : "the file got shorter");
-            free(buf);
-            close(fd);
-            return -1;
-        }
-        got += (size_t)n;
-    }
-    close(fd);
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return 0;
+    return -1;
 }
 
 int lg_reqlist_add_file(struct lg_reqlist *l, const char *method, const char *path,

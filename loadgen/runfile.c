@@ -7,8 +7,6 @@
  */
 #include "runfile.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -16,9 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "wholefile.h"
 #include "xalloc.h"
 
 #define LG_PATH_LEN 128
@@ -593,10 +590,7 @@ int lg_runfile_load(struct lg_runfile *in, const char *dir, char *err)
 {
     char path[600];
     char ebuf[128];
-    struct stat st;
-    char *buf;
-    size_t got = 0;
-    int fd;
+    struct wholefile f;
     int rc;
 
     memset(in, 0, sizeof(*in));
@@ -605,36 +599,24 @@ int lg_runfile_load(struct lg_runfile *in, const char *dir, char *err)
         return -1;
     }
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        rf_errf(err, "cannot read '%.300s': %s", path, strerror_r(errno, ebuf, sizeof(ebuf)));
-        if (fd >= 0)
-            close(fd);
+    switch (wholefile_read(path, LG_RUNFILE_BYTES_MAX, &f)) {
+    case WHOLEFILE_OK:
+        break;
+    case WHOLEFILE_CANNOT_OPEN:
+        rf_errf(err, "cannot read '%.300s': %s", path, strerror_r(f.err, ebuf, sizeof(ebuf)));
         return -1;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)LG_RUNFILE_BYTES_MAX) {
+    case WHOLEFILE_NOT_REGULAR:
+    case WHOLEFILE_TOO_BIG:
         rf_errf(err, "'%.300s': not a regular file of at most %u MiB", path,
                 LG_RUNFILE_BYTES_MAX >> 20);
-        close(fd);
+        return -1;
+    case WHOLEFILE_CANNOT_READ:
+        rf_errf(err, "cannot read '%.300s': %s", path,
+                f.err != 0 ? strerror_r(f.err, ebuf, sizeof(ebuf)) : "short read");
         return -1;
     }
-    buf = xmalloc((size_t)st.st_size + 1);
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (got != (size_t)st.st_size) {
-        rf_errf(err, "cannot read '%.300s': short read", path);
-        free(buf);
-        return -1;
-    }
-    rc = lg_runfile_parse(in, buf, got, path, err);
-    free(buf);
+    rc = lg_runfile_parse(in, f.data, f.len, path, err);
+    free(f.data);
     if (rc == 0)
         snprintf(in->id.dir, sizeof(in->id.dir), "%s", dir);
     return rc;
