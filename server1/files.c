@@ -720,7 +720,7 @@ static bool dir_readable(int fd)
     return true;
 }
 
-static size_t direct_alignment(int fd)
+size_t files_direct_alignment(int fd)
 {
     struct statx stx;
     size_t align = 4096;
@@ -764,7 +764,7 @@ int files_init(struct files *f, const char *root, enum files_mode mode,
                  strerror_r(errno, ebuf, sizeof(ebuf)));
         goto err;
     }
-    f->align = direct_alignment(f->root_fd);
+    f->align = files_direct_alignment(f->root_fd);
 
     if (mode == FILES_DIRECT) {
         int found = 0;

@@ -173,6 +173,12 @@ static inline bool files_absent(int err)
 }
 
 /*
+ * The alignment O_DIRECT needs on fd's file system (offsets, lengths and memory): statx's
+ * STATX_DIOALIGN where the kernel tells it, at least 4096, a power of two.
+ */
+size_t files_direct_alignment(int fd);
+
+/*
  * Reads size bytes of fd (opened with O_DIRECT) into a new aligned buffer (*buf; NULL when size
  * is 0; free with free()). Returns the number of bytes read (less than size if the file shrank),
  * or -errno.

@@ -399,24 +399,6 @@ int pack_open_mem(struct pack *p, const void *img, size_t len, bool check_crc, c
     return open_parsed(p, (const uint8_t *)img + index_off, check_crc, crc, err);
 }
 
-/* O_DIRECT alignment of fd, as files.c works it out for --root (at least 4096). */
-static size_t dio_alignment(int fd)
-{
-    struct statx stx;
-    size_t align = 4096;
-
-    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-        (stx.stx_mask & STATX_DIOALIGN)) {
-        if (stx.stx_dio_offset_align > align)
-            align = stx.stx_dio_offset_align;
-        if (stx.stx_dio_mem_align > align)
-            align = stx.stx_dio_mem_align;
-    }
-    while (align & (align - 1))
-        align &= align - 1;
-    return align;
-}
-
 int pack_open(struct pack *p, const char *path, bool direct, char *err)
 {
     uint8_t hdr[PACK_HEADER_USED];
@@ -476,7 +458,7 @@ int pack_open(struct pack *p, const char *path, bool direct, char *err)
     }
     p->fd = fd;
     p->direct = direct;
-    p->dio_align = dio_alignment(fd);
+    p->dio_align = files_direct_alignment(fd);
     return 0;
 err_unmap:
     if (p->map != NULL)
