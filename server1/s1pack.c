@@ -611,33 +611,52 @@ static int copy_all(struct out *o, const struct walk *w, struct pack_src *src, u
     return rc;
 }
 
+/* The files under tree into w, in path order (w->root_fd open on tree): 0, or -1 (said why). */
+static int walk_tree(struct walk *w, const char *tree)
+{
+    char path[FILES_NAME_MAX + 2] = "";
+    int dfd;
+
+    w->root_fd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w->root_fd < 0) {
+        fprintf(stderr, "s1pack: cannot open directory '%s': %s\n", tree, strerror(errno));
+        return -1;
+    }
+    dfd = dup(w->root_fd);
+    if (dfd < 0 || walk_dir(w, dfd, path, 0, 0) < 0)
+        return -1;
+    if (w->n > PACK_FILES_MAX) {
+        fprintf(stderr, "s1pack: %zu files, a pack holds at most %" PRIu64 "\n", w->n,
+                (uint64_t)PACK_FILES_MAX);
+        return -1;
+    }
+    if (w->n > 0)
+        qsort(w->items, w->n, sizeof(*w->items), item_cmp);
+    return 0;
+}
+
+/* Frees what walk_tree gathered and closes its descriptor. */
+static void walk_release(struct walk *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->items[i].name);
+    free(w->items);
+    if (w->root_fd >= 0)
+        close(w->root_fd);
+}
+
 static int cmd_build(const char *tree, const char *pack, unsigned align, unsigned block_names,
                      unsigned jobs)
 {
-    struct walk w = {0};
+    struct walk w = {.root_fd = -1};
     struct out o = {.fd = -1};
     struct pack_src *src = NULL;
-    char path[FILES_NAME_MAX + 2] = "";
     uint64_t data = 0, index_bytes = 0, t0 = clock_now_ns(), t1;
     char *tmp = NULL;
     int rc = 1;
-    int dfd;
 
-    w.root_fd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (w.root_fd < 0) {
-        fprintf(stderr, "s1pack: cannot open directory '%s': %s\n", tree, strerror(errno));
-        return 1;
-    }
-    dfd = dup(w.root_fd);
-    if (dfd < 0 || walk_dir(&w, dfd, path, 0, 0) < 0)
+    if (walk_tree(&w, tree) < 0)
         goto out;
-    if (w.n > PACK_FILES_MAX) {
-        fprintf(stderr, "s1pack: %zu files, a pack holds at most %" PRIu64 "\n", w.n,
-                (uint64_t)PACK_FILES_MAX);
-        goto out;
-    }
-    if (w.n > 0)
-        qsort(w.items, w.n, sizeof(*w.items), item_cmp);
     t1 = clock_now_ns();
     tmp = xmalloc(strlen(pack) + 5);
     sprintf(tmp, "%s.tmp", pack);
@@ -677,10 +696,7 @@ out:
     free(o.buf);
     free(src);
     free(tmp);
-    for (size_t i = 0; i < w.n; i++)
-        free(w.items[i].name);
-    free(w.items);
-    close(w.root_fd);
+    walk_release(&w);
     return rc;
 }
 
@@ -690,27 +706,17 @@ out:
  */
 static int cmd_index_size(const char *tree, unsigned block_names)
 {
-    struct walk w = {0};
+    struct walk w = {.root_fd = -1};
     struct pack_src *src = NULL;
-    char path[FILES_NAME_MAX + 2] = "";
     char err[PACK_ERR_LEN];
     uint8_t *index = NULL;
     size_t index_len = 0;
     uint64_t data_len = 0;
     int64_t base;
     int rc = 1;
-    int dfd;
 
-    w.root_fd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (w.root_fd < 0) {
-        fprintf(stderr, "s1pack: cannot open directory '%s': %s\n", tree, strerror(errno));
-        return 1;
-    }
-    dfd = dup(w.root_fd);
-    if (dfd < 0 || walk_dir(&w, dfd, path, 0, 0) < 0)
+    if (walk_tree(&w, tree) < 0)
         goto out;
-    if (w.n > 0)
-        qsort(w.items, w.n, sizeof(*w.items), item_cmp);
     src = xcalloc(w.n ? w.n : 1, sizeof(*src));
     for (size_t i = 0; i < w.n; i++) {
         struct stat st;
@@ -736,10 +742,7 @@ static int cmd_index_size(const char *tree, unsigned block_names)
 out:
     free(index);
     free(src);
-    for (size_t i = 0; i < w.n; i++)
-        free(w.items[i].name);
-    free(w.items);
-    close(w.root_fd);
+    walk_release(&w);
     return rc;
 }
 
