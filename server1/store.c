@@ -2322,8 +2322,8 @@ static void ckpt_gone_free(struct ckpt_gone *gone)
     *gone = (struct ckpt_gone){0};
 }
 
-/* Empties the index (after a checkpoint that could not be used). */
-static void index_reset(struct store *s)
+/* Frees every entry and owner of the index (its tables stay, emptied). */
+static void index_free(struct store *s)
 {
     btree_release(&s->order);
     for (size_t i = 0; i < s->nbuckets; i++) {
@@ -2344,6 +2344,12 @@ static void index_reset(struct store *s)
         }
         s->owners[i] = NULL;
     }
+}
+
+/* Empties the index (after a checkpoint that could not be used). */
+static void index_reset(struct store *s)
+{
+    index_free(s);
     s->count = s->nwhiteouts = s->nowners = s->nunordered = 0;
     s->data_bytes = 0;
     s->last_version = 0;
@@ -2566,25 +2572,9 @@ void store_close(struct store *s)
         s->opened = false;
     }
     ckpt_drop(s);
-    btree_release(&s->order);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        struct store_entry *e = s->buckets[i];
-        while (e != NULL) {
-            struct store_entry *next = e->next;
-            free(e);
-            e = next;
-        }
-    }
+    index_free(s);
     free(s->buckets);
     s->buckets = NULL;
-    for (size_t i = 0; i < s->nowner_buckets; i++) {
-        struct store_owner *o = s->owners[i];
-        while (o != NULL) {
-            struct store_owner *next = o->next;
-            free(o);
-            o = next;
-        }
-    }
     free(s->owners);
     s->owners = NULL;
     free(s->stage_hdrs);
