@@ -232,6 +232,26 @@ static int out_bytes(struct out *o, const void *p, size_t n)
 }
 
 /*
+ * Opens the file it (in the directory dfd) and fstats it into *st: its descriptor, or -1 (said
+ * why) when it cannot be opened or is no longer a regular file.
+ */
+static int open_item(int dfd, const struct item *it, struct stat *st)
+{
+    int fd = openat(dfd, it->name + it->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0) {
+        fprintf(stderr, "s1pack: cannot open '%s': %s\n", it->name, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        fprintf(stderr, "s1pack: '%s' is no longer a regular file\n", it->name);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/*
  * Copies the file it (in the directory dfd) into o, read straight into the buffer, and
  * describes it in *src (its size and mtime from fstat, its CRC). The last read asks for a byte
  * more than is left when the buffer has room: a file that grew or shrank since its fstat fails
@@ -239,20 +259,14 @@ static int out_bytes(struct out *o, const void *p, size_t n)
  */
 static int copy_file(struct out *o, int dfd, const struct item *it, struct pack_src *src)
 {
-    int fd = openat(dfd, it->name + it->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
+    int fd = open_item(dfd, it, &st);
     uint64_t left;
     uint32_t crc = 0;
     int rc = -1;
 
-    if (fd < 0) {
-        fprintf(stderr, "s1pack: cannot open '%s': %s\n", it->name, strerror(errno));
+    if (fd < 0)
         return -1;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "s1pack: '%s' is no longer a regular file\n", it->name);
-        goto out;
-    }
     if ((uint64_t)st.st_size > PACK_FILE_SIZE_MAX) {
         fprintf(stderr, "s1pack: '%s' is %lld bytes, at most %" PRIu64 "\n", it->name,
                 (long long)st.st_size, (uint64_t)PACK_FILE_SIZE_MAX);
@@ -424,20 +438,15 @@ struct readers {
 static int read_small(struct readers *r, struct batch *b, size_t k, size_t i, int dfd)
 {
     const struct item *it = &r->w->items[i];
-    int fd = openat(dfd, it->name + it->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
+    int fd;
     size_t size, got = 0;
     int rc = -1;
 
     b->at[i - k * S1PACK_BATCH] = SIZE_MAX;
-    if (fd < 0) {
-        fprintf(stderr, "s1pack: cannot open '%s': %s\n", it->name, strerror(errno));
+    fd = open_item(dfd, it, &st);
+    if (fd < 0)
         return -1;
-    }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "s1pack: '%s' is no longer a regular file\n", it->name);
-        goto out;
-    }
     if ((uint64_t)st.st_size > S1PACK_SMALL) {
         rc = 0; /* the writer's */
         goto out;
