@@ -7,7 +7,8 @@
 #                 read and a close per GET
 #   root-buffered server1 --root --read buffered: an open, a sendfile and a close per GET
 #   nginx         nginx on the tree, open_file_cache off
-#   nginx-ofc     nginx on the tree, open_file_cache max=100000
+#   nginx-ofc     nginx on the tree, open_file_cache max=100000 (less under a lower hard open-file
+#                 limit: the limit less 2048)
 # The tree and the pack live on a file system of their own (ext4 on a loop device with direct
 # I/O over an image file on this machine's disk), so that its reads per GET are counted alone
 # (/sys/block/loopN/stat); the servers run in a memory cgroup (--mem-limit, default 1 GiB, page
@@ -42,7 +43,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
-usage() { header_usage "${BASH_SOURCE[0]}" 22 38 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 23 39 "${1:-2}"; }
 
 ALL_SERVERS="pack-direct pack-buffered root-direct root-buffered nginx nginx-ofc"
 FILES=1000000 SIZE=8192 MEM_LIMIT=$((1 << 30)) ROUNDS=3 SECS=10 CONNS="1 16 64" PICK=uniform
@@ -214,11 +215,19 @@ fi
 ! has root-direct || start_s1 root-direct --root "$FS/tree" --read direct
 ! has root-buffered || start_s1 root-buffered --root "$FS/tree" --read buffered
 if has nginx || has nginx-ofc; then
+    NOFILE=$(ulimit -Hn)
+    [[ $NOFILE == unlimited ]] && NOFILE=1048576
+    OFC_MAX=$((NOFILE > 102048 ? 100000 : NOFILE - 2048))
+    ((OFC_MAX >= 1000)) || die "nginx-ofc: a hard open-file limit of $NOFILE leaves no room for open_file_cache"
     p1=$(free_port) p2=$(free_port)
     while [[ $p2 == "$p1" ]]; do p2=$(free_port); done
     nginx_conf "$WORK/nginx" "listen 127.0.0.1:$p1; open_file_cache off; sendfile on;" \
-        "listen 127.0.0.1:$p2; open_file_cache max=100000 inactive=600s; sendfile on;"
+        "listen 127.0.0.1:$p2; open_file_cache max=$OFC_MAX inactive=600s; sendfile on;"
     sed -i "s#root $WORK/nginx/www;#root $FS/tree;#" "$WORK/nginx/nginx.conf"
+    # open_file_cache holds a descriptor per cached file: each worker may open as many as the
+    # hard limit lets it, and the cache keeps room for 1024 connections and more below that
+    sed -i "s/^worker_processes 2;\$/worker_processes 2;\nworker_rlimit_nofile $NOFILE;/" "$WORK/nginx/nginx.conf"
+    grep -q "^worker_rlimit_nofile $NOFILE;" "$WORK/nginx/nginx.conf" || die "nginx.conf: no worker_processes line to follow"
     sed -i 's#server { listen#server { location /files/ { alias '"$FS"'/tree/; } listen#' "$WORK/nginx/nginx.conf"
     nginx -e "$WORK/nginx/nginx.err" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx.log" 2>&1 </dev/null &
     NGINX_PID=$!
@@ -289,7 +298,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
             per=$(awk -v r=$((r1 - r0)) -v n="$ok" 'BEGIN { printf "%.3f", n ? r / n : 0 }')
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$s" "$c" "$ok" "$rps" \
                 "$p50" "$p99" $((r1 - r0)) "$per" "$errs" >>"$RAW"
-            log "round $round/$ROUNDS: $s x$c: $rps GET/s, p99 $p99 ms, $per disk reads per GET"
+            log "round $round/$ROUNDS: $s x$c: $rps GET/s, p99 $p99 ms, $per disk reads per GET, $errs errors"
         done
     done
 done
@@ -344,7 +353,8 @@ print("\nMedians of %d rounds; raw.tsv holds every window, medians.tsv the media
 conns = sorted({k[1] for k in keys})
 for pack in ("pack-direct", "pack-buffered"):
     for other in ("nginx", "nginx-ofc", "root-direct", "root-buffered"):
-        rs = ["%.2f" % (m[pack, c][0] / m[other, c][0]) for c in conns
+        rs = [("%.2f" % (m[pack, c][0] / m[other, c][0]) if not m[pack, c][4] and
+               not m[other, c][4] else "n/a (errors)") for c in conns
               if (pack, c) in m and (other, c) in m and m[other, c][0]]
         if rs:
             print("\n%s ÷ %s, GET/s at %s connections: %s" % (
