@@ -38,6 +38,10 @@ for line in sys.stdin:
     print(urllib.parse.quote(line.rstrip("\n")))')
 ((${#names[@]} > 0)) || die "no names in $pack"
 syscalls=pread64,read,openat,sendfile,fstat,newfstatat,statx
+# bodies_after TRACE MARK N: at least N sendfile or pread64 calls in TRACE after line MARK
+bodies_after() {
+    (($(tail -n +"$(($2 + 1))" "$1" | grep -cE '^[0-9]+ +(sendfile|pread64)\(') >= $3))
+}
 for mode in buffered direct; do
     mkdir -p "$work/root-$mode"
     strace -f -qq -e trace="$syscalls" -o "$work/strace-$mode" \
@@ -51,12 +55,14 @@ for mode in buffered direct; do
     port=${port##*:}
     url=http://127.0.0.1:$port/files
     curl -s -o /dev/null -u alice:secret "$url/${names[0]}"
-    sleep 1 # (the warm-up's syscalls written out before the mark)
+    # the warm-up's read of the file in the trace before the mark, the N reads after it
+    wait_until 20 bodies_after "$work/strace-$mode" 0 1 || die "$mode: the warm-up GET's read is not in the trace"
     mark=$(wc -l <"$work/strace-$mode")
     args=()
     for name in "${names[@]}"; do args+=(-o /dev/null "$url/$name"); done
     curl -s -u alice:secret "${args[@]}"
-    sleep 1
+    wait_until 20 bodies_after "$work/strace-$mode" "$mark" "${#names[@]}" ||
+        die "$mode: fewer than ${#names[@]} reads of a body in the trace after the GETs"
     kill "$(pgrep -P "$spid")" # server1, traced: strace exits with it
     wait "$spid" 2>/dev/null || true
     tail -n +"$((mark + 1))" "$work/strace-$mode" | grep -v 'exited with\|killed by' |
