@@ -225,6 +225,7 @@ rogue=$!
 _rogue_up() { grep -q 'listening for https on' "$CL/s1-2/rogue.log" || ! pid_alive "$rogue"; }
 wait_until 20 _rogue_up
 check_ok "a server1 with another CA's certificate runs" pid_alive "$rogue"
+pid_alive "$rogue" || tail -n 20 "$CL/s1-2/rogue.log" >&2
 # HAProxy's checks (every 500 ms, up after 2 good ones) reach it and break off the handshake:
 # the rogue counts failed handshakes and completes none, and HAProxy keeps it down
 S1_2=$(awk '$1 == "s1-2" {print $2}' "$CL/hosts")
@@ -233,15 +234,25 @@ rogue_metric() { # rogue_metric NAME: its value on the rogue server1's /metrics 
         awk -v n="$1" '$1 == n {print $2}'
 }
 # shellcheck disable=SC2317 # called through wait_until
-_handshakes_failed() { (($(rogue_metric server1_tls_handshakes_failed_total) >= 4)); }
+_handshakes_failed() {
+    local n
+    n=$(rogue_metric server1_tls_handshakes_failed_total)
+    [[ $n =~ ^[0-9]+$ ]] && ((n >= 4))
+}
 check_ok "... HAProxy's checks break off their handshakes" wait_until 20 _handshakes_failed
 check_eq "... none completed" "$(rogue_metric server1_tls_handshakes_total)" 0
 "$CLUSTER" status "$CL" >"$ITEST_DIR/status.out"
 grep -E '^  (files|rest) +s1-2 ' "$ITEST_DIR/status.out"
 check_eq "... and HAProxy keeps it down in both backends" \
     "$(grep -c -E '^  (files|rest) +s1-2 +DOWN ' "$ITEST_DIR/status.out")" 2
-kill -TERM "$rogue" 2>/dev/null
-wait_pid_exit "$rogue" 10 || kill -KILL "$rogue" 2>/dev/null
+if pid_alive "$rogue"; then
+    itest_ok "... and the rogue server1 still runs"
+    kill -TERM "$rogue"
+    wait_pid_exit "$rogue" 10 || kill -KILL "$rogue" 2>/dev/null
+else
+    itest_not_ok "... and the rogue server1 still runs: it exited; its log's end:"
+    tail -n 20 "$CL/s1-2/rogue.log" >&2
+fi
 
 "$CLUSTER" down "$CL"
 check_eq "after down: no namespace, link or process of the test's left" "$(ours_left)" ""
