@@ -20,6 +20,7 @@ packages=(
     clang libfuzzer-14-dev
     stress-ng
     fuse3 libfuse3-dev xfsprogs btrfs-progs fio
+    ceph-mon ceph-osd ceph-mgr
 )
 
 missing=()

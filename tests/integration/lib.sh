@@ -222,6 +222,9 @@ itest_cluster_down() { printf 'cluster %s\n' "$1" >>"$ITEST_DIR/.cleanup"; }
 # itest_galera_start SUBDIR N: a Galera cluster of N nodes (scripts/galera.sh) under
 # $ITEST_DIR/SUBDIR; prints the client ports, comma-separated; stopped at exit.
 itest_galera_start() { _itest_server galera "$1" "$2"; }
+# itest_ceph_start SUBDIR: a Ceph cluster (scripts/ceph.sh) under $ITEST_DIR/SUBDIR; prints its
+# monitor's address; stopped at exit.
+itest_ceph_start() { _itest_server ceph "$1" ""; }
 _itest_server() {
     local kind=$1 dir=$ITEST_DIR/$2 port=$3
     printf '%s %s\n' "$kind" "$dir" >>"$ITEST_DIR/.cleanup"
@@ -305,7 +308,7 @@ _itest_cleanup() {
                 kill -KILL "$arg" 2>/dev/null || true
             }
             ;;
-        redis | mysql | galera) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
+        redis | mysql | galera | ceph) "$ITEST_ROOT/scripts/$kind.sh" stop "$arg" </dev/null || true ;;
         cluster) "$ITEST_ROOT/scripts/cluster.sh" down "$arg" </dev/null || true ;;
         mount) umount "$arg" 2>/dev/null || umount -l "$arg" 2>/dev/null || true ;;
         esac

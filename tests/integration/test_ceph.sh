@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# scripts/ceph.sh: a throw-away Ceph cluster (one monitor, one manager, three OSDs on BlueStore
+# files) that comes up with the pool s1 (3 copies, min_size 2) and a key for it alone; an
+# object written with that key reads back whole, also after an OSD is killed (2 copies left:
+# writes go on) and after the whole cluster is stopped and started again on its data; the key
+# cannot write another pool or change the cluster; and stop leaves no daemon. The project's
+# own programs do not take part (the sanitizer passes skip it).
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+itest_init ceph
+itest_timeout 420
+: "${BIN_DIR:=$ITEST_ROOT/build/release}"
+if "$BIN_DIR/server1" --version | grep -q 'cflags:.*-fsanitize'; then
+    log "a sanitizer build: the Ceph cluster script runs in the plain pass only"
+    itest_summary
+fi
+require_cmd ceph ceph-mon ceph-osd ceph-mgr rados python3
+CEPH=$ITEST_ROOT/scripts/ceph.sh
+D=$ITEST_DIR/ceph
+CONF=$D/ceph.conf
+
+t0=$(now_ms)
+addr=$(itest_ceph_start ceph) || itest_fail "ceph.sh start failed"
+secs=$((($(now_ms) - t0) / 1000))
+log "the cluster came up in $secs s"
+check_ok "start prints the monitor's address ($addr)" grep -q -E '^v2:127\.0\.0\.1:[0-9]+$' <<<"$addr"
+check_ok "... within the 120 s it allows itself" test "$secs" -le 120
+check_eq "... again: the same address, nothing new started" "$("$CEPH" start "$D" 2>/dev/null)" \
+    "$addr"
+check_eq "the client keyring is the owner's alone" "$(stat -c %a "$D/ceph.client.s1.keyring")" 600
+check_eq "... and so is the admin's" "$(stat -c %a "$D/ceph.client.admin.keyring")" 600
+admin() { timeout 60 ceph -c "$CONF" "$@"; }
+check_eq "pool s1: size 3" "$(admin osd pool get s1 size)" "size: 3"
+check_eq "... min_size 2" "$(admin osd pool get s1 min_size)" "min_size: 2"
+check_eq "... three OSDs up and in" \
+    "$(admin osd stat -f json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["num_up_osds"], d["num_in_osds"])')" \
+    "3 3"
+
+# as server1 would: client.s1, its keyring found through the conf
+s1() { timeout 60 rados -c "$CONF" --id s1 "$@"; }
+head -c $((1 << 20)) /dev/urandom >"$ITEST_DIR/obj"
+check_ok "client.s1 writes an object of 1 MiB to s1" s1 -p s1 put obj1 "$ITEST_DIR/obj"
+s1 -p s1 get obj1 "$ITEST_DIR/obj.back" || true
+check_ok "... and reads it back byte-exact" cmp -s "$ITEST_DIR/obj" "$ITEST_DIR/obj.back"
+check_eq "... on 3 OSDs" \
+    "$(admin osd map s1 obj1 -f json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["acting"]))')" 3
+admin osd pool create other 8 8 replicated >/dev/null 2>&1
+out=$(s1 -p other put x "$ITEST_DIR/obj" 2>&1) && rc=0 || rc=$?
+check_ok "client.s1 cannot write another pool (exit $rc)" test "$rc" -ne 0
+check_ok "... refused as not permitted" grep -q -i 'not permitted' <<<"$out"
+out=$(timeout 60 ceph -c "$CONF" --id s1 osd pool create third 8 2>&1) && rc=0 || rc=$?
+check_ok "... nor change the cluster (exit $rc)" test "$rc" -ne 0
+check_ok "... refused for its capabilities" grep -q -i 'denied\|not permitted' <<<"$out"
+
+# one OSD gone: 2 copies left, at min_size, so writes go on
+"$CEPH" kill "$D" osd.2
+check_ok "osd.2 killed: a write still succeeds" s1 -p s1 put obj2 "$ITEST_DIR/obj"
+check_ok "... and the first object still reads" s1 -p s1 get obj1 "$ITEST_DIR/obj.back"
+check_ok "osd.2 back: every placement group active+clean again" "$CEPH" revive "$D" osd.2
+
+"$CEPH" stop "$D"
+check_eq "stop: no daemon of the cluster left" "$(pgrep -f -- "-c $CONF" || true)" ""
+check_ok "a second stop is a no-op" "$CEPH" stop "$D"
+check_eq "start again on its data: the same address" "$("$CEPH" start "$D" 2>/dev/null)" "$addr"
+check_eq "... and when it returns, every placement group is active+clean (none stale)" \
+    "$(admin pg stat -f json | python3 -c 'import json, sys
+m = json.load(sys.stdin)
+m = m.get("pg_summary", m)
+print(" ".join(sorted({s["name"] for s in m["num_pg_by_state"]})))')" "active+clean"
+rm -f "$ITEST_DIR/obj.back"
+s1 -p s1 get obj2 "$ITEST_DIR/obj.back" || true
+check_ok "... and the object written with an OSD down reads back byte-exact" \
+    cmp -s "$ITEST_DIR/obj" "$ITEST_DIR/obj.back"
+
+out=$("$CEPH" kill "$D" osd.9 2>&1) && rc=0 || rc=$?
+check_ok "kill of a daemon it has not: exit 1 ($out)" test "$rc" -eq 1
+mkdir -p "$ITEST_DIR/notceph" && touch "$ITEST_DIR/notceph/x"
+out=$("$CEPH" start "$ITEST_DIR/notceph" 2>&1) && rc=0 || rc=$?
+check_ok "start in a directory holding something else: refused ($out)" test "$rc" -eq 1
+check_eq "... and nothing started there" "$(pgrep -f -- "$ITEST_DIR/notceph" || true)" ""
+"$CEPH" stop "$D"
+itest_summary
