@@ -16,9 +16,9 @@
 #                              is active+clean again
 # It leaves DIR/ceph.conf (give clients -c DIR/ceph.conf), DIR/ceph.client.s1.keyring (the key
 # of client.s1, which may read and write the pool s1 and nothing else; server1 and `rados
-# --id s1` find it through the conf), DIR/ceph.client.admin.keyring (everything), DIR/port (the monitor's),
-# and the pool s1: replicated, size 3, min_size 2, one copy per OSD (this is one host, so the
-# copies are placed across OSDs, not hosts).
+# --id s1` find it through the conf), DIR/ceph.client.admin.keyring (everything), DIR/port
+# (the monitor's), and the pool s1: replicated, size 3, min_size 2, one copy per OSD (this is
+# one host, so the copies are placed across OSDs, not hosts).
 # CEPH_OSDS=N: OSDs (default 3, at least 3: the pool has 3 copies); CEPH_OSD_GIB=G: each one's
 # BlueStore file (default 4, allocated as written). Every daemon runs in the foreground of a
 # nohup'd process whose pid is in DIR/run/NAME.pid; logs in DIR/log/NAME.log.
@@ -26,7 +26,10 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { die "usage: ${0##*/} start DIR [PORT] | stop DIR | restart DIR | status DIR | kill DIR DAEMON | revive DIR DAEMON"; }
+usage() {
+    die "usage: ${0##*/} start DIR [PORT] | stop DIR | restart DIR | status DIR |" \
+        "kill DIR DAEMON | revive DIR DAEMON"
+}
 
 OSDS=${CEPH_OSDS:-3}
 OSD_GIB=${CEPH_OSD_GIB:-4}
@@ -142,36 +145,40 @@ make_cluster() {
         --keyring "$dir/mon.keyring" >>"$dir/log/mkfs.log" 2>&1 ||
         die "ceph-mon --mkfs failed: $(tail -n 3 "$dir/log/mkfs.log")"
     spawn mon.a
-    wait_until 30 mon_answers || fail_start "the monitor does not answer"
+    mon_up || fail_start "the monitor does not answer (within 30 s)"
     cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
-        -o "$dir/mgr.x/keyring" >/dev/null
+        -o "$dir/mgr.x/keyring" >/dev/null 2>&1 || fail_start "no key for the manager"
     spawn mgr.x
     for ((i = 0; i < OSDS; i++)); do
         uuid=$(cat /proc/sys/kernel/random/uuid)
         secret=$(ceph-authtool --gen-print-key)
-        id=$(printf '{"cephx_secret": "%s"}' "$secret" | cephc osd new "$uuid" -i -)
-        [[ $id == "$i" ]] || die "the monitor numbered the OSD '$id', not $i"
+        id=$(printf '{"cephx_secret": "%s"}' "$secret" | cephc osd new "$uuid" -i - 2>&1) || true
+        [[ $id == "$i" ]] || fail_start "the monitor numbered the OSD '$id', not $i"
         mkdir -p "$dir/osd.$i"
         (umask 077 && ceph-authtool --create-keyring "$dir/osd.$i/keyring" --name "osd.$i" \
             --add-key "$secret" >/dev/null)
         ceph-osd -c "$dir/ceph.conf" -i "$i" --mkfs --osd-uuid "$uuid" \
             >>"$dir/log/mkfs.log" 2>&1 ||
-            die "ceph-osd --mkfs of osd.$i failed: $(tail -n 3 "$dir/log/mkfs.log")"
+            fail_start "ceph-osd --mkfs of osd.$i failed: $(tail -n 3 "$dir/log/mkfs.log")"
         spawn "osd.$i"
     done
-    wait_until 60 osds_up || fail_start "not every OSD is up"
-    cephc osd pool create "$POOL" "$PGS" "$PGS" replicated >/dev/null 2>&1
-    cephc osd pool set "$POOL" size 3 >/dev/null 2>&1
-    cephc osd pool set "$POOL" min_size 2 >/dev/null 2>&1
-    cephc osd pool application enable "$POOL" s1 >/dev/null 2>&1
+    wait_until 60 osds_up || fail_start "not every OSD is up within 60 s"
+    { cephc osd pool create "$POOL" "$PGS" "$PGS" replicated &&
+        cephc osd pool set "$POOL" size 3 && cephc osd pool set "$POOL" min_size 2 &&
+        cephc osd pool application enable "$POOL" s1; } >/dev/null 2>&1 ||
+        fail_start "cannot make the pool $POOL"
     # server1's key: the pool s1 only (x: the object classes a compound operation may call)
     (umask 077 && cephc auth get-or-create client.s1 mon 'allow r' \
-        osd "allow rwx pool=$POOL" -o "$dir/ceph.client.s1.keyring.tmp" >/dev/null) &&
-        mv -f "$dir/ceph.client.s1.keyring.tmp" "$dir/ceph.client.s1.keyring"
+        osd "allow rwx pool=$POOL" -o "$dir/ceph.client.s1.keyring.tmp" >/dev/null 2>&1) ||
+        fail_start "no key for client.s1"
+    mv -f "$dir/ceph.client.s1.keyring.tmp" "$dir/ceph.client.s1.keyring"
     printf '%s\n' "$port" >"$dir/port"
 }
 
 mon_answers() { cephc mon stat >/dev/null 2>&1; }
+# the monitor answers, or it is gone (e.g. its port was taken): wait for this, then for it up
+mon_up_or_gone() { mon_answers || ! running_pid mon.a >/dev/null; }
+mon_up() { wait_until 30 mon_up_or_gone && mon_answers; }
 osds_up() {
     local n
     n=$(cephc osd stat -f json 2>/dev/null |
@@ -200,7 +207,7 @@ fail_start() {
         [[ ! -f $dir/log/$name.out ]] || tail -n 5 "$dir/log/$name.out" >&2
     done
     cmd_stop
-    die "$1 within the time allowed; logs in $dir/log"
+    die "$1; logs in $dir/log"
 }
 
 cmd_start() {
@@ -221,14 +228,15 @@ cmd_start() {
         [[ -z $port || $port == "$p" ]] || die "$dir holds a cluster on port $p, not $port"
         write_conf "$p" "$(awk '$1 == "fsid" {print $3}' "$dir/ceph.conf")"
         for name in $(daemons); do spawn "$name"; done
-        wait_until 30 mon_answers || fail_start "the monitor does not answer"
-        wait_until 60 osds_up || fail_start "not every OSD is up"
+        mon_up || fail_start "the monitor does not answer (within 30 s)"
+        wait_until 60 osds_up || fail_start "not every OSD is up within 60 s"
     else
         [[ -z $(ls -A "$dir" 2>/dev/null) ]] || die "$dir is not empty and holds no cluster"
         p=${port:-$(free_port)}
         make_cluster "$p"
     fi
-    wait_until "$START_SECS" pgs_clean "$since" || fail_start "the placement groups are not active+clean"
+    wait_until "$START_SECS" pgs_clean "$since" ||
+        fail_start "the placement groups are not active+clean within $START_SECS s"
     log "up in $((($(now_ms) - t0) / 1000)) s: 1 monitor, 1 manager, $OSDS OSDs, pool $POOL"
     printf 'v2:%s:%s\n' "$ADDR" "$p"
 }
@@ -257,7 +265,7 @@ cmd_revive() {
     since=$(date +%s)
     spawn "$1"
     case $1 in
-    mon.*) wait_until 30 mon_answers || die "$1 does not answer" ;;
+    mon.*) mon_up || die "$1 does not answer (within 30 s)" ;;
     osd.*) wait_until 60 osds_up || die "$1 is not up" ;;
     esac
     wait_until "$START_SECS" pgs_clean "$since" ||

@@ -24,7 +24,8 @@ t0=$(now_ms)
 addr=$(itest_ceph_start ceph) || itest_fail "ceph.sh start failed"
 secs=$((($(now_ms) - t0) / 1000))
 log "the cluster came up in $secs s"
-check_ok "start prints the monitor's address ($addr)" grep -q -E '^v2:127\.0\.0\.1:[0-9]+$' <<<"$addr"
+check_ok "start prints the monitor's address ($addr)" \
+    grep -q -E '^v2:127\.0\.0\.1:[0-9]+$' <<<"$addr"
 check_ok "... within the 120 s it allows itself" test "$secs" -le 120
 check_eq "... again: the same address, nothing new started" "$("$CEPH" start "$D" 2>/dev/null)" \
     "$addr"
@@ -34,7 +35,9 @@ admin() { timeout 60 ceph -c "$CONF" "$@"; }
 check_eq "pool s1: size 3" "$(admin osd pool get s1 size)" "size: 3"
 check_eq "... min_size 2" "$(admin osd pool get s1 min_size)" "min_size: 2"
 check_eq "... three OSDs up and in" \
-    "$(admin osd stat -f json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["num_up_osds"], d["num_in_osds"])')" \
+    "$(admin osd stat -f json | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(d["num_up_osds"], d["num_in_osds"])')" \
     "3 3"
 
 # as server1 would: client.s1, its keyring found through the conf
@@ -44,7 +47,8 @@ check_ok "client.s1 writes an object of 1 MiB to s1" s1 -p s1 put obj1 "$ITEST_D
 s1 -p s1 get obj1 "$ITEST_DIR/obj.back" || true
 check_ok "... and reads it back byte-exact" cmp -s "$ITEST_DIR/obj" "$ITEST_DIR/obj.back"
 check_eq "... on 3 OSDs" \
-    "$(admin osd map s1 obj1 -f json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["acting"]))')" 3
+    "$(admin osd map s1 obj1 -f json |
+        python3 -c 'import json, sys; print(len(json.load(sys.stdin)["acting"]))')" 3
 admin osd pool create other 8 8 replicated >/dev/null 2>&1
 out=$(s1 -p other put x "$ITEST_DIR/obj" 2>&1) && rc=0 || rc=$?
 check_ok "client.s1 cannot write another pool (exit $rc)" test "$rc" -ne 0
