@@ -218,17 +218,16 @@ if has nginx || has nginx-ofc; then
     NOFILE=$(ulimit -Hn)
     [[ $NOFILE == unlimited ]] && NOFILE=1048576
     OFC_MAX=$((NOFILE > 102048 ? 100000 : NOFILE - 2048))
-    ((OFC_MAX >= 1000)) || die "nginx-ofc: a hard open-file limit of $NOFILE leaves no room for open_file_cache"
+    ((OFC_MAX >= 1000)) ||
+        die "nginx-ofc: a hard open-file limit of $NOFILE leaves no room for open_file_cache"
     p1=$(free_port) p2=$(free_port)
     while [[ $p2 == "$p1" ]]; do p2=$(free_port); done
-    nginx_conf "$WORK/nginx" "listen 127.0.0.1:$p1; open_file_cache off; sendfile on;" \
-        "listen 127.0.0.1:$p2; open_file_cache max=$OFC_MAX inactive=600s; sendfile on;"
-    sed -i "s#root $WORK/nginx/www;#root $FS/tree;#" "$WORK/nginx/nginx.conf"
     # open_file_cache holds a descriptor per cached file: each worker may open as many as the
     # hard limit lets it, and the cache keeps room for 1024 connections and more below that
-    sed -i "s/^worker_processes 2;\$/worker_processes 2;\nworker_rlimit_nofile $NOFILE;/" "$WORK/nginx/nginx.conf"
-    grep -q "^worker_rlimit_nofile $NOFILE;" "$WORK/nginx/nginx.conf" || die "nginx.conf: no worker_processes line to follow"
-    sed -i 's#server { listen#server { location /files/ { alias '"$FS"'/tree/; } listen#' "$WORK/nginx/nginx.conf"
+    files="location /files/ { alias $FS/tree/; }"
+    NGINX_ROOT=$FS/tree NGINX_MAIN="worker_rlimit_nofile $NOFILE;" nginx_conf "$WORK/nginx" \
+        "$files listen 127.0.0.1:$p1; open_file_cache off; sendfile on;" \
+        "$files listen 127.0.0.1:$p2; open_file_cache max=$OFC_MAX inactive=600s; sendfile on;"
     nginx -e "$WORK/nginx/nginx.err" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx.log" 2>&1 </dev/null &
     NGINX_PID=$!
     for p in "$p1" "$p2"; do wait_port 127.0.0.1 "$p" 10 || die "nginx did not start: $(tail -n 3 "$WORK/nginx/nginx.err")"; done

@@ -100,14 +100,17 @@ print(s.getsockname()[1])' 2>/dev/null) && [[ $port =~ ^[0-9]+$ ]]; then
 # nginx_conf DIR SERVER...: writes DIR/nginx.conf for an nginx run in the foreground from DIR
 # (2 workers, no access log, pid/error log/temp files under DIR) serving DIR/www; each SERVER is
 # what goes in one server block besides the root, e.g. "listen 127.0.0.1:8080;".
+# NGINX_ROOT=DIR2: serve DIR2 instead; NGINX_MAIN="...;": directives of the main context (e.g.
+# worker_rlimit_nofile).
 nginx_conf() {
-    local dir=$1 srv
+    local dir=$1 srv root=${NGINX_ROOT:-$1/www}
     shift
     mkdir -p "$dir/tmp" "$dir/www"
     {
         cat <<EOF
 daemon off;
-worker_processes 2;
+worker_processes 2;${NGINX_MAIN:+
+$NGINX_MAIN}
 pid $dir/nginx.pid;
 error_log $dir/nginx.err warn;
 events { worker_connections 1024; }
@@ -121,7 +124,7 @@ http {
     scgi_temp_path $dir/tmp/scgi;
 EOF
         for srv in "$@"; do
-            echo "    server { $srv root $dir/www; }"
+            echo "    server { $srv root $root; }"
         done
         echo "}"
     } >"$dir/nginx.conf"
