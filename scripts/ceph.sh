@@ -36,10 +36,22 @@ OSD_GIB=${CEPH_OSD_GIB:-4}
 ADDR=127.0.0.1
 POOL=s1
 PGS=32            # placement groups of the pool: about 32 per OSD with 3 copies on 3 OSDs
-START_SECS=120    # a start that takes longer than this has failed
+START_SECS=120    # a start (or revive) that takes longer than this, in all, has failed
 
 # ceph CMD...: the ceph CLI as client.admin of DIR's cluster, bounded in time
 cephc() { timeout 30 ceph -c "$dir/ceph.conf" --connect-timeout 10 "$@"; }
+
+# begin_deadline: a start or a revive begins: START_SECS for all of it (DEADLINE, ms), and the
+# time (SINCE, s since the epoch) after which the OSDs' reports count
+begin_deadline() {
+    DEADLINE=$(($(now_ms) + START_SECS * 1000))
+    SINCE=$(date +%s)
+}
+# until_deadline COND...: wait_until COND holds, for what is left of START_SECS (at least 1 s)
+until_deadline() {
+    local left=$(((DEADLINE - $(now_ms) + 999) / 1000))
+    wait_until $((left > 0 ? left : 1)) "$@"
+}
 
 # Prints the pid if NAME (mon.a, mgr.x, osd.N) runs.
 running_pid() {
@@ -145,7 +157,7 @@ make_cluster() {
         --keyring "$dir/mon.keyring" >>"$dir/log/mkfs.log" 2>&1 ||
         die "ceph-mon --mkfs failed: $(tail -n 3 "$dir/log/mkfs.log")"
     spawn mon.a
-    mon_up || fail_start "the monitor does not answer (within 30 s)"
+    mon_up || fail_start "the monitor does not answer within $START_SECS s"
     cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
         -o "$dir/mgr.x/keyring" >/dev/null 2>&1 || fail_start "no key for the manager"
     spawn mgr.x
@@ -162,7 +174,7 @@ make_cluster() {
             fail_start "ceph-osd --mkfs of osd.$i failed: $(tail -n 3 "$dir/log/mkfs.log")"
         spawn "osd.$i"
     done
-    wait_until 60 osds_up || fail_start "not every OSD is up within 60 s"
+    until_deadline osds_up || fail_start "not every OSD is up within $START_SECS s"
     { cephc osd pool create "$POOL" "$PGS" "$PGS" replicated &&
         cephc osd pool set "$POOL" size 3 && cephc osd pool set "$POOL" min_size 2 &&
         cephc osd pool application enable "$POOL" s1; } >/dev/null 2>&1 ||
@@ -178,7 +190,7 @@ make_cluster() {
 mon_answers() { cephc mon stat >/dev/null 2>&1; }
 # the monitor answers, or it is gone (e.g. its port was taken): wait for this, then for it up
 mon_up_or_gone() { mon_answers || ! running_pid mon.a >/dev/null; }
-mon_up() { wait_until 30 mon_up_or_gone && mon_answers; }
+mon_up() { until_deadline mon_up_or_gone && mon_answers; }
 osds_up() {
     local n
     n=$(cephc osd stat -f json 2>/dev/null |
@@ -211,7 +223,7 @@ fail_start() {
 }
 
 cmd_start() {
-    local port=${1:-} p name
+    local port=${1:-} p name fsid
     if running_pid mon.a >/dev/null; then
         p=$(cat "$dir/port")
         [[ -z $port || $port == "$p" ]] || die "already running on port $p, not $port"
@@ -220,24 +232,25 @@ cmd_start() {
         return 0
     fi
     ((OSDS >= 3)) || die "CEPH_OSDS must be 3 or more (the pool keeps 3 copies)"
-    local t0 since
-    t0=$(now_ms)
-    since=$(date +%s)
+    begin_deadline
     if [[ -f $dir/port && -d $dir/mon.a/store.db ]]; then
         p=$(cat "$dir/port")
         [[ -z $port || $port == "$p" ]] || die "$dir holds a cluster on port $p, not $port"
-        write_conf "$p" "$(awk '$1 == "fsid" {print $3}' "$dir/ceph.conf")"
+        fsid=$(awk '$1 == "fsid" {print $3}' "$dir/ceph.conf" 2>/dev/null) || true
+        [[ -n $fsid ]] || die "$dir/ceph.conf names no fsid: cannot start the cluster in $dir again"
+        write_conf "$p" "$fsid"
         for name in $(daemons); do spawn "$name"; done
-        mon_up || fail_start "the monitor does not answer (within 30 s)"
-        wait_until 60 osds_up || fail_start "not every OSD is up within 60 s"
+        mon_up || fail_start "the monitor does not answer within $START_SECS s"
+        until_deadline osds_up || fail_start "not every OSD is up within $START_SECS s"
     else
         [[ -z $(ls -A "$dir" 2>/dev/null) ]] || die "$dir is not empty and holds no cluster"
         p=${port:-$(free_port)}
         make_cluster "$p"
     fi
-    wait_until "$START_SECS" pgs_clean "$since" ||
+    until_deadline pgs_clean "$SINCE" ||
         fail_start "the placement groups are not active+clean within $START_SECS s"
-    log "up in $((($(now_ms) - t0) / 1000)) s: 1 monitor, 1 manager, $OSDS OSDs, pool $POOL"
+    log "up in $(((START_SECS * 1000 - (DEADLINE - $(now_ms))) / 1000)) s: 1 monitor, 1 manager," \
+        "$OSDS OSDs, pool $POOL"
     printf 'v2:%s:%s\n' "$ADDR" "$p"
 }
 
@@ -260,15 +273,14 @@ cmd_kill() {
 }
 
 cmd_revive() {
-    local since
     ! running_pid "$1" >/dev/null || die "$1 is running"
-    since=$(date +%s)
+    begin_deadline
     spawn "$1"
     case $1 in
-    mon.*) mon_up || die "$1 does not answer (within 30 s)" ;;
-    osd.*) wait_until 60 osds_up || die "$1 is not up" ;;
+    mon.*) mon_up || die "$1 does not answer within $START_SECS s" ;;
+    osd.*) until_deadline osds_up || die "$1 is not up within $START_SECS s" ;;
     esac
-    wait_until "$START_SECS" pgs_clean "$since" ||
+    until_deadline pgs_clean "$SINCE" ||
         die "the placement groups are not active+clean again within $START_SECS s"
 }
 
@@ -285,8 +297,7 @@ status | kill | revive)
         cephc status
     else
         (($# == 3)) || usage
-        [[ $3 =~ ^(mon\.a|mgr\.x|osd\.[0-9]+)$ && $'\n'$(daemons)$'\n' == *$'\n'"$3"$'\n'* ]] ||
-            die "no daemon '$3'"
+        [[ $'\n'$(daemons)$'\n' == *$'\n'"$3"$'\n'* ]] || die "no daemon '$3'"
         "cmd_$1" "$3"
     fi
     ;;

@@ -3,8 +3,9 @@
 # files) that comes up with the pool s1 (3 copies, min_size 2) and a key for it alone; an
 # object written with that key reads back whole, also after an OSD is killed (2 copies left:
 # writes go on) and after the whole cluster is stopped and started again on its data; the key
-# cannot write another pool or change the cluster; and stop leaves no daemon. The project's
-# own programs do not take part (the sanitizer passes skip it).
+# cannot write another pool or change the cluster; and stop leaves no daemon. Bad counts, a bad
+# port, a taken monitor port and a foreign directory are refused with the reason, leaving
+# nothing running. The project's own programs do not take part (the sanitizer passes skip it).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -77,11 +78,39 @@ s1 -p s1 get obj2 "$ITEST_DIR/obj.back" || true
 check_ok "... and the object written with an OSD down reads back byte-exact" \
     cmp -s "$ITEST_DIR/obj" "$ITEST_DIR/obj.back"
 
-out=$("$CEPH" kill "$D" osd.9 2>&1) && rc=0 || rc=$?
-check_ok "kill of a daemon it has not: exit 1 ($out)" test "$rc" -eq 1
+# the limits and the errors of a start, each refused at once with nothing started
+refused() { # refused DESC WANT CMD...: CMD exits 1 saying WANT
+    local desc=$1 want=$2 out rc
+    shift 2
+    out=$("$@" 2>&1) && rc=0 || rc=$?
+    check_ok "$desc: exit 1 (${out##*$'\n'})" test "$rc" -eq 1
+    check_ok "... saying why" grep -q -F -- "$want" <<<"$out"
+}
+refused "CEPH_OSDS=2" "3 or more" env CEPH_OSDS=2 "$CEPH" start "$ITEST_DIR/two"
+refused "CEPH_OSD_GIB=0" "take counts" env CEPH_OSD_GIB=0 "$CEPH" start "$ITEST_DIR/zero"
+refused "a port that is not a number" "bad port" "$CEPH" start "$ITEST_DIR/badport" 12x
+refused "the running cluster asked for another port" "already running" \
+    "$CEPH" start "$D" "$(($(cat "$D/port") + 1))"
+# a monitor port someone else holds: the start fails on its own, says so, and stops the rest
+python3 -c 'import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+time.sleep(300)' >"$ITEST_DIR/taken.port" &
+holder=$!
+itest_bg "$holder"
+wait_until 10 test -s "$ITEST_DIR/taken.port" || itest_fail "no port taken to test with"
+refused "a monitor port that is taken" "the monitor does not answer" \
+    "$CEPH" start "$ITEST_DIR/taken" "$(<"$ITEST_DIR/taken.port")"
+check_eq "... and nothing of it left running" \
+    "$(pgrep -f -- "$ITEST_DIR/taken/ceph.conf" || true)" ""
+kill "$holder"
+
+refused "kill of a daemon it has not" "no daemon 'osd.9'" "$CEPH" kill "$D" osd.9
 mkdir -p "$ITEST_DIR/notceph" && touch "$ITEST_DIR/notceph/x"
-out=$("$CEPH" start "$ITEST_DIR/notceph" 2>&1) && rc=0 || rc=$?
-check_ok "start in a directory holding something else: refused ($out)" test "$rc" -eq 1
+refused "start in a directory holding something else" "holds no cluster" \
+    "$CEPH" start "$ITEST_DIR/notceph"
 check_eq "... and nothing started there" "$(pgrep -f -- "$ITEST_DIR/notceph" || true)" ""
 "$CEPH" stop "$D"
 itest_summary
