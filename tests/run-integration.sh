@@ -4,6 +4,10 @@
 # Then, unless ITEST_HTTPS=0, the tests that carry the line "# itest-https: yes" run again with
 # ITEST_TLS=1: server1 over HTTPS, every client with it (tests/integration/lib.sh); each is
 # counted in the closing line, its lines marked "(https)". ITEST_HTTPS=only: that pass alone.
+# Against a sanitizer build (server1 --version names -fsanitize), the tests that carry the line
+# "# itest-sanitizers: no (why)" do not run: several hosts, a Ceph cluster, the soak and the
+# reproduction, whose own code paths the plain pass and the other tests already cover, and
+# whose minutes would double under a sanitizer. The closing line names them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export BIN_DIR=${BIN_DIR:-build/release}
@@ -12,6 +16,9 @@ pass=0
 fail=0
 failed=()
 https=()
+skipped=()
+sanitized=0
+! "$BIN_DIR/server1" --version | grep -q 'cflags:.*-fsanitize' || sanitized=1
 # run TEST TAG [ENV...]: one test under its timeout, counted
 run() {
     local t=$1 tag=$2 start
@@ -30,6 +37,11 @@ for t in tests/integration/test_*.sh; do
     [ -f "$t" ] || continue
     [ "${ITEST_HTTPS:-1}" != only ] || break
     [ -z "${ITEST_ONLY:-}" ] || [[ "$t" == *"$ITEST_ONLY"* ]] || continue
+    if [ "$sanitized" = 1 ] && grep -q '^# itest-sanitizers: no' "$t"; then
+        echo "== $t: not in a sanitizer pass"
+        skipped+=("${t##*/}")
+        continue
+    fi
     run "$t" "" ITEST_TLS=0
 done
 if [ "${ITEST_HTTPS:-1}" != 0 ]; then
@@ -43,5 +55,6 @@ if [ "${ITEST_HTTPS:-1}" != 0 ]; then
 fi
 [ "$fail" -eq 0 ] || echo "integration: failed: ${failed[*]}" >&2
 echo "integration: over HTTPS too: ${https[*]:-none}"
+[ "$sanitized" = 0 ] || echo "integration: not run under the sanitizer: ${skipped[*]:-none}"
 echo "integration: $pass passed, $fail failed (${#https[@]} of them over HTTPS)"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

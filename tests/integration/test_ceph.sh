@@ -5,17 +5,13 @@
 # writes go on) and after the whole cluster is stopped and started again on its data; the key
 # cannot write another pool or change the cluster; and stop leaves no daemon. Bad counts, a bad
 # port, a taken monitor port and a foreign directory are refused with the reason, leaving
-# nothing running. The project's own programs do not take part (the sanitizer passes skip it).
+# nothing running.
+# itest-sanitizers: no (none of the project's programs take part)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 itest_init ceph
 itest_timeout 420
-: "${BIN_DIR:=$ITEST_ROOT/build/release}"
-if "$BIN_DIR/server1" --version | grep -q 'cflags:.*-fsanitize'; then
-    log "a sanitizer build: the Ceph cluster script runs in the plain pass only"
-    itest_summary
-fi
 require_cmd ceph ceph-mon ceph-osd ceph-mgr rados python3
 CEPH=$ITEST_ROOT/scripts/ceph.sh
 D=$ITEST_DIR/ceph

@@ -12,6 +12,7 @@
 # down a server1 whose certificate is of another CA; after `down`, no namespace, link or
 # process of the test's is left and no sanitizer report is in any log. Needs root and network
 # namespaces: without them it says "skipped: no netns" and passes.
+# itest-sanitizers: no (several hosts in namespaces; their programs are tested one by one elsewhere)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh

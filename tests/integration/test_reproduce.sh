@@ -10,6 +10,7 @@
 # (thread samples) are in points.csv and run.json and make the model the layered one, and
 # nothing it started is still running. Then --tls on one load: over HTTPS (TLS 1.3) beside
 # plain HTTP, and the summary's table of what HTTPS costs.
+# itest-sanitizers: no (a measurement run; the programs it drives are tested elsewhere)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init reproduce

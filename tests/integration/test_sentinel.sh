@@ -11,6 +11,7 @@
 # reported. The Sentinels require a password of their own (requirepass): without it SENTINEL
 # MASTERS and SENTINEL MONITOR get NOAUTH, and a server2 not given it (--sentinel-password-file)
 # finds no primary and says why; the server2 given it follows both failovers.
+# itest-sanitizers: no (a six-process Redis cluster; server2 on Redis is tested elsewhere)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -4,6 +4,7 @@
 # or more, every acknowledged write read back before and after restarting both server1s.
 # What passes is soak.sh's verdict; the lines it judges are checked here one by one, so that a
 # failure says which. `make soak` runs the long version (30 min).
+# itest-sanitizers: no (the soak; `make soak VARIANT=asan` runs it under ASan)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=s1lib.sh
