@@ -17,41 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "compat.h"
 #include "xalloc.h"
 
 #define PACK_TABLE_ENTRY 16u /* a block table row: u64 body offset, u64 data offset */
 #define PACK_INDEX_ALIGN 4096u
-
-/* ---- little-endian and LEB128 ---- */
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 /* A growable byte array for the encoder. */
 struct obuf {
@@ -79,12 +50,8 @@ static void ob_bytes(struct obuf *b, const void *s, size_t n)
 
 static void ob_varint(struct obuf *b, uint64_t v)
 {
-    ob_need(b, 10);
-    while (v >= 0x80) {
-        b->p[b->len++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->len++] = (uint8_t)v;
+    ob_need(b, LEB128_MAX);
+    b->len += leb128_put(b->p + b->len, v);
 }
 
 static uint64_t zigzag(int64_t v)
@@ -107,18 +74,12 @@ struct cur {
 static uint64_t cur_varint(struct cur *c)
 {
     uint64_t v = 0;
+    size_t n = c->pos < c->end ? leb128_get(c->base + c->pos, c->end - c->pos, &v) : 0;
 
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        uint8_t b;
-        if (c->pos >= c->end)
-            break;
-        b = c->base[c->pos++];
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    c->bad = true;
-    return 0;
+    if (n == 0)
+        c->bad = true;
+    c->pos += n;
+    return v;
 }
 
 static const uint8_t *cur_bytes(struct cur *c, uint64_t n)
@@ -242,8 +203,8 @@ int pack_index_encode(const struct pack_src *files, size_t n, unsigned block_nam
         }
         if (first) {
             uint8_t *row = b.p + (i / block_names) * PACK_TABLE_ENTRY;
-            put_u64(row, b.len);
-            put_u64(row + 8, doff);
+            bytes_put_le64(row, b.len);
+            bytes_put_le64(row + 8, doff);
             ob_varint(&b, f->name_len);
             ob_bytes(&b, f->name, f->name_len);
         } else {
@@ -263,7 +224,7 @@ int pack_index_encode(const struct pack_src *files, size_t n, unsigned block_nam
             ob_varint(&b, zigzag((int64_t)((uint64_t)f->mtime_s - (uint64_t)prev_m)));
         prev_m = f->mtime_s;
         ob_need(&b, 4);
-        put_u32(b.p + b.len, f->crc);
+        bytes_put_le32(b.p + b.len, f->crc);
         b.len += 4;
         doff += pack_round_up(f->size, align);
         if (doff > PACK_DATA_MAX) {
@@ -292,20 +253,20 @@ void pack_header_make(uint8_t *hdr, uint64_t count, unsigned block_names, unsign
 {
     memset(hdr, 0, PACK_HEADER_BYTES);
     memcpy(hdr, PACK_MAGIC, 8);
-    put_u32(hdr + 8, PACK_VERSION);
-    put_u32(hdr + 12, align);
-    put_u64(hdr + 16, count);
-    put_u64(hdr + 24, PACK_HEADER_BYTES); /* data offset */
-    put_u64(hdr + 32, data_len);
-    put_u64(hdr + 40, pack_index_off(data_len));
-    put_u64(hdr + 48, index_len);
-    put_u32(hdr + 56, block_names);
-    put_u32(hdr + 60, 0);
-    put_u64(hdr + 64, (count + block_names - 1) / block_names);
-    put_u64(hdr + 72, id);
-    put_u64(hdr + 80, (uint64_t)mtime_base);
-    put_u32(hdr + 88, index_crc);
-    put_u32(hdr + 92, pack_crc32(0, hdr, 92));
+    bytes_put_le32(hdr + 8, PACK_VERSION);
+    bytes_put_le32(hdr + 12, align);
+    bytes_put_le64(hdr + 16, count);
+    bytes_put_le64(hdr + 24, PACK_HEADER_BYTES); /* data offset */
+    bytes_put_le64(hdr + 32, data_len);
+    bytes_put_le64(hdr + 40, pack_index_off(data_len));
+    bytes_put_le64(hdr + 48, index_len);
+    bytes_put_le32(hdr + 56, block_names);
+    bytes_put_le32(hdr + 60, 0);
+    bytes_put_le64(hdr + 64, (count + block_names - 1) / block_names);
+    bytes_put_le64(hdr + 72, id);
+    bytes_put_le64(hdr + 80, (uint64_t)mtime_base);
+    bytes_put_le32(hdr + 88, index_crc);
+    bytes_put_le32(hdr + 92, pack_crc32(0, hdr, 92));
 }
 
 /* ---- opening ---- */
@@ -322,22 +283,22 @@ static int parse_header(struct pack *p, const uint8_t *hdr, uint64_t file_len,
 
     if (file_len < PACK_HEADER_USED || memcmp(hdr, PACK_MAGIC, 8) != 0)
         return errf(err, "not a pack (no pack magic at its start)");
-    version = get_u32(hdr + 8);
+    version = bytes_get_le32(hdr + 8);
     if (version != PACK_VERSION)
         return errf(err, "pack version %u, this server1 reads version %u", version, PACK_VERSION);
-    if (get_u32(hdr + 92) != pack_crc32(0, hdr, 92))
+    if (bytes_get_le32(hdr + 92) != pack_crc32(0, hdr, 92))
         return errf(err, "damaged pack header (its checksum does not match)");
-    p->align = get_u32(hdr + 12);
-    p->count = get_u64(hdr + 16);
-    data_off = get_u64(hdr + 24);
-    p->data_len = get_u64(hdr + 32);
-    *index_off = get_u64(hdr + 40);
-    p->index_len = get_u64(hdr + 48);
-    p->block_names = get_u32(hdr + 56);
-    p->nblocks = get_u64(hdr + 64);
-    p->id = get_u64(hdr + 72);
-    p->mtime_base = (int64_t)get_u64(hdr + 80);
-    *index_crc = get_u32(hdr + 88);
+    p->align = bytes_get_le32(hdr + 12);
+    p->count = bytes_get_le64(hdr + 16);
+    data_off = bytes_get_le64(hdr + 24);
+    p->data_len = bytes_get_le64(hdr + 32);
+    *index_off = bytes_get_le64(hdr + 40);
+    p->index_len = bytes_get_le64(hdr + 48);
+    p->block_names = bytes_get_le32(hdr + 56);
+    p->nblocks = bytes_get_le64(hdr + 64);
+    p->id = bytes_get_le64(hdr + 72);
+    p->mtime_base = (int64_t)bytes_get_le64(hdr + 80);
+    *index_crc = bytes_get_le32(hdr + 88);
     p->data_off = data_off;
     if (p->align < 512 || p->align > 65536 || (p->align & (p->align - 1)) != 0)
         return errf(err, "bad pack header: alignment %u", p->align);
@@ -365,8 +326,8 @@ static int check_table(const struct pack *p, char *err)
 
     for (uint64_t k = 0; k < p->nblocks; k++) {
         const uint8_t *row = p->index + k * PACK_TABLE_ENTRY;
-        uint64_t body = get_u64(row);
-        uint64_t data = get_u64(row + 8);
+        uint64_t body = bytes_get_le64(row);
+        uint64_t data = bytes_get_le64(row + 8);
         if ((k == 0 && body != prev_body) || (k > 0 && body <= prev_body) ||
             body >= p->index_len)
             return errf(err, "damaged pack index: block %" PRIu64 " starts at %" PRIu64 "", k, body);
@@ -484,7 +445,7 @@ void pack_close(struct pack *p)
 
 static uint64_t block_body(const struct pack *p, uint64_t k)
 {
-    return get_u64(p->index + k * PACK_TABLE_ENTRY);
+    return bytes_get_le64(p->index + k * PACK_TABLE_ENTRY);
 }
 
 static uint64_t block_end(const struct pack *p, uint64_t k)
@@ -539,7 +500,7 @@ static void iter_block(struct pack_iter *it, uint64_t k)
     it->pos = block_body(p, k);
     it->end = block_end(p, k);
     it->in_block = 0;
-    it->data_off = get_u64(p->index + k * PACK_TABLE_ENTRY + 8);
+    it->data_off = bytes_get_le64(p->index + k * PACK_TABLE_ENTRY + 8);
     it->name_len = 0;
 }
 
@@ -585,7 +546,7 @@ static bool decode_next(struct pack_iter *it, struct pack_entry *e)
         goto damaged;
     *e = (struct pack_entry){.seq = it->block * p->block_names + it->in_block,
                              .off = p->data_off + it->data_off, .size = size,
-                             .mtime_s = it->mtime, .crc = get_u32(s)};
+                             .mtime_s = it->mtime, .crc = bytes_get_le32(s)};
     it->data_off += pack_round_up(size, p->align);
     it->pos = c.pos;
     it->in_block++;
@@ -680,7 +641,7 @@ int pack_check(const struct pack *p, char *err)
         if (it.block != block) {
             /* the block before ended where the table says the next begins */
             if (pos != end || in_block != block_count(p, block) ||
-                doff != get_u64(p->index + it.block * PACK_TABLE_ENTRY + 8))
+                doff != bytes_get_le64(p->index + it.block * PACK_TABLE_ENTRY + 8))
                 return errf(err, "damaged pack index: block %" PRIu64 " does not end where block "
                             "%" PRIu64 " starts",
                             block, it.block);

@@ -1,7 +1,8 @@
 /*
- * upindex.c - see upindex.h. An entry: varint shared, varint suffix length, the suffix, a flags
- * byte (UPVAL_WHITEOUT; bit 7: a version follows), varints seg, owner, rec_off and size, then
- * the version (8 bytes, little-endian) if it is not 0. A block's first entry shares nothing.
+ * upindex.c - see upindex.h. An entry: LEB128s shared and suffix length (bytes.h), the
+ * suffix, a flags byte (UPVAL_WHITEOUT; bit 7: a version follows), LEB128s seg, owner, rec_off
+ * and size, then the version (8 bytes, little-endian) if it is not 0. A block's first entry
+ * shares nothing.
  */
 #include "upindex.h"
 
@@ -9,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "xalloc.h"
 
 #define HAS_VERSION 0x80u
-/* one entry, encoded, at most: 2 varints of a key length, the key, flags, 4 varints, version */
-#define ENTRY_MAX (2 * 3 + UPINDEX_KEY_MAX + 1 + 2 * 5 + 2 * 10 + 8)
+/* one entry, encoded, at most: 2 LEB128s of a key length, the key, flags, 4 LEB128s, version */
+#define ENTRY_MAX (6 * LEB128_MAX + UPINDEX_KEY_MAX + 1 + 8)
 /* what a change builds before it may split: the block and two entries */
 #define SCRATCH_BLOCK (UPINDEX_BLOCK_BYTES + 2 * ENTRY_MAX)
 /*
@@ -93,72 +95,63 @@ static int block_kcmp(const void *key, const void *item, void *arg)
     return keycmp(k->k, k->len, b->low, b->low_len) < 0 ? -1 : 1;
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-static uint64_t get_varint(const uint8_t *p, uint32_t *off)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t c;
-
-    do {
-        c = p[(*off)++];
-        v |= (uint64_t)(c & 0x7f) << shift;
-        shift += 7;
-    } while ((c & 0x80) && shift < 64);
-    return v;
-}
-
 static size_t encode(uint8_t *p, uint32_t shared, const uint8_t *suffix, uint32_t slen,
                      const struct upval *v)
 {
-    size_t n = put_varint(p, shared);
+    size_t n = leb128_put(p, shared);
 
-    n += put_varint(p + n, slen);
+    n += leb128_put(p + n, slen);
     memcpy(p + n, suffix, slen);
     n += slen;
     p[n++] = (uint8_t)(v->flags | (v->version != 0 ? HAS_VERSION : 0));
-    n += put_varint(p + n, v->seg);
-    n += put_varint(p + n, v->owner);
-    n += put_varint(p + n, v->rec_off);
-    n += put_varint(p + n, v->size);
+    n += leb128_put(p + n, v->seg);
+    n += leb128_put(p + n, v->owner);
+    n += leb128_put(p + n, v->rec_off);
+    n += leb128_put(p + n, v->size);
     if (v->version != 0) {
-        for (unsigned i = 0; i < 8; i++)
-            p[n++] = (uint8_t)(v->version >> (8 * i));
+        bytes_put_le64(p + n, v->version);
+        n += 8;
     }
     return n;
 }
 
-static void decode(const uint8_t *p, uint32_t off, struct dec *d)
+/* A LEB128 at *off of the len bytes at p into *v, *off past it: false if there is none. */
+static bool take(const uint8_t *p, uint32_t len, uint32_t *off, uint64_t *v)
 {
+    size_t n = *off < len ? leb128_get(p + *off, len - *off, v) : 0;
+
+    *off += (uint32_t)n;
+    return n > 0;
+}
+
+/* The entry at off of the len bytes at p: false if it is not a whole one (upindex_check). */
+static bool decode(const uint8_t *p, uint32_t len, uint32_t off, struct dec *d)
+{
+    uint64_t shared, slen, seg, owner;
     uint8_t flags;
 
-    d->shared = (uint32_t)get_varint(p, &off);
-    d->slen = (uint32_t)get_varint(p, &off);
+    if (!take(p, len, &off, &shared) || !take(p, len, &off, &slen) || slen >= len - off)
+        return false;
     d->suffix = p + off;
-    off += d->slen;
+    off += (uint32_t)slen;
     flags = p[off++];
+    if (!take(p, len, &off, &seg) || !take(p, len, &off, &owner) ||
+        !take(p, len, &off, &d->v.rec_off) || !take(p, len, &off, &d->v.size) ||
+        shared > UPINDEX_KEY_MAX || slen > UPINDEX_KEY_MAX || seg > UINT32_MAX ||
+        owner > UINT32_MAX || ((flags & HAS_VERSION) && len - off < 8))
+        return false;
+    d->shared = (uint32_t)shared;
+    d->slen = (uint32_t)slen;
+    d->v.seg = (uint32_t)seg;
+    d->v.owner = (uint32_t)owner;
     d->v.flags = flags & UPVAL_FLAGS;
-    d->v.seg = (uint32_t)get_varint(p, &off);
-    d->v.owner = (uint32_t)get_varint(p, &off);
-    d->v.rec_off = get_varint(p, &off);
-    d->v.size = get_varint(p, &off);
     d->v.version = 0;
     if (flags & HAS_VERSION) {
-        for (unsigned i = 0; i < 8; i++)
-            d->v.version |= (uint64_t)p[off++] << (8 * i);
+        d->v.version = bytes_get_le64(p + off);
+        off += 8;
     }
     d->end = off;
+    return true;
 }
 
 static uint32_t common(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
@@ -196,7 +189,7 @@ static int scan(const struct upblock *b, const uint8_t *key, size_t klen, uint8_
     *curlen = 0;
     while (o < b->len) {
         int c;
-        decode(b->data, o, d);
+        decode(b->data, b->len, o, d);
         c = cmp_parts(cur, d->shared, d->suffix, d->slen, key, klen);
         if (c >= 0) {
             *off = o;
@@ -326,13 +319,13 @@ static void block_store(struct upindex *x, struct upblock *b, const uint8_t *c, 
     /* the entries before the cut stay; the first after it is written again in full */
     cut = at_end ? last_off : len / 2;
     do {
-        decode(c, o, &d);
+        decode(c, len, o, &d);
         memcpy(k + d.shared, d.suffix, d.slen);
         klen = d.shared + d.slen;
         left++;
         o = d.end;
     } while (o < cut && left < n - 1);
-    decode(c, o, &d);
+    decode(c, len, o, &d);
     memcpy(k + d.shared, d.suffix, d.slen);
     klen = d.shared + d.slen;
     flen = encode(first, 0, k, klen, &d.v);
@@ -379,7 +372,7 @@ static void max_refresh(struct upindex *x)
 
     x->max_len = 0;
     while (o < x->last->len) {
-        decode(x->last->data, o, &d);
+        decode(x->last->data, x->last->len, o, &d);
         memcpy(x->max + d.shared, d.suffix, d.slen);
         x->max_len = d.shared + d.slen;
         o = d.end;
@@ -447,7 +440,7 @@ bool upindex_del(struct upindex *x, const uint8_t *key, size_t klen, struct upva
     len = off;
     if (d.end < b->len) { /* the entry after it now follows the one before */
         uint32_t ilen, shared;
-        decode(b->data, d.end, &nd);
+        decode(b->data, b->len, d.end, &nd);
         memcpy(ik, key, nd.shared); /* (it shared that much with key) */
         memcpy(ik + nd.shared, nd.suffix, nd.slen);
         ilen = nd.shared + nd.slen;
@@ -499,7 +492,7 @@ bool upindex_next(struct upindex_iter *it, struct upval *v)
     }
     if (it->b == NULL)
         return false;
-    decode(it->b->data, it->off, &d);
+    decode(it->b->data, it->b->len, it->off, &d);
     memcpy(it->key + d.shared, d.suffix, d.slen);
     it->klen = d.shared + d.slen;
     it->off = d.end;
@@ -547,8 +540,7 @@ int upindex_check(const struct upindex *x, char *err)
             return snprintf(err, 128, "block %zu: empty", blocks), -1;
         while (o < b->len) {
             struct dec d;
-            decode(b->data, o, &d);
-            if (d.end > b->len || (n == 0 && d.shared != 0) || d.shared > klen ||
+            if (!decode(b->data, b->len, o, &d) || (n == 0 && d.shared != 0) || d.shared > klen ||
                 d.shared + d.slen > UPINDEX_KEY_MAX || d.shared + d.slen == 0)
                 return snprintf(err, 128, "block %zu entry %u: bad encoding", blocks, n), -1;
             memcpy(key + d.shared, d.suffix, d.slen);
