@@ -284,6 +284,7 @@ static void block_add(struct upindex *x, struct upblock *b, const uint8_t *c, ui
     nb->low = xmalloc(low_len);
     memcpy(nb->low, low, low_len);
     nb->low_len = (uint16_t)low_len;
+    x->low_bytes += low_len;
     block_set(x, nb, c, len, n);
     nb->prev = b;
     nb->next = b->next;
@@ -329,8 +330,7 @@ static void block_store(struct upindex *x, struct upblock *b, const uint8_t *c, 
     memcpy(k + d.shared, d.suffix, d.slen);
     klen = d.shared + d.slen;
     flen = encode(first, 0, k, klen, &d.v);
-    /* (the new block is made from its own copy: block_set on b would not touch c, but be
-     * plain about the order) */
+    /* (the new block's bytes: its first entry in full, then the rest as they are) */
     {
         uint8_t *rest = xmalloc(flen + (len - d.end));
         memcpy(rest, first, flen);
@@ -460,6 +460,7 @@ bool upindex_del(struct upindex *x, const uint8_t *key, size_t klen, struct upva
             x->last = b->prev;
         btree_remove(&x->blocks, b);
         x->bytes -= b->cap;
+        x->low_bytes -= b->low_len;
         x->nblocks--;
         free(b->data);
         free(b->low);
@@ -505,11 +506,7 @@ size_t upindex_bytes(const struct upindex *x)
 {
     /* per block: its struct, its data (x->bytes: what is allocated) and lower bound, each
      * with malloc's 8-byte header and rounding to 16 (8 on average) */
-    size_t lows = 0;
-
-    for (const struct upblock *b = x->first; b != NULL; b = b->next)
-        lows += b->low_len;
-    return x->bytes + lows + x->nblocks * (sizeof(struct upblock) + 3 * 16) +
+    return x->bytes + x->low_bytes + x->nblocks * (sizeof(struct upblock) + 3 * 16) +
            btree_bytes(&x->blocks);
 }
 
@@ -517,7 +514,7 @@ int upindex_check(const struct upindex *x, char *err)
 {
     uint8_t prev[UPINDEX_KEY_MAX], key[UPINDEX_KEY_MAX];
     uint32_t plen = 0;
-    size_t count = 0, blocks = 0, bytes = 0;
+    size_t count = 0, blocks = 0, bytes = 0, lows = 0;
     bool any = false;
     const struct upblock *last = NULL;
 
@@ -527,6 +524,7 @@ int upindex_check(const struct upindex *x, char *err)
 
         blocks++;
         bytes += b->cap;
+        lows += b->low_len;
         if (b->cap != cap_of(b->len))
             return snprintf(err, 128, "block %zu: %u bytes allocated for %u", blocks, b->cap,
                             b->len), -1;
@@ -562,9 +560,10 @@ int upindex_check(const struct upindex *x, char *err)
     }
     if (last != x->last)
         return snprintf(err, 128, "the last block is not the last one linked"), -1;
-    if (count != x->count || blocks != x->nblocks || bytes != x->bytes)
+    if (count != x->count || blocks != x->nblocks || bytes != x->bytes || lows != x->low_bytes)
         return snprintf(err, 128, "counts: %zu entries (%zu said), %zu blocks (%zu), %zu bytes "
-                        "(%zu)", count, x->count, blocks, x->nblocks, bytes, x->bytes), -1;
+                        "(%zu), %zu of bounds (%zu)", count, x->count, blocks, x->nblocks, bytes,
+                        x->bytes, lows, x->low_bytes), -1;
     if (x->blocks.count != blocks)
         return snprintf(err, 128, "the tree has %zu blocks of %zu", x->blocks.count, blocks), -1;
     if (x->max_ok && (plen != x->max_len || memcmp(prev, x->max, plen) != 0))

@@ -56,6 +56,7 @@ struct upindex {
     size_t count;            /* entries */
     size_t nblocks;
     size_t bytes;            /* bytes allocated for the blocks' entries */
+    size_t low_bytes;        /* bytes of the blocks' lower bounds */
     uint8_t *scratch;        /* a block being rebuilt, keys (changes only) */
     /* the greatest key (valid if max_ok, else found again by the next put): a key after it
      * is appended to the last block without a search */
