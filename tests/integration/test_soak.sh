@@ -3,7 +3,8 @@
 # under test. Both stacks (Redis and MariaDB) under the mixed load, every fault injected once
 # or more, every acknowledged write read back before and after restarting both server1s.
 # What passes is soak.sh's verdict; the lines it judges are checked here one by one, so that a
-# failure says which. `make soak` runs the long version (30 min).
+# failure says which (but its search for sanitizer reports, which only the build of `make soak
+# VARIANT=asan` can give). `make soak` runs the long version (30 min).
 # itest-sanitizers: no (the soak; `make soak VARIANT=asan` runs it under ASan)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -37,8 +38,6 @@ if ((n >= 5)); then itest_ok "$n faults injected (every kind)"; else
     itest_not_ok "only ${n:-0} faults injected"; fi
 if grep -q 'no process died' "$out"; then itest_ok "no process died"; else
     itest_not_ok "a process died"; fi
-if grep -q 'no sanitizer report in any log' "$out"; then itest_ok "no sanitizer report"; else
-    itest_not_ok "sanitizer report (see above)"; fi
 # soak.sh keeps its run dir (the disk image is unmounted by then): not needed after a pass
 ((ITEST_FAIL > 0)) || rm -rf "$ITEST_DIR/run"
 itest_summary
