@@ -19,7 +19,8 @@
 # --id s1` find it through the conf), DIR/ceph.client.admin.keyring (everything), DIR/port
 # (the monitor's), and the pool s1: replicated, size 3, min_size 2, one copy per OSD (this is
 # one host, so the copies are placed across OSDs, not hosts).
-# CEPH_OSDS=N: OSDs (default 3, at least 3: the pool has 3 copies); CEPH_OSD_GIB=G: each one's
+# CEPH_OSDS=N: OSDs of a new cluster (default 3, at least 3: the pool has 3 copies; DIR/osds
+# keeps it, and a start on the data with another N is refused); CEPH_OSD_GIB=G: each one's
 # BlueStore file (default 4, allocated as written). Every daemon runs in the foreground of a
 # nohup'd process whose pid is in DIR/run/NAME.pid; logs in DIR/log/NAME.log.
 set -euo pipefail
@@ -62,10 +63,14 @@ running_pid() {
     printf '%s\n' "$pid"
 }
 
+# the cluster's OSDs: as many as it was made with (DIR/osds), else CEPH_OSDS (a new one)
+osd_count() { cat "$dir/osds" 2>/dev/null || printf '%s\n' "$OSDS"; }
+
 daemons() { # every daemon's name, monitor first
-    local i
+    local i n
+    n=$(osd_count)
     printf '%s\n' mon.a mgr.x
-    for ((i = 0; i < OSDS; i++)); do printf 'osd.%s\n' "$i"; done
+    for ((i = 0; i < n; i++)); do printf 'osd.%s\n' "$i"; done
 }
 
 # spawn NAME: runs ceph-TYPE -f -i ID in the background, its pid in DIR/run/NAME.pid
@@ -143,6 +148,7 @@ make_cluster() {
     local port=$1 fsid i uuid secret id
     fsid=$(cat /proc/sys/kernel/random/uuid)
     mkdir -p "$dir/run" "$dir/log" "$dir/crash" "$dir/mon.a" "$dir/mgr.x"
+    printf '%s\n' "$OSDS" >"$dir/osds"
     write_conf "$port" "$fsid"
     (
         umask 077
@@ -196,7 +202,7 @@ osds_up() {
     n=$(cephc osd stat -f json 2>/dev/null |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["num_up_osds"])' 2>/dev/null) ||
         return 1
-    [[ $n == "$OSDS" ]]
+    [[ $n == "$(osd_count)" ]]
 }
 # pgs_clean SINCE: every placement group of the cluster active+clean, as its OSD reported at or
 # after SINCE (seconds since the epoch): after a start on old data the monitor still holds the
@@ -224,6 +230,8 @@ fail_start() {
 
 cmd_start() {
     local port=${1:-} p name fsid
+    [[ ! -f $dir/osds || -z ${CEPH_OSDS:-} || $CEPH_OSDS == "$(osd_count)" ]] ||
+        die "$dir holds a cluster of $(osd_count) OSDs, not CEPH_OSDS=$CEPH_OSDS"
     if running_pid mon.a >/dev/null; then
         p=$(cat "$dir/port")
         [[ -z $port || $port == "$p" ]] || die "already running on port $p, not $port"

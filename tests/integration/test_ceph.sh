@@ -3,9 +3,9 @@
 # files) that comes up with the pool s1 (3 copies, min_size 2) and a key for it alone; an
 # object written with that key reads back whole, also after an OSD is killed (2 copies left:
 # writes go on) and after the whole cluster is stopped and started again on its data; the key
-# cannot write another pool or change the cluster; and stop leaves no daemon. Bad counts, a bad
-# port, a taken monitor port and a foreign directory are refused with the reason, leaving
-# nothing running.
+# cannot write another pool or change the cluster; and stop leaves no daemon, whatever
+# CEPH_OSDS says. Bad counts, a bad port, another OSD count on the cluster's data, a taken
+# monitor port and a foreign directory are refused with the reason, leaving nothing running.
 # itest-sanitizers: no (none of the project's programs take part)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -108,5 +108,10 @@ mkdir -p "$ITEST_DIR/notceph" && touch "$ITEST_DIR/notceph/x"
 refused "start in a directory holding something else" "holds no cluster" \
     "$CEPH" start "$ITEST_DIR/notceph"
 check_eq "... and nothing started there" "$(pgrep -f -- "$ITEST_DIR/notceph" || true)" ""
-"$CEPH" stop "$D"
+refused "another OSD count asked of the cluster's data" "holds a cluster of 3 OSDs" \
+    env CEPH_OSDS=4 "$CEPH" start "$D"
+# a stop goes by the count the cluster was made with, whatever CEPH_OSDS says
+CEPH_OSDS=2 "$CEPH" stop "$D"
+check_eq "a stop with CEPH_OSDS=2 leaves no daemon of the 3-OSD cluster" \
+    "$(pgrep -f -- "-c $CONF" || true)" ""
 itest_summary
