@@ -298,16 +298,14 @@ static void block_add(struct upindex *x, struct upblock *b, const uint8_t *c, ui
 }
 
 /*
- * Gives b the content c (len bytes, n entries), splitting it if it is too big. at_end: the
- * change added a key after all of b's (then the full part is kept and the new one started, so
- * that keys that come in order in many places at once, as uploads into many directories do,
- * fill their blocks: split in half, those would stay half empty).
- * c lies in x->scratch; the key buffer k (UPINDEX_KEY_MAX) is free to use.
+ * Gives b the content c (len bytes, n entries), splitting it if it is too big: the entries
+ * that end at or before cut stay in b (at least one goes each way), or with cut 0 half of the
+ * bytes. c lies in x->scratch; the key buffer k (UPINDEX_KEY_MAX) is free to use.
  */
 static void block_store(struct upindex *x, struct upblock *b, const uint8_t *c, uint32_t len,
-                        uint16_t n, uint32_t last_off, bool at_end, uint8_t *k)
+                        uint16_t n, uint32_t cut, uint8_t *k)
 {
-    uint32_t o = 0, klen = 0, cut;
+    uint32_t o = 0, klen;
     uint16_t left = 0;
     struct dec d;
     uint8_t first[ENTRY_MAX];
@@ -318,7 +316,8 @@ static void block_store(struct upindex *x, struct upblock *b, const uint8_t *c, 
         return;
     }
     /* the entries before the cut stay; the first after it is written again in full */
-    cut = at_end ? last_off : len / 2;
+    if (cut == 0)
+        cut = len / 2;
     do {
         decode(c, len, o, &d);
         memcpy(k + d.shared, d.suffix, d.slen);
@@ -385,7 +384,7 @@ bool upindex_put(struct upindex *x, const uint8_t *key, size_t klen, const struc
 {
     struct upblock *b;
     uint8_t *c = x->scratch, *cur = x->scratch + SCRATCH_BLOCK, *ik = cur + UPINDEX_KEY_MAX;
-    uint32_t curlen, off, len, ilen, shared, new_off;
+    uint32_t curlen, off, len, ilen, shared, new_off, cut;
     struct dec d;
     int found;
 
@@ -411,17 +410,32 @@ bool upindex_put(struct upindex *x, const uint8_t *key, size_t klen, const struc
         return true;
     }
     len += (uint32_t)encode(c + len, shared, key + shared, (uint32_t)(klen - shared), v);
+    /*
+     * Where b splits if it must. Keys that come in order in many places at once (uploads into
+     * many directories: each new one after the last of its directory, before the next
+     * directory's first) would leave, split in half, the half before them empty for good. So
+     * a key after all of b's starts the new block, and a key that shares more with the one
+     * before it than with the one after (the end of a run) ends the old one if that keeps
+     * half a block or more: the run's next keys come after it, into the kept part, which
+     * fills. (Keys in no order then fill blocks a little less: 37 bytes an entry in
+     * test_upindex against 34 with halves; uploads into 1000 directories at once, 34 against
+     * 57.)
+     */
+    cut = off == b->len ? new_off : 0;
     if (off < b->len) { /* the entry after it now follows key */
+        uint32_t before = shared;
         memcpy(ik, cur, d.shared);
         memcpy(ik + d.shared, d.suffix, d.slen);
         ilen = d.shared + d.slen;
         shared = common(key, klen, ik, ilen);
+        if (off > 0 && before > shared && len >= UPINDEX_BLOCK_BYTES / 2)
+            cut = len;
         len += (uint32_t)encode(c + len, shared, ik + shared, ilen - shared, &d.v);
         memcpy(c + len, b->data + d.end, b->len - d.end);
         len += b->len - d.end;
     }
     x->count++; /* (not after every key: x->max stays) */
-    block_store(x, b, c, len, (uint16_t)(b->n + 1), new_off, off == b->len, ik);
+    block_store(x, b, c, len, (uint16_t)(b->n + 1), cut, ik);
     return false;
 }
 
