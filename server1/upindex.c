@@ -63,20 +63,6 @@ static int keycmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
     return c != 0 ? c : (an > bn) - (an < bn);
 }
 
-/* (p1[0..n1) ++ p2[0..n2)) against k */
-static int cmp_parts(const uint8_t *p1, size_t n1, const uint8_t *p2, size_t n2,
-                     const uint8_t *k, size_t klen)
-{
-    size_t m = n1 < klen ? n1 : klen;
-    int c = m > 0 ? memcmp(p1, k, m) : 0;
-
-    if (c != 0)
-        return c;
-    if (n1 > klen)
-        return 1;
-    return keycmp(p2, n2, k + n1, klen - n1);
-}
-
 static int block_cmp(const void *a, const void *b, void *arg)
 {
     const struct upblock *x = a, *y = b;
@@ -175,29 +161,68 @@ static struct upblock *find_block(const struct upindex *x, const uint8_t *key, s
     return after != NULL ? after->prev : x->last;
 }
 
+/* The key part of the entry at off (len bytes at p): where its value starts. */
+static uint32_t key_at(const uint8_t *p, uint32_t len, uint32_t off, uint32_t *shared,
+                       uint32_t *slen, const uint8_t **suffix)
+{
+    uint64_t a = 0, b = 0;
+
+    take(p, len, &off, &a);
+    take(p, len, &off, &b);
+    *shared = (uint32_t)a;
+    *slen = (uint32_t)b;
+    *suffix = p + off;
+    return off + (uint32_t)b;
+}
+
+/* Past the value that starts at off: its flags, 4 LEB128s, the version if it has one. */
+static uint32_t skip_value(const uint8_t *p, uint32_t len, uint32_t off)
+{
+    uint8_t flags = p[off++];
+
+    for (int i = 0; i < 4; i++) {
+        while (off < len && (p[off] & 0x80))
+            off++;
+        off++;
+    }
+    return off + ((flags & HAS_VERSION) ? 8 : 0);
+}
+
 /*
  * Where key's place is in b: the offset of the first entry not before key (b->len if none),
  * that entry decoded in *d (if any), and in cur the key before it (*curlen bytes; undefined
  * for the block's first entry). Returns the comparison of that entry with key (0: found;
- * 1 also when there is none).
+ * 1 also when there is none). It compares as front coding allows: with m the length key shares
+ * with the last entry before it, an entry that shares more than m with that one is before key
+ * too, one that shares less is after it, and only one that shares m is compared (from byte m);
+ * the values of the entries passed over are skipped, not decoded.
  */
 static int scan(const struct upblock *b, const uint8_t *key, size_t klen, uint8_t *cur,
                 uint32_t *curlen, uint32_t *off, struct dec *d)
 {
-    uint32_t o = 0;
+    uint32_t o = 0, m = 0;
 
     *curlen = 0;
     while (o < b->len) {
-        int c;
-        decode(b->data, b->len, o, d);
-        c = cmp_parts(cur, d->shared, d->suffix, d->slen, key, klen);
+        const uint8_t *suffix;
+        uint32_t shared, slen, vo = key_at(b->data, b->len, o, &shared, &slen, &suffix);
+        int c = shared > m ? -1 : 1;
+
+        if (shared == m) {
+            uint32_t q = common(suffix, slen, key + m, klen - m);
+            if (q == slen && m + q == klen)
+                c = 0;
+            else if (q == slen || (m + q < klen && suffix[q] < key[m + q]))
+                c = -1, m += q;
+        }
         if (c >= 0) {
+            decode(b->data, b->len, o, d);
             *off = o;
             return c;
         }
-        memcpy(cur + d->shared, d->suffix, d->slen);
-        *curlen = d->shared + d->slen;
-        o = d->end;
+        memcpy(cur + shared, suffix, slen);
+        *curlen = shared + slen;
+        o = skip_value(b->data, b->len, vo);
     }
     *off = o;
     return 1;
