@@ -170,18 +170,20 @@ for ((round = 1; round <= ROUNDS; round++)); do
     phase "$round" puts+lister 1
 done
 
-ORDER_BYTES=$(metrics server1_store_order_bytes)
+# the upload index's memory (a build from before upindex reports only its order of names)
+INDEX_BYTES=$(metrics server1_store_index_bytes)
+[[ $INDEX_BYTES != 0 ]] || INDEX_BYTES=$(metrics server1_store_order_bytes)
 python3 - "$RAW" "$RUN/lists-alone.txt" "$FILES" "$DIRS" "$RSS_KB" "$START_MS" "$DIR1" "$DIR2" \
-    "$SCRAPE_S" "$USERS" "$SIZE" "$CPU_S" "$ORDER_BYTES" <<'PY'
+    "$SCRAPE_S" "$USERS" "$SIZE" "$CPU_S" "$INDEX_BYTES" <<'PY'
 import csv, statistics, sys
 (raw, alone, files, dirs, rss_kb, start_ms, d1, d2, scrape, users, size, cpu,
- order) = sys.argv[1:]
+ index) = sys.argv[1:]
 rows = list(csv.DictReader(open(raw)))
 print("== bench-listing: %s uploads in %s directories; server1 RSS %.1f MiB (%.0f bytes per "
-      "upload, of which the order of names %.1f); start with replay %.1f s (server1: %s s of "
+      "upload, of which the index %.1f); start with replay %.1f s (server1: %s s of "
       "CPU); GET /metrics %.1f ms"
       % (files, dirs, int(rss_kb) / 1024, int(rss_kb) * 1024 / int(files),
-         float(order) / int(files), int(start_ms) / 1000, cpu, float(scrape) * 1000))
+         float(index) / int(files), int(start_ms) / 1000, cpu, float(scrape) * 1000))
 times = {}
 for line in open(alone):
     p, t, nbytes, st = line.split()

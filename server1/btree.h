@@ -1,8 +1,7 @@
 /*
  * btree.h - an ordered set of pointers to the caller's items (a B+tree), ordered by the
  * caller's comparison: insert, remove, and walk on from the first item at or after a key. The
- * upload store keeps its names in one (store.h) so that a listing reads only the entries of
- * its directory, in order.
+ * upload store's index keeps its blocks of names in one, by their lower bounds (upindex.h).
  *
  * DESIGN: leaves hold up to BTREE_LEAF_MAX item pointers and are linked both ways; inner nodes
  * hold up to BTREE_FANOUT children and, as separators, a pointer to the first item of each

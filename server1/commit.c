@@ -748,8 +748,9 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             "# HELP server1_store_data_bytes Bytes of uploaded files (what --store-max "
             "limits).\n"
             "# TYPE server1_store_data_bytes gauge\nserver1_store_data_bytes %llu\n"
-            "# HELP server1_store_order_bytes Memory of the index's order of names (listings).\n"
-            "# TYPE server1_store_order_bytes gauge\nserver1_store_order_bytes %llu\n"
+            "# HELP server1_store_index_bytes Memory of the upload index (each name's newest "
+            "record).\n"
+            "# TYPE server1_store_index_bytes gauge\nserver1_store_index_bytes %llu\n"
             "# HELP server1_store_pins Pins on log segments held by responses being sent.\n"
             "# TYPE server1_store_pins gauge\nserver1_store_pins %llu\n"
             "# HELP server1_store_zombie_segments Segments compacted away but still pinned.\n"
@@ -778,7 +779,7 @@ char *commit_metrics_render(struct committer *cm, size_t *len)
             (unsigned long long)st.files, (unsigned long long)st.whiteouts,
             (unsigned long long)st.segments, (unsigned long long)st.bytes,
             (unsigned long long)st.live_bytes, (unsigned long long)st.data_bytes,
-            (unsigned long long)st.order_bytes, (unsigned long long)st.pins,
+            (unsigned long long)st.index_bytes, (unsigned long long)st.pins,
             (unsigned long long)st.zombies,
             (unsigned long long)atomic_load_explicit(&cm->quota_refused[QUOTA_USER],
                                                      memory_order_relaxed),

@@ -22,9 +22,9 @@
 #include <isa-l/crc.h>
 #include <zlib.h>
 
-#include "btree.h"
 #include "compat.h"
 #include "log.h"
+#include "upindex.h"
 #include "xalloc.h"
 
 #define REC_MAGIC 0x31523153u /* "S1R1" */
@@ -110,22 +110,17 @@ static inline void seg_bytes_set(struct store_segment *g, uint64_t v)
     __atomic_store_n(&g->bytes, v, __ATOMIC_RELAXED);
 }
 
-struct store_entry {
-    struct store_entry *next;
-    uint64_t hash;
-    struct store_pos pos;
-    char owner[STORE_OWNER_MAX + 1];
-    uint16_t name_len;
-    uint16_t dir_len; /* bytes before the last '/' of name (0: none, it is in the root) */
-    bool in_order;    /* in s->order (every entry but those with bytes < 0x02: see order_ok) */
-    char name[];      /* NUL-terminated */
-};
-
-/* The live upload bytes of one owner (entries stay once seen: one per account at most). */
+/*
+ * One owner: the live upload bytes it has, and its number in the index (upindex.h's values
+ * name owners by number). Owners stay once seen: one per account at most. Number 0 is "",
+ * the owner of uploads made without one (and of no deletion).
+ */
 struct store_owner {
     struct store_owner *next;
     uint64_t hash;
     uint64_t bytes;
+    uint32_t id;
+    uint8_t len;
     char name[STORE_OWNER_MAX + 1];
 };
 
@@ -158,24 +153,191 @@ static void owners_grow(struct store *s)
     s->nowner_buckets = n;
 }
 
-/* Counts delta (+size or -size) of live data to owner and to the total; write lock held. */
-static void usage_add(struct store *s, const char *owner, uint64_t size, bool add)
+/* The owner of this name, added if new; write lock held (or no reader yet). */
+static struct store_owner *owner_get(struct store *s, const char *owner)
 {
-    uint64_t h = fnv1a64(owner, strlen(owner));
+    size_t len = strnlen(owner, STORE_OWNER_MAX);
+    uint64_t h = fnv1a64(owner, len);
     struct store_owner **pp = owner_slot(s, owner, h);
     struct store_owner *o = *pp;
 
-    if (o == NULL) {
-        if (s->nowners >= s->nowner_buckets) {
-            owners_grow(s);
-            pp = owner_slot(s, owner, h);
-        }
-        o = xcalloc(1, sizeof(*o));
-        o->hash = h;
-        snprintf(o->name, sizeof(o->name), "%s", owner);
-        *pp = o;
-        s->nowners++;
+    if (o != NULL)
+        return o;
+    if (s->nowners >= s->nowner_buckets) {
+        owners_grow(s);
+        pp = owner_slot(s, owner, h);
     }
+    o = xcalloc(1, sizeof(*o));
+    o->hash = h;
+    o->len = (uint8_t)len;
+    memcpy(o->name, owner, len);
+    o->id = (uint32_t)s->nowners;
+    *pp = o;
+    s->owner_ids = xrealloc(s->owner_ids, (s->nowners + 1) * sizeof(*s->owner_ids));
+    s->owner_ids[s->nowners++] = o;
+    return o;
+}
+
+/*
+ * ---- the index: names as keys (upindex.h) ----
+ *
+ * A name's key is its directory, a 0, then its own name (after the last '/'), with each '/' of
+ * the directory written as 1: bytewise, the keys order the files of a directory together,
+ * before the entries of its subdirectories, each subdirectory's together, and "d/y" with all
+ * beneath "d/y/" before "d/y!", so that a listing reads only its own directory's (store_list).
+ * A root name's key starts with the 0. That holds for names without bytes below 3 that do not
+ * start with '/': the server takes no other (files_name_valid refuses control characters and
+ * such paths), but a log may hold one. Its key is 2 and the name itself: unique, in the
+ * order of no directory, so never listed (a listing shows only valid names), still served
+ * by name.
+ */
+#define KEY_DIR_END 0 /* between a name's directory and its own name */
+#define KEY_SLASH 1   /* a '/' of the directory */
+#define KEY_RAW 2     /* a name as it is follows */
+#define KEY_LIMIT 3   /* (every byte of a valid name is at least this) */
+/* a name's key is at most one byte longer than the name; an order key adds an owner and a 0 */
+_Static_assert(STORE_NAME_MAX + 1 + STORE_OWNER_MAX + 1 <= UPINDEX_KEY_MAX, "order key size");
+
+static bool name_plain(const char *name, size_t len)
+{
+    if (len > 0 && name[0] == '/')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)name[i] < KEY_LIMIT)
+            return false;
+    }
+    return true;
+}
+
+/* name's key into k (UPINDEX_KEY_MAX): its length. */
+static size_t name_key(const char *name, size_t len, uint8_t *k)
+{
+    const char *slash = memrchr(name, '/', len);
+    size_t dlen = slash != NULL ? (size_t)(slash - name) : 0;
+    size_t base = slash != NULL ? dlen + 1 : 0; /* where its own name starts */
+
+    if (!name_plain(name, len)) {
+        k[0] = KEY_RAW;
+        memcpy(k + 1, name, len);
+        return len + 1;
+    }
+    for (size_t i = 0; i < dlen; i++)
+        k[i] = name[i] == '/' ? KEY_SLASH : (uint8_t)name[i];
+    k[dlen] = KEY_DIR_END;
+    memcpy(k + dlen + 1, name + base, len - base);
+    return dlen + 1 + len - base;
+}
+
+/* The name of key k (klen bytes) into name (STORE_NAME_MAX + 1, NUL-terminated): its length. */
+static size_t key_name(const uint8_t *k, size_t klen, char *name)
+{
+    size_t n = 0;
+
+    if (klen > 0 && k[0] == KEY_RAW) {
+        memcpy(name, k + 1, klen - 1);
+        name[klen - 1] = '\0';
+        return klen - 1;
+    }
+    for (size_t i = 0; i < klen; i++) {
+        if (k[i] == KEY_SLASH || (k[i] == KEY_DIR_END && i > 0))
+            name[n++] = '/';
+        else if (k[i] != KEY_DIR_END)
+            name[n++] = (char)k[i];
+    }
+    name[n] = '\0';
+    return n;
+}
+
+/* The index of the segment with this id in s->segs (sorted), or -1. */
+static ssize_t seg_index(const struct store *s, uint32_t id)
+{
+    size_t lo = 0, hi = s->nsegs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->segs[mid]->id == id)
+            return (ssize_t)mid;
+        if (s->segs[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* The segment of this id: in the log, or (while a checkpoint loads) one gone since. */
+static struct store_segment *seg_of(const struct store *s, uint32_t id)
+{
+    ssize_t i = seg_index(s, id);
+
+    if (i >= 0)
+        return s->segs[i];
+    for (size_t k = 0; k < s->ngone; k++) {
+        if (s->gone[k]->id == id)
+            return s->gone[k];
+    }
+    return NULL; /* (an index that names a segment it has not: a bug) */
+}
+
+/* A record's bytes before its data: its header (with the version or not), name and owner. */
+static uint64_t rec_head(size_t name_len, size_t owner_len, uint64_t version)
+{
+    return STORE_REC_HDR_BYTES + (version != 0 ? 8 : 0) + name_len + owner_len;
+}
+
+/* Where the record of v (of a name of name_len bytes) lies. Read or write lock held. */
+static void pos_of(const struct store *s, size_t name_len, const struct upval *v,
+                   struct store_pos *pos)
+{
+    uint64_t head = rec_head(name_len, s->owner_ids[v->owner]->len, v->version);
+
+    *pos = (struct store_pos){.seg = seg_of(s, v->seg),
+                              .rec_off = v->rec_off,
+                              .rec_len = head + v->size,
+                              .data_off = v->rec_off + head,
+                              .size = v->size,
+                              .version = v->version,
+                              .whiteout = (v->flags & UPVAL_WHITEOUT) != 0};
+}
+
+/*
+ * The order key of a live file: its key, after its owner's name and a 0 with by_owner (an
+ * owner's name has no 0). k: UPINDEX_KEY_MAX bytes.
+ */
+static size_t order_key(const struct store *s, const struct store_owner *o, const uint8_t *key,
+                        size_t klen, uint8_t *k)
+{
+    size_t n = 0;
+
+    if (s->by_owner) {
+        memcpy(k, o->name, o->len);
+        n = o->len;
+        k[n++] = 0;
+    }
+    memcpy(k + n, key, klen);
+    return n + klen;
+}
+
+/* Takes a live file (owner o) out of the order or puts it in; write lock held. */
+static void order_set(struct store *s, const struct store_owner *o, const uint8_t *key,
+                      size_t klen, bool in)
+{
+    uint8_t k[UPINDEX_KEY_MAX];
+    size_t n;
+    static const struct upval none = {0};
+
+    if (key[0] == KEY_RAW)
+        return; /* (never listed) */
+    n = order_key(s, o, key, klen, k);
+    if (in)
+        upindex_put(&s->order, k, n, &none, NULL);
+    else
+        upindex_del(&s->order, k, n, NULL);
+}
+
+/* Counts delta (+size or -size) of live data to owner and to the total; write lock held. */
+static void usage_add(struct store *s, struct store_owner *o, uint64_t size, bool add)
+{
     if (add) {
         o->bytes += size;
         s->data_bytes += size;
@@ -185,253 +347,75 @@ static void usage_add(struct store *s, const char *owner, uint64_t size, bool ad
     }
 }
 
-static struct store_entry **find_slot(struct store *s, const char *name, size_t len, uint64_t h)
-{
-    struct store_entry **pp = &s->buckets[h & (s->nbuckets - 1)];
-    for (; *pp != NULL; pp = &(*pp)->next) {
-        if ((*pp)->hash == h && (*pp)->name_len == len && memcmp((*pp)->name, name, len) == 0)
-            break;
-    }
-    return pp;
-}
-
 /*
- * ---- the order of names (s->order) ----
- *
- * Entries are ordered by (deletion or not; with STORE_ORDER_BY_OWNER their owner; their
- * directory; their own name): the files of one directory lie together, then the entries of
- * its subdirectories, each subdirectory's together, so that a listing reads only its own
- * directory's (store_list). Directories compare as paths, '/' before every other byte, so that
- * "d/y" and all beneath "d/y/" come before "d/y!"; own names compare bytewise.
- *
- * The order is that of a byte string per entry: the rank, (by owner) the owner and a 0, the
- * directory with '/' as 1, a 0, the own name. Its first 16 bytes are the entry's prefix
- * (btree_prefix_fn), which decides most comparisons in the tree's inner nodes without reading
- * the entry. That holds for names and owners without bytes below 2 (0 ends the owner and the
- * directory, 1 stands for '/'): the server takes no such name (files_name_valid refuses
- * control characters) and no such account, but a log may hold one; such an entry is kept out
- * of the order (never listed: a listing shows only valid names).
+ * Takes what old (of a name of len bytes, key key) counted out of the live counts, and out of
+ * the order unless keep (the same owner's file again); write lock held.
  */
-struct okey {
-    int rank;          /* 0: a file, 1: a deletion */
-    const char *owner; /* rank 0 with STORE_ORDER_BY_OWNER */
-    const char *dir;   /* the directory, dlen bytes ("" for the root) */
-    size_t dlen;
-    const char *base;  /* the own name, blen bytes */
-    size_t blen;
-    bool base_max;     /* a key after every own name of dir */
-};
-
-static void key_of(const struct store_entry *e, struct okey *k)
+static void index_uncount(struct store *s, size_t len, const uint8_t *key, size_t klen,
+                          const struct upval *old, bool keep)
 {
-    size_t off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
+    struct store_pos p;
 
-    *k = (struct okey){.rank = e->pos.whiteout ? 1 : 0,
-                       .owner = e->owner,
-                       .dir = e->name,
-                       .dlen = e->dir_len,
-                       .base = e->name + off,
-                       .blen = e->name_len - off};
-}
-
-/* Paths compared with '/' before every other byte. */
-static int path_cmp(const char *a, size_t an, const char *b, size_t bn)
-{
-    size_t n = an < bn ? an : bn;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
-        if (x != y) {
-            x = x == '/' ? 0 : x;
-            y = y == '/' ? 0 : y;
-            return x < y ? -1 : 1;
-        }
-    }
-    return (an > bn) - (an < bn);
-}
-
-static int okey_cmp(const struct store *s, const struct okey *a, const struct okey *b)
-{
-    size_t n;
-    int c;
-
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    if (s->by_owner && a->rank == 0 && (c = strcmp(a->owner, b->owner)) != 0)
-        return c;
-    if ((c = path_cmp(a->dir, a->dlen, b->dir, b->dlen)) != 0)
-        return c;
-    if (a->base_max || b->base_max)
-        return a->base_max - b->base_max;
-    n = a->blen < b->blen ? a->blen : b->blen;
-    if (n > 0 && (c = memcmp(a->base, b->base, n)) != 0)
-        return c;
-    return (a->blen > b->blen) - (a->blen < b->blen);
-}
-
-/* Whether e can be in the order: no byte below 2 in its name or (by owner) its owner. */
-static bool order_ok(const struct store *s, const struct store_entry *e)
-{
-    for (size_t i = 0; i < e->name_len; i++) {
-        if ((unsigned char)e->name[i] < 2)
-            return false;
-    }
-    for (const char *p = e->owner; s->by_owner && *p != '\0'; p++) {
-        if ((unsigned char)*p < 2)
-            return false;
-    }
-    return true;
-}
-
-static btree_pfx entry_prefix(const void *item, void *arg)
-{
-    const struct store *s = arg;
-    const struct store_entry *e = item;
-    unsigned char b[16] = {0};
-    size_t n = 0, off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
-    btree_pfx v = 0;
-
-    b[n++] = e->pos.whiteout ? 1 : 0;
-    if (s->by_owner && !e->pos.whiteout) {
-        for (const char *p = e->owner; *p != '\0' && n < sizeof(b); p++)
-            b[n++] = (unsigned char)*p;
-        if (n < sizeof(b))
-            b[n++] = 0;
-    }
-    for (size_t i = 0; i < e->dir_len && n < sizeof(b); i++)
-        b[n++] = e->name[i] == '/' ? 1 : (unsigned char)e->name[i];
-    if (n < sizeof(b))
-        b[n++] = 0;
-    for (size_t i = off; i < e->name_len && n < sizeof(b); i++)
-        b[n++] = (unsigned char)e->name[i];
-    for (size_t i = 0; i < sizeof(b); i++)
-        v = v << 8 | b[i];
-    return v;
-}
-
-static int entry_cmp(const void *a, const void *b, void *arg)
-{
-    struct okey ka, kb;
-
-    key_of(a, &ka);
-    key_of(b, &kb);
-    return okey_cmp(arg, &ka, &kb);
-}
-
-static int seek_cmp(const void *key, const void *item, void *arg)
-{
-    struct okey k;
-
-    key_of(item, &k);
-    return okey_cmp(arg, key, &k);
-}
-
-/* Doubles the bucket array; write lock held. */
-static void grow(struct store *s)
-{
-    size_t n = s->nbuckets * 2;
-    struct store_entry **b = xcalloc(n, sizeof(*b));
-
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        struct store_entry *e = s->buckets[i];
-        while (e != NULL) {
-            struct store_entry *next = e->next;
-            e->next = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
-            e = next;
-        }
-    }
-    free(s->buckets);
-    s->buckets = b;
-    s->nbuckets = n;
-}
-
-/* Takes e out of the order (it is in it); write lock held. */
-static void order_out(struct store *s, struct store_entry *e)
-{
-    if (!btree_remove(&s->order, e)) { /* the order and the entry disagree: a bug */
-        log_error("upload store: '%s' is not where the order of names has it", e->name);
-        abort();
-    }
-    e->in_order = false;
+    pos_of(s, len, old, &p);
+    if (!p.whiteout && !keep)
+        order_set(s, s->owner_ids[old->owner], key, klen, false);
+    p.seg->live -= p.rec_len;
+    if (p.whiteout)
+        s->nwhiteouts--;
+    else
+        usage_add(s, s->owner_ids[old->owner], p.size, false);
 }
 
 /* Makes pos the newest version of name, moving the live count; write lock held. */
 static void index_set(struct store *s, const char *name, size_t len, const char *owner,
                       const struct store_pos *pos)
 {
-    uint64_t h = fnv1a64(name, len);
-    struct store_entry **pp = find_slot(s, name, len, h);
-    struct store_entry *e = *pp;
-    char own[STORE_OWNER_MAX + 1];
-    const char *slash;
+    uint8_t key[UPINDEX_KEY_MAX];
+    size_t klen = name_key(name, len, key);
+    struct store_owner *o = owner_get(s, pos->whiteout || owner == NULL ? "" : owner);
+    struct upval v = {.seg = pos->seg->id,
+                      .owner = o->id,
+                      .rec_off = pos->rec_off,
+                      .size = pos->size,
+                      .version = pos->version,
+                      .flags = pos->whiteout ? UPVAL_WHITEOUT : 0},
+                 old;
 
-    /* (owner may be e->owner itself: copy it before e changes) */
-    size_t olen = pos->whiteout || owner == NULL ? 0 : strnlen(owner, STORE_OWNER_MAX);
-
-    memcpy(own, owner != NULL ? owner : "", olen);
-    own[olen] = '\0';
-    if (e == NULL) {
-        if (s->count >= s->nbuckets) {
-            grow(s);
-            pp = find_slot(s, name, len, h);
-        }
-        e = xcalloc(1, sizeof(*e) + len + 1);
-        e->hash = h;
-        e->name_len = (uint16_t)len;
-        memcpy(e->name, name, len);
-        slash = memrchr(name, '/', len);
-        e->dir_len = slash != NULL ? (uint16_t)(slash - name) : 0;
-        *pp = e;
-        s->count++;
-    } else {
-        if (!e->in_order)
-            s->nunordered--;
-        /* its place in the order moves with a deletion, or (by owner) a new owner */
-        if (e->in_order && (e->pos.whiteout != pos->whiteout ||
-                            (s->by_owner && strcmp(e->owner, own) != 0)))
-            order_out(s, e);
-        e->pos.seg->live -= e->pos.rec_len;
-        if (!e->pos.whiteout)
-            usage_add(s, e->owner, e->pos.size, false);
-        else
-            s->nwhiteouts--;
+    /* what the index keeps must give back where the record's data lies (the record was
+     * written or read with exactly this owner and version: see parse_record) */
+    if (pos->data_off != pos->rec_off + rec_head(len, o->len, pos->version)) {
+        log_error("upload store: the record of '%.*s' is not laid out as its index entry "
+                  "says", (int)len, name);
+        abort();
     }
+    bool had = upindex_put(&s->index, key, klen, &v, &old);
+    bool same = had && !pos->whiteout && !(old.flags & UPVAL_WHITEOUT) && old.owner == o->id;
+
+    if (had)
+        index_uncount(s, len, key, klen, &old, same);
     if (pos->whiteout)
         s->nwhiteouts++;
-    e->pos = *pos;
+    else
+        usage_add(s, o, pos->size, true);
+    if (!pos->whiteout && !same)
+        order_set(s, o, key, klen, true);
     pos->seg->live += pos->rec_len;
-    memcpy(e->owner, own, sizeof(own));
-    if (!pos->whiteout)
-        usage_add(s, own, pos->size, true);
-    if (!e->in_order && order_ok(s, e)) {
-        btree_insert(&s->order, e);
-        e->in_order = true;
-    }
-    if (!e->in_order)
-        s->nunordered++;
 }
 
-/* Drops name from the index; write lock held. */
+/* Drops the entry of key (of a name of len bytes) from the index; write lock held. */
+static void index_drop_key(struct store *s, const uint8_t *key, size_t klen, size_t len)
+{
+    struct upval old;
+
+    if (upindex_del(&s->index, key, klen, &old))
+        index_uncount(s, len, key, klen, &old, false);
+}
+
 static void index_drop(struct store *s, const char *name, size_t len)
 {
-    struct store_entry **pp = find_slot(s, name, len, fnv1a64(name, len));
-    struct store_entry *e = *pp;
+    uint8_t key[UPINDEX_KEY_MAX];
 
-    if (e == NULL)
-        return;
-    e->pos.seg->live -= e->pos.rec_len;
-    if (!e->pos.whiteout)
-        usage_add(s, e->owner, e->pos.size, false);
-    else
-        s->nwhiteouts--;
-    if (e->in_order)
-        order_out(s, e);
-    else
-        s->nunordered--;
-    *pp = e->next;
-    free(e);
-    s->count--;
+    index_drop_key(s, key, name_key(name, len, key), len);
 }
 
 /* ---- segments ---- */
@@ -868,20 +852,24 @@ int store_roll(struct store *s)
 
 /* ---- reading ---- */
 
-/* What e says of its version; fd and pin are left alone. Read lock held. */
-static void found_of(const struct store_entry *e, struct store_found *f)
+/* What v says of its version; fd and pin are left alone. Read lock held. */
+static void found_of(const struct store *s, size_t name_len, const struct upval *v,
+                     struct store_found *f)
 {
-    memcpy(f->owner, e->owner, sizeof(e->owner));
-    f->off = e->pos.data_off;
-    f->size = e->pos.size;
-    f->version = e->pos.version;
+    const struct store_owner *o = s->owner_ids[v->owner];
+
+    memcpy(f->owner, o->name, (size_t)o->len + 1);
+    f->off = v->rec_off + rec_head(name_len, o->len, v->version);
+    f->size = v->size;
+    f->version = v->version;
 }
 
 int store_lookup(struct store *s, const char *name, size_t len, bool want_fd,
                  struct store_found *f)
 {
-    uint64_t h = fnv1a64(name, len);
-    struct store_entry *e;
+    uint8_t key[UPINDEX_KEY_MAX];
+    size_t klen = name_key(name, len, key);
+    struct upval v;
     int rc = STORE_ABSENT;
 
     if (f != NULL) {
@@ -891,20 +879,20 @@ int store_lookup(struct store *s, const char *name, size_t len, bool want_fd,
     pthread_rwlock_rdlock(&s->lock);
     if (f != NULL)
         f->pending = s->pending_version; /* with the index: a version published since is seen */
-    e = *find_slot(s, name, len, h);
-    if (e != NULL) {
-        rc = e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE;
+    if (upindex_get(&s->index, key, klen, &v)) {
+        rc = v.flags & UPVAL_WHITEOUT ? STORE_WHITEOUT : STORE_FILE;
         if (f != NULL)
-            found_of(e, f);
+            found_of(s, len, &v, f);
         if (rc == STORE_FILE && f != NULL && want_fd) {
-            f->fd = fcntl(e->pos.seg->fd, F_DUPFD_CLOEXEC, 0);
+            struct store_segment *g = seg_of(s, v.seg);
+            f->fd = fcntl(g->fd, F_DUPFD_CLOEXEC, 0);
             if (f->fd < 0) {
                 rc = -errno;
             } else {
                 /* under the read lock: the writer, which removes segments under the write
                  * lock, sees the pin before it decides whether the file may be reused */
-                atomic_fetch_add_explicit(&e->pos.seg->readers, 1, memory_order_relaxed);
-                f->pin = e->pos.seg;
+                atomic_fetch_add_explicit(&g->readers, 1, memory_order_relaxed);
+                f->pin = g;
             }
         }
     }
@@ -924,36 +912,41 @@ void store_foreach(struct store *s,
                    void *arg)
 {
     struct store_found f = {.pin = NULL};
+    struct upindex_iter *it = xmalloc(sizeof(*it));
+    char name[STORE_NAME_MAX + 1];
+    struct upval v;
 
     pthread_rwlock_rdlock(&s->lock);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL; e = e->next) {
-            found_of(e, &f);
-            f.fd = e->pos.seg->fd;
-            fn(arg, e->name, e->name_len, e->pos.whiteout ? STORE_WHITEOUT : STORE_FILE, &f);
-        }
+    upindex_seek(&s->index, NULL, 0, it);
+    while (upindex_next(it, &v)) {
+        size_t len = key_name(it->key, it->klen, name);
+        found_of(s, len, &v, &f);
+        f.fd = seg_of(s, v.seg)->fd;
+        fn(arg, name, len, v.flags & UPVAL_WHITEOUT ? STORE_WHITEOUT : STORE_FILE, &f);
     }
     pthread_rwlock_unlock(&s->lock);
+    free(it);
 }
 
-/* Whether e is a live upload of the walk's group. */
-static bool in_group(const struct store *s, const struct store_entry *e, const char *owner)
+static bool has_prefix(const struct upindex_iter *it, const uint8_t *p, size_t plen)
 {
-    return !e->pos.whiteout && (!s->by_owner || strcmp(e->owner, owner) == 0);
+    return it->klen >= plen && memcmp(it->key, p, plen) == 0;
 }
 
-/* Whether e lies in a subdirectory of dir (dlen bytes; 0: the root). */
-static bool in_subdir(const struct store_entry *e, const char *dir, size_t dlen)
+/* The child of the walk at it (its order key's bytes from start on) into c, name and *f. */
+static void list_child(const struct store *s, const struct upindex_iter *it, size_t ko,
+                       size_t plen, char *name, struct store_found *f, struct store_child *c)
 {
-    if (dlen == 0)
-        return e->dir_len > 0;
-    return e->dir_len > dlen && e->name[dlen] == '/' && memcmp(e->name, dir, dlen) == 0;
-}
+    struct upval v = {0};
+    size_t len = key_name(it->key + ko, it->klen - ko, name);
 
-/* Whether e lies in dir itself. */
-static bool in_dir(const struct store_entry *e, const char *dir, size_t dlen)
-{
-    return e->dir_len == dlen && memcmp(e->name, dir, dlen) == 0;
+    upindex_get(&s->index, it->key + ko, it->klen - ko, &v); /* (there: the order is its) */
+    found_of(s, len, &v, f);
+    *c = (struct store_child){.name = name + plen,
+                              .len = len - plen,
+                              .full = name,
+                              .full_len = len,
+                              .f = f};
 }
 
 int store_list(struct store *s, const struct store_list_req *rq,
@@ -962,98 +955,106 @@ int store_list(struct store *s, const struct store_list_req *rq,
 {
     const char *owner = rq->owner != NULL ? rq->owner : "";
     size_t plen = rq->dir_len > 0 ? rq->dir_len + 1 : 0; /* "dir/" */
-    struct okey k = {.owner = owner, .dir = rq->dir, .dlen = rq->dir_len};
     struct store_found f = {.fd = -1, .pin = NULL};
-    struct store_entry *e;
-    struct btree_iter it;
-    char key[STORE_NAME_MAX + 2]; /* "dir/child" + a byte after every '/' */
-    size_t counted = 0;
+    struct upindex_iter *it;
+    uint8_t dk[UPINDEX_KEY_MAX], sk[UPINDEX_KEY_MAX];
+    char name[STORE_NAME_MAX + 1];
+    size_t ko = 0, dlen, slen, counted = 0;
 
     *res = (struct store_list_result){0};
-    if (plen + (rq->after != NULL ? rq->after_len : 0) + 1 > sizeof(key))
+    if (plen + (rq->after != NULL ? rq->after_len : 0) + 1 > STORE_NAME_MAX + 1)
         return -ENAMETOOLONG;
-    memcpy(key, rq->dir, rq->dir_len);
-    key[rq->dir_len] = '/';
+    if (!name_plain(rq->dir, rq->dir_len))
+        return 0; /* (no plain name lies beneath it) */
+    /* dk: the directory's order key: (the owner and a 0,) "d" 1 "e" for "d/e"; its files
+     * follow after a 0, the entries of its subdirectories after a 1 (the root's: from 3) */
+    if (s->by_owner) {
+        ko = strnlen(owner, STORE_OWNER_MAX);
+        memcpy(dk, owner, ko);
+        dk[ko++] = 0;
+    }
+    dlen = ko + rq->dir_len;
+    for (size_t i = 0; i < rq->dir_len; i++)
+        dk[ko + i] = rq->dir[i] == '/' ? KEY_SLASH : (uint8_t)rq->dir[i];
+    it = xmalloc(sizeof(*it));
     pthread_rwlock_rdlock(&s->lock);
-    /* anything beneath dir: the first entry of the group from dir's own files on */
-    btree_seek(&s->order, &k, seek_cmp, &it);
-    e = btree_next(&it);
-    res->exists = e != NULL && in_group(s, e, owner) &&
-                  (in_dir(e, rq->dir, rq->dir_len) || in_subdir(e, rq->dir, rq->dir_len));
-    /* the subdirectories: each found by its first entry, then passed over with one seek to
-     * the key after all of it ("dir/child" + 0x01: '/' compares lowest) */
+    /* anything beneath dir: the first order key from dir's own files on */
+    memcpy(sk, dk, dlen);
+    sk[dlen] = KEY_DIR_END;
+    upindex_seek(&s->order, sk, dlen + 1, it);
+    if (upindex_next(it, NULL) && has_prefix(it, dk, dlen))
+        res->exists = rq->dir_len > 0 ? it->key[dlen] == KEY_DIR_END ||
+                                            it->key[dlen] == KEY_SLASH
+                                      : it->key[ko] == KEY_DIR_END || it->key[ko] >= KEY_LIMIT;
+    /* the subdirectories: each found by its first file, then passed over with one seek to the
+     * key after all of it (the child, then 2: below every byte of a plain name, above the 0
+     * and 1 that follow the child in the keys beneath it) */
     if (rq->after == NULL || rq->after_dir) {
+        size_t start = rq->dir_len > 0 ? dlen + 1 : ko;
+        memcpy(sk, dk, dlen);
+        sk[dlen] = rq->dir_len > 0 ? KEY_SLASH : KEY_LIMIT;
+        slen = rq->dir_len > 0 ? dlen + 1 : dlen;
         if (rq->after != NULL) {
-            memcpy(key + plen, rq->after, rq->after_len);
-            key[plen + rq->after_len] = '\x01';
-            k.dir = key;
-            k.dlen = plen + rq->after_len + 1;
-        } else {
-            k.base_max = true; /* after dir's own files */
+            memcpy(sk + start, rq->after, rq->after_len);
+            slen = start + rq->after_len;
+            sk[slen++] = KEY_RAW;
+        } else if (rq->dir_len == 0) {
+            slen++;
         }
-        btree_seek(&s->order, &k, seek_cmp, &it);
-        while ((e = btree_next(&it)) != NULL) {
-            const char *child = e->name + plen;
-            const char *slash;
+        upindex_seek(&s->order, sk, slen, it);
+        while (upindex_next(it, NULL)) {
+            size_t clen = 0;
             struct store_child c;
 
             res->visited++;
-            if (!in_group(s, e, owner) || !in_subdir(e, rq->dir, rq->dir_len))
+            if (!has_prefix(it, dk, dlen) || it->klen <= start ||
+                (rq->dir_len > 0 ? it->key[dlen] != KEY_SLASH : it->key[ko] < KEY_LIMIT))
                 break;
+            while (start + clen < it->klen && it->key[start + clen] >= KEY_LIMIT)
+                clen++;
             if (counted == rq->max) {
                 res->more = true;
                 goto out;
             }
-            slash = memchr(child, '/', e->dir_len - plen);
-            found_of(e, &f);
-            c = (struct store_child){.name = child,
-                                     .len = slash != NULL ? (size_t)(slash - child)
-                                                          : e->dir_len - plen,
-                                     .dir = true,
-                                     .full = e->name,
-                                     .full_len = e->name_len,
-                                     .f = &f};
+            list_child(s, it, ko, plen, name, &f, &c);
+            c.len = clen;
+            c.dir = true;
             if (!fn(arg, &c))
-                continue; /* not shown: the next entry beneath it may be */
+                continue; /* not shown: the next file beneath it may be */
             counted++;
-            memcpy(key + plen, c.name, c.len);
-            key[plen + c.len] = '\x01';
-            k = (struct okey){.owner = owner, .dir = key, .dlen = plen + c.len + 1};
-            btree_seek(&s->order, &k, seek_cmp, &it);
+            memcpy(sk, it->key, start + clen);
+            slen = start + clen;
+            sk[slen++] = KEY_RAW;
+            upindex_seek(&s->order, sk, slen, it);
         }
     }
     /* the files of dir, from the one after rq->after if that is a file */
-    k = (struct okey){.owner = owner, .dir = rq->dir, .dlen = rq->dir_len};
+    memcpy(sk, dk, dlen);
+    slen = dlen;
+    sk[slen++] = KEY_DIR_END;
     if (rq->after != NULL && !rq->after_dir) {
-        k.base = rq->after;
-        k.blen = rq->after_len;
+        memcpy(sk + slen, rq->after, rq->after_len);
+        slen += rq->after_len;
+        sk[slen++] = 0; /* (the first key after the one of rq->after) */
     }
-    btree_seek(&s->order, &k, seek_cmp, &it);
-    while ((e = btree_next(&it)) != NULL) {
-        size_t off = e->dir_len > 0 ? (size_t)e->dir_len + 1 : 0;
+    upindex_seek(&s->order, sk, slen, it);
+    while (upindex_next(it, NULL)) {
         struct store_child c;
 
         res->visited++;
-        if (!in_group(s, e, owner) || !in_dir(e, rq->dir, rq->dir_len))
+        if (!has_prefix(it, dk, dlen) || it->klen == dlen || it->key[dlen] != KEY_DIR_END)
             break;
-        if (rq->after != NULL && !rq->after_dir && e->name_len - off == rq->after_len &&
-            memcmp(e->name + off, rq->after, rq->after_len) == 0)
-            continue;
         if (counted == rq->max) {
             res->more = true;
             break;
         }
-        found_of(e, &f);
-        c = (struct store_child){.name = e->name + off,
-                                 .len = e->name_len - off,
-                                 .full = e->name,
-                                 .full_len = e->name_len,
-                                 .f = &f};
+        list_child(s, it, ko, plen, name, &f, &c);
         if (fn(arg, &c))
             counted++;
     }
 out:
     pthread_rwlock_unlock(&s->lock);
+    free(it);
     return 0;
 }
 
@@ -1062,8 +1063,8 @@ void store_stats(struct store *s, struct store_stats *st)
     memset(st, 0, sizeof(*st));
     pthread_rwlock_rdlock(&s->lock);
     st->whiteouts = s->nwhiteouts;
-    st->files = s->count - s->nwhiteouts;
-    st->order_bytes = btree_bytes(&s->order);
+    st->files = s->index.count - s->nwhiteouts;
+    st->index_bytes = upindex_bytes(&s->index) + upindex_bytes(&s->order);
     st->segments = s->nsegs;
     for (size_t i = 0; i < s->nsegs; i++) {
         st->bytes += __atomic_load_n(&s->segs[i]->bytes, __ATOMIC_RELAXED);
@@ -1140,8 +1141,10 @@ static int seg_remove(struct store *s, size_t i)
 }
 
 struct moved {
-    struct store_entry *e;
-    struct store_pos pos;
+    char *name;             /* (its own copy: staged records point at it until the sync) */
+    size_t len;
+    const char *owner;      /* (the owner's, which stays) */
+    struct store_pos pos;   /* where the copy went; seg NULL: dropped */
 };
 
 /*
@@ -1155,52 +1158,65 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
 {
     struct store_segment *old = s->segs[0];
     uint64_t tail = store_tail(s), copied = 0;
+    struct upindex_iter *it = xmalloc(sizeof(*it));
+    char name[STORE_NAME_MAX + 1];
     struct moved *mv = NULL;
     size_t n = 0, cap = 0;
+    struct upval v;
     int rc = 0;
 
     /* the index changes only on this thread: entries stay put while we copy */
-    for (size_t i = 0; i < s->nbuckets && rc == 0 && copied < COMPACT_STEP; i++) {
-        for (struct store_entry *e = s->buckets[i]; e != NULL && rc == 0; e = e->next) {
-            struct store_body b;
-            if (e->pos.seg != old)
+    upindex_seek(&s->index, NULL, 0, it);
+    while (rc == 0 && copied < COMPACT_STEP && upindex_next(it, &v)) {
+        struct store_pos p;
+        struct store_body b;
+        struct moved *m;
+
+        if (v.seg != old->id)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            mv = xrealloc(mv, cap * sizeof(*mv));
+        }
+        m = &mv[n++];
+        m->len = key_name(it->key, it->klen, name);
+        m->name = xmalloc(m->len + 1);
+        memcpy(m->name, name, m->len + 1);
+        m->owner = s->owner_ids[v.owner]->name;
+        pos_of(s, m->len, &v, &p);
+        copied += p.rec_len;
+        if (p.whiteout) {
+            if (!hide_needed(arg, m->name)) {
+                m->pos.seg = NULL; /* dropped: nothing older to hide */
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                mv = xrealloc(mv, cap * sizeof(*mv));
             }
-            mv[n].e = e;
-            if (e->pos.whiteout) {
-                if (!hide_needed(arg, e->name)) {
-                    mv[n++].pos.seg = NULL; /* dropped: nothing older to hide */
-                    continue;
-                }
-                rc = store_append_delete(s, e->name, e->name_len, &mv[n].pos);
-            } else {
-                b = (struct store_body){.fd = old->fd, .off = e->pos.data_off, .len = e->pos.size,
-                                        .version = e->pos.version}; /* the same version */
-                rc = store_append_put(s, e->name, e->name_len, e->owner, &b, &mv[n].pos);
-            }
-            copied += e->pos.rec_len;
-            n++;
+            rc = store_append_delete(s, m->name, m->len, &m->pos);
+        } else {
+            b = (struct store_body){.fd = old->fd, .off = p.data_off, .len = p.size,
+                                    .version = p.version}; /* the same version */
+            rc = store_append_put(s, m->name, m->len, m->owner, &b, &m->pos);
         }
     }
+    free(it);
     if (rc == 0)
         rc = store_sync(s);
     if (rc < 0) {
         store_rewind(s, tail); /* the copies were not published: drop them */
-        free(mv);
-        return rc;
+    } else {
+        pthread_rwlock_wrlock(&s->lock);
+        for (size_t k = 0; k < n; k++) {
+            if (mv[k].pos.seg == NULL)
+                index_drop(s, mv[k].name, mv[k].len);
+            else
+                index_set(s, mv[k].name, mv[k].len, mv[k].owner, &mv[k].pos);
+        }
+        pthread_rwlock_unlock(&s->lock);
     }
-    pthread_rwlock_wrlock(&s->lock);
-    for (size_t k = 0; k < n; k++) {
-        if (mv[k].pos.seg == NULL)
-            index_drop(s, mv[k].e->name, mv[k].e->name_len);
-        else
-            index_set(s, mv[k].e->name, mv[k].e->name_len, mv[k].e->owner, &mv[k].pos);
-    }
-    pthread_rwlock_unlock(&s->lock);
+    for (size_t k = 0; k < n; k++)
+        free(mv[k].name);
     free(mv);
+    if (rc < 0)
+        return rc;
     if (old->live > 0)
         return 0; /* more steps to come */
     rc = seg_remove(s, 0);
@@ -1290,6 +1306,18 @@ struct rec_read {
 };
 
 /*
+ * Whether a record (its CRC checked) is one this store writes: a name and an owner without a
+ * 0 byte, a version (if it has one) not 0. The index keeps no more than the owner's number and
+ * the version of each name (upindex.h) and finds the data from them: any other record would
+ * not be where it says.
+ */
+static bool rec_sane(const struct rec_read *r)
+{
+    return strlen(r->name) == r->h.name_len && strlen(r->owner) == r->h.owner_len &&
+           (r->h.op != REC_PUT_V || r->version != 0);
+}
+
+/*
  * Reads the record at off of a file of size bytes (buf: SCAN_CHUNK bytes of scratch). Returns
  * its length if it is whole and its CRC matches, 0 if not, or -errno.
  */
@@ -1308,7 +1336,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
     if (h->magic != REC_MAGIC || h->salt != salt ||
         (h->op != REC_PUT && h->op != REC_PUT_V && h->op != REC_DELETE) || h->name_len == 0 ||
         h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
-        (h->op == REC_DELETE && h->data_len != 0))
+        (h->op == REC_DELETE && (h->data_len != 0 || h->owner_len != 0)))
         return 0;
     hlen = h->op == REC_PUT_V ? sizeof(struct rec_hdr_v) : sizeof(*h);
     head = hlen + h->name_len + h->owner_len;
@@ -1334,7 +1362,7 @@ static int64_t read_record(int fd, uint32_t salt, uint64_t off, uint64_t size, c
         crc = store_crc32(crc, buf, n);
         done += n;
     }
-    if (crc != h->crc || strlen(r->name) != h->name_len)
+    if (crc != h->crc || !rec_sane(r))
         return 0;
     return (int64_t)(head + h->data_len);
 }
@@ -1355,7 +1383,7 @@ static int64_t parse_record(const char *m, size_t avail, uint32_t salt, struct r
     if (h->magic != REC_MAGIC || h->salt != salt ||
         (h->op != REC_PUT && h->op != REC_PUT_V && h->op != REC_DELETE) || h->name_len == 0 ||
         h->name_len > STORE_NAME_MAX || h->owner_len > STORE_OWNER_MAX ||
-        (h->op == REC_DELETE && h->data_len != 0))
+        (h->op == REC_DELETE && (h->data_len != 0 || h->owner_len != 0)))
         return 0;
     hlen = h->op == REC_PUT_V ? sizeof(struct rec_hdr_v) : sizeof(*h);
     head = hlen + h->name_len + h->owner_len;
@@ -1369,7 +1397,7 @@ static int64_t parse_record(const char *m, size_t avail, uint32_t salt, struct r
     r->name[h->name_len] = '\0';
     r->owner[h->owner_len] = '\0';
     crc = store_crc32(0, m + CRC_FROM, head - CRC_FROM + (size_t)h->data_len);
-    if (crc != h->crc || strlen(r->name) != h->name_len)
+    if (crc != h->crc || !rec_sane(r))
         return 0;
     return (int64_t)(head + h->data_len);
 }
@@ -1604,9 +1632,9 @@ static int list_segments(struct store *s, int dir_fd, uint32_t **ids, size_t *n,
  * thousand entries at a time while batches go on. An entry is written as it is when the walk
  * reaches it, which may be after P; any change made to it after P is in the log after P, which
  * start-up replays over the checkpoint in log order, so the last record of each name still
- * wins. The walk goes by classes of the names' hashes (the bucket index when it started): the
- * bucket array may double meanwhile, but a class's entries stay in its buckets, so an entry
- * that was in the index at P is written exactly once.
+ * wins. The walk goes in the order of the names' keys, each step from the key after the last
+ * one written: a name's key never changes, so an entry that was in the index at P is written
+ * exactly once (and one made since, at most once), and a start loads the entries in order.
  *
  * The segments: the checkpoint lists every segment its entries may name (those of the log when
  * it started and those started while it was written), by id and salt. At start-up a listed
@@ -1670,15 +1698,11 @@ _Static_assert(sizeof(struct ckpt_seg) == 16, "checkpoint segment size");
 struct store_ckpt {
     int fd;                 /* STORE_CKPT_TMP */
     struct ckpt_hdr h;
-    /* in the order of names (then a start-up inserts them in order, cheaply), from the one
-     * after the last written; unless an entry is not in the order (see order_ok): then by
-     * classes of hashes */
-    bool by_order;
-    bool started;           /* (by order) last is set */
+    /* in the order of the keys (then a start-up appends each one, cheaply) */
+    bool started;           /* last is set */
     bool done;
-    struct store_entry *last; /* (by order) a copy of the last one written: its key */
-    size_t nclasses;        /* nbuckets when it started */
-    size_t next;            /* the next class to write */
+    uint8_t *last;          /* the key of the last one written (UPINDEX_KEY_MAX) */
+    uint32_t last_len;
     uint64_t records_at;    /* s->records_total at the position */
     uint64_t off;           /* where the next block goes */
     struct ckpt_seg *segs;  /* the log's segments when it started */
@@ -1758,9 +1782,7 @@ static int ckpt_begin(struct store *s)
                              .pos_seg = active(s)->id,
                              .pos_off = active(s)->bytes};
     w->records_at = s->records_total;
-    w->by_order = s->nunordered == 0;
-    w->last = xcalloc(1, sizeof(*w->last) + STORE_NAME_MAX + 1);
-    w->nclasses = s->nbuckets;
+    w->last = xmalloc(UPINDEX_KEY_MAX);
     w->off = sizeof(struct ckpt_hdr);
     w->nsegs = s->nsegs;
     w->segs = xcalloc(s->nsegs, sizeof(*w->segs));
@@ -1783,27 +1805,29 @@ static void ckpt_seg_started(struct store_ckpt *w, const struct store_segment *g
     w->segs[w->nsegs++] = (struct ckpt_seg){g->id, g->salt, g->bytes};
 }
 
-/* Appends e to the block (writing the block first if it is full). */
-static int ckpt_put(struct store_ckpt *w, const struct store_entry *e)
+/* Appends the entry of name (p: where its record lies) to the block (writing the block first
+ * if it is full). */
+static int ckpt_put(struct store_ckpt *w, const char *name, size_t len, const char *owner,
+                    const struct store_pos *p)
 {
-    size_t olen = strlen(e->owner);
-    struct ckpt_ent ce = {.name_len = e->name_len,
+    size_t olen = strlen(owner);
+    struct ckpt_ent ce = {.name_len = (uint16_t)len,
                           .owner_len = (uint8_t)olen,
-                          .whiteout = e->pos.whiteout,
-                          .seg = e->pos.seg->id,
-                          .rec_off = e->pos.rec_off,
-                          .rec_len = e->pos.rec_len,
-                          .size = e->pos.size,
-                          .version = e->pos.version};
-    size_t need = sizeof(ce) + e->name_len + olen;
+                          .whiteout = p->whiteout,
+                          .seg = p->seg->id,
+                          .rec_off = p->rec_off,
+                          .rec_len = p->rec_len,
+                          .size = p->size,
+                          .version = p->version};
+    size_t need = sizeof(ce) + len + olen;
     int rc;
 
     if (w->len + need > sizeof(struct ckpt_block) + CKPT_BLOCK_BYTES &&
         (rc = ckpt_flush(w, CKPT_BLOCK_MAGIC)) < 0)
         return rc;
     memcpy(w->buf + w->len, &ce, sizeof(ce));
-    memcpy(w->buf + w->len + sizeof(ce), e->name, e->name_len);
-    memcpy(w->buf + w->len + sizeof(ce) + e->name_len, e->owner, olen);
+    memcpy(w->buf + w->len + sizeof(ce), name, len);
+    memcpy(w->buf + w->len + sizeof(ce) + len, owner, olen);
     w->len += need;
     w->n++;
     w->h.entries++;
@@ -1884,66 +1908,36 @@ static int ckpt_end(struct store *s)
     return 0;
 }
 
-/*
- * Writes the next max entries (0: all) in the order of names, from the first one after the
- * last written (a change since moved an entry's key: it may be written twice, or not at all
- * if it moved before; either way its change is in the log after the position). 1 when done.
- */
-static int ckpt_step_ordered(struct store *s, size_t max)
-{
-    struct store_ckpt *w = s->ckpt;
-    struct btree_iter it;
-    struct store_entry *e;
-    struct okey last;
-    size_t done = 0;
-    int rc;
-
-    if (w->started) {
-        key_of(w->last, &last);
-        btree_seek(&s->order, &last, seek_cmp, &it);
-    } else {
-        btree_first(&s->order, &it);
-    }
-    while ((e = btree_next(&it)) != NULL && (max == 0 || done < max)) {
-        struct store_entry *l = w->last;
-        if (w->started && entry_cmp(l, e, s) == 0)
-            continue; /* (the last one written) */
-        if ((rc = ckpt_put(w, e)) < 0)
-            return rc;
-        done++;
-        /* its key, for the next step's seek (e may be gone by then) */
-        l->pos.whiteout = e->pos.whiteout;
-        memcpy(l->owner, e->owner, sizeof(l->owner));
-        l->name_len = e->name_len;
-        l->dir_len = e->dir_len;
-        memcpy(l->name, e->name, e->name_len);
-        l->name[e->name_len] = '\0';
-        w->started = true;
-    }
-    w->done = e == NULL;
-    return w->done ? 1 : 0;
-}
-
-/* Writes the entries of the next classes: max of them at least (0: all). 1 when done. */
+/* Writes the next max entries (0: all), from the key after the last written. 1 when done. */
 static int ckpt_step(struct store *s, size_t max)
 {
     struct store_ckpt *w = s->ckpt;
+    struct upindex_iter *it = xmalloc(sizeof(*it));
+    char name[STORE_NAME_MAX + 1];
+    struct store_pos p;
+    struct upval v;
     size_t done = 0;
-    int rc;
+    bool more = true;
+    int rc = 0;
 
-    if (w->by_order)
-        return ckpt_step_ordered(s, max);
-    while (w->next < w->nclasses && (max == 0 || done < max)) {
-        for (size_t b = w->next; b < s->nbuckets; b += w->nclasses) {
-            for (struct store_entry *e = s->buckets[b]; e != NULL; e = e->next) {
-                if ((rc = ckpt_put(w, e)) < 0)
-                    return rc;
-                done++;
-            }
-        }
-        w->next++;
+    upindex_seek(&s->index, w->last, w->started ? w->last_len : 0, it);
+    while ((max == 0 || done < max) && (more = upindex_next(it, &v))) {
+        size_t len;
+        if (w->started && it->klen == w->last_len && memcmp(it->key, w->last, it->klen) == 0)
+            continue; /* (the last one written) */
+        len = key_name(it->key, it->klen, name);
+        pos_of(s, len, &v, &p);
+        if ((rc = ckpt_put(w, name, len, s->owner_ids[v.owner]->name, &p)) < 0)
+            break;
+        done++;
+        memcpy(w->last, it->key, it->klen);
+        w->last_len = it->klen;
+        w->started = true;
     }
-    w->done = w->next == w->nclasses;
+    free(it);
+    if (rc < 0)
+        return rc;
+    w->done = !more;
     return w->done ? 1 : 0;
 }
 
@@ -2025,58 +2019,16 @@ int store_checkpoint(struct store *s, bool finish)
 
 /* ---- start-up: the checkpoint, then the log ---- */
 
-/* A segment the checkpoint names that is gone: its entries point here until replaced. */
-struct ckpt_gone {
-    struct store_segment **g;
-    size_t n;
-};
-
-/* The index of the segment with this id in s->segs (sorted), or -1. */
-static ssize_t seg_index(const struct store *s, uint32_t id)
-{
-    size_t lo = 0, hi = s->nsegs;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->segs[mid]->id == id)
-            return (ssize_t)mid;
-        if (s->segs[mid]->id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-/* Entries of one block (len bytes at p) into the index; false (why set) if one is bad. */
-struct ckpt_scratch {
-    size_t off;
-    uint64_t hash;
-};
-#define CKPT_PREFETCH 16 /* entries ahead */
 #define CKPT_BLOCK_ENTRIES_MAX (CKPT_BLOCK_BYTES / (sizeof(struct ckpt_ent) + 1))
 
+/* Entries of one block (len bytes at p) into the index; false (why set) if one is bad. */
 static bool ckpt_load_block(struct store *s, const char *p, size_t len, uint32_t n,
                             const struct ckpt_hdr *h, const struct ckpt_seg *segs,
-                            struct store_segment **segp, const uint64_t *sizes,
-                            struct ckpt_scratch *scratch, char *why, size_t whylen)
+                            struct store_segment **segp, const uint64_t *sizes, char *why,
+                            size_t whylen)
 {
-    size_t off = 0, mask = s->nbuckets - 1;
+    size_t off = 0;
 
-    /* where each entry starts and its name's hash: the buckets of the entries a few ahead are
-     * fetched into the cache while this one is indexed (a miss each, in an array of 128 MiB
-     * for 10 M names: most of a start's time without it) */
-    for (uint32_t k = 0; k < n; k++) {
-        struct ckpt_ent ce;
-        if (len - off < sizeof(ce))
-            goto bad;
-        memcpy(&ce, p + off, sizeof(ce));
-        if (len - off - sizeof(ce) < (size_t)ce.name_len + ce.owner_len)
-            goto bad;
-        scratch[k].off = off;
-        scratch[k].hash = fnv1a64(p + off + sizeof(ce), ce.name_len);
-        off += sizeof(ce) + ce.name_len + ce.owner_len;
-    }
     for (uint32_t k = 0; k < n; k++) {
         struct ckpt_ent ce;
         char owner[STORE_OWNER_MAX + 1];
@@ -2085,18 +2037,17 @@ static bool ckpt_load_block(struct store *s, const char *p, size_t len, uint32_t
         size_t lo = 0, hi = h->nsegs;
         ssize_t gi;
 
-        if (k + CKPT_PREFETCH < n)
-            __builtin_prefetch(&s->buckets[scratch[k + CKPT_PREFETCH].hash & mask]);
-        if (k + CKPT_PREFETCH / 2 < n) /* (the first entry of that bucket, fetched by now) */
-            __builtin_prefetch(s->buckets[scratch[k + CKPT_PREFETCH / 2].hash & mask]);
-        off = scratch[k].off;
+        if (len - off < sizeof(ce))
+            goto bad;
         memcpy(&ce, p + off, sizeof(ce));
         off += sizeof(ce);
         if (ce.name_len == 0 || ce.name_len > STORE_NAME_MAX || ce.owner_len > STORE_OWNER_MAX ||
             ce.whiteout > 1 || len - off < (size_t)ce.name_len + ce.owner_len ||
-            (ce.whiteout && (ce.size != 0 || ce.owner_len != 0)) || ce.size > ce.rec_len ||
+            (ce.whiteout && (ce.size != 0 || ce.owner_len != 0 || ce.version != 0)) ||
+            ce.size > ce.rec_len ||
+            ce.rec_len - ce.size != rec_head(ce.name_len, ce.owner_len, ce.version) ||
             ce.rec_off < sizeof(struct seg_hdr) || ce.rec_len > UINT64_MAX - ce.rec_off)
-            goto bad;
+            goto bad; /* (a record laid out otherwise than the index would find it) */
         name = p + off;
         memcpy(owner, p + off + ce.name_len, ce.owner_len);
         owner[ce.owner_len] = '\0';
@@ -2119,8 +2070,6 @@ static bool ckpt_load_block(struct store *s, const char *p, size_t len, uint32_t
             snprintf(why, whylen, "an entry lies beyond the end of segment %08x", ce.seg);
             return false;
         }
-        /* (a name may come twice: changed while the walk went on, its key moved after the
-         * walk's place; the later one wins here, and the log after the position anyway) */
         pos = (struct store_pos){.seg = segp[lo],
                                  .rec_off = ce.rec_off,
                                  .rec_len = ce.rec_len,
@@ -2144,13 +2093,12 @@ bad:
  */
 static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restarted,
                       struct store_recovery *rec, size_t *from_i, uint64_t *from_off,
-                      struct ckpt_gone *gone, char *why, size_t whylen)
+                      char *why, size_t whylen)
 {
     struct ckpt_hdr h;
     struct ckpt_block b;
     struct ckpt_seg *segs = NULL;
     struct store_segment **segp = NULL;
-    struct ckpt_scratch *scratch = NULL;
     char *buf = NULL;
     uint64_t off, loaded = 0;
     struct stat st;
@@ -2199,8 +2147,8 @@ static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restar
             g->id = segs[i].id;
             g->salt = segs[i].salt;
             g->fd = -1;
-            gone->g = xrealloc(gone->g, (gone->n + 1) * sizeof(*gone->g));
-            gone->g[gone->n++] = g;
+            s->gone = xrealloc(s->gone, (s->ngone + 1) * sizeof(*s->gone));
+            s->gone[s->ngone++] = g;
             segp[i] = g;
             continue;
         }
@@ -2231,10 +2179,7 @@ static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restar
         }
     }
     /* the entries, block by block */
-    while (s->nbuckets < h.entries && s->nbuckets < ((size_t)1 << 40))
-        grow(s); /* (empty: once to the size) */
     buf = xmalloc(CKPT_BLOCK_BYTES);
-    scratch = xmalloc(CKPT_BLOCK_ENTRIES_MAX * sizeof(*scratch));
     for (off = sizeof(h); off < h.segs_off;) {
         if (h.segs_off - off < sizeof(b) || store_pread(fd, &b, sizeof(b), off) < 0 ||
             b.magic != CKPT_BLOCK_MAGIC || b.len > CKPT_BLOCK_BYTES ||
@@ -2248,7 +2193,7 @@ static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restar
             snprintf(why, whylen, "damaged at offset %llu", (unsigned long long)off);
             goto out;
         }
-        if (!ckpt_load_block(s, buf, b.len, b.n, &h, segs, segp, sizes, scratch, why, whylen))
+        if (!ckpt_load_block(s, buf, b.len, b.n, &h, segs, segp, sizes, why, whylen))
             goto out;
         loaded += b.n;
         off += sizeof(b) + b.len;
@@ -2278,7 +2223,6 @@ static bool ckpt_load(struct store *s, const uint64_t *sizes, const bool *restar
 out:
     close(fd);
     free(buf);
-    free(scratch);
     free(segs);
     free(segp);
     return ok;
@@ -2289,52 +2233,65 @@ out:
  * there was dropped by compaction (it hid nothing): dropped here too. A file there means the
  * checkpoint is stale: false, why set.
  */
-static bool ckpt_settle_gone(struct store *s, struct ckpt_gone *gone, char *why, size_t whylen)
+static bool ckpt_settle_gone(struct store *s, char *why, size_t whylen)
 {
+    struct upindex_iter *it;
+    char name[STORE_NAME_MAX + 1];
+    uint8_t **drop = NULL; /* keys of the whiteouts to drop, each with its length first */
+    size_t ndrop = 0;
+    struct upval v;
     bool ok = true;
 
-    for (size_t i = 0; i < s->nbuckets && ok && gone->n > 0; i++) {
-        struct store_entry *e = s->buckets[i];
-        while (e != NULL) {
-            struct store_entry *next = e->next;
-            bool is_gone = false;
-            for (size_t k = 0; k < gone->n && !is_gone; k++)
-                is_gone = e->pos.seg == gone->g[k];
-            if (is_gone && !e->pos.whiteout) {
-                snprintf(why, whylen, "stale: '%s' is in segment %08x, which is gone", e->name,
-                         e->pos.seg->id);
-                ok = false;
-                break;
-            }
-            if (is_gone)
-                index_drop(s, e->name, e->name_len);
-            e = next;
+    if (s->ngone == 0)
+        return true;
+    it = xmalloc(sizeof(*it));
+    upindex_seek(&s->index, NULL, 0, it);
+    while (ok && upindex_next(it, &v)) {
+        size_t k = 0;
+        while (k < s->ngone && s->gone[k]->id != v.seg)
+            k++;
+        if (k == s->ngone)
+            continue;
+        if (!(v.flags & UPVAL_WHITEOUT)) {
+            key_name(it->key, it->klen, name);
+            snprintf(why, whylen, "stale: '%.80s' is in segment %08x, which is gone", name,
+                     v.seg);
+            ok = false;
+            break;
         }
+        drop = xrealloc(drop, (ndrop + 1) * sizeof(*drop));
+        drop[ndrop] = xmalloc(sizeof(uint32_t) + it->klen);
+        memcpy(drop[ndrop], &it->klen, sizeof(uint32_t));
+        memcpy(drop[ndrop] + sizeof(uint32_t), it->key, it->klen);
+        ndrop++;
     }
+    free(it);
+    for (size_t i = 0; i < ndrop; i++) {
+        uint32_t klen;
+        memcpy(&klen, drop[i], sizeof(klen));
+        if (ok)
+            index_drop_key(s, drop[i] + sizeof(klen), klen,
+                           key_name(drop[i] + sizeof(klen), klen, name));
+        free(drop[i]);
+    }
+    free(drop);
     return ok;
 }
 
-static void ckpt_gone_free(struct ckpt_gone *gone)
+static void ckpt_gone_free(struct store *s)
 {
-    for (size_t k = 0; k < gone->n; k++)
-        free(gone->g[k]);
-    free(gone->g);
-    *gone = (struct ckpt_gone){0};
+    for (size_t k = 0; k < s->ngone; k++)
+        free(s->gone[k]);
+    free(s->gone);
+    s->gone = NULL;
+    s->ngone = 0;
 }
 
-/* Frees every entry and owner of the index (its tables stay, emptied). */
+/* Frees every entry and owner of the index (the owners' table stays, emptied). */
 static void index_free(struct store *s)
 {
-    btree_release(&s->order);
-    for (size_t i = 0; i < s->nbuckets; i++) {
-        struct store_entry *e = s->buckets[i];
-        while (e != NULL) {
-            struct store_entry *next = e->next;
-            free(e);
-            e = next;
-        }
-        s->buckets[i] = NULL;
-    }
+    upindex_release(&s->index);
+    upindex_release(&s->order);
     for (size_t i = 0; i < s->nowner_buckets; i++) {
         struct store_owner *o = s->owners[i];
         while (o != NULL) {
@@ -2344,13 +2301,19 @@ static void index_free(struct store *s)
         }
         s->owners[i] = NULL;
     }
+    free(s->owner_ids);
+    s->owner_ids = NULL;
+    s->nowners = 0;
 }
 
 /* Empties the index (after a checkpoint that could not be used). */
 static void index_reset(struct store *s)
 {
     index_free(s);
-    s->count = s->nwhiteouts = s->nowners = s->nunordered = 0;
+    upindex_init(&s->index);
+    upindex_init(&s->order);
+    owner_get(s, ""); /* (number 0) */
+    s->nwhiteouts = 0;
     s->data_bytes = 0;
     s->last_version = 0;
     s->ckpt_have = false;
@@ -2409,7 +2372,6 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
     size_t nids = 0, from_i = 0;
     uint64_t *sizes = NULL, from_off = sizeof(struct seg_hdr), t0 = mono_ns();
     bool *restarted = NULL;
-    struct ckpt_gone gone = {0};
     const char *crash = getenv("S1_TEST_CKPT_CRASH");
 
     memset(s, 0, sizeof(*s));
@@ -2427,11 +2389,11 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
                         : strcmp(crash, "synced") == 0  ? CKPT_CRASH_SYNCED
                         : strcmp(crash, "renamed") == 0 ? CKPT_CRASH_RENAMED
                                                         : CKPT_CRASH_NONE;
-    btree_init(&s->order, entry_cmp, entry_prefix, s);
-    s->nbuckets = 1024;
-    s->buckets = xcalloc(s->nbuckets, sizeof(*s->buckets));
+    upindex_init(&s->index);
+    upindex_init(&s->order);
     s->nowner_buckets = 64;
     s->owners = xcalloc(s->nowner_buckets, sizeof(*s->owners));
+    owner_get(s, ""); /* (number 0) */
     s->stage_hdrs = xcalloc(STORE_STAGE_RECORDS, sizeof(struct rec_hdr_v));
     s->stage_iov = xcalloc(STORE_STAGE_RECORDS * 4, sizeof(*s->stage_iov));
     pthread_rwlock_init(&s->lock, NULL);
@@ -2501,8 +2463,8 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
     free(ids);
     ids = NULL;
     /* the checkpoint and the log after its position; the whole log if it cannot be used */
-    rec->ckpt_loaded = ckpt_load(s, sizes, restarted, rec, &from_i, &from_off, &gone,
-                                 rec->ckpt_why, sizeof(rec->ckpt_why));
+    rec->ckpt_loaded = ckpt_load(s, sizes, restarted, rec, &from_i, &from_off, rec->ckpt_why,
+                                 sizeof(rec->ckpt_why));
     if (!rec->ckpt_loaded)
         index_reset(s); /* (it may have loaded part of one) */
     for (;;) {
@@ -2513,7 +2475,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
                 goto fail;
         }
         if (!rec->ckpt_loaded ||
-            ckpt_settle_gone(s, &gone, rec->ckpt_why, sizeof(rec->ckpt_why)))
+            ckpt_settle_gone(s, rec->ckpt_why, sizeof(rec->ckpt_why)))
             break;
         /* a stale checkpoint: never trusted over the log */
         rec->ckpt_loaded = false;
@@ -2522,7 +2484,7 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
         from_i = 0;
         from_off = sizeof(struct seg_hdr);
     }
-    ckpt_gone_free(&gone);
+    ckpt_gone_free(s);
     free(sizes);
     free(restarted);
     sizes = NULL;
@@ -2539,13 +2501,13 @@ int store_open(struct store *s, int root_fd, uint64_t segment_bytes, unsigned fl
     s->records_total = rec->records;
     s->ckpt_records = 0; /* (what was replayed came after the checkpoint's position) */
     rec->whiteouts = s->nwhiteouts;
-    rec->files = s->count - s->nwhiteouts;
+    rec->files = s->index.count - s->nwhiteouts;
     rec->ms = (mono_ns() - t0) / 1000000u;
     s->opened = true;
     return 0;
 
 fail:
-    ckpt_gone_free(&gone);
+    ckpt_gone_free(s);
     free(ids);
     free(sizes);
     free(restarted);
@@ -2555,7 +2517,7 @@ fail:
 
 void store_close(struct store *s)
 {
-    if (s->buckets == NULL)
+    if (s->owners == NULL)
         return;
     if (s->opened) {
         /* a clean stop: a checkpoint at the log's end, so that the next start replays nothing
@@ -2573,8 +2535,6 @@ void store_close(struct store *s)
     }
     ckpt_drop(s);
     index_free(s);
-    free(s->buckets);
-    s->buckets = NULL;
     free(s->owners);
     s->owners = NULL;
     free(s->stage_hdrs);

@@ -47,7 +47,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "btree.h"
+#include "upindex.h"
 
 #define STORE_DIR ".s1store"
 #define STORE_SEGMENT_BYTES (64ull << 20) /* server1's segment size */
@@ -71,7 +71,7 @@
 #define STORE_CKPT_RECORDS 250000ull
 #define STORE_CKPT_STEP 32768             /* entries written by one store_checkpoint call */
 
-#define STORE_ORDER_BY_OWNER 1u /* store_open: the order of names groups each owner's */
+#define STORE_ORDER_BY_OWNER 1u /* store_open: a listing shows one owner's uploads */
 
 struct store_segment;
 struct store_entry;
@@ -80,22 +80,23 @@ struct store_owner;
 struct store {
     int root_fd;
     int dir_fd;                      /* <root>/.s1store */
-    /* lock guards the index (buckets, nbuckets, count) and every segment's live count and
-     * fd while readers look up; the segment list is changed by the one writer thread under
-     * the write lock too */
+    /* lock guards the index, the owners and every segment's live count and fd while readers
+     * look up; the segment list is changed by the one writer thread under the write lock too */
     pthread_rwlock_t lock;
-    struct store_entry **buckets;
-    size_t nbuckets;                 /* a power of two */
-    size_t count;                    /* entries (files and whiteouts) */
-    size_t nwhiteouts;               /* ... of them whiteouts */
-    size_t nunordered;               /* ... of them not in order (names no listing shows) */
-    struct btree order;              /* the entries in a listing's order (store_list) */
+    struct upindex index;            /* each name's newest record */
+    /* the live files of plain names (store.c), by owner first with STORE_ORDER_BY_OWNER: what
+     * a listing walks (no deletion, no other owner's upload in its way) */
+    struct upindex order;
+    size_t nwhiteouts;               /* entries that are whiteouts */
     bool by_owner;                   /* STORE_ORDER_BY_OWNER */
     /* bytes of live uploads (their data), in total and per owner: what quotas judge */
     uint64_t data_bytes;
-    struct store_owner **owners;
+    struct store_owner **owners;     /* by name */
     size_t nowner_buckets;           /* a power of two */
+    struct store_owner **owner_ids;  /* by number (the index's values name them so) */
     size_t nowners;                  /* owners ever seen since the index was built */
+    struct store_segment **gone;     /* (while a checkpoint loads) segments gone since it */
+    size_t ngone;
     struct store_segment **segs;     /* oldest first; the last one is active */
     size_t nsegs, segs_cap;
     uint32_t next_id;
@@ -193,8 +194,8 @@ enum store_state {
 /*
  * Opens (creating if needed) <root>/.s1store and rebuilds the index from the log; new
  * segments start once the active one holds segment_bytes (STORE_SEGMENT_BYTES in server1).
- * flags: STORE_ORDER_BY_OWNER orders the names of each owner together (for --private-uploads,
- * whose listings show a user's own uploads only), else all owners' together.
+ * flags: STORE_ORDER_BY_OWNER: a listing shows the uploads of the owner it names (for
+ * --private-uploads, whose listings show a user's own uploads only), else all owners'.
  * Bad bytes at the end of the last segment (a batch cut short) are cut off and counted; bad
  * bytes followed by valid records anywhere in the last segment stop it (-1), as does a file
  * in the directory that is not a segment. Returns -1 with a one-line reason in err
@@ -343,9 +344,10 @@ struct store_list_result {
  * each direct child (a subdirectory with the first upload beneath it, a file with itself),
  * which returns whether it counted it (shown); after a subdirectory it did not count, the walk
  * goes on with the next upload beneath it, else passes over the rest of it with one seek.
- * Deletions are never visited. Stops once fn counted rq->max children. It reads the files of
- * dir and one entry per subdirectory, never the rest of the index, under the read lock: fn
- * must not call into the store. Returns 0, or -ENAMETOOLONG for an after that cannot fit a
+ * Deletions (and, with STORE_ORDER_BY_OWNER, other owners' uploads) are passed over. Stops
+ * once fn counted rq->max children. It reads the entries of dir's files and one entry per
+ * subdirectory shown (plus those passed over), never the rest of the index, under the read
+ * lock: fn must not call into the store. Returns 0, or -ENAMETOOLONG for an after that cannot fit a
  * name. Thread-safe.
  */
 int store_list(struct store *s, const struct store_list_req *rq,
@@ -357,7 +359,7 @@ struct store_stats {
     uint64_t ckpts;        /* index checkpoints written since start */
     uint64_t ckpt_unix;    /* the last one's time (s since the epoch), 0 if none */
     uint64_t ckpt_entries; /* ... and its entries */
-    uint64_t order_bytes; /* memory of the order of names (btree.h) */
+    uint64_t index_bytes;  /* memory of the index (upindex.h) */
     uint64_t pins;    /* pins held on the segments in the log (responses being sent) */
     uint64_t zombies; /* segments removed from the log, kept until their last pin goes */
 };

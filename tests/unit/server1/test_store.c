@@ -897,16 +897,19 @@ static void commit_del(struct store *s, struct hide *h, const char *name)
 
 static const char *hot_names[] = {"hot/a", "hot/b", "hot/c"};
 
-/* The order of names (store_list's) holds every entry, in order. */
+/* The index holds every entry, and the order (store_list's) every file, each in order. */
 static void check_order(struct fx *f)
 {
     char err[128];
     struct store_stats ss;
 
-    if (btree_check(&f->s.order, err) != 0)
+    if (upindex_check(&f->s.index, err) != 0)
+        fail_msg("the index: %s", err);
+    if (upindex_check(&f->s.order, err) != 0)
         fail_msg("the order of names: %s", err);
     store_stats(&f->s, &ss);
-    assert_int_equal(f->s.order.count, ss.files + ss.whiteouts);
+    assert_int_equal(f->s.index.count, ss.files + ss.whiteouts);
+    assert_int_equal(f->s.order.count, ss.files);
 }
 
 static void check_hot(struct store *s, const unsigned *seeds)
@@ -1718,11 +1721,11 @@ static void test_store_list_bound(void **state)
     assert_int_equal(store_list(&f->s, &rq, list_count, &l, &r), 0);
     assert_int_equal(list_counted, 10);
     assert_true(r.visited <= 10 + 3);
-    /* the order costs about 8 to 16 bytes per name */
+    /* the index and the order cost under 48 bytes per name (these share most of theirs) */
     {
         struct store_stats ss;
         store_stats(&f->s, &ss);
-        assert_true(ss.order_bytes > 8 * 12000 && ss.order_bytes < 16 * 12000);
+        assert_true(ss.index_bytes > 12000 && ss.index_bytes < 48 * 12000);
     }
 }
 
@@ -1788,7 +1791,7 @@ static void test_store_list_unordered(void **state)
     fx_reopen(f, BIG_SEG);
     assert_int_equal(f->s.order.count, 1);
     assert_string_equal(list(&f->s, "ok", NULL, NULL, 10, &r), "f:a");
-    if (btree_check(&f->s.order, err) != 0)
+    if (upindex_check(&f->s.order, err) != 0)
         fail_msg("the order of names: %s", err);
 }
 
@@ -2177,6 +2180,51 @@ static void test_store_ckpt_damaged(void **state)
 }
 
 /*
+ * A checkpoint whose checksums match but whose entry says a record is laid out otherwise than
+ * the index would find its data (its length not its header, name, owner and data): refused
+ * as written wrong, the whole log replayed, nothing lost; never taken as it is.
+ */
+static void test_store_ckpt_written_wrong(void **state)
+{
+    struct fx *f = *state;
+    char path[PATH_MAX + 32];
+    uint8_t blk[16 + 4096];
+    uint32_t n, len;
+    uint64_t rec_len;
+    int fd;
+
+    f->keep_ckpt = true;
+    fx_open(f, SMALL_SEG);
+    put_mem(&f->s, "d/a", "ann", "hello", 5);
+    fx_close(f);
+    /* the first block after the 64-byte header: magic, CRC, count, length, then the entries
+     * (40 bytes each: lengths, flags, segment, then rec_off, rec_len, size, version) */
+    ckpt_path(f, path, sizeof(path));
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, blk, 16, 64), 16);
+    memcpy(&n, blk + 8, 4);
+    memcpy(&len, blk + 12, 4);
+    assert_int_equal(n, 1);
+    assert_true(len <= sizeof(blk) - 16);
+    assert_int_equal(pread(fd, blk + 16, len, 64 + 16), (ssize_t)len);
+    memcpy(&rec_len, blk + 16 + 16, 8);
+    rec_len += 1;
+    memcpy(blk + 16 + 16, &rec_len, 8);
+    {
+        uint32_t crc = store_crc32(store_crc32(0, blk + 8, 8), blk + 16, len);
+        memcpy(blk + 4, &crc, 4);
+    }
+    assert_int_equal(pwrite(fd, blk, 16 + len, 64), (ssize_t)(16 + len));
+    close(fd);
+    fx_open(f, SMALL_SEG);
+    assert_false(f->rec.ckpt_loaded);
+    assert_non_null(strstr(f->rec.ckpt_why, "bad entry"));
+    assert_int_equal(f->rec.files, 1);
+    check_file(&f->s, "d/a", "ann", "hello", 5);
+}
+
+/*
  * A stale checkpoint is never trusted over the log: one naming a segment that was started
  * anew (another salt), or a segment that is gone while an entry it holds is still a file
  * after the replay. The whole log is replayed instead.
@@ -2258,6 +2306,7 @@ int main(void)
         T(test_store_list_unordered),
         T(test_store_ckpt_used),
         T(test_store_ckpt_damaged),
+        T(test_store_ckpt_written_wrong),
         T(test_store_ckpt_stale),
         T(test_store_ckpt_equals_replay),
         /* last: with the double free in store_open's error path this one aborts the run */
