@@ -327,7 +327,8 @@ bool btree_remove(struct btree *t, const void *item)
 
 /* ---- walking ---- */
 
-void btree_seek(const struct btree *t, const void *key, btree_cmp_fn kcmp, struct btree_iter *it)
+void btree_seek(const struct btree *t, const void *key, const btree_pfx *kp, btree_cmp_fn kcmp,
+                struct btree_iter *it)
 {
     struct btree_node *n = t->root;
 
@@ -335,8 +336,10 @@ void btree_seek(const struct btree *t, const void *key, btree_cmp_fn kcmp, struc
     it->pos = 0;
     if (n == NULL)
         return;
+    if (t->prefix == NULL)
+        kp = NULL; /* (the separators have none) */
     while (!n->leaf)
-        n = n->in.child[child_for(n, key, NULL, kcmp, t->arg, false)];
+        n = n->in.child[child_for(n, key, kp, kcmp, t->arg, false)];
     it->leaf = n;
     it->pos = leaf_pos(n, key, kcmp, t->arg);
     if (it->pos == n->n) {

@@ -62,9 +62,12 @@ void btree_insert(struct btree *t, void *item);
 bool btree_remove(struct btree *t, const void *item);
 /*
  * it at the first item that key is not after (kcmp(key, item, t->arg) <= 0), or at the end.
- * kcmp must order keys consistently with t->cmp.
+ * kcmp must order keys consistently with t->cmp. kp (may be NULL): the key's prefix, as
+ * t->prefix gives an item's (a key whose prefix is below an item's is before it): the inner
+ * nodes are then descended comparing prefixes, reading an item only where they tie.
  */
-void btree_seek(const struct btree *t, const void *key, btree_cmp_fn kcmp, struct btree_iter *it);
+void btree_seek(const struct btree *t, const void *key, const btree_pfx *kp, btree_cmp_fn kcmp,
+                struct btree_iter *it);
 /* it at the first item. */
 void btree_first(const struct btree *t, struct btree_iter *it);
 /* The item at it, and it moves to the next one; NULL at the end. */

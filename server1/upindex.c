@@ -32,6 +32,7 @@ static uint32_t cap_of(uint32_t len)
 }
 
 struct upblock {
+    btree_pfx lowp;    /* the lower bound's first 16 bytes (key_prefix) */
     struct upblock *prev, *next;
     uint8_t *data;     /* len bytes of entries (NULL when empty) */
     uint8_t *low;      /* the lower bound, low_len bytes (NULL for "", the first block's) */
@@ -45,7 +46,22 @@ struct upblock {
 struct skey {
     const uint8_t *k;
     size_t len;
+    btree_pfx p; /* key_prefix */
 };
+
+/*
+ * A key's first 16 bytes as a number, zero-padded: of two keys, the one with the lower number
+ * is the earlier (equal numbers say nothing). The tree of blocks compares these in its inner
+ * nodes, and a block keeps its lower bound's, so that a lookup reads few blocks' bounds.
+ */
+static btree_pfx key_prefix(const uint8_t *k, size_t len)
+{
+    btree_pfx v = 0;
+
+    for (size_t i = 0; i < sizeof(v); i++)
+        v = v << 8 | (i < len ? k[i] : 0);
+    return v;
+}
 
 /* One entry as decoded. */
 struct dec {
@@ -71,6 +87,12 @@ static int block_cmp(const void *a, const void *b, void *arg)
     return keycmp(x->low, x->low_len, y->low, y->low_len);
 }
 
+static btree_pfx block_prefix(const void *item, void *arg)
+{
+    (void)arg;
+    return ((const struct upblock *)item)->lowp;
+}
+
 /* never 0: a seek stops at the first block whose lower bound is after the key */
 static int block_kcmp(const void *key, const void *item, void *arg)
 {
@@ -78,6 +100,8 @@ static int block_kcmp(const void *key, const void *item, void *arg)
     const struct upblock *b = item;
 
     (void)arg;
+    if (k->p != b->lowp)
+        return k->p < b->lowp ? -1 : 1;
     return keycmp(k->k, k->len, b->low, b->low_len) < 0 ? -1 : 1;
 }
 
@@ -152,11 +176,11 @@ static uint32_t common(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 /* The block that holds key's place: the last one whose lower bound is not after key. */
 static struct upblock *find_block(const struct upindex *x, const uint8_t *key, size_t klen)
 {
-    struct skey k = {key, klen};
+    struct skey k = {key, klen, key_prefix(key, klen)};
     struct btree_iter it;
     struct upblock *after;
 
-    btree_seek(&x->blocks, &k, block_kcmp, &it);
+    btree_seek(&x->blocks, &k, &k.p, block_kcmp, &it);
     after = btree_next(&it);
     return after != NULL ? after->prev : x->last;
 }
@@ -231,7 +255,7 @@ static int scan(const struct upblock *b, const uint8_t *key, size_t klen, uint8_
 void upindex_init(struct upindex *x)
 {
     memset(x, 0, sizeof(*x));
-    btree_init(&x->blocks, block_cmp, NULL, NULL);
+    btree_init(&x->blocks, block_cmp, block_prefix, NULL);
     x->first = xcalloc(1, sizeof(*x->first));
     x->last = x->first;
     btree_insert(&x->blocks, x->first);
@@ -309,6 +333,7 @@ static void block_add(struct upindex *x, struct upblock *b, const uint8_t *c, ui
     nb->low = xmalloc(low_len);
     memcpy(nb->low, low, low_len);
     nb->low_len = (uint16_t)low_len;
+    nb->lowp = key_prefix(low, low_len);
     x->low_bytes += low_len;
     block_set(x, nb, c, len, n);
     nb->prev = b;

@@ -104,7 +104,7 @@ static void test_btree_seek(void **state)
     (void)state;
 
     btree_init(&t, cmp_int, prefix_fn, NULL);
-    btree_seek(&t, &key, cmp_int, &it); /* empty */
+    btree_seek(&t, &key, NULL, cmp_int, &it); /* empty */
     assert_null(btree_next(&it));
     for (int i = 0; i < N; i++) {
         vals[i] = 2 * i;
@@ -112,7 +112,9 @@ static void test_btree_seek(void **state)
     }
     for (key = -1; key <= 2 * N; key += 1) {
         int *p;
-        btree_seek(&t, &key, cmp_int, &it);
+        btree_pfx kp = int_prefix(&key, NULL);
+        /* (with the trees' prefixes: the key's too, every other time) */
+        btree_seek(&t, &key, prefix_fn != NULL && key % 2 ? &kp : NULL, cmp_int, &it);
         p = btree_next(&it);
         if (key > 2 * N - 2) {
             assert_null(p);
@@ -236,7 +238,7 @@ static void test_btree_fill(void **state)
         /* (rand() may repeat: skip equal items, which a tree of names never holds) */
         struct btree_iter it;
         int *p;
-        btree_seek(&t, &vals[i], cmp_int, &it);
+        btree_seek(&t, &vals[i], NULL, cmp_int, &it);
         p = btree_next(&it);
         dup = p != NULL && *p == vals[i];
         if (!dup)
