@@ -40,6 +40,12 @@
  */
 #define SCAN_CHUNK (64u << 10)
 #define COMPACT_STEP (8u << 20) /* bytes copied by one compaction step, about */
+/*
+ * A record's data up to this size is copied by compaction through memory: read into the step's
+ * buffer and staged, so that a step writes its records with a pwritev per STORE_STAGE_RECORDS
+ * (as a batch is written), not with a pread, two pwrites and a buffer each.
+ */
+#define COMPACT_INLINE COPY_CHUNK
 #define SEG_SUFFIX ".seg"
 #define SPARE_SUFFIX ".spare" /* a dead segment kept for reuse */
 
@@ -690,7 +696,7 @@ static int append(struct store *s, int op, const char *name, size_t len, const c
 
         if ((rc = flush_stage(s)) < 0)
             return rc;
-        buf = xmalloc(COPY_CHUNK);
+        buf = xmalloc(dlen < COPY_CHUNK ? (size_t)dlen : COPY_CHUNK);
         rc = 0;
         while (rc == 0 && done < dlen) {
             size_t n = dlen - done < COPY_CHUNK ? (size_t)(dlen - done) : COPY_CHUNK;
@@ -1162,6 +1168,10 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
     char name[STORE_NAME_MAX + 1];
     struct moved *mv = NULL;
     size_t n = 0, cap = 0;
+    /* the data of the small records copied (staged: kept until the sync): copied stays below
+     * COMPACT_STEP before each record, so one more of up to COMPACT_INLINE fits */
+    uint8_t *data = NULL;
+    size_t used = 0;
     struct upval v;
     int rc = 0;
 
@@ -1191,11 +1201,19 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
                 continue;
             }
             rc = store_append_delete(s, m->name, m->len, &m->pos);
-        } else {
-            b = (struct store_body){.fd = old->fd, .off = p.data_off, .len = p.size,
-                                    .version = p.version}; /* the same version */
-            rc = store_append_put(s, m->name, m->len, m->owner, &b, &m->pos);
+            continue;
         }
+        b = (struct store_body){.fd = old->fd, .off = p.data_off, .len = p.size,
+                                .version = p.version}; /* the same version */
+        if (p.size <= COMPACT_INLINE) {
+            if (data == NULL)
+                data = xmalloc(COMPACT_STEP + COMPACT_INLINE);
+            if ((rc = store_pread(old->fd, data + used, (size_t)p.size, p.data_off)) < 0)
+                break;
+            b.mem = data + used;
+            used += (size_t)p.size;
+        }
+        rc = store_append_put(s, m->name, m->len, m->owner, &b, &m->pos);
     }
     free(it);
     if (rc == 0)
@@ -1215,6 +1233,7 @@ static int compact_oldest(struct store *s, bool (*hide_needed)(void *arg, const 
     for (size_t k = 0; k < n; k++)
         free(mv[k].name);
     free(mv);
+    free(data);
     if (rc < 0)
         return rc;
     if (old->live > 0)
