@@ -2255,9 +2255,8 @@ out:
 static bool ckpt_settle_gone(struct store *s, char *why, size_t whylen)
 {
     struct upindex_iter *it;
+    uint8_t key[UPINDEX_KEY_MAX];
     char name[STORE_NAME_MAX + 1];
-    uint8_t **drop = NULL; /* keys of the whiteouts to drop, each with its length first */
-    size_t ndrop = 0;
     struct upval v;
     bool ok = true;
 
@@ -2265,8 +2264,8 @@ static bool ckpt_settle_gone(struct store *s, char *why, size_t whylen)
         return true;
     it = xmalloc(sizeof(*it));
     upindex_seek(&s->index, NULL, 0, it);
-    while (ok && upindex_next(it, &v)) {
-        size_t k = 0;
+    while (upindex_next(it, &v)) {
+        size_t k = 0, klen = it->klen;
         while (k < s->ngone && s->gone[k]->id != v.seg)
             k++;
         if (k == s->ngone)
@@ -2278,22 +2277,12 @@ static bool ckpt_settle_gone(struct store *s, char *why, size_t whylen)
             ok = false;
             break;
         }
-        drop = xrealloc(drop, (ndrop + 1) * sizeof(*drop));
-        drop[ndrop] = xmalloc(sizeof(uint32_t) + it->klen);
-        memcpy(drop[ndrop], &it->klen, sizeof(uint32_t));
-        memcpy(drop[ndrop] + sizeof(uint32_t), it->key, it->klen);
-        ndrop++;
+        /* dropped, and the walk goes on from the key after it (a change ends a walk) */
+        memcpy(key, it->key, klen);
+        index_drop_key(s, key, klen, key_name(key, klen, name));
+        upindex_seek(&s->index, key, klen, it);
     }
     free(it);
-    for (size_t i = 0; i < ndrop; i++) {
-        uint32_t klen;
-        memcpy(&klen, drop[i], sizeof(klen));
-        if (ok)
-            index_drop_key(s, drop[i] + sizeof(klen), klen,
-                           key_name(drop[i] + sizeof(klen), klen, name));
-        free(drop[i]);
-    }
-    free(drop);
     return ok;
 }
 
