@@ -4,8 +4,8 @@
  * either succeeds or fails with a reason; after success, every file the index holds lies inside
  * its segment and can be read; the store then takes a new upload (written over whatever torn
  * tail the input had), and a second start-up finds that upload whole, with the same bytes;
- * the order of names (btree.h) holds its invariants after each start-up, whatever names the
- * records carry, and a listing of the root walks it.
+ * the index and the order of names (upindex.h) hold their invariants after each start-up,
+ * whatever names the records carry, and a listing of the root walks the order.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../server1/btree.h"
 #include "../../server1/store.h"
+#include "../../server1/upindex.h"
 
 #define SEG_BYTES (1u << 20)
 
@@ -34,7 +34,7 @@ static bool count_child(void *arg, const struct store_child *c)
     return true;
 }
 
-/* The order of names is sound, and a listing of the root walks it without harm. */
+/* The index and the order of names are sound, and a listing of the root walks it unharmed. */
 static void check_order(struct store *s)
 {
     struct store_list_req rq = {.dir = "", .dir_len = 0, .max = 1000};
@@ -42,7 +42,8 @@ static void check_order(struct store *s)
     char err[128];
     size_t n = 0;
 
-    if (btree_check(&s->order, err) != 0 || s->order.count > s->count)
+    if (upindex_check(&s->index, err) != 0 || upindex_check(&s->order, err) != 0 ||
+        s->order.count > s->index.count)
         abort();
     if (store_list(s, &rq, count_child, &n, &res) != 0 || n > s->order.count)
         abort();
