@@ -538,11 +538,17 @@ bool upindex_del(struct upindex *x, const uint8_t *key, size_t klen, struct upva
 void upindex_seek(const struct upindex *x, const uint8_t *key, size_t klen,
                   struct upindex_iter *it)
 {
-    const struct upblock *b = klen > 0 ? find_block(x, key, klen) : x->first;
-    uint32_t off;
+    const struct upblock *b;
+    uint32_t off = 0;
     struct dec d;
 
-    scan(b, key, klen, it->key, &it->klen, &off, &d);
+    it->klen = 0;
+    if (klen == 0) { /* the first entry of all (a block's first shares nothing) */
+        b = x->first;
+    } else {
+        b = find_block(x, key, klen);
+        scan(b, key, klen, it->key, &it->klen, &off, &d);
+    }
     it->b = b;
     it->off = off;
 }
