@@ -296,7 +296,6 @@ bool upindex_get(const struct upindex *x, const uint8_t *key, size_t klen, struc
     return true;
 }
 
-/* Gives b the content c (len bytes, n entries), which fits in a block. */
 /* Gives b room for len bytes. */
 static void block_room(struct upindex *x, struct upblock *b, uint32_t len)
 {
@@ -314,6 +313,7 @@ static void block_room(struct upindex *x, struct upblock *b, uint32_t len)
     b->cap = cap;
 }
 
+/* Gives b the content c (len bytes, n entries), which fits in a block. */
 static void block_set(struct upindex *x, struct upblock *b, const uint8_t *c, uint32_t len,
                       uint16_t n)
 {
@@ -368,10 +368,9 @@ static void block_store(struct upindex *x, struct upblock *b, const uint8_t *c, 
     /* the entries before the cut stay; the first after it is written again in full */
     if (cut == 0)
         cut = len / 2;
-    do {
+    do { /* (k: the key before the next entry) */
         decode(c, len, o, &d);
         memcpy(k + d.shared, d.suffix, d.slen);
-        klen = d.shared + d.slen;
         left++;
         o = d.end;
     } while (o < cut && left < n - 1);
