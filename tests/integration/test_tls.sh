@@ -186,6 +186,7 @@ while b"\r\n\r\n" not in data:
 head, body = data.split(b"\r\n\r\n", 1)
 time.sleep(0.3)
 want = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+body = bytearray(body)  # appends in place: 12 MiB of bytes += would copy it quadratically
 reads = 0
 while len(body) < want:
     chunk = s.recv(16384)
