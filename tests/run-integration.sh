@@ -12,6 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export BIN_DIR=${BIN_DIR:-build/release}
 BIN_DIR=$(cd "$BIN_DIR" && pwd)
+# one MariaDB data dir installed for the whole run, copied by each test's first start
+# (scripts/mysql.sh, MYSQL_TEMPLATE)
+template_dir=$(mktemp -d "${TMPDIR:-/tmp}/itest-mysql-template.XXXXXX")
+trap 'rm -rf "$template_dir"' EXIT
+export MYSQL_TEMPLATE=$template_dir/data
 pass=0
 fail=0
 failed=()
