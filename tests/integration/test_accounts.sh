@@ -11,7 +11,7 @@
 # an entry's life, --auth-cache-ttl 0 turns it off, and the HTTP errors of the two routes.
 # (The old passwords hammered are failed logins: server2's --login-fail-limit is off here, as are
 # server1's limits; tests/integration/test_login_limit.sh tests them.)
-# itest-https: yes
+# itest-https: no (accounts and the credential cache do not see the transport)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init accounts

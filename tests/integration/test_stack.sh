@@ -6,7 +6,7 @@
 # restarted, server2 killed and restarted, each under load, and nothing ever logs a password.
 # The link is authenticated by a secret file given to both; a server1 with another secret is
 # refused (503, a line in server1's log).
-# itest-https: yes
+# itest-https: no (what is behind server1 does not see its transport)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 itest_init stack
