@@ -7,8 +7,9 @@
 # an account's listings beyond it 429 + Retry-After, only once its credentials are accepted;
 # credentials as for a GET; names a client cannot ask for (the upload store, a control
 # character, a symlink out of the root) are never listed; headless Chromium, with Basic
-# credentials in the URL, shows the HTML pages of /files/ and /files/sub/ (its DOM dump has the
-# names) and takes a screenshot of /files/ (a PNG). Runs against fake_server2.py.
+# credentials in the URL, shows the HTML pages of /files/ and /files/sub/ in the default read
+# mode (its DOM dump has the names) and takes a screenshot of /files/ (a PNG). Runs against
+# fake_server2.py.
 # itest-https: yes
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -186,7 +187,12 @@ import json, sys; print(json.load(sys.stdin)["path"])')" /files/sub/
             -H 'Accept: application/json, text/html;q=0.5' "$S1/files/")" application/json
     check_eq "$MODE: HEAD: 200, no body" "$(curl -s -I -o /dev/null -w '%{http_code}' \
         "${ALICE[@]}" "$S1/files/")" 200
-    # a browser: the page it builds from /files/ and /files/sub/, credentials in the URL
+    # a browser: the page it builds from /files/ and /files/sub/, credentials in the URL; in
+    # the default mode only: the HTML is the same in every mode (curl's checks above)
+    if [[ $MODE != direct ]]; then
+        stop_s1 "$MODE"
+        continue
+    fi
     base="${S1%%://*}://alice:secret@127.0.0.1:$S1_PORT/files"
     browse --dump-dom "$base/" >"$ITEST_DIR/dom-root.html" || true
     check_ok "$MODE: Chromium shows /files/ with its names" \
