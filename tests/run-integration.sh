@@ -7,7 +7,9 @@
 # Against a sanitizer build (server1 --version names -fsanitize), the tests that carry the line
 # "# itest-sanitizers: no (why)" do not run: several hosts, a Ceph cluster, the soak and the
 # reproduction, whose own code paths the plain pass and the other tests already cover, and
-# whose minutes would double under a sanitizer. The closing line names them.
+# whose minutes would double under a sanitizer. The closing line names them. Tests see
+# ITEST_SANITIZED=1 then, and may run fewer repeats of one path (test_server2: each backend and
+# each process model once, not each pair).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export BIN_DIR=${BIN_DIR:-build/release}
@@ -24,6 +26,7 @@ https=()
 skipped=()
 sanitized=0
 ! "$BIN_DIR/server1" --version | grep -q 'cflags:.*-fsanitize' || sanitized=1
+export ITEST_SANITIZED=$sanitized
 # run TEST TAG [ENV...]: one test under its timeout, counted
 run() {
     local t=$1 tag=$2 start
