@@ -4,6 +4,7 @@
  * s1_config_parse checks the flags that depend on each other.
  */
 #include "config.h"
+#include "aioread.h"
 #include "credcache.h"
 #include "listing.h"
 
@@ -70,6 +71,7 @@ void s1_config_defaults(struct s1_config *c)
     c->user_quota = 0;
     c->store_max = 0;
     c->response_memory = 64u << 20;
+    c->read_depth = 64;
     c->writable_root = false;
     c->sandbox_root = false;
     c->group_commit = true;
@@ -262,6 +264,9 @@ static const struct flagtab_flag s1_flags[] = {
     {FLAGTAB_ENUM, "read", S1(read_mode), .choices = read_modes,
      .help = "without --prefetch: per request, O_DIRECT into memory, or the page cache with "
              "sendfile"},
+    {FLAGTAB_U64, "read-depth", .arg = "N", .max = AIOREAD_DEPTH_MAX, S1(read_depth),
+     .help = "--read direct: reads of the disk in flight per worker thread (Linux AIO), the "
+             "thread serving others meanwhile; 0: each read stops its thread until it is done"},
     {FLAGTAB_PATH, "pack", .arg = "PACK", S1(pack), .def = "none",
      .help = "serve the operator's files from this pack (s1pack build; docs/pack.md), read "
              "as --read says, instead of from the tree under --root, which keeps the upload "
@@ -578,13 +583,13 @@ void s1_config_log(const struct s1_config *c)
              c->group_commit ? "on" : "off", DUR(c->commit_window_us, t5));
     log_info("config: upload-temp-max=%llu upload-user-share=%u upload-timeout=%s "
              "send-timeout=%s min-rate=%llu min-rate-grace=%s min-rate-window=%s "
-             "user-quota=%llu store-max=%llu response-memory=%llu",
+             "user-quota=%llu store-max=%llu response-memory=%llu read-depth=%u",
              (unsigned long long)c->upload_temp_max, c->upload_user_share,
              DUR(c->upload_timeout_us, t1), DUR(c->send_timeout_us, t2),
              (unsigned long long)c->min_rate, DUR(c->min_rate_grace_us, t3),
              DUR(c->min_rate_window_us, t4),
              (unsigned long long)c->user_quota, (unsigned long long)c->store_max,
-             (unsigned long long)c->response_memory);
+             (unsigned long long)c->response_memory, c->read_depth);
     log_info("config: login-fail-limit=%s login-fail-addr-limit=%s signup-limit=%s "
              "list-limit=%s ratelimit-entries=%u max-conns-per-ip=%u private-uploads=%s "
              "auth-cache=%llu auth-cache-ttl=%s max-list=%zu signup=%s",

@@ -38,6 +38,7 @@ struct s1_config {
     const char *root;            /* --root */
     bool prefetch;               /* --prefetch */
     enum s1_read_mode read_mode; /* --read */
+    unsigned read_depth;         /* --read-depth: direct reads in flight per worker (aioread) */
     const char *pack;            /* --pack PACK: the operator's files from it; NULL: none */
     const char *mime_types;      /* --mime-types FILE; NULL: /etc/mime.types if there */
     unsigned threads;            /* --threads */

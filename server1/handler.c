@@ -260,6 +260,7 @@ static enum s1_head head(struct s1_conn *c, const char *buf, const struct http_r
     request_of(c)->uploading = false;
     request_of(c)->up = (struct commit_body){.fd = -1};
     request_of(c)->job = NULL;
+    request_of(c)->read = NULL;
     listener_scope(c);
     if (!s1_conn_pub(c)->metrics_only && plain_http_answer(c, buf, req))
         return S1_HEAD_DONE;
@@ -295,7 +296,7 @@ static void release(struct s1_conn *c)
     sodium_memzero(&r->login_key, sizeof(r->login_key));
     if (r->job != NULL)
         r->job->c = NULL;
-    route_files_drop(c);
+    route_files_drop(c); /* (and a file being read: its read ends without it) */
     sodium_memzero(&r->cred_key, sizeof(r->cred_key));
     free(r);
     s1_conn_pub(c)->req = NULL;

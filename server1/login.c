@@ -181,7 +181,8 @@ void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
     }
     r->cred_cacheable = false;
     sodium_memzero(&r->cred_key, sizeof(r->cred_key));
-    s1_conn_resume(c);
+    if (r->read == NULL) /* (else the file being read answers, then resumes) */
+        s1_conn_resume(c);
 }
 
 /*
@@ -221,7 +222,8 @@ static bool cache_answers(struct s1_conn *c, const struct http_basic_cred *cred,
 /*
  * Checks the Basic credentials and asks server2 to verify them; cb answers. Returns DONE after
  * answering 401/503 itself, or after hit() answered from the cache (hit may be NULL: never
- * cached). The user name is kept in the request (request_of(c)->user).
+ * cached), PENDING if it left the answer to a file being read. The user name is kept in the
+ * request (request_of(c)->user).
  */
 enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct http_request *req,
                               authclient_cb cb, void (*hit)(struct s1_conn *))
@@ -247,8 +249,11 @@ enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct h
     r->user[ulen] = '\0';
     if (login_limited(c)) /* (a lockout holds the cached credentials too) */
         goto out;
-    if (cache_answers(c, &cred, hit))
+    if (cache_answers(c, &cred, hit)) {
+        if (r->read != NULL)
+            d = S1_DISPATCH_PENDING; /* answered once the file is read */
         goto out;
+    }
     if (!login_reserve(c, cred.pass, cred.pass_len)) {
         r->cred_cacheable = false;
         goto out;

@@ -30,10 +30,16 @@ void login_limited_by_server2(struct s1_conn *c, uint32_t retry_ms);
 bool login_reserve(struct s1_conn *c, const char *pass, size_t pass_len);
 /* Settles the tokens login_reserve took, once server2 answered (or never was asked). */
 void login_answered(struct s1_conn *c, bool wrong, bool accepted);
-/* server2's answer to a GET or HEAD's VERIFY: then() answers an accepted one; resumes c. */
+/*
+ * server2's answer to a GET or HEAD's VERIFY: then() answers an accepted one; resumes c, unless
+ * then() left the answer to a file being read (request_of(c)->read), which resumes it.
+ */
 void login_verified(struct s1_conn *c, enum frame_status st, uint32_t retry_ms,
                     void (*then)(struct s1_conn *));
-/* Checks the Basic credentials and asks server2 (cb answers) or the cache (hit answers). */
+/*
+ * Checks the Basic credentials and asks server2 (cb answers) or the cache (hit answers; PENDING
+ * if it left the answer to a file being read).
+ */
 enum s1_dispatch login_verify(struct s1_conn *c, const char *buf, const struct http_request *req,
                               authclient_cb cb, void (*hit)(struct s1_conn *));
 

@@ -183,6 +183,14 @@ char *metrics_render(struct metrics *const *all, size_t n, uint64_t prefetched_f
     put_counter(out, "server1_responses_busy_total",
                 "GETs answered 503 with every --response-memory byte in use.",
                 sum_counter(all, n, offsetof(struct metrics, responses_busy)));
+    put_counter(out, "server1_reads_async_total",
+                "GETs whose file was read with O_DIRECT without stopping the thread "
+                "(--read-depth).",
+                sum_counter(all, n, offsetof(struct metrics, reads_async)));
+    put_counter(out, "server1_reads_depth_full_total",
+                "GETs whose file was read in place, stopping the thread: --read-depth reads "
+                "were in flight on it.",
+                sum_counter(all, n, offsetof(struct metrics, reads_depth_full)));
     put_counter(out, "server1_bytes_sent_total",
                 "Bytes written to client sockets.",
                 sum_counter(all, n, offsetof(struct metrics, bytes_sent)));

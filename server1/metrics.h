@@ -61,6 +61,9 @@ struct metrics {
     _Atomic uint64_t uploads_timed_out; /* PUT bodies not received in time (408) */
     _Atomic uint64_t sends_timed_out;   /* responses not taken in time (closed) */
     _Atomic uint64_t responses_busy;    /* GETs answered 503: over --response-memory */
+    _Atomic uint64_t reads_async;       /* GETs whose file was read without stopping the
+                                           thread (--read-depth) */
+    _Atomic uint64_t reads_depth_full;  /* ... read in place instead: the depth was in flight */
     _Atomic uint64_t auth_rtt_bucket[METRICS_RTT_NBOUNDS + 1]; /* not cumulative */
     _Atomic uint64_t auth_rtt_sum_ns;
     _Atomic uint64_t auth_rtt_count;

@@ -52,6 +52,8 @@ _Static_assert(HV_MAX <= COMMIT_COND_MAX, "a PUT's or DELETE's conditions fit in
  * head, freed with the conn. What it holds (a server2 request, an upload's body, a commit job)
  * is let go when the request is answered (answered) or the conn goes (release).
  */
+struct file_read;
+
 struct s1_request {
     char name[FILES_NAME_MAX + 1]; /* decoded file name, kept while auth is in flight; for a
                                       listing the directory's ("" for the root) */
@@ -79,6 +81,8 @@ struct s1_request {
     bool uploading;                /* up is being received */
     struct commit_body up;
     struct commit_job *job;        /* submitted to the committer; its answer is pending */
+    /* GET /files/{name}: its file being read (route_files.c); the answer waits for it */
+    struct file_read *read;
     /* /files/: the fields of conditions and ranges, copied from the head (which is gone when
      * server2 answers); their values lie one after another in hv */
     struct hfield range, if_range, if_match, if_none_match;

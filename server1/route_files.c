@@ -2,6 +2,8 @@
 #include "route_files.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +26,24 @@
     "Content-Security-Policy: sandbox; default-src 'none'\r\n"
 
 /*
+ * A file's bytes that could not be had (-rc): 503 + Retry-After with the thread's
+ * --response-memory spent (-EAGAIN), else 500.
+ */
+static void respond_unread(struct s1_conn *c, const struct s1_request *r, int rc)
+{
+    if (rc == -EAGAIN) {
+        metrics_add(&request_metrics(c)->responses_busy, 1);
+        s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
+        return;
+    }
+    if (rc == -ENODATA)
+        log_warn("'%s' shrank while being read", r->name);
+    else
+        log_warn("cannot read '%s' with O_DIRECT: error %d", r->name, -rc);
+    s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+}
+
+/*
  * The body for bytes [off, off + count) of src, which moves into it (source_body; a HEAD's, or
  * an empty one's, is its length only); false after answering 503 + Retry-After with the
  * thread's --response-memory spent, or 500 when the file cannot be read.
@@ -41,16 +61,7 @@ static bool body_of(struct s1_conn *c, struct source *src, uint64_t off, uint64_
     rc = source_body(src, off, count, request_env(c)->svc->files, &request_env(c)->resp_budget, b);
     if (rc == 0)
         return true;
-    if (rc == -EAGAIN) {
-        metrics_add(&request_metrics(c)->responses_busy, 1);
-        s1_conn_respond_text(c, 503, HDR_RETRY, "server busy, try again\n");
-        return false;
-    }
-    if (rc == -ENODATA)
-        log_warn("'%s' shrank while being read", r->name);
-    else
-        log_warn("cannot read '%s' with O_DIRECT: error %d", r->name, -rc);
-    s1_conn_respond_text(c, 500, NULL, "cannot read the file\n");
+    respond_unread(c, r, rc);
     return false;
 }
 
@@ -140,6 +151,79 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
     return true;
 }
 
+#define HDR_ACCEPT_RANGES "Accept-Ranges: bytes\r\n"
+/*
+ * a GET's headers beyond the status and type: the validators, Accept-Ranges, HDR_SANDBOX, and
+ * "Content-Range: " + its value + "\r\n" + NUL
+ */
+#define GET_EXTRA_MAX                                                                              \
+    (FILES_VALIDATORS_MAX + sizeof(HDR_ACCEPT_RANGES) - 1 + sizeof(HDR_SANDBOX) - 1 +              \
+     sizeof("Content-Range: ") - 1 + HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n"))
+
+/* A GET whose file is being read without stopping the thread: its answer, but for the bytes. */
+struct file_read {
+    struct source_read rd;
+    struct s1_conn *c; /* NULL once the conn went away (route_files_drop) */
+    int status;
+    const char *type;  /* (the MIME table's: lives as long as the server) */
+    char extra[GET_EXTRA_MAX];
+};
+
+/* The file's bytes are in (or could not be read): the answer, if the conn is still there. */
+static void file_read_ready(struct source_read *rd, int rc, struct s1_body *b)
+{
+    struct file_read *fr = (struct file_read *)((char *)rd - offsetof(struct file_read, rd));
+    struct s1_conn *c = fr->c;
+
+    if (c == NULL) {
+        body_release(b);
+    } else {
+        request_of(c)->read = NULL;
+        if (rc == 0)
+            s1_conn_respond(c, fr->status, fr->type, fr->extra, b);
+        else
+            respond_unread(c, request_of(c), rc);
+    }
+    free(fr);
+    if (c != NULL)
+        s1_conn_resume(c);
+}
+
+/*
+ * Answers with bytes [off, off + count) of src read without stopping the thread (source.h's
+ * source_read_start), if they are a span for it: true when the read is in flight (the answer
+ * comes from file_read_ready; request_of(c)->read is set) or 503 was answered.
+ */
+static bool answer_later(struct s1_conn *c, struct source *src, uint64_t off, uint64_t count,
+                         int status, const char *type, const char *extra)
+{
+    struct s1_handler_env *env = request_env(c);
+    struct file_read *fr;
+    int rc;
+
+    if (s1_conn_pub(c)->head_only || count == 0 || !aioread_on(env->aio))
+        return false;
+    fr = xcalloc(1, sizeof(*fr));
+    fr->rd.ready = file_read_ready;
+    rc = source_read_start(src, off, count, env->svc->files, &env->resp_budget, env->aio,
+                           &fr->rd);
+    if (rc <= 0) {
+        free(fr);
+        if (rc == -EBUSY)
+            metrics_add(&request_metrics(c)->reads_depth_full, 1);
+        else if (rc < 0)
+            respond_unread(c, request_of(c), rc);
+        return rc < 0 && rc != -EBUSY;
+    }
+    metrics_add(&request_metrics(c)->reads_async, 1);
+    fr->c = c;
+    fr->status = status;
+    fr->type = type;
+    snprintf(fr->extra, sizeof(fr->extra), "%s", extra);
+    request_of(c)->read = fr;
+    return true;
+}
+
 /*
  * Answers a GET or HEAD from src (and releases it): the one place a file's answer is built.
  * Preconditions first (RFC 9110 13.2.2: 412, 304), then the Range of a GET (206, 416), else
@@ -149,13 +233,10 @@ static bool answer_prefetched(struct s1_conn *c, struct source *src)
  */
 static void answer_get(struct s1_conn *c, struct source *src)
 {
-    static const char accept_ranges[] = "Accept-Ranges: bytes\r\n";
+    static const char accept_ranges[] = HDR_ACCEPT_RANGES;
     const struct s1_request *r = request_of(c);
     const char *type = type_of(c);
-    /* the validators, Accept-Ranges, HDR_SANDBOX, and "Content-Range: " + its value + "\r\n"
-     * + NUL */
-    char extra[FILES_VALIDATORS_MAX + sizeof(accept_ranges) - 1 + sizeof(HDR_SANDBOX) - 1 +
-               sizeof("Content-Range: ") - 1 + HTTPRANGE_CONTENT_RANGE_MAX - 1 + sizeof("\r\n")];
+    char extra[GET_EXTRA_MAX];
     size_t n = validators(src, extra);
     const char *etag = n > 0 ? extra + 6 : NULL; /* after "ETag: " */
     size_t etag_len = n > 0 ? (size_t)(strchr(extra, '\r') - etag) : 0;
@@ -213,7 +294,8 @@ static void answer_get(struct s1_conn *c, struct source *src)
             break;
         }
     }
-    if (body_of(c, src, off, count, &b))
+    if (!answer_later(c, src, off, count, status, type, extra) &&
+        body_of(c, src, off, count, &b))
         s1_conn_respond(c, status, type, extra, &b);
     source_release(src);
 }
@@ -627,6 +709,9 @@ void route_files_drop(struct s1_conn *c)
     struct s1_request *r = request_of(c);
     struct committer *cm = request_env(c)->svc->commit;
 
+    if (r->read != NULL)
+        r->read->c = NULL; /* the read ends without it (file_read_ready) */
+    r->read = NULL;
     if (r->uploading)
         commit_body_abandon(cm, &r->up);
     r->uploading = false;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "aioread.h"
 #include "authclient.h"
 #include "commit.h"
 #include "config.h"
@@ -52,6 +53,8 @@ struct s1_handler_env {
     bool cache_on;
     struct respbuf_budget resp_budget; /* --response-memory */
     struct mailbox *inbox;             /* where the committer answers this thread's uploads */
+    struct aioread *aio;               /* this thread's O_DIRECT reads (aioread_on: false
+                                          without --read direct, or with --read-depth 0) */
 };
 
 #endif /* S1_SERVICE_H */

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -324,6 +325,15 @@ static const struct s1_body_ops packed_chunk_ops = {.fill = chunk_fill,
 static const struct s1_body_ops rbuf_ops = {.fill = rbuf_fill, .release = rbuf_release};
 static const struct s1_body_ops chunk_ops = {.fill = chunk_fill, .release = chunk_release};
 
+/* The aligned span of the file that holds bytes [off, off + count) of src: *a0 and its length */
+static uint64_t direct_span(const struct source *src, uint64_t off, uint64_t count,
+                            const struct files *f, uint64_t *a0)
+{
+    off += src->off;
+    *a0 = off / f->align * f->align;
+    return (off + count + f->align - 1) / f->align * f->align - *a0;
+}
+
 /*
  * --read direct: a span up to RESPBUF_CHUNK is read whole into a response buffer (O_DIRECT
  * reads whole aligned blocks: the bytes are sliced out of them); a bigger one is streamed
@@ -333,13 +343,11 @@ static const struct s1_body_ops chunk_ops = {.fill = chunk_fill, .release = chun
 static int direct_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
                        struct respbuf_budget *budget, struct s1_body *b)
 {
-    uint64_t a0, span;
+    uint64_t a0, span = direct_span(src, off, count, f, &a0);
     struct respbuf *rb;
     long got;
 
     off += src->off;
-    a0 = off / f->align * f->align;
-    span = (off + count + f->align - 1) / f->align * f->align - a0;
     rb = respbuf_new(budget, (size_t)span, f->align);
     if (rb == NULL)
         return -EAGAIN;
@@ -357,6 +365,61 @@ static int direct_body(struct source *src, uint64_t off, uint64_t count, const s
     *b = (struct s1_body){.ops = &rbuf_ops, .len = count,
                           .data = (const char *)rb->data + (off - a0), ._owner = rb, ._fd = -1};
     return 0;
+}
+
+static void read_completed(struct aioread_op *op, long got)
+{
+    struct source_read *rd = (struct source_read *)((char *)op - offsetof(struct source_read, op));
+    struct s1_body b = {.ops = NULL, ._fd = -1};
+    int rc = 0;
+
+    if (rd->fd >= 0 && !rd->shared)
+        close(rd->fd);
+    rd->fd = -1;
+    if (got < 0 || (uint64_t)got < rd->skip + rd->count) {
+        respbuf_free(rd->rb);
+        rc = got < 0 ? (int)got : -ENODATA;
+    } else {
+        b = (struct s1_body){.ops = &rbuf_ops, .len = rd->count,
+                             .data = (const char *)rd->rb->data + rd->skip, ._owner = rd->rb,
+                             ._fd = -1};
+    }
+    rd->rb = NULL;
+    rd->ready(rd, rc, &b);
+}
+
+int source_read_start(struct source *src, uint64_t off, uint64_t count, const struct files *f,
+                      struct respbuf_budget *budget, struct aioread *aio,
+                      struct source_read *rd)
+{
+    uint64_t a0, span;
+    int rc;
+
+    /* (an upload's pinned segment is never direct: its pin must outlive the read) */
+    if (src->kind != SOURCE_FD || !src->direct || src->pin != NULL || aio == NULL ||
+        !aioread_on(aio))
+        return 0;
+    span = direct_span(src, off, count, f, &a0);
+    if (span > RESPBUF_CHUNK)
+        return 0; /* streamed in chunks: source_body */
+    rd->rb = respbuf_new(budget, (size_t)span, f->align);
+    if (rd->rb == NULL)
+        return -EAGAIN;
+    rd->op.done = read_completed;
+    rd->fd = src->fd;
+    rd->shared = src->shared;
+    rd->skip = (size_t)(src->off + off - a0);
+    rd->count = count;
+    rc = aioread_submit(aio, &rd->op, rd->fd, rd->rb->data, rd->rb->cap, a0);
+    if (rc < 0) {
+        respbuf_free(rd->rb);
+        rd->rb = NULL;
+        if (rc != -EAGAIN)
+            log_warn("io_submit: %s: reading in place", strerror(-rc));
+        return -EBUSY; /* full, or refused: read in place */
+    }
+    src->fd = -1; /* the read's until it completes */
+    return 1;
 }
 
 int source_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aioread.h"
 #include "body.h"
 #include "commit.h"
 #include "files.h"
@@ -84,6 +85,34 @@ struct respbuf_budget;
  */
 int source_body(struct source *src, uint64_t off, uint64_t count, const struct files *f,
                 struct respbuf_budget *budget, struct s1_body *b);
+/*
+ * A span of a source read with O_DIRECT without stopping the thread (aioread.h), for a body
+ * that fits one response buffer: what the read needs until it completes (the buffer, and the
+ * descriptor unless it is the pack's) is here, not in the source.
+ */
+struct source_read {
+    struct aioread_op op;
+    /* called on the thread once the read completed: rc 0 with *b made (the caller sends or
+     * releases it), or -ENODATA (the file shrank under us) or another -errno of the read */
+    void (*ready)(struct source_read *rd, int rc, struct s1_body *b);
+    struct respbuf *rb;
+    int fd;           /* closed once the read completed, unless shared */
+    bool shared;      /* the pack's descriptor: never closed */
+    size_t skip;      /* bytes of the read before the body's */
+    uint64_t count;   /* the body's bytes */
+};
+
+/*
+ * Starts reading bytes [off, off + count) of src as source_body would, with aio: for an
+ * O_DIRECT source (--read direct) whose span fits one response buffer, when aio has room.
+ * Returns 1: the read is in flight, rd->ready (set by the caller) will be called and rd must
+ * live until then; src's descriptor moved into rd. 0: not a span for it, or aio is off; -EBUSY:
+ * depth reads are in flight (or io_submit refused, logged): call source_body either way.
+ * -EAGAIN: budget cannot spare a buffer now (as source_body).
+ */
+int source_read_start(struct source *src, uint64_t off, uint64_t count, const struct files *f,
+                      struct respbuf_budget *budget, struct aioread *aio,
+                      struct source_read *rd);
 /* Drops what src still holds (nothing if its parts were moved out). */
 void source_release(struct source *src);
 

@@ -395,6 +395,14 @@ static int setup(struct s1_worker *w)
     if (event_add(&w->accept_ev, NULL) < 0 || event_add(&w->notify_ev, NULL) < 0 ||
         mailbox_attach(&w->inbox, w->base) < 0)
         return -1;
+    if (!cfg->prefetch && cfg->read_mode == S1_READ_DIRECT && cfg->read_depth > 0) {
+        int rc = aioread_init(&w->aio, cfg->read_depth);
+        if (rc < 0)
+            log_warn("worker %u: no asynchronous reads (%s): each read of the disk stops the "
+                     "thread until it is done", w->id, strerror(-rc));
+        else if (aioread_attach(&w->aio, w->base) < 0)
+            return -1;
+    }
     w->env.auth = authclient_new(w->base, &cfg->authc, &w->metrics);
     if (cfg->auth_cache_entries > 0 && cfg->auth_cache_ttl_us > 0) {
         size_t per = (cfg->auth_cache_entries + cfg->threads - 1) / cfg->threads;
@@ -424,6 +432,7 @@ static void *s1_worker_thread_main(void *arg)
     if (!w->init_failed)
         event_base_dispatch(w->base);
     close_all(w);
+    aioread_release(&w->aio); /* the reads of the conns just closed: their buffers are freed */
     if (w->home.alog != NULL)
         accesslog_flush(w->home.alog); /* (the connections closed wrote their lines) */
     authclient_free(w->env.auth);
@@ -445,6 +454,8 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
                                                  .gauge = &w->metrics.response_bytes};
     w->env.svc = &sh->svc;
     w->env.inbox = &w->inbox;
+    w->env.aio = &w->aio;
+    w->aio.efd = -1; /* (no context until setup) */
     w->listen_fd = listen_fd;
     w->tls_listen_fd = tls_listen_fd;
     w->metrics_listen_fd = metrics_listen_fd;

@@ -27,6 +27,7 @@
 
 #include <event2/event_struct.h>
 
+#include "aioread.h"
 #include "conn.h"
 #include "handler.h"
 #include "mailbox.h"
@@ -73,6 +74,7 @@ struct s1_worker {
     struct event alog_ev;       /* flushes the access log's buffer (with --access-log) */
     struct s1_conn_home home;   /* what its connections see of it (conn.h) */
     struct s1_handler_env env;  /* what the handler sees of it (service.h) */
+    struct aioread aio;         /* its O_DIRECT reads in flight (--read-depth) */
     uint64_t last_accept_warn_ns;
 };
 

@@ -145,8 +145,27 @@ $(diff "$ITEST_DIR/root-$MODE.txt" "$ITEST_DIR/pack-$MODE.txt" | head -20)"
     check_eq "--read $MODE: a PUT over a packed directory: 409" \
         "$(printf 'up' | curl -s -o /dev/null -w '%{http_code}' "${ALICE[@]}" -T - \
             "$S1/files/sub")" 409
+    reads=$(curl -s "$S1_METRICS" | awk '$1 == "server1_reads_async_total" { print $2 }')
+    if [[ $MODE == direct ]]; then
+        # the survey's GETs and 206s of the 8 files with bytes (24), but big.bin's GET (more
+        # than a response buffer: streamed in chunks) and the 416s of two 1-byte files
+        check_eq "--read direct: the pack's files read without stopping a thread" "$reads" 21
+    else
+        check_eq "--read buffered: no O_DIRECT reads" "$reads" 0
+    fi
     stop_s1 "--pack, --read $MODE"
 done
+
+# --read-depth 0: each read stops its thread; the same answers
+ROOT=$ITEST_DIR/empty-direct
+start_s1 s1-pack-depth0 --read direct --read-depth 0 --pack "$PACK"
+survey "$S1_PORT" >"$ITEST_DIR/pack-depth0.txt"
+check_ok "--read-depth 0: the same answers" cmp -s "$ITEST_DIR/pack-direct.txt" \
+    "$ITEST_DIR/pack-depth0.txt"
+check_eq "--read-depth 0: none read asynchronously" \
+    "$(curl -s "$S1_METRICS" | awk '$1 == "server1_reads_async_total" { print $2 }')" 0
+check_ok "--read-depth 0: in the config line" grep -q 'read-depth=0' "$ITEST_DIR/s1-pack-depth0.log"
+stop_s1 "--read-depth 0"
 
 ROOT=$ITEST_DIR/empty-w
 mkdir -p "$ROOT"

@@ -3,7 +3,9 @@
  * mode answers it - a prefetched file's memory, the page cache (a sendfile segment), O_DIRECT
  * read whole into a response buffer (unaligned offsets sliced out of aligned blocks) or in
  * chunks (filled again once the output has drained; the buffer given back after the last) -
- * and 503's cause, a --response-memory that cannot spare a buffer.
+ * and 503's cause, a --response-memory that cannot spare a buffer; and a span read without
+ * stopping the thread (source_read_start, aioread.h): the body it makes, a full depth, a span
+ * too big for it, a file that shrank before the read, and a read whose owner is gone.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,12 +16,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
+#include "../../../server1/aioread.h"
 #include "../../../server1/body.h"
 #include "../../../server1/files.h"
 #include "../../../server1/respbuf.h"
@@ -205,6 +210,191 @@ static void test_source_budget_spent(void **state)
     assert_int_equal(fx->budget.used, 0);
 }
 
+/* a source_read whose ready was called: what it was called with */
+struct async_read {
+    struct source_read rd;
+    int calls;
+    int rc;
+    struct s1_body b;
+};
+
+static void async_ready(struct source_read *rd, int rc, struct s1_body *b)
+{
+    struct async_read *ar = (struct async_read *)((char *)rd - offsetof(struct async_read, rd));
+
+    ar->calls++;
+    ar->rc = rc;
+    ar->b = *b;
+}
+
+/* Starts reading [off, off + count) of f.bin; returns what source_read_start did. */
+static int start_read(struct fx *fx, struct aioread *aio, uint64_t off, uint64_t count,
+                      struct async_read *ar, struct source *src)
+{
+    *ar = (struct async_read){.rd.ready = async_ready};
+    assert_int_equal(source_resolve(&fx->files, NULL, "f.bin", 5, src), 0);
+    return source_read_start(src, off, count, &fx->files, &fx->budget, aio, &ar->rd);
+}
+
+/* Runs aio's completions until ar's ready was called (waiting on its eventfd, 10 s at most). */
+static void complete(struct aioread *aio, struct async_read *ar)
+{
+    for (int i = 0; i < 100 && ar->calls == 0; i++) {
+        struct pollfd p = {.fd = aio->efd, .events = POLLIN};
+        assert_true(poll(&p, 1, 100) >= 0);
+        aioread_reap(aio);
+    }
+    assert_int_equal(ar->calls, 1);
+}
+
+static void test_source_async_whole(void **state)
+{
+    struct fx *fx = *state;
+    struct aioread aio;
+    struct async_read ar;
+    struct source src;
+
+    open_files(fx, FILES_DIRECT);
+    assert_int_equal(aioread_init(&aio, 4), 0);
+    assert_int_equal(start_read(fx, &aio, 1000, 5000, &ar, &src), 1);
+    assert_int_equal(src.fd, -1); /* the read's until it completes */
+    source_release(&src);
+    assert_int_equal(ar.calls, 0); /* answered from the loop, never at once */
+    assert_true(fx->budget.used > 0);
+    complete(&aio, &ar);
+    assert_int_equal(ar.rc, 0);
+    assert_non_null(ar.b.data);
+    assert_int_equal(ar.b.len, 5000);
+    assert_int_equal(drain(&ar.b, 1000, 5000), 1);
+    assert_int_equal(fx->budget.used, 0);
+    assert_int_equal(aio.inflight, 0);
+    aioread_release(&aio);
+}
+
+static void test_source_async_not_for_it(void **state)
+{
+    struct fx *fx = *state;
+    struct aioread off, aio;
+    struct async_read ar;
+    struct source src;
+
+    open_files(fx, FILES_DIRECT);
+    assert_int_equal(aioread_init(&off, 0), 0); /* --read-depth 0 */
+    assert_int_equal(start_read(fx, &off, 0, 5000, &ar, &src), 0);
+    assert_true(src.fd >= 0);
+    source_release(&src);
+    assert_int_equal(aioread_init(&aio, 4), 0);
+    /* a span beyond one response buffer is streamed in chunks (source_body) */
+    assert_int_equal(start_read(fx, &aio, 0, RESPBUF_CHUNK + 1, &ar, &src), 0);
+    assert_true(src.fd >= 0);
+    source_release(&src);
+    assert_int_equal(fx->budget.used, 0);
+    assert_int_equal(aio.submitted, 0);
+    aioread_release(&aio);
+    aioread_release(&off);
+    /* and a file from the page cache is sent with sendfile */
+    files_release(&fx->files);
+    open_files(fx, FILES_BUFFERED);
+    assert_int_equal(aioread_init(&aio, 4), 0);
+    assert_int_equal(start_read(fx, &aio, 0, 5000, &ar, &src), 0);
+    source_release(&src);
+    aioread_release(&aio);
+}
+
+static void test_source_async_depth_full(void **state)
+{
+    struct fx *fx = *state;
+    struct aioread aio;
+    struct async_read a1, a2;
+    struct source s1, s2;
+
+    open_files(fx, FILES_DIRECT);
+    assert_int_equal(aioread_init(&aio, 1), 0);
+    assert_int_equal(start_read(fx, &aio, 0, 4096, &a1, &s1), 1);
+    assert_int_equal(start_read(fx, &aio, 4096, 4096, &a2, &s2), -EBUSY);
+    assert_true(s2.fd >= 0); /* still the source's: read in place */
+    assert_int_equal(a2.calls, 0);
+    source_release(&s1);
+    source_release(&s2);
+    complete(&aio, &a1);
+    assert_int_equal(drain(&a1.b, 0, 4096), 1);
+    /* the depth is free again */
+    assert_int_equal(start_read(fx, &aio, 4096, 4096, &a2, &s2), 1);
+    source_release(&s2);
+    complete(&aio, &a2);
+    assert_int_equal(drain(&a2.b, 4096, 4096), 1);
+    assert_int_equal(fx->budget.used, 0);
+    aioread_release(&aio);
+}
+
+static void test_source_async_shrank(void **state)
+{
+    struct fx *fx = *state;
+    struct aioread aio;
+    struct async_read ar;
+    struct source src;
+    char path[96];
+
+    open_files(fx, FILES_DIRECT);
+    assert_int_equal(aioread_init(&aio, 4), 0);
+    assert_int_equal(source_resolve(&fx->files, NULL, "f.bin", 5, &src), 0);
+    snprintf(path, sizeof(path), "%s/f.bin", fx->root);
+    assert_int_equal(truncate(path, 6000), 0); /* after the lookup, before the read */
+    ar = (struct async_read){.rd.ready = async_ready};
+    assert_int_equal(source_read_start(&src, 5000, 5000, &fx->files, &fx->budget, &aio, &ar.rd),
+                     1);
+    source_release(&src);
+    complete(&aio, &ar);
+    assert_int_equal(ar.rc, -ENODATA);
+    assert_null(ar.b.ops);
+    assert_int_equal(fx->budget.used, 0);
+    aioread_release(&aio);
+}
+
+static void test_source_async_owner_gone(void **state)
+{
+    struct fx *fx = *state;
+    struct aioread aio;
+    struct async_read ar[3];
+    struct source src;
+
+    open_files(fx, FILES_DIRECT);
+    assert_int_equal(aioread_init(&aio, 4), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(start_read(fx, &aio, (uint64_t)i * 8192, 8192, &ar[i], &src), 1);
+        source_release(&src);
+    }
+    /* the worker stops with the reads in flight: release waits for them and calls ready */
+    aioread_release(&aio);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ar[i].calls, 1);
+        assert_int_equal(ar[i].rc, 0);
+        body_release(&ar[i].b);
+    }
+    assert_int_equal(fx->budget.used, 0);
+}
+
+static void test_aioread_refusals(void **state)
+{
+    struct aioread aio;
+    struct aioread_op op = {.done = NULL};
+    char buf[4096];
+
+    (void)state;
+    assert_int_equal(aioread_init(&aio, AIOREAD_DEPTH_MAX + 1), -EINVAL);
+    aioread_release(&aio);
+    assert_int_equal(aioread_init(&aio, 0), 0);
+    assert_false(aioread_on(&aio));
+    assert_int_equal(aioread_submit(&aio, &op, 0, buf, sizeof(buf), 0), -EAGAIN);
+    aioread_release(&aio);
+    assert_int_equal(aioread_init(&aio, 2), 0);
+    assert_true(aioread_on(&aio));
+    assert_int_equal(aioread_submit(&aio, &op, -1, buf, sizeof(buf), 0), -EBADF);
+    assert_int_equal(aio.inflight, 0); /* nothing queued: done is never called */
+    aioread_release(&aio);
+    aioread_release(&aio); /* a released one is accepted */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +404,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source_direct_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_direct_released_early, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_budget_spent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_async_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_async_not_for_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_async_depth_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_async_shrank, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_async_owner_gone, setup, teardown),
+        cmocka_unit_test(test_aioread_refusals),
     };
     return cmocka_run_group_tests_name("source", tests, NULL, NULL);
 }
