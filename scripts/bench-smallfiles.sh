@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Millions of small files, cold: random GETs of a numbered tree (scripts/mktree.py: d00/d00/d00/f00
 # ...) whose bytes cannot stay in memory, side by side in one run:
-#   pack-direct   server1 --pack (s1pack build of the tree) --read direct: one O_DIRECT pread
+#   pack-direct   server1 --pack (s1pack build of the tree) --read direct: one O_DIRECT read,
+#                 up to --read-depth (64) of them in flight per worker thread (Linux AIO)
+#   pack-inline   the same with --read-depth 0: each read stops its worker thread until done
 #   pack-buffered server1 --pack --read buffered: one sendfile from the page cache
 #   root-direct   server1 --root on the tree (its default --read direct): an open, an O_DIRECT
 #                 read and a close per GET
@@ -31,8 +33,8 @@
 #     --seconds S      measured seconds per window (default 10)
 #     --conns LIST     connections (default "1 16 64")
 #     --pick LAW       loadgen --pick: uniform or zipf:S (default uniform)
-#     --servers LIST   any of pack-direct,pack-buffered,root-direct,root-buffered,nginx,
-#                      nginx-ofc (default all)
+#     --servers LIST   any of pack-direct,pack-inline,pack-buffered,root-direct,
+#                      root-buffered,nginx,nginx-ofc (default all)
 #     --out DIR        default results/<YYYYMMDD-HHMM>-smallfiles-<host>
 #     --keep           keep the work directory (image, logs)
 # Needs root (loop device, mount, cgroup, drop_caches). Removes every mount, loop device,
@@ -43,9 +45,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${BIN_DIR:-$TOP/build/release}
 
-usage() { header_usage "${BASH_SOURCE[0]}" 23 39 "${1:-2}"; }
+usage() { header_usage "${BASH_SOURCE[0]}" 25 41 "${1:-2}"; }
 
-ALL_SERVERS="pack-direct pack-buffered root-direct root-buffered nginx nginx-ofc"
+ALL_SERVERS="pack-direct pack-inline pack-buffered root-direct root-buffered nginx nginx-ofc"
 FILES=1000000 SIZE=8192 MEM_LIMIT=$((1 << 30)) ROUNDS=3 SECS=10 CONNS="1 16 64" PICK=uniform
 SERVERS=$ALL_SERVERS OUT="" KEEP=""
 while (($# > 0)); do
@@ -208,6 +210,8 @@ if has pack-direct; then
     start_s1 pack-direct --root "$WORK/uploads" --pack "$PACK" --read direct
     PACK_START_MS=$START_MS PACK_RSS=$(rss_kb "${S1_PID[pack-direct]}")
 fi
+! has pack-inline || start_s1 pack-inline --root "$WORK/uploads" --pack "$PACK" --read direct \
+    --read-depth 0
 if has pack-buffered; then
     start_s1 pack-buffered --root "$WORK/uploads" --pack "$PACK" --read buffered
     [[ -n $PACK_START_MS ]] || { PACK_START_MS=$START_MS PACK_RSS=$(rss_kb "${S1_PID[pack-buffered]}"); }
@@ -351,7 +355,7 @@ print("\nMedians of %d rounds; raw.tsv holds every window, medians.tsv the media
       max(v[5] for v in m.values()))
 conns = sorted({k[1] for k in keys})
 for pack in ("pack-direct", "pack-buffered"):
-    for other in ("nginx", "nginx-ofc", "root-direct", "root-buffered"):
+    for other in ("nginx", "nginx-ofc", "root-direct", "root-buffered", "pack-inline"):
         rs = [("%.2f" % (m[pack, c][0] / m[other, c][0]) if not m[pack, c][4] and
                not m[other, c][4] else "n/a (errors)") for c in conns
               if (pack, c) in m and (other, c) in m and m[other, c][0]]
