@@ -3,9 +3,10 @@
 # files) that comes up with the pool s1 (3 copies, min_size 2) and a key for it alone; an
 # object written with that key reads back whole, also after an OSD is killed (2 copies left:
 # writes go on) and after the whole cluster is stopped and started again on its data; the key
-# cannot write another pool or change the cluster; and stop leaves no daemon, whatever
-# CEPH_OSDS says. Bad counts, a bad port, another OSD count on the cluster's data, a taken
-# monitor port and a foreign directory are refused with the reason, leaving nothing running.
+# cannot write another pool or change the cluster; scripts/bench-rados.sh measures it (one
+# short round) and leaves no object; and stop leaves no daemon, whatever CEPH_OSDS says. Bad
+# counts, a bad port, another OSD count on the cluster's data, a taken monitor port and a
+# foreign directory are refused with the reason, leaving nothing running.
 # itest-sanitizers: no (none of the project's programs take part)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -59,6 +60,25 @@ check_ok "... refused for its capabilities" grep -q -i 'denied\|not permitted' <
 check_ok "osd.2 killed: a write still succeeds" s1 -p s1 put obj2 "$ITEST_DIR/obj"
 check_ok "... and the first object still reads" s1 -p s1 get obj1 "$ITEST_DIR/obj.back"
 check_ok "osd.2 back: every placement group active+clean again" "$CEPH" revive "$D" osd.2
+
+# scripts/bench-rados.sh on this cluster, one short round: a line per point, nothing left behind
+BR=$ITEST_ROOT/scripts/bench-rados.sh
+bash "$BR" --ceph-dir "$D" --rounds 1 --seconds 1 --sizes 4096 --conc "1 4" \
+    --out "$ITEST_DIR/br" >"$ITEST_DIR/br.out" 2>&1 && rc=0 || rc=$?
+check_eq "bench-rados.sh: exit status" "$rc" 0
+check_eq "... a line per kind and in-flight count" \
+    "$(tail -n +2 "$ITEST_DIR/br/medians.tsv" 2>/dev/null | cut -f1,3 | tr '\t\n' '  ')" \
+    "write 1 rand 1 write 4 rand 4 "
+# shellcheck disable=SC2016 # awk's fields
+check_ok "... each with operations done and a latency" \
+    awk -F'\t' 'NR > 1 && !($5 > 0 && $7 > 0) { bad = 1 } END { exit bad || NR != 5 }' \
+    "$ITEST_DIR/br/medians.tsv"
+check_ok "... and a report" grep -q '^| write | 4096 | 4 |' "$ITEST_DIR/br/report.md"
+check_eq "... its objects removed" "$(s1 -p s1 ls | sort | tr '\n' ' ')" "obj1 obj2 "
+out=$(bash "$BR" --rounds 0 2>&1) && rc=0 || rc=$?
+check_ok "... --rounds 0 refused with the reason (exit $rc)" grep -q -- '--rounds' <<<"$out"
+out=$(bash "$BR" --ceph-dir "$ITEST_DIR/none" 2>&1) && rc=0 || rc=$?
+check_ok "... a --ceph-dir without a cluster refused (exit $rc)" grep -q 'no ceph.conf' <<<"$out"
 
 "$CEPH" stop "$D"
 check_eq "stop: no daemon of the cluster left" "$(pgrep -f -- "-c $CONF" || true)" ""
