@@ -64,6 +64,11 @@ bool aioread_on(const struct aioread *a)
     return a->ctx != 0;
 }
 
+bool aioread_full(const struct aioread *a)
+{
+    return a->ctx == 0 || a->inflight >= a->depth;
+}
+
 /* Calls done for what completed: waiting for at least min of them (all in flight, at the end) */
 static unsigned reap(struct aioread *a, long min)
 {
@@ -85,7 +90,6 @@ static unsigned reap(struct aioread *a, long min)
         for (long i = 0; i < got; i++) {
             struct aioread_op *op = (struct aioread_op *)(uintptr_t)ev[i].data;
             a->inflight--;
-            a->completed++;
             n++;
             op->done(op, (long)ev[i].res);
         }
@@ -127,7 +131,7 @@ int aioread_submit(struct aioread *a, struct aioread_op *op, int fd, void *buf, 
     struct iocb *cbs[1] = {&op->cb};
     long rc;
 
-    if (a->ctx == 0 || a->inflight >= a->depth)
+    if (aioread_full(a))
         return -EAGAIN;
     memset(&op->cb, 0, sizeof(op->cb));
     op->cb.aio_data = (uint64_t)(uintptr_t)op;

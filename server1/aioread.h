@@ -42,7 +42,7 @@ struct aioread {
     bool attached;
     unsigned depth;    /* reads in flight at most */
     unsigned inflight;
-    uint64_t submitted, completed; /* totals, for the tests */
+    uint64_t submitted; /* in all, for the tests */
 };
 
 /*
@@ -55,6 +55,8 @@ int aioread_init(struct aioread *a, unsigned depth);
 int aioread_attach(struct aioread *a, struct event_base *base);
 /* Whether a has a context: reads can be submitted. */
 bool aioread_on(const struct aioread *a);
+/* Whether a read submitted now would be refused: no context, or depth reads in flight. */
+bool aioread_full(const struct aioread *a);
 /*
  * Queues a read of len bytes at off of fd (opened with O_DIRECT; buf, len and off aligned as
  * it needs) into buf; op->done must be set. Returns 0 (done will be called), -EAGAIN when depth

@@ -402,6 +402,8 @@ int source_read_start(struct source *src, uint64_t off, uint64_t count, const st
     span = direct_span(src, off, count, f, &a0);
     if (span > RESPBUF_CHUNK)
         return 0; /* streamed in chunks: source_body */
+    if (aioread_full(aio))
+        return -EBUSY; /* (before taking a buffer that would go back at once) */
     rd->rb = respbuf_new(budget, (size_t)span, f->align);
     if (rd->rb == NULL)
         return -EAGAIN;

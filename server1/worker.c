@@ -455,7 +455,7 @@ int s1_worker_init(struct s1_worker *w, unsigned id, struct s1_shared *sh, int l
     w->env.svc = &sh->svc;
     w->env.inbox = &w->inbox;
     w->env.aio = &w->aio;
-    w->aio.efd = -1; /* (no context until setup) */
+    (void)aioread_init(&w->aio, 0); /* none until setup: safe to release */
     w->listen_fd = listen_fd;
     w->tls_listen_fd = tls_listen_fd;
     w->metrics_listen_fd = metrics_listen_fd;
