@@ -166,6 +166,9 @@ check_eq "--read-depth 0: none read asynchronously" \
     "$(curl -s "$S1_METRICS" | awk '$1 == "server1_reads_async_total" { print $2 }')" 0
 check_ok "--read-depth 0: in the config line" grep -q 'read-depth=0' "$ITEST_DIR/s1-pack-depth0.log"
 stop_s1 "--read-depth 0"
+out=$(timeout 10 "$S1_BIN" --root "$ROOT" --pack "$PACK" --read-depth 4097 2>&1) && rc=0 || rc=$?
+check_ok "--read-depth 4097 refused (exit $rc)" test "$rc" -eq 2
+check_ok "  ... naming the flag and its bound" grep -q -- '--read-depth.*0\.\.4096' <<<"$out"
 
 ROOT=$ITEST_DIR/empty-w
 mkdir -p "$ROOT"

@@ -307,11 +307,14 @@ static void test_source_async_depth_full(void **state)
     struct aioread aio;
     struct async_read a1, a2;
     struct source s1, s2;
+    size_t used;
 
     open_files(fx, FILES_DIRECT);
     assert_int_equal(aioread_init(&aio, 1), 0);
     assert_int_equal(start_read(fx, &aio, 0, 4096, &a1, &s1), 1);
+    used = fx->budget.used;
     assert_int_equal(start_read(fx, &aio, 4096, 4096, &a2, &s2), -EBUSY);
+    assert_int_equal(fx->budget.used, used); /* no buffer taken for it */
     assert_true(s2.fd >= 0); /* still the source's: read in place */
     assert_int_equal(a2.calls, 0);
     source_release(&s1);
